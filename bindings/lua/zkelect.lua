@@ -1,0 +1,283 @@
+-- zkelect.lua - the idiomatic Lua layer of libzkelect.
+--
+-- Built into zkelect.so: the build embeds this file, and the module's
+-- loader runs it with the table of raw SWIG functions (one per C function,
+-- prefix removed) as its argument, so `require "zkelect"` gives both.
+--
+-- Objects here own their raw handles and free them in a fixed order
+-- (elections and observers before their client), from close(), from a
+-- to-be-closed variable (local e <close> = ...) or from __gc. Errors are
+-- raised as tables {code=, name=, message=} (see lua.i); the calls whose
+-- "no" is an ordinary answer (await_leader timing out, no leader, not
+-- leading) return false or nil instead.
+
+local M = ...
+
+local raw = {}
+for k, v in pairs(M) do raw[k] = v end
+
+local function code_of(err)
+  return type(err) == "table" and err.code or nil
+end
+
+-- Run f(...); an error whose code is one of `codes` becomes `nil`.
+local function unless(codes, f, ...)
+  local ok, res = pcall(f, ...)
+  if ok then return res end
+  local c = code_of(res)
+  for _, want in ipairs(codes) do
+    if c == want then return nil end
+  end
+  error(res, 0)
+end
+
+-- Friendly option names; any other key is passed to zkelect_conf_set as is.
+local option_keys = {
+  hosts = "zk.hosts",
+  session_timeout_ms = "zk.session.timeout.ms",
+  connect_timeout_ms = "zk.connect.timeout.ms",
+  auth = "zk.auth",
+  acl = "election.acl",
+  leadership = "leadership",
+  lease_margin_ms = "lease.margin.ms",
+  log_level = "zk.log.level",
+}
+
+local function make_conf(opts)
+  local conf = raw.conf_new()
+  local ok, err = pcall(function()
+    for k, v in pairs(opts) do
+      local key = option_keys[k] or (type(k) == "string" and k:find(".", 1, true) and k)
+      if key then raw.conf_set(conf, key, tostring(v)) end
+    end
+  end)
+  if not ok then
+    raw.conf_destroy(conf)
+    error(err, 0)
+  end
+  return conf
+end
+
+local function event_table(ev)
+  local t = raw.event_type(ev)
+  local e = {
+    type = raw.event_type_name(t),
+    type_code = t,
+    reason = raw.reason_name(raw.event_reason(ev)),
+    token = raw.event_token(ev),
+    error = raw.event_error(ev),
+    zk_rc = raw.event_zk_rc(ev),
+    message = raw.event_message(ev),
+    node = raw.event_node(ev),
+    id = raw.event_id(ev),
+    time_ns = raw.event_time_ns(ev),
+  }
+  if e.error ~= 0 then e.error_name = raw.err_name(e.error) end
+  raw.event_destroy(ev)
+  return e
+end
+
+local function participants_list(p)
+  local list = {}
+  for i = 0, raw.participants_count(p) - 1 do
+    list[#list + 1] = {
+      id = raw.participants_id(p, i),
+      node = raw.participants_node(p, i),
+      token = raw.participants_token(p, i),
+      ctime_ms = raw.participants_ctime_ms(p, i),
+    }
+  end
+  raw.participants_destroy(p)
+  return list
+end
+
+local function closed_error(what)
+  error(raw.make_error(M.ECLOSED, what .. " is closed"), 3)
+end
+
+---------------------------------------------------------------------------
+-- Client: one ZooKeeper session
+
+local Client = {}
+Client.__index = Client
+
+function M.connect(opts)
+  assert(type(opts) == "table", "zkelect.connect: options table expected")
+  local conf = make_conf(opts)
+  local ok, c = pcall(raw.client_new, conf)
+  raw.conf_destroy(conf)
+  if not ok then error(c, 0) end
+  return setmetatable({ _h = c, _children = setmetatable({}, { __mode = "k" }) }, Client)
+end
+
+function Client:_handle()
+  if not self._h then closed_error("client") end
+  return self._h
+end
+
+-- true when connected, false when timeout_ms ran out.
+function Client:await_connected(timeout_ms)
+  return unless({ M.ETIMEDOUT }, raw.client_await_connected, self:_handle(), timeout_ms or -1) ~= nil
+end
+function Client:is_connected() return raw.client_is_connected(self:_handle()) == 1 end
+function Client:session_id() return raw.client_session_id(self:_handle()) end
+function Client:session_timeout_ms() return raw.client_session_timeout_ms(self:_handle()) end
+
+function Client:counter(which)
+  local n = which
+  if type(which) == "string" then
+    for i = 0, M.COUNTER__COUNT - 1 do
+      if raw.counter_name(i) == which then n = i end
+    end
+  end
+  return raw.client_counter(self:_handle(), n)
+end
+
+function Client:counters()
+  local t = {}
+  for i = 0, M.COUNTER__COUNT - 1 do
+    t[raw.counter_name(i)] = raw.client_counter(self:_handle(), i)
+  end
+  return t
+end
+
+function Client:participants(path)
+  return participants_list(raw.client_participants(self:_handle(), path))
+end
+
+function Client:close()
+  if not self._h then return end
+  for child in pairs(self._children) do child:close() end
+  local h = self._h
+  self._h = nil
+  raw.client_destroy(h)
+end
+Client.__gc = Client.close
+Client.__close = Client.close
+
+---------------------------------------------------------------------------
+-- Elector: one candidacy
+
+local Elector = {}
+Elector.__index = Elector
+
+local function new_elector(client, path, id, owns_client)
+  local h = raw.election_new(client:_handle(), path, id)
+  local e = setmetatable({ _h = h, _client = client, _owns = owns_client, path = path, id = id },
+                         Elector)
+  client._children[e] = true
+  return e
+end
+
+function Client:elector(path, id)
+  return new_elector(self, path, id, false)
+end
+
+-- zkelect.elector{hosts=, path=, id=, ...}: an elector on a session of its own.
+function M.elector(opts)
+  assert(type(opts) == "table" and opts.path and opts.id,
+         "zkelect.elector: {hosts=, path=, id=} expected")
+  local rest = {}
+  for k, v in pairs(opts) do
+    if k ~= "path" and k ~= "id" then rest[k] = v end
+  end
+  local client = M.connect(rest)
+  local ok, e = pcall(new_elector, client, opts.path, opts.id, true)
+  if not ok then
+    client:close()
+    error(e, 0)
+  end
+  return e
+end
+
+function Elector:_handle()
+  if not self._h then closed_error("elector") end
+  return self._h
+end
+
+function Elector:volunteer() raw.volunteer(self:_handle()) end
+function Elector:resign() raw.resign(self:_handle()) end
+function Elector:is_leader() return self._h ~= nil and raw.is_leader(self._h) == 1 end
+
+-- true once leading, false when timeout_ms ran out (nil or < 0: no limit).
+function Elector:await_leader(timeout_ms)
+  return unless({ M.ETIMEDOUT }, raw.await_leader, self:_handle(), timeout_ms or -1) ~= nil
+end
+
+-- The next event as a table, or nil when timeout_ms (0: none, < 0: no
+-- limit) ran out or wake() was called.
+function Elector:next_event(timeout_ms)
+  local ev = raw.next_event(self:_handle(), timeout_ms or 0)
+  if ev == nil then return nil end
+  return event_table(ev)
+end
+
+-- Readable while events wait (for poll loops such as luv or cqueues).
+function Elector:event_fd() return raw.event_fd(self:_handle()) end
+function Elector:wake() raw.wake(self:_handle()) end
+
+-- The leader's participant id, or nil when nobody is a candidate.
+function Elector:leader_id()
+  return unless({ M.ENOLEADER }, raw.leader_id, self:_handle())
+end
+
+-- The fencing token of this term, or nil when not leading.
+function Elector:fencing_token()
+  return unless({ M.ENOTLEADER }, raw.fencing_token, self:_handle())
+end
+
+function Elector:participants()
+  return participants_list(raw.participants(self:_handle()))
+end
+
+function Elector:client() return self._client end
+
+function Elector:close()
+  if not self._h then return end
+  local h = self._h
+  self._h = nil
+  self._client._children[self] = nil
+  raw.election_destroy(h)
+  if self._owns then self._client:close() end
+end
+Elector.__gc = Elector.close
+Elector.__close = Elector.close
+
+---------------------------------------------------------------------------
+-- Observer: who leads, without taking part
+
+local Observer = {}
+Observer.__index = Observer
+
+function Client:observer(path)
+  local o = setmetatable({ _h = raw.observer_new(self:_handle(), path), _client = self, path = path },
+                         Observer)
+  self._children[o] = true
+  return o
+end
+
+function Observer:_handle()
+  if not self._h then closed_error("observer") end
+  return self._h
+end
+
+function Observer:next_event(timeout_ms)
+  local ev = raw.observer_next_event(self:_handle(), timeout_ms or 0)
+  if ev == nil then return nil end
+  return event_table(ev)
+end
+function Observer:event_fd() return raw.observer_event_fd(self:_handle()) end
+function Observer:wake() raw.observer_wake(self:_handle()) end
+
+function Observer:close()
+  if not self._h then return end
+  local h = self._h
+  self._h = nil
+  self._client._children[self] = nil
+  raw.observer_destroy(h)
+end
+Observer.__gc = Observer.close
+Observer.__close = Observer.close
+
+M.Client, M.Elector, M.Observer = Client, Elector, Observer
+M.VERSION = raw.version_string()
