@@ -1,0 +1,463 @@
+/*
+ * zkelect candidate: the participant line protocol of DESIGN.md section 6
+ * (../shared/bench/README.md, "Participant protocol"). Benchmarks and
+ * cross-checks parse its stdout, so every EVENT line is a contract.
+ *
+ * One thread: poll(2) over stdin, a signalfd and every election's event fd.
+ * Lines go out with one write(2) each, so they never interleave and need no
+ * flushing.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+enum pstate { P_IDLE, P_FOLLOWER, P_LEADER, P_LOST, P_RESIGNING };
+
+struct participant {
+    char id[32];
+    zkelect_client_t *client;   /* owned unless shared */
+    zkelect_election_t *election;
+    enum pstate state;          /* the last state printed */
+    int joined;
+    int rejoin;                 /* volunteer again once RESIGNED arrives */
+    char pred[ZKELECT_ID_MAX + 1];
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: zkelect candidate --connect HOSTS --path P --first-id I --count K\n"
+          "                         --session-timeout-ms T [--shared-session]\n"
+          "                         [--connect-timeout-ms MS]\n"
+          "\n"
+          "Hosts K election participants with ids I..I+K-1, each on its own ZooKeeper\n"
+          "session (one shared session with --shared-session), driven by commands on\n"
+          "stdin: join, resign <id>, status <id>, quit. Prints one line per event:\n"
+          "  EVENT <CONNECTED|FOLLOWER|LEADER|RESIGNED|LOST> <id> <epoch_ns> [key=value...]\n"
+          "  INFO <id> ...\n"
+          "Exit status: 0 after quit or end of input, 2 bad arguments, 3 no connection\n"
+          "within the connect timeout, 1 other failures.\n",
+          f);
+}
+
+static int out_fd = STDOUT_FILENO;
+
+static void event_line(const char *kind, const struct participant *p, int64_t ns,
+                       const char *extra)
+{
+    if (extra && *extra)
+        zt_writeln(out_fd, "EVENT %s %s %" PRId64 " %s", kind, p->id, ns, extra);
+    else
+        zt_writeln(out_fd, "EVENT %s %s %" PRId64, kind, p->id, ns);
+}
+
+static void info_event(const struct participant *p, const zkelect_event_t *ev)
+{
+    int type = zkelect_event_type(ev);
+    const char *msg = zkelect_event_message(ev);
+    if (type == ZKELECT_EV_ERROR)
+        zt_writeln(out_fd, "INFO %s error %" PRId64 " code=%s zk_rc=%d message=%s", p->id,
+                   zkelect_event_time_ns(ev), zkelect_err_name(zkelect_event_error(ev)),
+                   zkelect_event_zk_rc(ev), msg);
+    else
+        zt_writeln(out_fd, "INFO %s %s %" PRId64 " message=%s", p->id,
+                   zkelect_event_type_name(type), zkelect_event_time_ns(ev), msg);
+}
+
+static void volunteer(struct participant *p)
+{
+    int rc = zkelect_volunteer(p->election);
+    if (rc == 0 || rc == ZKELECT_ESTATE) {
+        p->joined = 1;
+        return;
+    }
+    zt_writeln(out_fd, "INFO %s volunteer_failed code=%s message=%s", p->id,
+               zkelect_err_name(rc), zkelect_strerror(rc));
+}
+
+static void handle_event(struct participant *p, zkelect_event_t *ev, int quitting)
+{
+    char extra[ZKELECT_ID_MAX + 64];
+    int64_t ns = zkelect_event_time_ns(ev);
+    switch (zkelect_event_type(ev)) {
+    case ZKELECT_EV_ELECTED:
+        snprintf(extra, sizeof extra, "token=%" PRId64, zkelect_event_token(ev));
+        event_line("LEADER", p, ns, extra);
+        p->state = P_LEADER;
+        break;
+    case ZKELECT_EV_DEPOSED:
+        if (zkelect_event_reason(ev) == ZKELECT_REASON_RESIGNED) {
+            /* RESIGNED went out before zkelect_resign was called. */
+            if (p->state == P_LEADER)
+                p->state = P_RESIGNING;
+            break;
+        }
+        if (p->state == P_LEADER) {
+            snprintf(extra, sizeof extra, "reason=%s",
+                     zkelect_reason_name(zkelect_event_reason(ev)));
+            event_line("LOST", p, ns, extra);
+            p->state = P_LOST;
+        }
+        break;
+    case ZKELECT_EV_FOLLOWING: {
+        const char *pred = zkelect_event_id(ev);
+        if (p->state != P_FOLLOWER) {
+            snprintf(extra, sizeof extra, "pred=%s", pred);
+            event_line("FOLLOWER", p, ns, extra);
+            p->state = P_FOLLOWER;
+        } else if (strcmp(pred, p->pred) != 0) {
+            zt_writeln(out_fd, "INFO %s pred %" PRId64 " pred=%s", p->id, ns, pred);
+        }
+        snprintf(p->pred, sizeof p->pred, "%s", pred);
+        break;
+    }
+    case ZKELECT_EV_RESIGNED:
+        if (p->state == P_LEADER || p->state == P_RESIGNING)
+            p->state = P_IDLE;
+        if (p->rejoin && !quitting) {
+            p->rejoin = 0;
+            p->pred[0] = 0;
+            volunteer(p);
+        }
+        break;
+    default:
+        info_event(p, ev);
+        break;
+    }
+}
+
+/* Take at most a bounded batch so stdin is never starved by a busy queue. */
+static void drain(struct participant *p, int quitting)
+{
+    for (int i = 0; i < 256; i++) {
+        zkelect_event_t *ev = zkelect_next_event(p->election, 0);
+        if (!ev)
+            return;
+        handle_event(p, ev, quitting);
+        zkelect_event_destroy(ev);
+    }
+}
+
+static struct participant *find(struct participant *ps, int n, const char *id)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ps[i].id, id))
+            return &ps[i];
+    return NULL;
+}
+
+static void do_resign(struct participant *p)
+{
+    drain(p, 0); /* act on the freshest state: a LOST may be waiting */
+    if (p->state != P_LEADER)
+        return;
+    event_line("RESIGNED", p, zt_realtime_ns(), NULL);
+    p->state = P_RESIGNING;
+    int rc = zkelect_resign(p->election);
+    if (rc != 0) {
+        zt_writeln(out_fd, "INFO %s resign_failed code=%s", p->id, zkelect_err_name(rc));
+        return;
+    }
+    p->rejoin = 1;
+}
+
+static void do_status(struct participant *p)
+{
+    int64_t token = 0;
+    int leading = zkelect_is_leader(p->election);
+    const char *st = p->state == P_LEADER     ? "leader"
+                     : p->state == P_FOLLOWER ? "follower"
+                     : p->state == P_LOST     ? "lost"
+                     : p->state == P_RESIGNING ? "resigning"
+                                               : "idle";
+    if (leading)
+        zkelect_fencing_token(p->election, &token);
+    zt_writeln(out_fd,
+               "INFO %s status state=%s is_leader=%d token=%" PRId64
+               " connected=%d session_timeout_ms=%d pred=%s",
+               p->id, st, leading, token, zkelect_client_is_connected(p->client),
+               zkelect_client_session_timeout_ms(p->client), p->pred[0] ? p->pred : "-");
+}
+
+/* Returns 1 when the command asks to quit. */
+static int command(struct participant *ps, int n, char *line)
+{
+    char *save = NULL;
+    char *verb = strtok_r(line, " \t\r", &save);
+    char *arg = strtok_r(NULL, " \t\r", &save);
+    if (!verb)
+        return 0;
+    if (!strcmp(verb, "join")) {
+        for (int i = 0; i < n; i++)
+            if (!ps[i].joined)
+                volunteer(&ps[i]);
+    } else if (!strcmp(verb, "resign") || !strcmp(verb, "status")) {
+        struct participant *p = arg ? find(ps, n, arg) : NULL;
+        if (!p)
+            zt_writeln(out_fd, "INFO %s unknown_participant", arg ? arg : "-");
+        else if (verb[0] == 'r')
+            do_resign(p);
+        else
+            do_status(p);
+    } else if (!strcmp(verb, "quit")) {
+        return 1;
+    } else {
+        zt_writeln(out_fd, "INFO - unknown_command %s", verb);
+    }
+    return 0;
+}
+
+static void shutdown_all(struct participant *ps, int n, zkelect_client_t *shared)
+{
+    for (int i = 0; i < n; i++) {
+        if (!ps[i].election)
+            continue;
+        drain(&ps[i], 1);
+        if (ps[i].state == P_LEADER || zkelect_is_leader(ps[i].election)) {
+            event_line("RESIGNED", &ps[i], zt_realtime_ns(), NULL);
+            ps[i].state = P_RESIGNING;
+        }
+        /* Resign everybody first: the deletes then travel in parallel and
+         * each destroy below waits for one already under way. */
+        zkelect_resign(ps[i].election);
+    }
+    for (int i = 0; i < n; i++) {
+        if (ps[i].election)
+            zkelect_election_destroy(ps[i].election);
+        ps[i].election = NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (ps[i].client && ps[i].client != shared)
+            zkelect_client_destroy(ps[i].client);
+        ps[i].client = NULL;
+    }
+    if (shared)
+        zkelect_client_destroy(shared);
+}
+
+int zt_cmd_candidate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"connect", required_argument, 0, 'c'},
+        {"path", required_argument, 0, 'p'},
+        {"first-id", required_argument, 0, 'i'},
+        {"count", required_argument, 0, 'k'},
+        {"session-timeout-ms", required_argument, 0, 't'},
+        {"connect-timeout-ms", required_argument, 0, 'C'},
+        {"shared-session", no_argument, 0, 's'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *hosts = getenv("ZKELECT_CONNECT");
+    const char *path = NULL;
+    int64_t first = -1, count = -1, session_ms = 10000,
+            connect_ms = ZT_DEFAULT_CONNECT_TIMEOUT_MS;
+    int have_first = 0, shared_session = 0;
+
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': hosts = optarg; break;
+        case 'p': path = optarg; break;
+        case 'i':
+            if (zt_parse_i64(optarg, INT64_MIN / 2, INT64_MAX / 2, &first)) {
+                zt_err("--first-id: not an integer: '%s'", optarg);
+                usage(stderr);
+                return ZT_EXIT_USAGE;
+            }
+            have_first = 1;
+            break;
+        case 'k':
+            if (zt_parse_i64(optarg, 1, 100000, &count)) {
+                zt_err("--count: expected 1..100000, got '%s'", optarg);
+                usage(stderr);
+                return ZT_EXIT_USAGE;
+            }
+            break;
+        case 't':
+            if (zt_parse_i64(optarg, 1000, 3600000, &session_ms)) {
+                zt_err("--session-timeout-ms: expected 1000..3600000, got '%s'", optarg);
+                usage(stderr);
+                return ZT_EXIT_USAGE;
+            }
+            break;
+        case 'C':
+            if (zt_parse_i64(optarg, 1, 3600000, &connect_ms)) {
+                zt_err("--connect-timeout-ms: expected 1..3600000, got '%s'", optarg);
+                usage(stderr);
+                return ZT_EXIT_USAGE;
+            }
+            break;
+        case 's': shared_session = 1; break;
+        case 'h': usage(stdout); return ZT_EXIT_OK;
+        default:
+            if (optopt)
+                zt_err("option needs a value or is unknown: %s", argv[optind - 1]);
+            else
+                zt_err("unknown option: %s", argv[optind - 1]);
+            usage(stderr);
+            return ZT_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        zt_err("unexpected argument: %s", argv[optind]);
+        usage(stderr);
+        return ZT_EXIT_USAGE;
+    }
+    if (!hosts || !*hosts || !path || !have_first || count < 1) {
+        zt_err("--connect (or ZKELECT_CONNECT), --path, --first-id and --count are required");
+        usage(stderr);
+        return ZT_EXIT_USAGE;
+    }
+
+    /* A driver that went away must not kill us mid-shutdown. */
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
+    sigprocmask(SIG_BLOCK, &sigs, NULL);
+    int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+
+    zkelect_conf_t *conf = zt_make_conf(hosts, session_ms, connect_ms);
+    if (!conf)
+        return ZT_EXIT_USAGE;
+
+    int n = (int)count;
+    struct participant *ps = calloc((size_t)n, sizeof *ps);
+    if (!ps) {
+        zt_err("out of memory");
+        return ZT_EXIT_FAILURE;
+    }
+    char err[512] = "";
+    int rc_exit = ZT_EXIT_OK;
+    zkelect_client_t *shared = NULL;
+
+    /* Open every session first, then wait: they connect in parallel. */
+    for (int i = 0; i < n; i++) {
+        snprintf(ps[i].id, sizeof ps[i].id, "%" PRId64, first + i);
+        if (shared_session && shared) {
+            ps[i].client = shared;
+            continue;
+        }
+        ps[i].client = zkelect_client_new(conf, err, sizeof err);
+        if (!ps[i].client) {
+            zt_err("cannot start a ZooKeeper client for %s: %s", hosts, err);
+            rc_exit = ZT_EXIT_USAGE;
+            goto out;
+        }
+        if (shared_session)
+            shared = ps[i].client;
+    }
+    /* Elections validate the path without a connection: a bad path is a
+     * usage error even when ZooKeeper is down. They stay idle until join. */
+    for (int i = 0; i < n; i++) {
+        ps[i].election = zkelect_election_new(ps[i].client, path, ps[i].id, err, sizeof err);
+        if (!ps[i].election) {
+            zt_err("%s", err);
+            rc_exit = ZT_EXIT_USAGE;
+            goto out;
+        }
+    }
+    int64_t deadline = zt_monotonic_ms() + connect_ms;
+    for (int i = 0; i < n; i++) {
+        int64_t left = deadline - zt_monotonic_ms();
+        int rc = zkelect_client_await_connected(ps[i].client, left > 0 ? (int)left : 0);
+        if (rc != 0) {
+            if (rc == ZKELECT_ETIMEDOUT)
+                zt_err("cannot connect to ZooKeeper at %s within %" PRId64 " ms", hosts,
+                       connect_ms);
+            else
+                zt_err("cannot connect to ZooKeeper at %s: %s", hosts, zkelect_strerror(rc));
+            rc_exit = rc == ZKELECT_ETIMEDOUT ? ZT_EXIT_CONNECT : ZT_EXIT_FAILURE;
+            goto out;
+        }
+        event_line("CONNECTED", &ps[i], zt_realtime_ns(), NULL);
+        zt_writeln(out_fd, "INFO %s negotiated_session_timeout_ms=%d", ps[i].id,
+                   zkelect_client_session_timeout_ms(ps[i].client));
+    }
+
+    struct pollfd *pfd = calloc((size_t)n + 2, sizeof *pfd);
+    if (!pfd) {
+        zt_err("out of memory");
+        rc_exit = ZT_EXIT_FAILURE;
+        goto out;
+    }
+    char line[4096];
+    size_t used = 0;
+    int quit = 0, stdin_open = 1;
+    while (!quit) {
+        pfd[0].fd = stdin_open ? STDIN_FILENO : -1;
+        pfd[0].events = POLLIN;
+        pfd[1].fd = sfd;
+        pfd[1].events = POLLIN;
+        for (int i = 0; i < n; i++) {
+            pfd[i + 2].fd = zkelect_event_fd(ps[i].election);
+            pfd[i + 2].events = POLLIN;
+        }
+        int r = poll(pfd, (nfds_t)n + 2, -1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            zt_err("poll: %s", strerror(errno));
+            rc_exit = ZT_EXIT_FAILURE;
+            break;
+        }
+        for (int i = 0; i < n; i++)
+            if (pfd[i + 2].revents)
+                drain(&ps[i], 0);
+        if (pfd[1].revents) {
+            struct signalfd_siginfo si;
+            if (read(sfd, &si, sizeof si) > 0)
+                quit = 1;
+        }
+        if (pfd[0].revents && !quit) {
+            ssize_t got = read(STDIN_FILENO, line + used, sizeof line - 1 - used);
+            if (got < 0 && errno != EINTR && errno != EAGAIN) {
+                stdin_open = 0;
+                quit = 1;
+            } else if (got == 0) {
+                stdin_open = 0;
+                quit = 1;
+            } else if (got > 0) {
+                used += (size_t)got;
+                line[used] = 0;
+                char *start = line, *nl;
+                while (!quit && (nl = memchr(start, '\n', used - (size_t)(start - line)))) {
+                    *nl = 0;
+                    quit = command(ps, n, start);
+                    start = nl + 1;
+                }
+                used -= (size_t)(start - line);
+                memmove(line, start, used);
+                if (used == sizeof line - 1) /* an absurd line: drop it */
+                    used = 0;
+            }
+            /* EOF with a last unterminated command still runs it. */
+            if (got == 0 && used > 0) {
+                line[used] = 0;
+                command(ps, n, line);
+            }
+        }
+    }
+    free(pfd);
+out:
+    shutdown_all(ps, n, shared);
+    free(ps);
+    zkelect_conf_destroy(conf);
+    if (sfd >= 0)
+        close(sfd);
+    return rc_exit;
+}

@@ -1,0 +1,64 @@
+/*
+ * zkelect: leader election on ZooKeeper from the shell.
+ * Subcommands live in their own files; this only dispatches.
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: zkelect <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  run        run a command only while this process leads an election\n"
+          "  status     show the candidates of an election in queue order\n"
+          "  observe    print one line per leader change\n"
+          "  candidate  host participants driven by the line protocol (tests, benchmarks)\n"
+          "\n"
+          "  zkelect <command> --help   options of a command\n"
+          "  zkelect --version          library and tool version\n"
+          "\n"
+          "ZKELECT_CONNECT in the environment is the default for --connect.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return ZT_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return ZT_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("zkelect %s (libzkelect %s)\n", ZKELECT_VERSION_STRING, zkelect_version_string());
+        return ZT_EXIT_OK;
+    }
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {
+        {"candidate", zt_cmd_candidate},
+        {"run", zt_cmd_run},
+        {"status", zt_cmd_status},
+        {"observe", zt_cmd_observe},
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        if (!strcmp(cmd, cmds[i].name)) {
+            static char prog[64];
+            snprintf(prog, sizeof prog, "zkelect %s", cmds[i].name);
+            zt_prog = prog;
+            /* Subcommands parse argv[1..]: their argv[0] is the command name. */
+            return cmds[i].fn(argc - 1, argv + 1);
+        }
+    }
+    fprintf(stderr, "zkelect: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return ZT_EXIT_USAGE;
+}
