@@ -1,0 +1,256 @@
+"""Tests of the test bed itself, against real ZooKeeper servers."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import ConnectionLoss, SessionExpiredError
+
+import zkbed
+from zkbed import Ensemble
+
+CLI = str(Path(zkbed.__file__).resolve())
+
+
+def kazoo(hosts, timeout=10.0):
+    k = KazooClient(hosts=hosts, timeout=timeout)
+    k.start(timeout=15)
+    return k
+
+
+def until(what, fn, timeout=30.0):
+    """fn() until it returns a true value (bounded); return that value."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            v = fn()
+            if v:
+                return v
+        except (ConnectionLoss, SessionExpiredError, OSError) as e:
+            last = e
+        time.sleep(0.05)
+    raise AssertionError(f"not within {timeout} s: {what} (last error: {last!r})")
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def port_free(port):
+    s = socket.socket()
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the JVM binds
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def footprint(ens):
+    """PIDs, every port (client, quorum, election) and the directory."""
+    st = json.loads(Path(ens.base_dir, zkbed.STATE_FILE).read_text())
+    pids = [s["pid"] for s in st["servers"] if s["pid"]]
+    ports = [s[k] for s in st["servers"] for k in ("client_port", "quorum_port", "election_port")]
+    return pids, ports, ens.base_dir
+
+
+def assert_cleaned(pids, ports, base_dir):
+    assert pids
+    gone = until("servers exit", lambda: not any(alive(p) for p in pids), 15)
+    assert gone
+    assert [p for p in ports if not port_free(p)] == []
+    assert not os.path.exists(base_dir)
+
+
+def test_shared_ensemble_serves(zk, zk_path):
+    hosts = zk.connect_string.split(",")
+    assert len(hosts) == 3 and all(h.startswith("127.0.0.1:") for h in hosts)
+    assert not set(zk.client_port(i) for i in range(3)) & zkbed.RESERVED_PORTS
+    assert [zk.four(i, "ruok") for i in range(3)] == ["imok"] * 3
+    states = sorted(zk.mntr(i)["zk_server_state"] for i in range(3))
+    assert states == ["follower", "follower", "leader"]
+    assert zk.mode(zk.leader_index()) == "leader"
+
+    # 2 s sessions must be granted as asked (tickTime 200 ms).
+    k = kazoo(zk.connect_string, timeout=2.0)
+    try:
+        assert k._session_timeout == 2000
+        k.create(zk_path, b"hello", makepath=True)
+        assert k.get(zk_path)[0] == b"hello"
+        k.get(zk_path, watch=lambda ev: None)
+        assert until("data watch visible", lambda: zk.watch_counts().get(zk_path) == 1, 5)
+        k.get_children(zk_path, watch=lambda ev: None)
+        assert until("child watch counted", lambda: zk.watch_summary()["child"] >= 1, 5)
+    finally:
+        k.stop()
+        k.close()
+    assert until("watches gone with the session", lambda: zk_path not in zk.watch_counts(), 5)
+
+
+@pytest.mark.fault
+def test_stop_restart_and_leader_failover(fresh_ensemble, zk_path):
+    ens = fresh_ensemble(n=3)
+    leader = ens.leader_index()
+    f1, f2 = [i for i in range(3) if i != leader]
+
+    # A client on follower f1 does not notice follower f2 going away.
+    k = kazoo(f"127.0.0.1:{ens.client_port(f1)}")
+    states = []
+    k.add_listener(states.append)
+    try:
+        k.create(zk_path, b"0", makepath=True)
+        ens.stop_server(f2)
+        assert not ens.is_running(f2)
+        with pytest.raises(OSError):
+            ens.four(f2, "ruok")
+        k.set(zk_path, b"1")
+        assert ens.leader_index() == leader
+        assert states == []
+
+        # Back again: it serves, and has the write it missed.
+        ens.start_server(f2)
+        assert ens.mode(f2) == "follower"
+        k2 = kazoo(f"127.0.0.1:{ens.client_port(f2)}")
+        try:
+            k2.sync(zk_path)
+            assert k2.get(zk_path)[0] == b"1"
+        finally:
+            k2.stop()
+            k2.close()
+
+        # The leader dies: another leader, and the client carries on.
+        ens.kill_server(leader)
+        new = ens.leader_index(timeout=30)
+        assert new != leader
+        until("write after failover", lambda: k.set(zk_path, b"2"))
+        ens.start_server(leader)
+        assert ens.mode(leader) == "follower"
+        assert ens.leader_index() == new
+    finally:
+        k.stop()
+        k.close()
+
+    fp = footprint(ens)
+    ens.stop()
+    assert_cleaned(*fp)
+    ens.stop()      # idempotent
+
+
+@pytest.mark.fault
+def test_cli_controls_ensemble_of_another_process(tmp_path):
+    d = tmp_path / "zk"
+    run = lambda *a, check=True: subprocess.run(  # noqa: E731
+        [sys.executable, CLI, *a, "--dir", str(d)], capture_output=True, text=True,
+        timeout=120, check=check)
+    r = run("start", "--n", "3", "--tick-ms", "200")
+    try:
+        hosts = r.stdout.strip().splitlines()[-1]
+        assert run("hosts").stdout.strip() == hosts
+        ens = Ensemble.attach(d)
+        assert ens.connect_string == hosts
+        # The servers outlived the CLI process that started them.
+        assert all(ens.is_running(i) for i in range(3))
+        assert run("four", "--index", "0", "--cmd", "ruok").stdout == "imok"
+
+        run("stop-server", "--index", "0")
+        assert not ens.is_running(0)
+        assert run("four", "--index", "0", "--cmd", "ruok", check=False).returncode != 0
+        run("start-server", "--index", "0")
+        assert ens.is_running(0) and ens.mode(0) in ("follower", "leader")
+
+        leader = int(run("leader").stdout)
+        run("kill-server", "--index", str(leader))
+        assert int(run("leader").stdout) != leader
+        run("start-server", "--index", str(leader))
+
+        k = kazoo(hosts)
+        try:
+            k.create("/cli", b"x")
+            assert k.get("/cli")[0] == b"x"
+        finally:
+            k.stop()
+            k.close()
+        fp = footprint(ens)
+    finally:
+        run("stop", check=False)
+    assert_cleaned(*fp)
+    assert run("stop").returncode == 0      # nothing left: still fine
+
+
+OWNER = r"""
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from zkbed import Ensemble
+ens = Ensemble(n=1).start()
+print(ens.base_dir, ens.pid(0), ens.client_port(0), flush=True)
+sys.stdin.readline()      # until the test kills us
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT],
+                         ids=["SIGKILL", "SIGTERM", "SIGINT"])
+def test_servers_die_with_their_owner(sig):
+    p = subprocess.Popen([sys.executable, "-c", OWNER, str(Path(CLI).parent)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    pid = base_dir = None
+    try:
+        base_dir, pid, port = p.stdout.readline().split()
+        pid, port = int(pid), int(port)
+        assert alive(pid)
+        p.send_signal(sig)
+        p.wait(timeout=30)
+        assert until("server gone", lambda: not alive(pid), 20)
+        assert until("directory removed", lambda: not os.path.exists(base_dir), 10)
+        assert port_free(port)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        # The bed failed to clean up: do not leak its server into later tests.
+        if pid and alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        if base_dir:
+            shutil.rmtree(base_dir, ignore_errors=True)
+
+
+def test_port_taken_before_server_binds(monkeypatch):
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    taken = busy.getsockname()[1]
+    real = zkbed._pick_ports
+    calls = []
+
+    def pick(count, avoid=()):
+        ports = real(count, avoid)
+        calls.append(ports)
+        if len(calls) == 1:
+            ports[0] = taken          # the race: someone binds it first
+        return ports
+
+    monkeypatch.setattr(zkbed, "_pick_ports", pick)
+    ens = Ensemble(n=1)
+    try:
+        ens.start()
+        assert len(calls) == 2
+        assert ens.client_port(0) != taken
+        assert ens.four(0, "ruok") == "imok"
+        assert ens.leader_index() == 0 and ens.mode(0) == "standalone"
+    finally:
+        ens.stop()
+        busy.close()

@@ -1,0 +1,1003 @@
+#!/usr/bin/python3
+"""A real ZooKeeper 3.8 ensemble on loopback, for tests (stdlib only).
+
+Library:
+
+    from zkbed import Ensemble
+    ens = Ensemble(n=3, tick_ms=200)
+    ens.start()                      # bounded wait until the quorum serves
+    ens.connect_string               # "127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3"
+    ens.stop_server(1); ens.start_server(1); ens.kill_server(ens.leader_index())
+    ens.four(0, "wchc"); ens.mntr(0); ens.watch_counts()
+    ens.stop()                       # idempotent; also at exit and on SIGTERM
+
+Command line (another process, e.g. a C++ test, controls the same ensemble
+through the JSON state file in the directory):
+
+    zkbed.py start --dir D [--n 3] [--tick-ms 200]   # last stdout line: hosts
+    zkbed.py stop-server|kill-server|start-server --dir D --index I
+    zkbed.py four --dir D --index I --cmd wchc
+    zkbed.py hosts --dir D
+    zkbed.py status --dir D
+    zkbed.py stop --dir D
+
+Servers are Debian's `zookeeper` jars run by QuorumPeerMain, each in its own
+session (so a Ctrl-C on the terminal reaches the test, not the servers, and
+the test decides the order of shutdown). Environment: ZKBED_KEEP=1 keeps the
+data and logs after stop; ZKBED_START_TIMEOUT (seconds, default 60).
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+__all__ = ["Ensemble", "ZkBedError"]
+
+JAVA = os.environ.get("ZKBED_JAVA", "java")
+CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
+MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+FOUR_LETTER_WORDS = "mntr,srvr,cons,stat,ruok,wchc,wchs,wchp,conf,crst,srst,envi,dump"
+STATE_FILE = "zkbed.json"
+LOCK_FILE = "zkbed.lock"
+
+# Ports a bench ensemble may hold on this machine: never hand them out.
+RESERVED_PORTS = set(range(21810, 21814)) | set(range(28881, 28884)) | set(range(38881, 38884))
+
+START_TIMEOUT = float(os.environ.get("ZKBED_START_TIMEOUT", "60"))
+STOP_GRACE = 10.0          # SIGTERM -> SIGKILL
+PORT_ATTEMPTS = 4          # fresh port sets tried when a chosen port is taken
+POLL = 0.1                 # poll interval while waiting for a deadline
+WATCHDOG_MAX_LIFETIME = float(os.environ.get("ZKBED_WATCHDOG_MAX_S", str(12 * 3600)))
+
+
+class ZkBedError(RuntimeError):
+    pass
+
+
+class _PortClash(ZkBedError):
+    pass
+
+
+# ---------------------------------------------------------------- processes
+
+def _proc_stat(pid):
+    """(state, starttime) of a process, or None when it does not exist."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    # comm may hold spaces and parentheses: the fields follow the last ')'.
+    rest = raw[raw.rindex(")") + 2:].split()
+    return rest[0], int(rest[19])
+
+
+def _is_ours(pid, start_time):
+    """True while `pid` is still the server we started (not a recycled PID,
+    not a zombie waiting for its parent)."""
+    if not pid:
+        return False
+    st = _proc_stat(pid)
+    if st is None or st[0] in ("Z", "X", "x"):
+        return False
+    return start_time is None or st[1] == start_time
+
+
+def _wait_gone(pid, start_time, timeout, popen=None):
+    deadline = time.monotonic() + timeout
+    while True:
+        if popen is not None:
+            with contextlib.suppress(Exception):
+                popen.poll()
+        if not _is_ours(pid, start_time):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+def _signal_ours(pid, start_time, sig):
+    if _is_ours(pid, start_time):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+# -------------------------------------------------------------------- ports
+
+def _port_free(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _pick_ports(count, avoid=()):
+    """`count` distinct free loopback ports.
+
+    Chosen at random BELOW the kernel's ephemeral range, verified by binding:
+    a port from bind(0) lies inside that range, where any outgoing connection
+    (a client of this very ensemble) may get it as its local port while a
+    server is down for a restart, and the server could not come back."""
+    low, high = 15000, _ephemeral_low() - 1
+    avoid = set(avoid) | RESERVED_PORTS
+    ports = []
+    if high - low > 1000:
+        for _ in range(count * 50):
+            if len(ports) == count:
+                break
+            p = random.randint(low, high)
+            if p in avoid or p in ports:
+                continue
+            if _port_free(p):
+                ports.append(p)
+    # Odd kernel settings: fall back to what the kernel hands out.
+    socks = []
+    try:
+        for _ in range(count * 20):
+            if len(ports) == count:
+                break
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+            p = s.getsockname()[1]
+            if p not in avoid and p not in ports:
+                ports.append(p)
+    finally:
+        for s in socks:
+            s.close()
+    if len(ports) != count:
+        raise ZkBedError(f"could not find {count} free loopback ports")
+    return ports
+
+
+# ----------------------------------------------------------- wire protocol
+
+def four_letter(port, cmd, timeout=3.0):
+    """Send a four-letter word to 127.0.0.1:port; the whole answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.settimeout(timeout)
+        s.sendall(cmd.encode("ascii"))
+        chunks = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            b = s.recv(65536)
+            if not b:
+                break
+            chunks.append(b)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def _four_quiet(port, cmd, timeout=2.0):
+    try:
+        return four_letter(port, cmd, timeout)
+    except OSError:
+        return ""
+
+
+def _mode(port):
+    for line in _four_quiet(port, "srvr").splitlines():
+        if line.startswith("Mode: "):
+            return line[6:].strip()
+    return None
+
+
+def _recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        b = s.recv(n - len(buf))
+        if not b:
+            raise ConnectionError("server closed the connection")
+        buf += b
+    return buf
+
+
+def _recv_frame(s):
+    (length,) = struct.unpack(">i", _recv_exact(s, 4))
+    if length < 0 or length > 1 << 20:
+        raise ConnectionError(f"bad frame length {length}")
+    return _recv_exact(s, length)
+
+
+def _send_frame(s, body):
+    s.sendall(struct.pack(">i", len(body)) + body)
+
+
+def session_probe(port, timeout=3.0):
+    """Open a real ZooKeeper session on 127.0.0.1:port, read a node, close it.
+
+    Session creation and close are transactions of the quorum, so success
+    means this server serves clients through an elected leader; a server that
+    is up but not in a quorum drops the connection instead."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.settimeout(timeout)
+        # ConnectRequest: protocolVersion, lastZxidSeen, timeOut, sessionId,
+        # passwd (buffer), readOnly.
+        _send_frame(s, struct.pack(">iqiqi16s?", 0, 0, 10000, 0, 16, b"\0" * 16, False))
+        resp = _recv_frame(s)
+        _proto, neg_timeout, session_id = struct.unpack(">iiq", resp[:16])
+        if session_id == 0 or neg_timeout <= 0:
+            raise ConnectionError("server refused the session")
+        # exists("/zookeeper", watch=false), xid 1, opcode 3
+        path = b"/zookeeper"
+        _send_frame(s, struct.pack(">iii", 1, 3, len(path)) + path + b"\0")
+        xid, _zxid, err = struct.unpack(">iqi", _recv_frame(s)[:16])
+        if xid != 1 or err != 0:
+            raise ConnectionError(f"exists failed: xid={xid} err={err}")
+        # closeSession, xid 2, opcode -11
+        _send_frame(s, struct.pack(">ii", 2, -11))
+        xid, _zxid, err = struct.unpack(">iqi", _recv_frame(s)[:16])
+        if xid != 2 or err != 0:
+            raise ConnectionError(f"closeSession failed: xid={xid} err={err}")
+        return session_id
+
+
+def _probe_ok(port, timeout=3.0):
+    try:
+        session_probe(port, timeout)
+        return True
+    except (OSError, struct.error):
+        return False
+
+
+# -------------------------------------------------------------- clean-up
+
+_LIVE = set()                 # ensembles this process owns
+_LIVE_LOCK = threading.Lock()
+_HANDLERS_INSTALLED = False
+_PREV_HANDLERS = {}
+
+
+def _stop_all_live():
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for ens in live:
+        if ens._owner_pid == os.getpid():    # never from a fork()ed child
+            with contextlib.suppress(Exception):
+                ens.stop()
+
+
+def _on_signal(signum, frame):
+    _stop_all_live()
+    prev = _PREV_HANDLERS.get(signum, signal.SIG_DFL)
+    if callable(prev):
+        prev(signum, frame)                  # e.g. KeyboardInterrupt for SIGINT
+        return
+    if prev == signal.SIG_IGN:
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _install_handlers():
+    global _HANDLERS_INSTALLED
+    if _HANDLERS_INSTALLED:
+        return
+    _HANDLERS_INSTALLED = True
+    atexit.register(_stop_all_live)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            _PREV_HANDLERS[sig] = signal.getsignal(sig)
+            signal.signal(sig, _on_signal)
+
+
+# ---------------------------------------------------------------- ensemble
+
+class Ensemble:
+    """n ZooKeeper servers on loopback. Index i is 0..n-1 (server id i+1)."""
+
+    def __init__(self, n=3, tick_ms=200, base_dir=None, init_limit=20, sync_limit=10,
+                 heap="256m", extra_cfg=None):
+        if n < 1:
+            raise ValueError("n must be >= 1")
+        if tick_ms < 10:
+            raise ValueError("tick_ms too small")
+        self.n = int(n)
+        self.tick_ms = int(tick_ms)
+        self.init_limit = int(init_limit)
+        self.sync_limit = int(sync_limit)
+        self.heap = heap
+        self.extra_cfg = dict(extra_cfg or {})
+        self._given_dir = base_dir
+        self.base_dir = None
+        self._created_dir = False
+        self._procs = {}          # pid -> Popen, for servers that are our children
+        self._state = None
+        self._owner_pid = os.getpid()
+        self._owned = True
+        self._watchdog = None     # (Popen, write fd)
+        self._lock = threading.RLock()
+        self._flock_depth = 0
+
+    # -- attach / state ----------------------------------------------------
+
+    @classmethod
+    def attach(cls, base_dir):
+        """Control an ensemble that another process started in base_dir.
+        stop() on the result stops it; nothing happens at this process' exit."""
+        base_dir = os.path.abspath(base_dir)
+        path = os.path.join(base_dir, STATE_FILE)
+        try:
+            with open(path) as f:
+                st = json.load(f)
+        except FileNotFoundError:
+            raise ZkBedError(f"no ensemble in {base_dir} ({STATE_FILE} missing)") from None
+        ens = cls(n=st["n"], tick_ms=st["tick_ms"], base_dir=base_dir)
+        ens.base_dir = base_dir
+        ens._created_dir = st.get("created_dir", False)
+        ens._state = st
+        ens._owned = False
+        return ens
+
+    @contextlib.contextmanager
+    def _locked(self):
+        """Serialises state changes across threads and processes. Re-entrant:
+        a signal handler may stop the ensemble while the main thread, which
+        it interrupted, holds the lock (a second flock would wait forever)."""
+        with self._lock:
+            if self._flock_depth:
+                self._flock_depth += 1
+                try:
+                    self._load()
+                    yield
+                finally:
+                    self._flock_depth -= 1
+                return
+            fd = os.open(os.path.join(self.base_dir, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._flock_depth = 1
+                self._load()
+                yield
+            finally:
+                self._flock_depth = 0
+                os.close(fd)
+
+    def _load(self):
+        path = os.path.join(self.base_dir, STATE_FILE)
+        try:
+            with open(path) as f:
+                self._state = json.load(f)
+        except FileNotFoundError:
+            pass
+
+    def _save(self):
+        path = os.path.join(self.base_dir, STATE_FILE)
+        tmp = path + f".{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(self._state, f, indent=1)
+        os.replace(tmp, path)
+
+    def _require_started(self):
+        if self._state is None or self.base_dir is None:
+            raise ZkBedError("ensemble not started")
+        self._load()
+        if not self._state.get("started"):
+            raise ZkBedError("ensemble is stopped")
+
+    def _srv(self, i):
+        if not 0 <= i < self.n:
+            raise IndexError(f"server index {i} not in 0..{self.n - 1}")
+        return self._state["servers"][i]
+
+    # -- public properties ------------------------------------------------
+
+    @property
+    def connect_string(self):
+        self._require_started()
+        return ",".join(f"127.0.0.1:{s['client_port']}" for s in self._state["servers"])
+
+    hosts = connect_string
+
+    def client_port(self, i):
+        self._require_started()
+        return self._srv(i)["client_port"]
+
+    def pid(self, i):
+        self._require_started()
+        s = self._srv(i)
+        return s["pid"] if _is_ours(s["pid"], s["start_time"]) else None
+
+    def is_running(self, i):
+        return self.pid(i) is not None
+
+    def log_path(self, i):
+        self._require_started()
+        return os.path.join(self._srv(i)["dir"], "server.log")
+
+    # -- start ---------------------------------------------------------------
+
+    def start(self, timeout=None):
+        """Start every server; return once each answers imok, serves a real
+        session and exactly one leader exists. Idempotent."""
+        timeout = START_TIMEOUT if timeout is None else timeout
+        with self._lock:
+            if self._state is not None and self._state.get("started"):
+                return self
+            if self._given_dir is not None:
+                self.base_dir = os.path.abspath(self._given_dir)
+                self._created_dir = not os.path.isdir(self.base_dir)
+                os.makedirs(self.base_dir, exist_ok=True)
+                if os.path.exists(os.path.join(self.base_dir, STATE_FILE)):
+                    other = Ensemble.attach(self.base_dir)
+                    if any(_is_ours(s["pid"], s["start_time"]) for s in other._state["servers"]):
+                        raise ZkBedError(f"an ensemble already runs in {self.base_dir}")
+            else:
+                self.base_dir = tempfile.mkdtemp(prefix="zkbed-")
+                self._created_dir = True
+            if self._owned:
+                with _LIVE_LOCK:
+                    _LIVE.add(self)
+                _install_handlers()
+                self._start_watchdog()
+            deadline = time.monotonic() + timeout
+            tried = set()
+            try:
+                for attempt in range(PORT_ATTEMPTS):
+                    ports = _pick_ports(3 * self.n, avoid=tried)
+                    tried.update(ports)
+                    with self._locked():
+                        self._write_configs(ports)
+                        for i in range(self.n):
+                            self._spawn(i)
+                        self._save()
+                    try:
+                        self._wait(range(self.n), deadline)
+                        return self
+                    except _PortClash:
+                        if attempt == PORT_ATTEMPTS - 1:
+                            raise
+                        self._kill_all()
+            except Exception as e:
+                tails = self._log_tails()
+                with contextlib.suppress(Exception):
+                    self.stop()
+                raise ZkBedError(f"ZooKeeper ensemble did not start: {e}\n{tails}") from e
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self.stop()
+                raise
+
+    def _write_configs(self, ports):
+        servers = []
+        for i in range(self.n):
+            d = os.path.join(self.base_dir, f"s{i + 1}")
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(os.path.join(d, "data"))
+            cp, qp, ep = ports[3 * i: 3 * i + 3]
+            servers.append({"id": i + 1, "dir": d, "client_port": cp, "quorum_port": qp,
+                            "election_port": ep, "pid": None, "start_time": None})
+        for i, s in enumerate(servers):
+            cfg = {
+                "tickTime": self.tick_ms,
+                "initLimit": self.init_limit,
+                "syncLimit": self.sync_limit,
+                "dataDir": os.path.join(s["dir"], "data"),
+                "clientPort": s["client_port"],
+                "clientPortAddress": "127.0.0.1",
+                # 2 ticks is the server's floor anyway; written out so tests
+                # know that 1-2 s sessions are accepted as asked.
+                "minSessionTimeout": 2 * self.tick_ms,
+                "maxSessionTimeout": 30000,
+                # Every client comes from 127.0.0.1: the default of 60
+                # connections per address is hit by tests with many sessions.
+                "maxClientCnxns": 0,
+                "4lw.commands.whitelist": FOUR_LETTER_WORDS,
+                "admin.enableServer": "false",
+                "autopurge.purgeInterval": 0,
+                # Test data need not survive a power cut; fsync latency on a
+                # busy shared disk would otherwise set the pace of every test.
+                # A killed server loses nothing (the page cache survives it).
+                "forceSync": "no",
+                "preAllocSize": 4096,
+                "standaloneEnabled": "true",
+                "reconfigEnabled": "false",
+            }
+            cfg.update(self.extra_cfg)
+            lines = [f"{k}={v}" for k, v in cfg.items()]
+            if self.n > 1:
+                with open(os.path.join(s["dir"], "data", "myid"), "w") as f:
+                    f.write(f"{s['id']}\n")
+                for o in servers:
+                    lines.append(f"server.{o['id']}=127.0.0.1:{o['quorum_port']}:{o['election_port']}")
+            with open(os.path.join(s["dir"], "zoo.cfg"), "w") as f:
+                f.write("\n".join(lines) + "\n")
+        self._state = {"version": 1, "n": self.n, "tick_ms": self.tick_ms, "started": True,
+                       "created_dir": self._created_dir, "owner_pid": os.getpid(),
+                       "servers": servers}
+
+    def _spawn(self, i):
+        """Start server i (state lock held)."""
+        s = self._srv(i)
+        if _is_ours(s["pid"], s["start_time"]):
+            return
+        cmd = [JAVA, "-Xms32m", f"-Xmx{self.heap}", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+               "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+               "-Dzookeeper.admin.enableServer=false", "-Dzookeeper.jmx.log4j.disable=true",
+               # A LOOKING server re-sends its votes at most every 2 s (default
+               # 60 s), so a server restarted into an idle quorum rejoins fast.
+               "-Dzookeeper.fastleader.maxNotificationInterval=2000",
+               "-Dzookeeper.cnxTimeout=2000", "-Dzookeeper.electionPortBindRetry=2",
+               "-Dorg.slf4j.simpleLogger.showDateTime=true",
+               "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+               "-cp", CLASSPATH, MAIN_CLASS, os.path.join(s["dir"], "zoo.cfg")]
+        log = open(os.path.join(s["dir"], "server.log"), "ab")
+        try:
+            log.write(f"==== zkbed: starting server {s['id']} at {time.strftime('%H:%M:%S')}\n".encode())
+            log.flush()
+            s["log_offset_at_start"] = log.tell()
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                 cwd=s["dir"], start_new_session=True, close_fds=True)
+        finally:
+            log.close()
+        st = None
+        for _ in range(100):
+            st = _proc_stat(p.pid)
+            if st is not None:
+                break
+            time.sleep(0.01)
+        s["pid"] = p.pid
+        s["start_time"] = st[1] if st else None
+        self._procs[p.pid] = p
+
+    # -- waiting -----------------------------------------------------------
+
+    def _reap(self):
+        for pid, p in list(self._procs.items()):
+            if p.poll() is not None:
+                del self._procs[pid]
+
+    def _bind_failed(self, i):
+        log = self._log_since_start(i)
+        return "Address already in use" in log or "BindException" in log
+
+    def _check_alive(self, idx, scan_logs=False):
+        """Raise if a server of `idx` died. A port taken by someone else
+        between our choice and the server's bind kills the server (client or
+        election port) or leaves a would-be leader retrying forever (quorum
+        port): so the logs are scanned too, now and then."""
+        for i in idx:
+            s = self._srv(i)
+            if not _is_ours(s["pid"], s["start_time"]):
+                if self._bind_failed(i):
+                    raise _PortClash(f"server {i} could not bind its ports")
+                raise ZkBedError(f"server {i} (pid {s['pid']}) exited")
+            if scan_logs and self._bind_failed(i):
+                raise _PortClash(f"server {i} could not bind its ports")
+
+    def _log_since_start(self, i):
+        s = self._srv(i)
+        try:
+            with open(os.path.join(s["dir"], "server.log"), "rb") as f:
+                f.seek(max(0, s.get("log_offset_at_start", 0) - 200))
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def _serving(self, i):
+        port = self._srv(i)["client_port"]
+        if _four_quiet(port, "ruok") != "imok":
+            return None
+        mode = _mode(port)
+        if mode not in ("leader", "follower", "standalone", "observer"):
+            return None
+        return mode
+
+    def _wait(self, idx, deadline):
+        """Until servers `idx` serve sessions and the live servers agree on
+        exactly one leader. Port clashes show up as a dead server."""
+        idx = list(idx)
+        last = "nothing answered yet"
+        for rnd in range(1_000_000):     # ended by the deadline below
+            self._reap()
+            self._load()
+            self._check_alive(idx, scan_logs=(rnd % 10 == 9))
+            ok = True
+            modes = {}
+            for i in range(self.n):
+                s = self._srv(i)
+                if not _is_ours(s["pid"], s["start_time"]):
+                    continue
+                modes[i] = self._serving(i)
+            if any(modes.get(i) is None for i in idx):
+                ok = False
+            leaders = [i for i, m in modes.items() if m in ("leader", "standalone")]
+            if len(leaders) != 1:
+                ok = False
+            if ok:
+                ok = all(_probe_ok(self._srv(i)["client_port"]) for i in idx)
+            if ok:
+                return
+            last = f"modes={modes}"
+            if time.monotonic() >= deadline:
+                raise ZkBedError(f"timed out waiting for servers {idx} to serve ({last})")
+            time.sleep(POLL)
+
+    def wait_quorum(self, timeout=None):
+        """Until every running server serves and exactly one leader exists."""
+        self._require_started()
+        timeout = START_TIMEOUT if timeout is None else timeout
+        idx = [i for i in range(self.n) if self.is_running(i)]
+        self._wait(idx, time.monotonic() + timeout)
+
+    # -- single servers ------------------------------------------------------
+
+    def start_server(self, i, timeout=None):
+        """Start server i again (same ports and data); return once it serves
+        and the quorum has a leader."""
+        self._require_started()
+        timeout = START_TIMEOUT if timeout is None else timeout
+        with self._locked():
+            self._srv(i)
+            self._spawn(i)
+            self._save()
+        try:
+            self._wait([i], time.monotonic() + timeout)
+        except ZkBedError as e:
+            raise ZkBedError(f"{e}\n{self._log_tails([i])}") from None
+
+    def stop_server(self, i, grace=STOP_GRACE):
+        """SIGTERM, then SIGKILL after `grace` seconds; returns once it is gone."""
+        self._require_started()
+        self._end_server(i, signal.SIGTERM, grace)
+
+    def kill_server(self, i):
+        """SIGKILL: a crash, no goodbye to clients or peers."""
+        self._require_started()
+        self._end_server(i, signal.SIGKILL, STOP_GRACE)
+
+    def _end_server(self, i, sig, grace):
+        with self._locked():
+            s = self._srv(i)
+            pid, st = s["pid"], s["start_time"]
+            popen = self._procs.get(pid)
+            _signal_ours(pid, st, sig)
+            if not _wait_gone(pid, st, grace, popen):
+                _signal_ours(pid, st, signal.SIGKILL)
+                if not _wait_gone(pid, st, STOP_GRACE, popen):
+                    raise ZkBedError(f"server {i} (pid {pid}) survived SIGKILL")
+            s["pid"] = None
+            s["start_time"] = None
+            self._save()
+            self._reap()
+
+    # -- four-letter words and helpers ---------------------------------------
+
+    def four(self, i, cmd, timeout=3.0):
+        """The answer of server i to a four-letter word (OSError if down)."""
+        return four_letter(self.client_port(i), cmd, timeout)
+
+    def mntr(self, i):
+        out = {}
+        for line in self.four(i, "mntr").splitlines():
+            if "\t" not in line:
+                continue
+            k, v = line.split("\t", 1)
+            try:
+                out[k] = int(v)
+            except ValueError:
+                try:
+                    out[k] = float(v)
+                except ValueError:
+                    out[k] = v
+        return out
+
+    def mode(self, i):
+        """'leader', 'follower', 'standalone', or None when not serving."""
+        return _mode(self.client_port(i))
+
+    def leader_index(self, timeout=10.0):
+        """Index of the quorum's leader; waits (bounded) while an election runs."""
+        self._require_started()
+        deadline = time.monotonic() + timeout
+        while True:
+            leaders = [i for i in range(self.n)
+                       if self.is_running(i) and self.mode(i) in ("leader", "standalone")]
+            if len(leaders) == 1:
+                return leaders[0]
+            if time.monotonic() >= deadline:
+                raise ZkBedError(f"no single leader within {timeout} s (leaders: {leaders})")
+            time.sleep(POLL)
+
+    def wchc(self, i):
+        """{session id (int): [paths it watches]} of server i."""
+        out = {}
+        cur = None
+        for line in self.four(i, "wchc").splitlines():
+            if not line.strip():
+                continue
+            if line.startswith("0x"):
+                cur = int(line.strip(), 16)
+                out.setdefault(cur, [])
+            elif line[0].isspace() and cur is not None:
+                out[cur].append(line.strip())
+        return out
+
+    def watch_counts(self):
+        """{path: number of sessions watching it} over every running server
+        (a session lives on one server, so the sum counts each once).
+
+        ZooKeeper 3.8's wchc lists data watches only (getData, exists):
+        child watches (getChildren) never show here; see watch_summary()."""
+        counts = {}
+        for i in range(self.n):
+            if not self.is_running(i):
+                continue
+            try:
+                sessions = self.wchc(i)
+            except OSError:
+                continue
+            for paths in sessions.values():
+                for p in set(paths):
+                    counts[p] = counts.get(p, 0) + 1
+        return counts
+
+    def watch_summary(self):
+        """{"data": n, "child": m, "all": n + m} watches over every running
+        server. `all` is mntr's zk_watch_count (data and child watches), `data`
+        is wchs' total, so `child` is what wchc cannot show. The two words are
+        read one after the other: call it when the watches are quiet."""
+        data = total = 0
+        for i in range(self.n):
+            if not self.is_running(i):
+                continue
+            try:
+                total += int(self.mntr(i).get("zk_watch_count", 0))
+                for line in self.four(i, "wchs").splitlines():
+                    if line.startswith("Total watches:"):
+                        data += int(line.split(":", 1)[1])
+            except OSError:
+                continue
+        return {"data": data, "child": total - data, "all": total}
+
+    # -- stop ------------------------------------------------------------------
+
+    def _kill_all(self):
+        with self._locked():
+            for s in self._state["servers"]:
+                _signal_ours(s["pid"], s["start_time"], signal.SIGKILL)
+            for s in self._state["servers"]:
+                _wait_gone(s["pid"], s["start_time"], STOP_GRACE, self._procs.get(s["pid"]))
+                s["pid"] = s["start_time"] = None
+            self._save()
+            self._reap()
+
+    def stop(self):
+        """Stop every server (SIGTERM, SIGKILL after a bound) and remove the
+        data unless ZKBED_KEEP=1. Idempotent."""
+        with self._lock:
+            if self.base_dir is None or not os.path.isdir(self.base_dir):
+                self._forget()
+                return
+            self._load()
+            if self._state is not None and "servers" in self._state:
+                with self._locked():
+                    servers = self._state["servers"]
+                    for s in servers:
+                        _signal_ours(s["pid"], s["start_time"], signal.SIGTERM)
+                    deadline = time.monotonic() + STOP_GRACE
+                    for s in servers:
+                        left = max(0.0, deadline - time.monotonic())
+                        if not _wait_gone(s["pid"], s["start_time"], left, self._procs.get(s["pid"])):
+                            _signal_ours(s["pid"], s["start_time"], signal.SIGKILL)
+                            _wait_gone(s["pid"], s["start_time"], STOP_GRACE, self._procs.get(s["pid"]))
+                        s["pid"] = s["start_time"] = None
+                    self._state["started"] = False
+                    self._save()
+                    self._reap()
+            if os.environ.get("ZKBED_KEEP") != "1":
+                if self._created_dir:
+                    shutil.rmtree(self.base_dir, ignore_errors=True)
+                else:
+                    for i in range(self.n):
+                        shutil.rmtree(os.path.join(self.base_dir, f"s{i + 1}"), ignore_errors=True)
+                    for name in (STATE_FILE, LOCK_FILE):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(os.path.join(self.base_dir, name))
+            self._forget()
+
+    def _forget(self):
+        self._stop_watchdog(kill_servers=False)
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
+
+    def detach(self):
+        """Leave the servers running after this process exits (the CLI's
+        `start`); someone must `stop --dir` them later."""
+        self._stop_watchdog(kill_servers=False)
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
+        self._owned = False
+        for p in self._procs.values():
+            p.returncode = 0     # keep Popen.__del__ from warning; not waited for
+        self._procs.clear()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- watchdog ----------------------------------------------------------------
+
+    def _start_watchdog(self):
+        """A small process that kills the servers if this one dies without
+        cleaning up (SIGKILL, a crash): it waits for EOF on a pipe whose only
+        write end this process holds."""
+        if self._watchdog is not None:
+            return
+        r, w = os.pipe()
+        try:
+            p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "_watchdog",
+                                  "--dir", self.base_dir, "--fd", str(r)],
+                                 stdin=subprocess.DEVNULL, pass_fds=(r,), start_new_session=True)
+        finally:
+            os.close(r)
+        self._watchdog = (p, w)
+
+    def _stop_watchdog(self, kill_servers):
+        if self._watchdog is None:
+            return
+        p, w = self._watchdog
+        self._watchdog = None
+        with contextlib.suppress(OSError):
+            if not kill_servers:
+                os.write(w, b"d")
+            os.close(w)
+        with contextlib.suppress(Exception):
+            p.wait(timeout=5)
+        if p.poll() is None:
+            p.kill()
+            p.wait(timeout=5)
+
+    # -- diagnostics ---------------------------------------------------------------
+
+    def _log_tails(self, idx=None, lines=30):
+        if self._state is None or "servers" not in self._state:
+            return ""
+        out = []
+        for i in (range(self.n) if idx is None else idx):
+            path = os.path.join(self._state["servers"][i]["dir"], "server.log")
+            try:
+                with open(path, "rb") as f:
+                    f.seek(0, os.SEEK_END)
+                    f.seek(max(0, f.tell() - 16384))
+                    tail = f.read().decode("utf-8", "replace").splitlines()[-lines:]
+            except OSError as e:
+                tail = [f"(no log: {e})"]
+            out.append(f"---- server {i} log tail ({path})\n" + "\n".join(tail))
+        return "\n".join(out)
+
+    def status(self):
+        self._require_started()
+        rows = []
+        for i in range(self.n):
+            s = self._srv(i)
+            running = _is_ours(s["pid"], s["start_time"])
+            rows.append({"index": i, "client_port": s["client_port"],
+                         "pid": s["pid"] if running else None,
+                         "mode": self.mode(i) if running else None})
+        return rows
+
+
+# -------------------------------------------------------------------- CLI
+
+def _watchdog_main(base_dir, fd):
+    deadline = time.monotonic() + WATCHDOG_MAX_LIFETIME
+    detached = False
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 5.0)
+        if not ready:
+            continue
+        try:
+            b = os.read(fd, 64)
+        except OSError:
+            b = b""
+        if b"d" in b:
+            detached = True
+        if not b:
+            break
+    if detached:
+        return 0
+    with contextlib.suppress(Exception):
+        if os.path.exists(os.path.join(base_dir, STATE_FILE)):
+            Ensemble.attach(base_dir).stop()
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="zkbed.py", description="ZooKeeper test ensemble on loopback")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("start", help="start an ensemble, print its connect string, leave it running")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--n", type=int, default=3)
+    p.add_argument("--tick-ms", type=int, default=200)
+    p.add_argument("--timeout", type=float, default=None)
+    for name in ("stop", "hosts", "status"):
+        p = sub.add_parser(name)
+        p.add_argument("--dir", required=True)
+    for name in ("stop-server", "kill-server", "start-server"):
+        p = sub.add_parser(name)
+        p.add_argument("--dir", required=True)
+        p.add_argument("--index", type=int, required=True)
+    p = sub.add_parser("four", help="send a four-letter word to one server")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--index", type=int, required=True)
+    p.add_argument("--cmd", required=True)
+    p = sub.add_parser("leader", help="print the leader's index")
+    p.add_argument("--dir", required=True)
+    p = sub.add_parser("_watchdog")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--fd", type=int, required=True)
+    a = ap.parse_args(argv)
+
+    try:
+        if a.command == "_watchdog":
+            return _watchdog_main(a.dir, a.fd)
+        if a.command == "start":
+            ens = Ensemble(n=a.n, tick_ms=a.tick_ms, base_dir=a.dir)
+            ens.start(timeout=a.timeout)
+            ens.detach()
+            print(f"ZooKeeper ensemble of {ens.n} up in {os.path.abspath(a.dir)}", flush=True)
+            print(ens.connect_string, flush=True)
+            return 0
+        if a.command == "stop":
+            if not os.path.exists(os.path.join(a.dir, STATE_FILE)):
+                print(f"no ensemble in {a.dir}", file=sys.stderr)
+                return 0
+            Ensemble.attach(a.dir).stop()
+            return 0
+        ens = Ensemble.attach(a.dir)
+        if a.command == "hosts":
+            print(ens.connect_string)
+        elif a.command == "status":
+            print(json.dumps(ens.status(), indent=1))
+        elif a.command == "leader":
+            print(ens.leader_index())
+        elif a.command == "stop-server":
+            ens.stop_server(a.index)
+        elif a.command == "kill-server":
+            ens.kill_server(a.index)
+        elif a.command == "start-server":
+            ens.start_server(a.index)
+            ens.detach()
+        elif a.command == "four":
+            sys.stdout.write(ens.four(a.index, a.cmd))
+        return 0
+    except (ZkBedError, IndexError, OSError) as e:
+        print(f"zkbed: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
