@@ -1,0 +1,178 @@
+//! Raw declarations of libzkelect's C API (`zkelect/zkelect.h`), written by
+//! hand to match the header one for one. Every function here is `unsafe`;
+//! the `zkelect` crate is the safe layer on top.
+//!
+//! The library is found by `build.rs` through pkg-config (`libzkelect`).
+//! `tests/header.rs` compiles the header against these declarations, so a
+//! drift between the two fails the tests rather than corrupting memory.
+#![allow(non_camel_case_types)]
+#![no_std]
+
+use core::ffi::{c_char, c_int, c_uint, c_void};
+use core::marker::{PhantomData, PhantomPinned};
+
+/// C `size_t`.
+pub type size_t = usize;
+
+// Opaque handles: zero-sized, unconstructible, neither Send, Sync nor Unpin,
+// so that only pointers to them can exist (the pattern the Rustonomicon
+// recommends for foreign opaque types).
+macro_rules! opaque {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[repr(C)]
+        pub struct $name {
+            _data: [u8; 0],
+            _marker: PhantomData<(*mut u8, PhantomPinned)>,
+        }
+    )*};
+}
+
+opaque! {
+    /// Configuration: string keys and values.
+    zkelect_conf_t;
+    /// One ZooKeeper session.
+    zkelect_client_t;
+    /// One candidacy of one participant on one election path.
+    zkelect_election_t;
+    /// A read-only watcher of an election's leader.
+    zkelect_observer_t;
+    /// One event taken from a handle's queue.
+    zkelect_event_t;
+    /// A snapshot of an election's candidates, in queue order.
+    zkelect_participants_t;
+}
+
+/// `typedef void (*zkelect_event_cb)(zkelect_election_t *, const zkelect_event_t *, void *)`;
+/// `None` is the C NULL.
+pub type zkelect_event_cb = Option<
+    unsafe extern "C" fn(
+        election: *mut zkelect_election_t,
+        event: *const zkelect_event_t,
+        opaque: *mut c_void,
+    ),
+>;
+
+// enum zkelect_err
+pub const ZKELECT_OK: c_int = 0;
+pub const ZKELECT_EINVAL: c_int = -1;
+pub const ZKELECT_ENOMEM: c_int = -2;
+pub const ZKELECT_ESTATE: c_int = -3;
+pub const ZKELECT_ECLOSED: c_int = -4;
+pub const ZKELECT_ETIMEDOUT: c_int = -5;
+pub const ZKELECT_ECONNLOSS: c_int = -6;
+pub const ZKELECT_ESESSION_EXPIRED: c_int = -7;
+pub const ZKELECT_EAUTH: c_int = -8;
+pub const ZKELECT_ENOTSUP: c_int = -9;
+pub const ZKELECT_EDEADLK: c_int = -10;
+pub const ZKELECT_EZK: c_int = -11;
+pub const ZKELECT_EINTERNAL: c_int = -12;
+pub const ZKELECT_ENOLEADER: c_int = -13;
+pub const ZKELECT_ERANGE: c_int = -14;
+pub const ZKELECT_ENOTLEADER: c_int = -15;
+
+/// `#define ZKELECT_ID_MAX`: longest participant id in bytes, without the NUL.
+pub const ZKELECT_ID_MAX: usize = 1024;
+
+// enum zkelect_counter
+pub const ZKELECT_COUNTER_TERMS_WON: c_int = 0;
+pub const ZKELECT_COUNTER_DEPOSED_RESIGNED: c_int = 1;
+pub const ZKELECT_COUNTER_DEPOSED_SUSPENDED: c_int = 2;
+pub const ZKELECT_COUNTER_DEPOSED_LEASE_ENDED: c_int = 3;
+pub const ZKELECT_COUNTER_DEPOSED_EXPIRED: c_int = 4;
+pub const ZKELECT_COUNTER_DEPOSED_NODE_DELETED: c_int = 5;
+pub const ZKELECT_COUNTER_DEPOSED_CLOSED: c_int = 6;
+pub const ZKELECT_COUNTER_RECONNECTS: c_int = 7;
+pub const ZKELECT_COUNTER_EXPIRIES: c_int = 8;
+pub const ZKELECT_COUNTER_ZK_REQUESTS: c_int = 9;
+pub const ZKELECT_COUNTER_KEEPALIVES: c_int = 10;
+pub const ZKELECT_COUNTER__COUNT: c_int = 11;
+
+// enum zkelect_event_type
+pub const ZKELECT_EV_ELECTED: c_int = 1;
+pub const ZKELECT_EV_DEPOSED: c_int = 2;
+pub const ZKELECT_EV_FOLLOWING: c_int = 3;
+pub const ZKELECT_EV_SUSPENDED: c_int = 4;
+pub const ZKELECT_EV_RECONNECTED: c_int = 5;
+pub const ZKELECT_EV_EXPIRED: c_int = 6;
+pub const ZKELECT_EV_LEADER_CHANGED: c_int = 7;
+pub const ZKELECT_EV_ERROR: c_int = 8;
+pub const ZKELECT_EV_RESIGNED: c_int = 9;
+
+// enum zkelect_reason
+pub const ZKELECT_REASON_NONE: c_int = 0;
+pub const ZKELECT_REASON_RESIGNED: c_int = 1;
+pub const ZKELECT_REASON_SUSPENDED: c_int = 2;
+pub const ZKELECT_REASON_LEASE_ENDED: c_int = 3;
+pub const ZKELECT_REASON_EXPIRED: c_int = 4;
+pub const ZKELECT_REASON_NODE_DELETED: c_int = 5;
+pub const ZKELECT_REASON_CLOSED: c_int = 6;
+
+extern "C" {
+    // Errors and version
+    pub fn zkelect_strerror(code: c_int) -> *const c_char;
+    pub fn zkelect_err_name(code: c_int) -> *const c_char;
+    pub fn zkelect_version() -> c_uint;
+    pub fn zkelect_version_string() -> *const c_char;
+
+    // Configuration
+    pub fn zkelect_conf_new() -> *mut zkelect_conf_t;
+    pub fn zkelect_conf_set(conf: *mut zkelect_conf_t, key: *const c_char, value: *const c_char, errbuf: *mut c_char, errlen: size_t) -> c_int;
+    pub fn zkelect_conf_get(conf: *const zkelect_conf_t, key: *const c_char, buf: *mut c_char, len: *mut size_t) -> c_int;
+    pub fn zkelect_conf_destroy(conf: *mut zkelect_conf_t);
+
+    // Client
+    pub fn zkelect_client_new(conf: *const zkelect_conf_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_client_t;
+    pub fn zkelect_client_destroy(client: *mut zkelect_client_t) -> c_int;
+    pub fn zkelect_client_await_connected(client: *mut zkelect_client_t, timeout_ms: c_int) -> c_int;
+    pub fn zkelect_client_is_connected(client: *const zkelect_client_t) -> c_int;
+    pub fn zkelect_client_session_timeout_ms(client: *const zkelect_client_t) -> c_int;
+    pub fn zkelect_client_session_id(client: *const zkelect_client_t) -> i64;
+    pub fn zkelect_client_counter(client: *const zkelect_client_t, counter: c_int, value: *mut u64) -> c_int;
+    pub fn zkelect_counter_name(counter: c_int) -> *const c_char;
+
+    // Election
+    pub fn zkelect_election_new(client: *mut zkelect_client_t, path: *const c_char, participant_id: *const c_char, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_election_t;
+    pub fn zkelect_election_destroy(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_volunteer(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_resign(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_is_leader(election: *const zkelect_election_t) -> c_int;
+    pub fn zkelect_await_leader(election: *mut zkelect_election_t, timeout_ms: c_int) -> c_int;
+    pub fn zkelect_fencing_token(election: *const zkelect_election_t, token: *mut i64) -> c_int;
+    pub fn zkelect_leader_id(election: *mut zkelect_election_t, buf: *mut c_char, len: size_t) -> c_int;
+    pub fn zkelect_participants(election: *mut zkelect_election_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_participants_t;
+    pub fn zkelect_client_participants(client: *mut zkelect_client_t, path: *const c_char, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_participants_t;
+    pub fn zkelect_participants_count(p: *const zkelect_participants_t) -> size_t;
+    pub fn zkelect_participants_id(p: *const zkelect_participants_t, i: size_t) -> *const c_char;
+    pub fn zkelect_participants_node(p: *const zkelect_participants_t, i: size_t) -> *const c_char;
+    pub fn zkelect_participants_token(p: *const zkelect_participants_t, i: size_t) -> i64;
+    pub fn zkelect_participants_ctime_ms(p: *const zkelect_participants_t, i: size_t) -> i64;
+    pub fn zkelect_participants_destroy(p: *mut zkelect_participants_t);
+
+    // Events
+    pub fn zkelect_next_event(election: *mut zkelect_election_t, timeout_ms: c_int) -> *mut zkelect_event_t;
+    pub fn zkelect_event_fd(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_wake(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_set_event_cb(election: *mut zkelect_election_t, cb: zkelect_event_cb, opaque: *mut c_void) -> c_int;
+    pub fn zkelect_dispatch(election: *mut zkelect_election_t, timeout_ms: c_int) -> c_int;
+    pub fn zkelect_set_background_event_cb(election: *mut zkelect_election_t, cb: zkelect_event_cb, opaque: *mut c_void) -> c_int;
+    pub fn zkelect_event_type(event: *const zkelect_event_t) -> c_int;
+    pub fn zkelect_event_reason(event: *const zkelect_event_t) -> c_int;
+    pub fn zkelect_event_token(event: *const zkelect_event_t) -> i64;
+    pub fn zkelect_event_error(event: *const zkelect_event_t) -> c_int;
+    pub fn zkelect_event_zk_rc(event: *const zkelect_event_t) -> c_int;
+    pub fn zkelect_event_message(event: *const zkelect_event_t) -> *const c_char;
+    pub fn zkelect_event_node(event: *const zkelect_event_t) -> *const c_char;
+    pub fn zkelect_event_id(event: *const zkelect_event_t) -> *const c_char;
+    pub fn zkelect_event_time_ns(event: *const zkelect_event_t) -> i64;
+    pub fn zkelect_event_type_name(type_: c_int) -> *const c_char;
+    pub fn zkelect_reason_name(reason: c_int) -> *const c_char;
+    pub fn zkelect_event_destroy(event: *mut zkelect_event_t);
+
+    // Observer
+    pub fn zkelect_observer_new(client: *mut zkelect_client_t, path: *const c_char, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_observer_t;
+    pub fn zkelect_observer_next_event(observer: *mut zkelect_observer_t, timeout_ms: c_int) -> *mut zkelect_event_t;
+    pub fn zkelect_observer_event_fd(observer: *mut zkelect_observer_t) -> c_int;
+    pub fn zkelect_observer_wake(observer: *mut zkelect_observer_t) -> c_int;
+    pub fn zkelect_observer_destroy(observer: *mut zkelect_observer_t) -> c_int;
+}

@@ -1,0 +1,962 @@
+//! Leader election on Apache ZooKeeper, through libzkelect.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! let client = zkelect::Client::connect("127.0.0.1:2181")?;
+//! let election = client.election("/services/scheduler", "host-a")?;
+//! election.volunteer()?;
+//! election.await_leader(Duration::from_secs(30))?;
+//! println!("leading with token {}", election.fencing_token()?);
+//! # Ok::<(), zkelect::Error>(())
+//! ```
+//!
+//! Ownership follows the C API: each handle frees itself in `Drop` (the only
+//! place its `destroy` is called, so destroy is always the last call on it),
+//! and every `Election` or `Observer` keeps its `Client` alive, so a client
+//! is never destroyed before the candidacies on it. Every other call of the
+//! C API is thread-safe, hence every handle here is `Send + Sync` and its
+//! methods take `&self`; share an `Election` between threads with `Arc`.
+//!
+//! Events are pulled (`next_event`, `events()`) or waited for on the event
+//! file descriptor (`AsFd`); no library thread ever calls into Rust.
+
+use std::borrow::Cow;
+use std::ffi::{CStr, CString};
+use std::fmt;
+use std::os::raw::{c_char, c_int};
+use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub use zkelect_sys as sys;
+
+/// Result of every fallible call.
+pub type Result<T> = std::result::Result<T, Error>;
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/// A libzkelect error: the C code (`ZKELECT_E*`, negative) and a message,
+/// either the library's own detail or `zkelect_strerror(code)`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Error {
+    pub code: i32,
+    pub message: String,
+}
+
+/// What went wrong, by error code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    InvalidArgument,
+    NoMemory,
+    /// The call does not fit the handle's state (e.g. resign when not a candidate).
+    State,
+    Closed,
+    TimedOut,
+    ConnectionLoss,
+    SessionExpired,
+    Auth,
+    NotSupported,
+    Deadlock,
+    ZooKeeper,
+    Internal,
+    NoLeader,
+    Range,
+    NotLeader,
+    /// A code this version of the crate does not know (the enum is append-only).
+    Other,
+}
+
+impl Error {
+    fn from_code(code: c_int) -> Error {
+        Error { code, message: strerror(code).to_string() }
+    }
+
+    fn with_message(code: c_int, message: impl Into<String>) -> Error {
+        let message = message.into();
+        if message.is_empty() {
+            Error::from_code(code)
+        } else {
+            Error { code, message }
+        }
+    }
+
+    /// The kind of error, from `code`.
+    pub fn kind(&self) -> ErrorKind {
+        use sys::*;
+        match self.code {
+            ZKELECT_EINVAL => ErrorKind::InvalidArgument,
+            ZKELECT_ENOMEM => ErrorKind::NoMemory,
+            ZKELECT_ESTATE => ErrorKind::State,
+            ZKELECT_ECLOSED => ErrorKind::Closed,
+            ZKELECT_ETIMEDOUT => ErrorKind::TimedOut,
+            ZKELECT_ECONNLOSS => ErrorKind::ConnectionLoss,
+            ZKELECT_ESESSION_EXPIRED => ErrorKind::SessionExpired,
+            ZKELECT_EAUTH => ErrorKind::Auth,
+            ZKELECT_ENOTSUP => ErrorKind::NotSupported,
+            ZKELECT_EDEADLK => ErrorKind::Deadlock,
+            ZKELECT_EZK => ErrorKind::ZooKeeper,
+            ZKELECT_EINTERNAL => ErrorKind::Internal,
+            ZKELECT_ENOLEADER => ErrorKind::NoLeader,
+            ZKELECT_ERANGE => ErrorKind::Range,
+            ZKELECT_ENOTLEADER => ErrorKind::NotLeader,
+            _ => ErrorKind::Other,
+        }
+    }
+
+    /// The symbolic name of the code, e.g. `"ZKELECT_EINVAL"`.
+    pub fn name(&self) -> &'static str {
+        static_str(unsafe { sys::zkelect_err_name(self.code) })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.name())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("code", &self.code)
+            .field("name", &self.name())
+            .field("message", &self.message)
+            .finish()
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// `zkelect_strerror(code)`.
+pub fn strerror(code: i32) -> &'static str {
+    static_str(unsafe { sys::zkelect_strerror(code) })
+}
+
+/// The runtime library's version as (major, minor, patch).
+pub fn version() -> (u32, u32, u32) {
+    let v = unsafe { sys::zkelect_version() };
+    (v >> 16, (v >> 8) & 0xff, v & 0xff)
+}
+
+/// The runtime library's version as "major.minor.patch".
+pub fn version_string() -> &'static str {
+    static_str(unsafe { sys::zkelect_version_string() })
+}
+
+fn check(rc: c_int) -> Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(Error::from_code(rc))
+    }
+}
+
+// The library's static strings live as long as the (nodelete) library.
+fn static_str(p: *const c_char) -> &'static str {
+    if p.is_null() {
+        return "";
+    }
+    unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("")
+}
+
+fn borrowed_str<'a>(p: *const c_char) -> Cow<'a, str> {
+    if p.is_null() {
+        return Cow::Borrowed("");
+    }
+    unsafe { CStr::from_ptr(p) }.to_string_lossy()
+}
+
+fn cstring(what: &str, s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| {
+        Error::with_message(sys::ZKELECT_EINVAL, format!("{what} contains a NUL byte"))
+    })
+}
+
+const ERRBUF: usize = 512;
+
+fn errbuf_message(buf: &[c_char]) -> String {
+    let bytes: Vec<u8> = buf.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Milliseconds for the C API: rounded up (a 0.5 ms wait must not become
+/// "do not wait"), and anything past i32::MAX ms (24.8 days) means no limit.
+fn timeout_ms(d: Duration) -> c_int {
+    let ms = (d.as_nanos() + 999_999) / 1_000_000;
+    if ms > i32::MAX as u128 {
+        -1
+    } else {
+        ms as c_int
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------
+
+/// Configuration: string keys and values (see `zkelect_conf_new` in the C
+/// header for the keys). Copied by `Client::new`, so it may be dropped after.
+pub struct Conf {
+    raw: NonNull<sys::zkelect_conf_t>,
+}
+
+// set() takes &mut self, the one call the header says is unsafe concurrently.
+unsafe impl Send for Conf {}
+unsafe impl Sync for Conf {}
+
+impl Conf {
+    /// A configuration with every default in place.
+    pub fn new() -> Conf {
+        let raw = NonNull::new(unsafe { sys::zkelect_conf_new() })
+            .expect("zkelect_conf_new: out of memory");
+        Conf { raw }
+    }
+
+    /// Set `key` to `value`; an unknown key or a bad value is an error that
+    /// names it, and leaves the configuration unchanged.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<&mut Conf> {
+        let k = cstring("key", key)?;
+        let v = cstring("value", value)?;
+        let mut buf = [0 as c_char; ERRBUF];
+        let rc = unsafe {
+            sys::zkelect_conf_set(self.raw.as_ptr(), k.as_ptr(), v.as_ptr(), buf.as_mut_ptr(), buf.len())
+        };
+        if rc != 0 {
+            return Err(Error::with_message(rc, errbuf_message(&buf)));
+        }
+        Ok(self)
+    }
+
+    /// The current value of `key`.
+    pub fn get(&self, key: &str) -> Result<String> {
+        let k = cstring("key", key)?;
+        let mut buf = vec![0 as c_char; 256];
+        // Bounded: the second round gets the size the library asked for.
+        for _ in 0..3 {
+            let mut len = buf.len();
+            let rc = unsafe { sys::zkelect_conf_get(self.raw.as_ptr(), k.as_ptr(), buf.as_mut_ptr(), &mut len) };
+            match rc {
+                0 => return Ok(errbuf_message(&buf)),
+                sys::ZKELECT_ERANGE => buf = vec![0 as c_char; len.max(buf.len() * 2)],
+                rc => return Err(Error::from_code(rc)),
+            }
+        }
+        Err(Error::from_code(sys::ZKELECT_ERANGE))
+    }
+}
+
+impl Default for Conf {
+    fn default() -> Conf {
+        Conf::new()
+    }
+}
+
+impl Drop for Conf {
+    fn drop(&mut self) {
+        unsafe { sys::zkelect_conf_destroy(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Conf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Conf").field("zk.hosts", &self.get("zk.hosts").ok()).finish()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Client
+// ---------------------------------------------------------------------------
+
+struct ClientInner {
+    raw: NonNull<sys::zkelect_client_t>,
+}
+
+unsafe impl Send for ClientInner {}
+unsafe impl Sync for ClientInner {}
+
+impl Drop for ClientInner {
+    fn drop(&mut self) {
+        // Every Election and Observer holds an Arc to this, so none is left:
+        // the ESTATE case of zkelect_client_destroy cannot happen here.
+        unsafe { sys::zkelect_client_destroy(self.raw.as_ptr()) };
+    }
+}
+
+/// One ZooKeeper session, shared by any number of elections and observers.
+/// Cloning is cheap and shares the session; it closes when the last clone,
+/// election and observer on it are dropped.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<ClientInner>,
+}
+
+/// Monitoring counters of a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Counter {
+    TermsWon,
+    DeposedResigned,
+    DeposedSuspended,
+    DeposedLeaseEnded,
+    DeposedExpired,
+    DeposedNodeDeleted,
+    DeposedClosed,
+    Reconnects,
+    Expiries,
+    ZkRequests,
+    Keepalives,
+}
+
+impl Counter {
+    pub const ALL: [Counter; 11] = [
+        Counter::TermsWon,
+        Counter::DeposedResigned,
+        Counter::DeposedSuspended,
+        Counter::DeposedLeaseEnded,
+        Counter::DeposedExpired,
+        Counter::DeposedNodeDeleted,
+        Counter::DeposedClosed,
+        Counter::Reconnects,
+        Counter::Expiries,
+        Counter::ZkRequests,
+        Counter::Keepalives,
+    ];
+
+    fn code(self) -> c_int {
+        use sys::*;
+        match self {
+            Counter::TermsWon => ZKELECT_COUNTER_TERMS_WON,
+            Counter::DeposedResigned => ZKELECT_COUNTER_DEPOSED_RESIGNED,
+            Counter::DeposedSuspended => ZKELECT_COUNTER_DEPOSED_SUSPENDED,
+            Counter::DeposedLeaseEnded => ZKELECT_COUNTER_DEPOSED_LEASE_ENDED,
+            Counter::DeposedExpired => ZKELECT_COUNTER_DEPOSED_EXPIRED,
+            Counter::DeposedNodeDeleted => ZKELECT_COUNTER_DEPOSED_NODE_DELETED,
+            Counter::DeposedClosed => ZKELECT_COUNTER_DEPOSED_CLOSED,
+            Counter::Reconnects => ZKELECT_COUNTER_RECONNECTS,
+            Counter::Expiries => ZKELECT_COUNTER_EXPIRIES,
+            Counter::ZkRequests => ZKELECT_COUNTER_ZK_REQUESTS,
+            Counter::Keepalives => ZKELECT_COUNTER_KEEPALIVES,
+        }
+    }
+
+    /// The library's name of the counter, e.g. `"terms_won"`.
+    pub fn name(self) -> &'static str {
+        static_str(unsafe { sys::zkelect_counter_name(self.code()) })
+    }
+}
+
+impl Client {
+    /// Start a session with the settings of `conf`. Does not wait for the
+    /// connection (see `await_connected`).
+    pub fn new(conf: &Conf) -> Result<Client> {
+        let mut buf = [0 as c_char; ERRBUF];
+        let raw = unsafe { sys::zkelect_client_new(conf.raw.as_ptr(), buf.as_mut_ptr(), buf.len()) };
+        match NonNull::new(raw) {
+            Some(raw) => Ok(Client { inner: Arc::new(ClientInner { raw }) }),
+            None => Err(Error::with_message(sys::ZKELECT_EINVAL, errbuf_message(&buf))),
+        }
+    }
+
+    /// A client with every default but the connect string.
+    pub fn connect(hosts: &str) -> Result<Client> {
+        let mut conf = Conf::new();
+        conf.set("zk.hosts", hosts)?;
+        Client::new(&conf)
+    }
+
+    fn raw(&self) -> *mut sys::zkelect_client_t {
+        self.inner.raw.as_ptr()
+    }
+
+    /// Wait until the session is connected; `None` waits for the
+    /// configured `zk.connect.timeout.ms`.
+    pub fn await_connected(&self, timeout: Option<Duration>) -> Result<()> {
+        // -1 asks for the configured default; an unlimited Duration gets the
+        // longest wait the C int can say.
+        let ms = match timeout {
+            None => -1,
+            Some(d) => match timeout_ms(d) {
+                -1 => i32::MAX,
+                ms => ms,
+            },
+        };
+        check(unsafe { sys::zkelect_client_await_connected(self.raw(), ms) })
+    }
+
+    pub fn is_connected(&self) -> bool {
+        unsafe { sys::zkelect_client_is_connected(self.raw()) == 1 }
+    }
+
+    /// The session timeout the server negotiated; `None` before the first
+    /// connection.
+    pub fn session_timeout(&self) -> Option<Duration> {
+        match unsafe { sys::zkelect_client_session_timeout_ms(self.raw()) } {
+            ms if ms > 0 => Some(Duration::from_millis(ms as u64)),
+            _ => None,
+        }
+    }
+
+    /// The current ZooKeeper session id; 0 before the first connection.
+    pub fn session_id(&self) -> i64 {
+        unsafe { sys::zkelect_client_session_id(self.raw()) }
+    }
+
+    pub fn counter(&self, counter: Counter) -> u64 {
+        let mut v = 0u64;
+        let rc = unsafe { sys::zkelect_client_counter(self.raw(), counter.code(), &mut v) };
+        debug_assert_eq!(rc, 0, "every Counter is known to the library");
+        v
+    }
+
+    /// Every counter with its value.
+    pub fn counters(&self) -> Vec<(Counter, u64)> {
+        Counter::ALL.iter().map(|&c| (c, self.counter(c))).collect()
+    }
+
+    /// The candidates of the election at `path`, in queue order (the leader
+    /// first), without taking part. Asks ZooKeeper.
+    pub fn participants(&self, path: &str) -> Result<Vec<Participant>> {
+        let p = cstring("path", path)?;
+        let mut buf = [0 as c_char; ERRBUF];
+        let raw = unsafe { sys::zkelect_client_participants(self.raw(), p.as_ptr(), buf.as_mut_ptr(), buf.len()) };
+        Participant::collect(raw, &buf)
+    }
+
+    /// Shorthand for `Election::new(self, path, participant_id)`.
+    pub fn election(&self, path: &str, participant_id: &str) -> Result<Election> {
+        Election::new(self, path, participant_id)
+    }
+
+    /// Shorthand for `Observer::new(self, path)`.
+    pub fn observer(&self, path: &str) -> Result<Observer> {
+        Observer::new(self, path)
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("session_id", &format_args!("{:#x}", self.session_id()))
+            .field("connected", &self.is_connected())
+            .finish()
+    }
+}
+
+/// One candidate of an election, as ZooKeeper listed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Participant {
+    /// The participant id (the data of its node).
+    pub id: String,
+    /// The node name, without the election path.
+    pub node: String,
+    /// The czxid of its node: the fencing token it leads (or would lead) with.
+    pub token: i64,
+    /// Creation time of its node, ms since the epoch, server clock.
+    pub ctime_ms: i64,
+}
+
+impl Participant {
+    fn collect(raw: *mut sys::zkelect_participants_t, errbuf: &[c_char]) -> Result<Vec<Participant>> {
+        if raw.is_null() {
+            // The C call signals failure only by NULL and a message; the
+            // usual cause is that ZooKeeper could not be asked.
+            return Err(Error::with_message(sys::ZKELECT_EZK, errbuf_message(errbuf)));
+        }
+        let n = unsafe { sys::zkelect_participants_count(raw) };
+        let list = (0..n)
+            .map(|i| unsafe {
+                Participant {
+                    id: borrowed_str(sys::zkelect_participants_id(raw, i)).into_owned(),
+                    node: borrowed_str(sys::zkelect_participants_node(raw, i)).into_owned(),
+                    token: sys::zkelect_participants_token(raw, i),
+                    ctime_ms: sys::zkelect_participants_ctime_ms(raw, i),
+                }
+            })
+            .collect();
+        unsafe { sys::zkelect_participants_destroy(raw) };
+        Ok(list)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Election
+// ---------------------------------------------------------------------------
+
+/// One candidacy of one participant on one election path. It starts idle:
+/// `volunteer` enters the election. Dropping it leaves the election (a
+/// leader is deposed) and deletes its node, waiting for ZooKeeper's
+/// acknowledgement for at most the session timeout.
+pub struct Election {
+    raw: NonNull<sys::zkelect_election_t>,
+    client: Client,
+    path: String,
+    id: String,
+}
+
+// Every call but destroy is thread-safe in the C API, and destroy is only
+// reachable through Drop, which needs ownership, so no call can race it.
+unsafe impl Send for Election {}
+unsafe impl Sync for Election {}
+
+impl Election {
+    /// A candidacy of `participant_id` on `path` (absolute, created with its
+    /// parents when missing).
+    pub fn new(client: &Client, path: &str, participant_id: &str) -> Result<Election> {
+        let p = cstring("path", path)?;
+        let id = cstring("participant id", participant_id)?;
+        let mut buf = [0 as c_char; ERRBUF];
+        let raw = unsafe {
+            sys::zkelect_election_new(client.raw(), p.as_ptr(), id.as_ptr(), buf.as_mut_ptr(), buf.len())
+        };
+        match NonNull::new(raw) {
+            Some(raw) => Ok(Election {
+                raw,
+                client: client.clone(),
+                path: path.to_string(),
+                id: participant_id.to_string(),
+            }),
+            None => Err(Error::with_message(sys::ZKELECT_EINVAL, errbuf_message(&buf))),
+        }
+    }
+
+    fn raw(&self) -> *mut sys::zkelect_election_t {
+        self.raw.as_ptr()
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// This candidacy's participant id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Enter the election. Non-blocking: the outcome arrives as events.
+    /// `ErrorKind::State` when already a candidate.
+    pub fn volunteer(&self) -> Result<()> {
+        check(unsafe { sys::zkelect_volunteer(self.raw()) })
+    }
+
+    /// Leave the election: stops leading before it returns; the node is
+    /// deleted in the background (a `Resigned` event says when).
+    /// `ErrorKind::State` when not a candidate.
+    pub fn resign(&self) -> Result<()> {
+        check(unsafe { sys::zkelect_resign(self.raw()) })
+    }
+
+    /// True while this candidacy leads and its lease runs. Never blocks.
+    pub fn is_leader(&self) -> bool {
+        unsafe { sys::zkelect_is_leader(self.raw()) == 1 }
+    }
+
+    /// Block until this candidacy leads (`Ok`) or `timeout` passes
+    /// (`ErrorKind::TimedOut`). Does not consume events.
+    pub fn await_leader(&self, timeout: Duration) -> Result<()> {
+        check(unsafe { sys::zkelect_await_leader(self.raw(), timeout_ms(timeout)) })
+    }
+
+    /// The fencing token of the current term; `ErrorKind::NotLeader` when
+    /// not leading.
+    pub fn fencing_token(&self) -> Result<i64> {
+        let mut token = 0i64;
+        check(unsafe { sys::zkelect_fencing_token(self.raw(), &mut token) })?;
+        Ok(token)
+    }
+
+    /// Ask ZooKeeper who leads this election now. `ErrorKind::NoLeader`
+    /// when there is no candidate.
+    pub fn leader_id(&self) -> Result<String> {
+        // Ids of other programs on the same path (Curator) may exceed our own
+        // ZKELECT_ID_MAX, so grow on ERANGE, a bounded number of times.
+        let mut len = sys::ZKELECT_ID_MAX + 1;
+        for _ in 0..6 {
+            let mut buf = vec![0 as c_char; len];
+            match unsafe { sys::zkelect_leader_id(self.raw(), buf.as_mut_ptr(), buf.len()) } {
+                0 => return Ok(errbuf_message(&buf)),
+                sys::ZKELECT_ERANGE => len *= 8,
+                rc => return Err(Error::from_code(rc)),
+            }
+        }
+        Err(Error::from_code(sys::ZKELECT_ERANGE))
+    }
+
+    /// Ask ZooKeeper for the candidates, in queue order (the leader first).
+    pub fn participants(&self) -> Result<Vec<Participant>> {
+        let mut buf = [0 as c_char; ERRBUF];
+        let raw = unsafe { sys::zkelect_participants(self.raw(), buf.as_mut_ptr(), buf.len()) };
+        Participant::collect(raw, &buf)
+    }
+
+    /// The next event, waiting up to `timeout`; `None` on timeout or after
+    /// `wake`.
+    pub fn next_event(&self, timeout: Duration) -> Option<Event> {
+        Event::wrap(unsafe { sys::zkelect_next_event(self.raw(), timeout_ms(timeout)) })
+    }
+
+    /// A blocking iterator of events, in the order they happened. It ends
+    /// only when `wake` is called (from another thread).
+    pub fn events(&self) -> Events<'_> {
+        Events { source: Source::Election(self), timeout: -1 }
+    }
+
+    /// An iterator of events that ends at the first wait longer than
+    /// `timeout` (or at `wake`).
+    pub fn events_timeout(&self, timeout: Duration) -> Events<'_> {
+        Events { source: Source::Election(self), timeout: timeout_ms(timeout) }
+    }
+
+    /// Make one waiting (or the next) `next_event` return `None` at once.
+    pub fn wake(&self) {
+        unsafe { sys::zkelect_wake(self.raw()) };
+    }
+}
+
+impl AsRawFd for Election {
+    /// Readable exactly while events wait (level-triggered). Owned by the
+    /// library: never read, write or close it.
+    fn as_raw_fd(&self) -> RawFd {
+        unsafe { sys::zkelect_event_fd(self.raw()) }
+    }
+}
+
+impl AsFd for Election {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // Valid for as long as the handle, which the borrow ties it to.
+        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
+    }
+}
+
+impl Drop for Election {
+    fn drop(&mut self) {
+        unsafe { sys::zkelect_election_destroy(self.raw()) };
+    }
+}
+
+impl fmt::Debug for Election {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Election")
+            .field("path", &self.path)
+            .field("id", &self.id)
+            .field("is_leader", &self.is_leader())
+            .finish()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Observer
+// ---------------------------------------------------------------------------
+
+/// Watches who leads the election at a path without taking part. Its first
+/// event is `LeaderChanged` with the current leader (or none).
+pub struct Observer {
+    raw: NonNull<sys::zkelect_observer_t>,
+    client: Client,
+}
+
+// As for Election: destroy only through Drop, everything else thread-safe.
+unsafe impl Send for Observer {}
+unsafe impl Sync for Observer {}
+
+impl Observer {
+    pub fn new(client: &Client, path: &str) -> Result<Observer> {
+        let p = cstring("path", path)?;
+        let mut buf = [0 as c_char; ERRBUF];
+        let raw = unsafe { sys::zkelect_observer_new(client.raw(), p.as_ptr(), buf.as_mut_ptr(), buf.len()) };
+        match NonNull::new(raw) {
+            Some(raw) => Ok(Observer { raw, client: client.clone() }),
+            None => Err(Error::with_message(sys::ZKELECT_EINVAL, errbuf_message(&buf))),
+        }
+    }
+
+    fn raw(&self) -> *mut sys::zkelect_observer_t {
+        self.raw.as_ptr()
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn next_event(&self, timeout: Duration) -> Option<Event> {
+        Event::wrap(unsafe { sys::zkelect_observer_next_event(self.raw(), timeout_ms(timeout)) })
+    }
+
+    pub fn events(&self) -> Events<'_> {
+        Events { source: Source::Observer(self), timeout: -1 }
+    }
+
+    pub fn events_timeout(&self, timeout: Duration) -> Events<'_> {
+        Events { source: Source::Observer(self), timeout: timeout_ms(timeout) }
+    }
+
+    pub fn wake(&self) {
+        unsafe { sys::zkelect_observer_wake(self.raw()) };
+    }
+}
+
+impl AsRawFd for Observer {
+    fn as_raw_fd(&self) -> RawFd {
+        unsafe { sys::zkelect_observer_event_fd(self.raw()) }
+    }
+}
+
+impl AsFd for Observer {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
+    }
+}
+
+impl Drop for Observer {
+    fn drop(&mut self) {
+        unsafe { sys::zkelect_observer_destroy(self.raw()) };
+    }
+}
+
+impl fmt::Debug for Observer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Observer").finish_non_exhaustive()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------
+
+enum Source<'a> {
+    Election(&'a Election),
+    Observer(&'a Observer),
+}
+
+/// Iterator over a handle's events (see `Election::events`).
+pub struct Events<'a> {
+    source: Source<'a>,
+    timeout: c_int,
+}
+
+impl Iterator for Events<'_> {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        let raw = match self.source {
+            Source::Election(e) => unsafe { sys::zkelect_next_event(e.raw(), self.timeout) },
+            Source::Observer(o) => unsafe { sys::zkelect_observer_next_event(o.raw(), self.timeout) },
+        };
+        Event::wrap(raw)
+    }
+}
+
+/// The type of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// This candidacy now leads; `token()` is the fencing token.
+    Elected,
+    /// This candidacy stopped leading; `reason()` says why.
+    Deposed,
+    /// Enrolled and not leading; `node()`/`id()` name the predecessor.
+    Following,
+    Suspended,
+    Reconnected,
+    Expired,
+    /// (Observers) the leader changed; `id()`/`token()` name it, empty/0 for none.
+    LeaderChanged,
+    /// A failure: `error()`, `zk_rc()`, `message()`.
+    Error,
+    /// The resign finished: the node is gone.
+    Resigned,
+    /// A type newer than this crate.
+    Unknown(i32),
+}
+
+impl EventKind {
+    fn from_code(code: c_int) -> EventKind {
+        use sys::*;
+        match code {
+            ZKELECT_EV_ELECTED => EventKind::Elected,
+            ZKELECT_EV_DEPOSED => EventKind::Deposed,
+            ZKELECT_EV_FOLLOWING => EventKind::Following,
+            ZKELECT_EV_SUSPENDED => EventKind::Suspended,
+            ZKELECT_EV_RECONNECTED => EventKind::Reconnected,
+            ZKELECT_EV_EXPIRED => EventKind::Expired,
+            ZKELECT_EV_LEADER_CHANGED => EventKind::LeaderChanged,
+            ZKELECT_EV_ERROR => EventKind::Error,
+            ZKELECT_EV_RESIGNED => EventKind::Resigned,
+            other => EventKind::Unknown(other),
+        }
+    }
+}
+
+/// Why a `Deposed` event happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    None,
+    Resigned,
+    Suspended,
+    LeaseEnded,
+    Expired,
+    NodeDeleted,
+    Closed,
+    Unknown(i32),
+}
+
+impl Reason {
+    fn from_code(code: c_int) -> Reason {
+        use sys::*;
+        match code {
+            ZKELECT_REASON_NONE => Reason::None,
+            ZKELECT_REASON_RESIGNED => Reason::Resigned,
+            ZKELECT_REASON_SUSPENDED => Reason::Suspended,
+            ZKELECT_REASON_LEASE_ENDED => Reason::LeaseEnded,
+            ZKELECT_REASON_EXPIRED => Reason::Expired,
+            ZKELECT_REASON_NODE_DELETED => Reason::NodeDeleted,
+            ZKELECT_REASON_CLOSED => Reason::Closed,
+            other => Reason::Unknown(other),
+        }
+    }
+}
+
+/// One event, owned; independent of the handle it came from.
+pub struct Event {
+    raw: NonNull<sys::zkelect_event_t>,
+}
+
+// Events are immutable after they are queued; their accessors are thread-safe.
+unsafe impl Send for Event {}
+unsafe impl Sync for Event {}
+
+impl Event {
+    fn wrap(raw: *mut sys::zkelect_event_t) -> Option<Event> {
+        NonNull::new(raw).map(|raw| Event { raw })
+    }
+
+    fn raw(&self) -> *const sys::zkelect_event_t {
+        self.raw.as_ptr()
+    }
+
+    pub fn kind(&self) -> EventKind {
+        EventKind::from_code(unsafe { sys::zkelect_event_type(self.raw()) })
+    }
+
+    /// The library's name of the type: "ELECTED", "DEPOSED", ...
+    pub fn kind_name(&self) -> &'static str {
+        static_str(unsafe { sys::zkelect_event_type_name(sys::zkelect_event_type(self.raw())) })
+    }
+
+    /// For `Deposed`; `Reason::None` otherwise.
+    pub fn reason(&self) -> Reason {
+        Reason::from_code(unsafe { sys::zkelect_event_reason(self.raw()) })
+    }
+
+    /// "resigned", "lease_ended", ...; "none".
+    pub fn reason_name(&self) -> &'static str {
+        static_str(unsafe { sys::zkelect_reason_name(sys::zkelect_event_reason(self.raw())) })
+    }
+
+    /// The fencing token for `Elected` and `LeaderChanged`, else 0.
+    pub fn token(&self) -> i64 {
+        unsafe { sys::zkelect_event_token(self.raw()) }
+    }
+
+    /// For `Error` events: the error, with the event's message.
+    pub fn error(&self) -> Option<Error> {
+        match unsafe { sys::zkelect_event_error(self.raw()) } {
+            0 => None,
+            code => Some(Error::with_message(code, self.message().into_owned())),
+        }
+    }
+
+    /// ZooKeeper's own return code for `Error` (0 when none).
+    pub fn zk_rc(&self) -> i32 {
+        unsafe { sys::zkelect_event_zk_rc(self.raw()) }
+    }
+
+    pub fn message(&self) -> Cow<'_, str> {
+        borrowed_str(unsafe { sys::zkelect_event_message(self.raw()) })
+    }
+
+    /// `Elected`: our node; `Following`: the predecessor's; `LeaderChanged`:
+    /// the leader's; "" otherwise.
+    pub fn node(&self) -> Cow<'_, str> {
+        borrowed_str(unsafe { sys::zkelect_event_node(self.raw()) })
+    }
+
+    /// `Following`: the predecessor's id; `LeaderChanged`: the leader's;
+    /// `Elected`: ours; "" otherwise.
+    pub fn id(&self) -> Cow<'_, str> {
+        borrowed_str(unsafe { sys::zkelect_event_id(self.raw()) })
+    }
+
+    /// When the library saw the change, ns since the epoch (CLOCK_REALTIME).
+    pub fn time_ns(&self) -> i64 {
+        unsafe { sys::zkelect_event_time_ns(self.raw()) }
+    }
+
+    pub fn time(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_nanos(self.time_ns().max(0) as u64)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        unsafe { sys::zkelect_event_destroy(self.raw.as_ptr()) }
+    }
+}
+
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Event");
+        d.field("kind", &self.kind());
+        if self.kind() == EventKind::Deposed {
+            d.field("reason", &self.reason());
+        }
+        if self.token() != 0 {
+            d.field("token", &self.token());
+        }
+        if !self.id().is_empty() {
+            d.field("id", &self.id());
+        }
+        if let Some(e) = self.error() {
+            d.field("error", &e);
+        }
+        d.field("message", &self.message()).finish()
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind_name(), self.message())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_round_up_and_saturate() {
+        assert_eq!(timeout_ms(Duration::ZERO), 0);
+        assert_eq!(timeout_ms(Duration::from_micros(1)), 1);
+        assert_eq!(timeout_ms(Duration::from_millis(1500)), 1500);
+        assert_eq!(timeout_ms(Duration::from_millis(i32::MAX as u64)), i32::MAX);
+        assert_eq!(timeout_ms(Duration::from_millis(i32::MAX as u64 + 1)), -1);
+        assert_eq!(timeout_ms(Duration::MAX), -1);
+    }
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn handles_are_send_and_sync() {
+        assert_send_sync::<Conf>();
+        assert_send_sync::<Client>();
+        assert_send_sync::<Election>();
+        assert_send_sync::<Observer>();
+        assert_send_sync::<Event>();
+        assert_send_sync::<Error>();
+    }
+}
