@@ -355,6 +355,7 @@ int zt_cmd_candidate(int argc, char **argv)
         ps[i].client = zkelect_client_new(conf, err, sizeof err);
         if (!ps[i].client) {
             zt_err("cannot start a ZooKeeper client for %s: %s", hosts, err);
+            usage(stderr);
             rc_exit = ZT_EXIT_USAGE;
             goto out;
         }
@@ -367,6 +368,7 @@ int zt_cmd_candidate(int argc, char **argv)
         ps[i].election = zkelect_election_new(ps[i].client, path, ps[i].id, err, sizeof err);
         if (!ps[i].election) {
             zt_err("%s", err);
+            usage(stderr);
             rc_exit = ZT_EXIT_USAGE;
             goto out;
         }

@@ -137,6 +137,7 @@ int zt_cmd_status(int argc, char **argv)
         return rc;
     if (!path_ok(o.path)) {
         zt_err("bad election path '%s' (absolute, no trailing '/', no '//')", o.path);
+        status_usage(stderr);
         return ZT_EXIT_USAGE;
     }
     zkelect_conf_t *conf = zt_make_conf(o.hosts, o.session_ms, o.connect_ms);
@@ -266,6 +267,7 @@ int zt_cmd_observe(int argc, char **argv)
     zkelect_observer_t *obs = zkelect_observer_new(client, o.path, err, sizeof err);
     if (!obs) {
         zt_err("%s", err);
+        observe_usage(stderr);
         zkelect_client_destroy(client);
         close(sfd);
         return ZT_EXIT_USAGE;

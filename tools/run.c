@@ -407,12 +407,14 @@ int zt_cmd_run(int argc, char **argv)
     zkelect_conf_destroy(conf);
     if (!r.client) {
         zt_err("cannot start a ZooKeeper client for %s: %s", hosts, err);
+        usage(stderr);
         close(sfd);
         return ZT_EXIT_USAGE;
     }
     r.election = zkelect_election_new(r.client, r.path, r.id, err, sizeof err);
     if (!r.election) {
         zt_err("%s", err);
+        usage(stderr);
         exit_code = ZT_EXIT_USAGE;
         goto out;
     }

@@ -1,0 +1,310 @@
+"""`zkelect run`: a command runs only while its `zkelect run` leads.
+
+Children are shell scripts that append what happens to them to one log
+file, stamped with CLOCK_REALTIME ns (date +%s%N):
+  start <pid> <ppid> <token> <id> <path> <ns>
+  term <pid> <ns>          (SIGTERM arrived)
+"""
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from faultproxy import ProxiedEnsemble
+from toolutil import CApi, Proc, free_port, pid_alive, wait_gone
+
+SESSION_MS = 2000
+MARGIN_MS = 1500
+
+CHILD = r"""#!/bin/sh
+log=$1
+if [ "$2" = ignore ]; then
+  trap 'echo "term $$ $(date +%s%N)" >> "$log"' TERM
+else
+  trap 'echo "term $$ $(date +%s%N)" >> "$log"; exit 0' TERM
+fi
+echo "start $$ $PPID $ZKELECT_TOKEN $ZKELECT_ID $ZKELECT_PATH $(date +%s%N)" >> "$log"
+i=0
+while [ $i -lt 6000 ]; do sleep 0.05; i=$((i+1)); done
+"""
+
+
+class Log:
+    def __init__(self, path):
+        self.path = path
+        path.write_text("")
+
+    def records(self):
+        out = []
+        for line in self.path.read_text().splitlines():
+            f = line.split()
+            if f and f[0] == "start" and len(f) == 7:
+                out.append({"kind": "start", "pid": int(f[1]), "ppid": int(f[2]),
+                            "token": int(f[3]), "id": f[4], "path": f[5], "ns": int(f[6])})
+            elif f and f[0] == "term" and len(f) == 3:
+                out.append({"kind": "term", "pid": int(f[1]), "ns": int(f[2])})
+        return out
+
+    def wait(self, pred, timeout, what):
+        # A file gives no event to wait on: re-read it, bounded by the deadline.
+        deadline = time.monotonic() + timeout
+        while True:
+            for r in self.records():
+                if pred(r):
+                    return r
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"timed out ({timeout} s) waiting for {what}; "
+                                     f"log: {self.records()}")
+            time.sleep(0.02)
+
+
+@pytest.fixture
+def child(tmp_path):
+    p = tmp_path / "child.sh"
+    p.write_text(CHILD)
+    p.chmod(0o755)
+    return p
+
+
+@pytest.fixture
+def log(tmp_path):
+    return Log(tmp_path / "children.log")
+
+
+@pytest.fixture
+def capi(build_dir):
+    return CApi(build_dir)
+
+
+@pytest.fixture
+def runs():
+    made = []
+    yield made
+    for p in made:
+        p.kill()
+
+
+def start_run(runs, zkelect_bin, env, hosts, path, pid_, child, log, *opts, mode="exit"):
+    p = Proc([zkelect_bin, "run", "--connect", hosts, "--path", path, "--id", pid_,
+              "--session-timeout-ms", SESSION_MS, *opts, "--", child, log.path, mode],
+             env, stdin=False)
+    runs.append(p)
+    return p
+
+
+def wait_queue(capi, hosts, path, n, timeout=15):
+    deadline = time.monotonic() + timeout
+    while True:
+        ps = capi.participants(hosts, path) or []
+        if len(ps) == n:
+            return ps
+        assert time.monotonic() < deadline, f"queue never reached {n}: {ps}"
+        time.sleep(0.05)
+
+
+def starts_of(log, ppid):
+    return [r for r in log.records() if r["kind"] == "start" and r["ppid"] == ppid]
+
+
+def test_one_child_at_a_time_and_sigkill_failover(zk, zk_path, zkelect_bin, test_env, child,
+                                                  log, capi, runs):
+    hosts = zk.connect_string
+    a = start_run(runs, zkelect_bin, test_env, hosts, zk_path, "a", child, log, "--grace", 1000)
+    sa = log.wait(lambda r: r["kind"] == "start" and r["ppid"] == a.pid, 20, "a's child")
+    assert sa["id"] == "a" and sa["path"] == zk_path and sa["token"] > 0
+    b = start_run(runs, zkelect_bin, test_env, hosts, zk_path, "b", child, log, "--grace", 1000)
+    ps = wait_queue(capi, hosts, zk_path, 2)
+    assert [x[0] for x in ps] == ["a", "b"] and ps[0][1] == sa["token"]
+    # b is enrolled and waiting: its child has not started.
+    assert not starts_of(log, b.pid) and pid_alive(sa["pid"])
+
+    t_kill = time.time_ns()
+    os.kill(a.pid, signal.SIGKILL)
+    # The orphan dies with its parent (parent-death signal), at once.
+    assert wait_gone(sa["pid"], 2), "a's child outlived a (no parent-death signal?)"
+    sb = log.wait(lambda r: r["kind"] == "start" and r["ppid"] == b.pid,
+                  (SESSION_MS + MARGIN_MS) / 1000 + 5, "b's child after a was killed")
+    latency_ms = (sb["ns"] - t_kill) / 1e6
+    assert latency_ms <= SESSION_MS + MARGIN_MS, latency_ms
+    assert sb["token"] > sa["token"]
+    assert sb["id"] == "b"
+    assert len([r for r in log.records() if r["kind"] == "start"]) == 2
+
+    # SIGTERM to run: the child is stopped, run resigns and exits 128+15.
+    b.proc.send_signal(signal.SIGTERM)
+    assert b.wait(10) == 128 + signal.SIGTERM, b.err
+    log.wait(lambda r: r["kind"] == "term" and r["pid"] == sb["pid"], 5, "b's child's SIGTERM")
+    assert wait_gone(sb["pid"], 5)
+    assert not capi.participants(hosts, zk_path)
+
+
+def test_cut_off_leader_stops_child_before_other_starts(zk, zk_path, zkelect_bin, test_env,
+                                                        child, log, capi, runs):
+    """The leader's connections are blackholed past its lease: its child gets
+    SIGTERM no later than the other child starts."""
+    with ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)]) as prox:
+        a = start_run(runs, zkelect_bin, test_env, prox.connect_string, zk_path, "a", child,
+                      log, "--grace", 1000)
+        sa = log.wait(lambda r: r["kind"] == "start" and r["ppid"] == a.pid, 20, "a's child")
+        b = start_run(runs, zkelect_bin, test_env, zk.connect_string, zk_path, "b", child, log,
+                      "--grace", 1000)
+        wait_queue(capi, zk.connect_string, zk_path, 2)
+
+        t_cut = time.time_ns()
+        prox.blackhole()
+        ta = log.wait(lambda r: r["kind"] == "term" and r["pid"] == sa["pid"],
+                      SESSION_MS / 1000 + 2, "SIGTERM of a's child after the cut")
+        sb = log.wait(lambda r: r["kind"] == "start" and r["ppid"] == b.pid,
+                      2 * SESSION_MS / 1000 + 10, "b's child")
+        assert ta["ns"] <= sb["ns"], (ta, sb)
+        # The lease is at most half the session timeout.
+        assert (ta["ns"] - t_cut) / 1e6 <= SESSION_MS / 2 + 500
+        assert sb["token"] > sa["token"]
+        assert wait_gone(sa["pid"], 5)
+        prox.set_pass()
+        # a is still running and waits to lead again; its child must not run.
+        assert a.proc.poll() is None
+        assert len(starts_of(log, a.pid)) == 1
+
+
+def test_paused_leader_stops_child_on_resume(zk, zk_path, zkelect_bin, test_env, child, log,
+                                             capi, runs):
+    """SIGSTOP of the leading `zkelect run` past its lease (not past its
+    session): on SIGCONT the child gets SIGTERM before any child starts again."""
+    session = 4000
+    hosts = zk.connect_string
+    a = Proc([zkelect_bin, "run", "--connect", hosts, "--path", zk_path, "--id", "a",
+              "--session-timeout-ms", session, "--grace", 1000, "--", child, log.path],
+             test_env, stdin=False)
+    runs.append(a)
+    sa = log.wait(lambda r: r["kind"] == "start" and r["ppid"] == a.pid, 20, "a's child")
+    b = start_run(runs, zkelect_bin, test_env, hosts, zk_path, "b", child, log, "--grace", 1000)
+    wait_queue(capi, hosts, zk_path, 2)
+
+    os.kill(a.pid, signal.SIGSTOP)
+    try:
+        # The fault: a pause of 0.65 T, past the lease (< T/2), short of the
+        # session timeout, so no other child may legitimately start meanwhile.
+        time.sleep(0.65 * session / 1000)
+    finally:
+        os.kill(a.pid, signal.SIGCONT)
+    t_cont = time.time_ns()
+    ta = log.wait(lambda r: r["kind"] == "term" and r["pid"] == sa["pid"], 5,
+                  "SIGTERM of a's child after resume")
+    assert (ta["ns"] - t_cont) / 1e6 < 1000
+    nxt = log.wait(lambda r: r["kind"] == "start" and r["pid"] != sa["pid"],
+                   2 * session / 1000 + 10, "the next child")
+    assert ta["ns"] <= nxt["ns"]
+    assert wait_gone(sa["pid"], 5)
+    assert nxt["token"] >= sa["token"]
+
+
+def test_child_ignoring_sigterm_is_killed_after_grace(zk, zk_path, zkelect_bin, test_env, child,
+                                                      log, runs):
+    grace = 1500
+    a = start_run(runs, zkelect_bin, test_env, zk.connect_string, zk_path, "a", child, log,
+                  "--grace", grace, mode="ignore")
+    sa = log.wait(lambda r: r["kind"] == "start" and r["ppid"] == a.pid, 20, "a's child")
+    t = time.monotonic()
+    a.proc.send_signal(signal.SIGTERM)
+    log.wait(lambda r: r["kind"] == "term" and r["pid"] == sa["pid"], 5, "SIGTERM seen")
+    assert pid_alive(sa["pid"])  # it ignores SIGTERM ...
+    assert wait_gone(sa["pid"], grace / 1000 + 5)  # ... and is killed after the grace
+    took = time.monotonic() - t
+    assert grace / 1000 - 0.2 <= took <= grace / 1000 + 2, took
+    assert a.wait(10) == 128 + signal.SIGTERM
+
+
+def test_deposed_child_stopped_and_restarted_then_once_exits_4(zk, zk_path, zkelect_bin,
+                                                               test_env, child, log, capi, runs):
+    """Deleting the leader's node (an operator) deposes it: the child is
+    stopped at once; run volunteers again and starts a new child with a
+    larger token. With --once it exits 4 instead."""
+    from kazoo.client import KazooClient
+    kz = KazooClient(hosts=zk.connect_string)
+    kz.start(timeout=15)
+    try:
+        hosts = zk.connect_string
+        a = start_run(runs, zkelect_bin, test_env, hosts, zk_path, "a", child, log)
+        s1 = log.wait(lambda r: r["kind"] == "start" and r["ppid"] == a.pid, 20, "first child")
+        node = wait_queue(capi, hosts, zk_path, 1)[0][2]
+        kz.delete(f"{zk_path}/{node}")
+        log.wait(lambda r: r["kind"] == "term" and r["pid"] == s1["pid"], 5, "first child stopped")
+        s2 = log.wait(lambda r: r["kind"] == "start" and r["ppid"] == a.pid
+                      and r["pid"] != s1["pid"], 15, "second child")
+        assert s2["token"] > s1["token"]
+        assert not pid_alive(s1["pid"])
+        a.proc.send_signal(signal.SIGINT)
+        assert a.wait(10) == 128 + signal.SIGINT
+
+        o = start_run(runs, zkelect_bin, test_env, hosts, zk_path, "o", child, log, "--once")
+        s3 = log.wait(lambda r: r["kind"] == "start" and r["ppid"] == o.pid, 20, "--once child")
+        node = wait_queue(capi, hosts, zk_path, 1)[0][2]
+        kz.delete(f"{zk_path}/{node}")
+        assert o.wait(10) == 4, o.err
+        log.wait(lambda r: r["kind"] == "term" and r["pid"] == s3["pid"], 5, "--once child stopped")
+        assert len(starts_of(log, o.pid)) == 1
+        assert not capi.participants(hosts, zk_path)
+    finally:
+        kz.stop()
+        kz.close()
+
+
+@pytest.mark.parametrize("cmd,code", [
+    (["sh", "-c", "exit 7"], 7),
+    (["sh", "-c", "kill -KILL $$"], 128 + 9),
+    (["true"], 0),
+    (["/nonexistent/zkelect-no-such-command"], 127),
+])
+def test_child_status_is_exit_status_and_run_resigns(zk, zk_path, zkelect_bin, test_env, capi,
+                                                     cmd, code):
+    r = subprocess.run([str(zkelect_bin), "run", "--connect", zk.connect_string, "--path",
+                        zk_path, "--session-timeout-ms", str(SESSION_MS), "--", *cmd],
+                       env=test_env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == code, r.stderr
+    assert not capi.participants(zk.connect_string, zk_path)
+
+
+def test_environment_default_connect(zk, zk_path, zkelect_bin, test_env, tmp_path):
+    out = tmp_path / "env.txt"
+    env = dict(test_env, ZKELECT_CONNECT=zk.connect_string, ZKELECT_TOKEN="stale")
+    r = subprocess.run([str(zkelect_bin), "run", "--path", zk_path, "--id", "envtest", "--",
+                        "sh", "-c", f'echo "$ZKELECT_TOKEN $ZKELECT_ID $ZKELECT_PATH" > {out}'],
+                       env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    token, pid_, path = out.read_text().split()
+    assert int(token) > 0 and pid_ == "envtest" and path == zk_path
+
+
+@pytest.mark.parametrize("args", [
+    ["--path", "/x", "--", "true"],                      # no --connect
+    ["--connect", "H", "--", "true"],                    # no --path
+    ["--connect", "H", "--path", "/x"],                  # no command
+    ["--connect", "H", "--path", "/x", "--"],            # empty command
+    ["--connect", "H", "--path", "/x", "true"],          # command without --
+    ["--connect", "H", "--path", "/x", "--grace", "-1", "--", "true"],
+    ["--connect", "H", "--path", "/x", "--session-timeout-ms", "5", "--", "true"],
+    ["--connect", "H", "--path", "/x", "--frobnicate", "--", "true"],
+    ["--connect", "H", "--path", "rel/ative", "--", "true"],
+])
+def test_run_bad_arguments_exit_2(zk, zkelect_bin, test_env, args, tmp_path):
+    env = dict(test_env)
+    env.pop("ZKELECT_CONNECT", None)
+    args = [zk.connect_string if a == "H" else a for a in args]
+    r = subprocess.run([str(zkelect_bin), "run", *args], env=env, capture_output=True, text=True,
+                       timeout=20)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "usage: zkelect run" in r.stderr
+
+
+def test_run_unreachable_exit_3(zkelect_bin, test_env, tmp_path):
+    marker = tmp_path / "ran"
+    r = subprocess.run([str(zkelect_bin), "run", "--connect", f"127.0.0.1:{free_port()}",
+                        "--path", "/x", "--connect-timeout-ms", "1500", "--",
+                        "touch", str(marker)],
+                       env=test_env, capture_output=True, text=True, timeout=20)
+    assert r.returncode == 3, r.stderr
+    assert not marker.exists()

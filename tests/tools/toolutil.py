@@ -1,0 +1,238 @@
+"""Helpers for the tests of the zkelect command-line tool.
+
+Real processes only: `zkelect` subprocesses, reader threads that time-stamp
+their lines, and a ctypes view of libzkelect's C API to compare against.
+"""
+
+import ctypes
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+
+
+class Proc:
+    """A zkelect subprocess whose stdout lines are queued as they arrive."""
+
+    def __init__(self, argv, env, stdin=True, cwd=None):
+        self.argv = [str(a) for a in argv]
+        self.proc = subprocess.Popen(
+            self.argv, env=env, cwd=cwd, text=True, bufsize=1,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        self.lines = queue.Queue()
+        self.seen = []
+        self.err = []
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines), daemon=True).start()
+        threading.Thread(target=self._pump_err, daemon=True).start()
+
+    @staticmethod
+    def _pump(f, q):
+        for line in f:
+            q.put(line.rstrip("\n"))
+        q.put(None)
+
+    def _pump_err(self):
+        for line in self.proc.stderr:
+            self.err.append(line.rstrip("\n"))
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def send(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def next_line(self, deadline):
+        """The next stdout line, None at EOF; raises TimeoutError at deadline."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        try:
+            line = self.lines.get(timeout=left)
+        except queue.Empty:
+            raise TimeoutError from None
+        if line is not None:
+            self.seen.append(line)
+        return line
+
+    def wait_line(self, pred, timeout, what="a line"):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.next_line(deadline)
+            except TimeoutError:
+                raise AssertionError(
+                    f"timed out ({timeout} s) waiting for {what} from {self.argv[:2]}; "
+                    f"stdout so far: {self.seen[-20:]}; stderr: {self.err[-10:]}") from None
+            if line is None:
+                raise AssertionError(f"{self.argv[:2]} ended (rc={self.proc.poll()}) before "
+                                     f"{what}; stdout: {self.seen[-20:]}; stderr: {self.err[-10:]}")
+            if pred(line):
+                return line
+
+    def wait(self, timeout):
+        return self.proc.wait(timeout=timeout)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def parse_event(line):
+    """('LEADER', '3', ns, {'token': '..'}) for an EVENT line, else None."""
+    parts = line.split()
+    if len(parts) < 4 or parts[0] != "EVENT":
+        return None
+    return (parts[1], parts[2], int(parts[3]),
+            dict(p.split("=", 1) for p in parts[4:] if "=" in p))
+
+
+class Candidates:
+    """Several `zkelect candidate` processes, their events merged in one queue."""
+
+    def __init__(self, zkelect, env, hosts, path, ids, session_ms=2000, extra=()):
+        self.events = queue.Queue()
+        self.procs = {}
+        self.state = {}
+        self.log = []
+        for i in ids:
+            p = Proc([zkelect, "candidate", "--connect", hosts, "--path", path,
+                      "--first-id", i, "--count", 1, "--session-timeout-ms", session_ms,
+                      *extra], env)
+            self.procs[str(i)] = p
+            threading.Thread(target=self._fan_in, args=(str(i), p), daemon=True).start()
+
+    def _fan_in(self, pid_, p):
+        while True:
+            line = p.lines.get()
+            self.events.put((pid_, line))
+            if line is None:
+                return
+
+    def wait(self, pred, timeout, what):
+        """Feed (proc_id, line) to pred until it returns truthy."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out ({timeout} s) waiting for {what}; "
+                                     f"state {self.state}; last {self.log[-10:]}")
+            try:
+                pid_, line = self.events.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is not None:
+                self.procs[pid_].seen.append(line)
+                ev = parse_event(line)
+                if ev:
+                    self.state[ev[1]] = ev[0]
+                    self.log.append(ev)
+            r = pred(pid_, line)
+            if r:
+                return r
+
+    def leaders(self):
+        return [i for i, k in self.state.items() if k == "LEADER"]
+
+    def send_all(self, line):
+        for p in self.procs.values():
+            if p.proc.poll() is None:
+                p.send(line)
+
+    def close(self):
+        for p in self.procs.values():
+            p.kill()
+
+
+class CApi:
+    """The parts of libzkelect's C API the tool tests compare against."""
+
+    def __init__(self, build_dir):
+        lib = ctypes.CDLL(str(build_dir / "capi" / "libzkelect.so.1"))
+        vp, cp, sz, i64 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int64
+        for name, res, args in [
+            ("zkelect_conf_new", vp, []),
+            ("zkelect_conf_set", ctypes.c_int, [vp, cp, cp, cp, sz]),
+            ("zkelect_conf_destroy", None, [vp]),
+            ("zkelect_client_new", vp, [vp, cp, sz]),
+            ("zkelect_client_await_connected", ctypes.c_int, [vp, ctypes.c_int]),
+            ("zkelect_client_destroy", ctypes.c_int, [vp]),
+            ("zkelect_client_participants", vp, [vp, cp, cp, sz]),
+            ("zkelect_participants_count", sz, [vp]),
+            ("zkelect_participants_id", cp, [vp, sz]),
+            ("zkelect_participants_node", cp, [vp, sz]),
+            ("zkelect_participants_token", i64, [vp, sz]),
+            ("zkelect_participants_ctime_ms", i64, [vp, sz]),
+            ("zkelect_participants_destroy", None, [vp]),
+        ]:
+            f = getattr(lib, name)
+            f.restype = res
+            f.argtypes = args
+        self.lib = lib
+
+    def participants(self, hosts, path):
+        """[(id, token, node, ctime_ms)] in queue order, or None when it fails."""
+        L = self.lib
+        err = ctypes.create_string_buffer(512)
+        conf = L.zkelect_conf_new()
+        assert L.zkelect_conf_set(conf, b"zk.hosts", hosts.encode(), err, 512) == 0, err.value
+        client = L.zkelect_client_new(conf, err, 512)
+        L.zkelect_conf_destroy(conf)
+        assert client, err.value
+        try:
+            assert L.zkelect_client_await_connected(client, 15000) == 0
+            ps = L.zkelect_client_participants(client, path.encode(), err, 512)
+            if not ps:
+                return None
+            out = []
+            for i in range(L.zkelect_participants_count(ps)):
+                out.append((L.zkelect_participants_id(ps, i).decode(),
+                            L.zkelect_participants_token(ps, i),
+                            L.zkelect_participants_node(ps, i).decode(),
+                            L.zkelect_participants_ctime_ms(ps, i)))
+            L.zkelect_participants_destroy(ps)
+            return out
+        finally:
+            L.zkelect_client_destroy(client)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pid_alive(pid):
+    """True while pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def wait_gone(pid, timeout):
+    """Wait (bounded) for pid to exit; True when it did. Uses a pidfd, so it
+    wakes at the exit itself rather than polling."""
+    import select
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        r, _, _ = select.select([fd], [], [], timeout)
+        return bool(r) or not pid_alive(pid)
+    finally:
+        os.close(fd)
