@@ -77,7 +77,8 @@ static const char *zkelect_swig_msg(int code)
 %rename(ZKELECT_TYPE(Observer), match="class") zkelect_observer;
 %rename(ZKELECT_TYPE(Event), match="class") zkelect_event;
 %rename(ZKELECT_TYPE(Participants), match="class") zkelect_participants;
-/* The enums' values are what matters (the functions take plain ints). */
+/* Enum types meet the same clash (zkelect_event_type is also a function);
+ * their values are what the bindings use, as plain ints. */
 %rename(EventType, match="enum") zkelect_event_type;
 %rename(Reason, match="enum") zkelect_reason;
 %rename(ErrorCode, match="enum") zkelect_err;

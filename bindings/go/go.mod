@@ -1,0 +1,3 @@
+module zkelect.dev/zkelect
+
+go 1.21

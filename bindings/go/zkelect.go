@@ -1,0 +1,225 @@
+// Package zkelect is leader election on Apache ZooKeeper, through
+// libzkelect (the C library; found with pkg-config libzkelect).
+//
+//	e, err := zkelect.NewElector(zkelect.Options{Hosts: "127.0.0.1:2181"}, "/app/leader", "node-1")
+//	if err != nil { ... }
+//	defer e.Close()
+//	if err := e.Volunteer(); err != nil { ... }
+//	if err := e.AwaitLeader(ctx); err == nil && e.IsLeader() { ... lead ... }
+//
+// Every method is safe for concurrent use. Events are pulled from the library
+// by one goroutine per Elector (started by Events); no library thread ever
+// calls into Go.
+package zkelect
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"zkelect.dev/zkelect/internal/capi"
+)
+
+// Version is the runtime library's version, "major.minor.patch".
+func Version() string { return capi.Version_string() }
+
+// Options configure a client (one ZooKeeper session).
+type Options struct {
+	// Hosts is the ZooKeeper connect string, "host:port[,...][/chroot]".
+	Hosts string
+	// SessionTimeout requested from ZooKeeper (0: the library's default).
+	SessionTimeout time.Duration
+	// Settings are any other libzkelect configuration keys, e.g.
+	// "leadership": "strict", "zk.auth": "digest:user:pass".
+	Settings map[string]string
+}
+
+func (o Options) conf() (capi.NativeConf, error) {
+	conf, err := call(capi.Conf_new)
+	if err != nil {
+		return nil, err
+	}
+	set := func(k, v string) error {
+		_, err := call(func() int { return capi.Conf_set(conf, k, v) })
+		return err
+	}
+	err = set("zk.hosts", o.Hosts)
+	if err == nil && o.SessionTimeout > 0 {
+		err = set("zk.session.timeout.ms", strconv.FormatInt(o.SessionTimeout.Milliseconds(), 10))
+	}
+	for k, v := range o.Settings {
+		if err == nil {
+			err = set(k, v)
+		}
+	}
+	if err != nil {
+		capi.Conf_destroy(conf)
+		return nil, err
+	}
+	return conf, nil
+}
+
+// Client is one ZooKeeper session, shared by any number of Electors and
+// Observers. Close them before the client.
+type Client struct {
+	mu sync.RWMutex // Close takes it exclusively; every other call shares it
+	h  capi.NativeClient
+}
+
+// Connect starts a session. It does not wait for the connection (see
+// AwaitConnected): elections made before it connects start once it does.
+func Connect(opts Options) (*Client, error) {
+	conf, err := opts.conf()
+	if err != nil {
+		return nil, err
+	}
+	defer capi.Conf_destroy(conf)
+	h, err := call(func() capi.NativeClient { return capi.Client_new(conf) })
+	if err != nil {
+		return nil, err
+	}
+	return &Client{h: h}, nil
+}
+
+// use runs f with the handle unless the client is closed.
+func (c *Client) use(f func(h capi.NativeClient) error) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.h == nil {
+		return &Error{Code: CodeClosed, Message: "client is closed"}
+	}
+	return f(c.h)
+}
+
+// awaitSlices waits in slices of at most 200 ms so that a cancelled ctx
+// and Close are noticed quickly; wait returns ErrTimeout for a slice run out.
+func awaitSlices(ctx context.Context, wait func(ms int) error) error {
+	for {
+		slice := 200 * time.Millisecond
+		if d, ok := ctx.Deadline(); ok {
+			if left := time.Until(d); left < slice {
+				slice = left
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if slice < time.Millisecond {
+			slice = time.Millisecond
+		}
+		err := wait(int(slice / time.Millisecond))
+		if !errors.Is(err, ErrTimeout) {
+			return err
+		}
+	}
+}
+
+// AwaitConnected waits until the session is connected or ctx ends.
+func (c *Client) AwaitConnected(ctx context.Context) error {
+	return awaitSlices(ctx, func(ms int) error {
+		return c.use(func(h capi.NativeClient) error {
+			_, err := call(func() int { return capi.Client_await_connected(h, ms) })
+			return err
+		})
+	})
+}
+
+// IsConnected reports whether the session is connected now.
+func (c *Client) IsConnected() bool {
+	connected := false
+	_ = c.use(func(h capi.NativeClient) error {
+		connected = capi.Client_is_connected(h) == 1
+		return nil
+	})
+	return connected
+}
+
+// SessionID is the current ZooKeeper session id (0 before the first
+// connection).
+func (c *Client) SessionID() int64 {
+	var id int64
+	_ = c.use(func(h capi.NativeClient) error { id = capi.Client_session_id(h); return nil })
+	return id
+}
+
+// SessionTimeout is the timeout the server negotiated (0 before the first
+// connection).
+func (c *Client) SessionTimeout() time.Duration {
+	var ms int
+	_ = c.use(func(h capi.NativeClient) error { ms = capi.Client_session_timeout_ms(h); return nil })
+	return time.Duration(ms) * time.Millisecond
+}
+
+// Counters reads the client's monitoring counters by name ("terms_won",
+// "deposed_resigned", ..., "zk_requests", "keepalives").
+func (c *Client) Counters() (map[string]uint64, error) {
+	out := map[string]uint64{}
+	err := c.use(func(h capi.NativeClient) error {
+		for i := 0; i < int(capi.COUNTER__COUNT); i++ {
+			name := capi.Counter_name(i)
+			v, err := call(func() int64 { return capi.Client_counter(h, i) })
+			if err != nil {
+				return err
+			}
+			out[name] = uint64(v)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Participant is one candidate of an election, in queue order.
+type Participant struct {
+	ID      string    // participant id
+	Node    string    // node name under the election path
+	Token   int64     // czxid of its node: the fencing token it leads with
+	Created time.Time // creation time of its node (server clock)
+}
+
+func participantList(p capi.NativeParticipants) []Participant {
+	defer capi.Participants_destroy(p)
+	n := capi.Participants_count(p)
+	out := make([]Participant, 0, n)
+	for i := int64(0); i < n; i++ {
+		out = append(out, Participant{
+			ID:      capi.Participants_id(p, i),
+			Node:    capi.Participants_node(p, i),
+			Token:   capi.Participants_token(p, i),
+			Created: time.UnixMilli(capi.Participants_ctime_ms(p, i)),
+		})
+	}
+	return out
+}
+
+// Participants asks ZooKeeper for the candidates of the election at path,
+// leader first.
+func (c *Client) Participants(path string) ([]Participant, error) {
+	var out []Participant
+	err := c.use(func(h capi.NativeClient) error {
+		p, err := call(func() capi.NativeParticipants { return capi.Client_participants(h, path) })
+		if err == nil {
+			out = participantList(p)
+		}
+		return err
+	})
+	return out, err
+}
+
+// Close ends the session; ZooKeeper removes its nodes at once. Every
+// Elector and Observer on the client must be closed first (ErrState).
+// A second Close returns nil.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.h == nil {
+		return nil
+	}
+	_, err := call(func() int { return capi.Client_destroy(c.h) })
+	if errors.Is(err, ErrState) {
+		return err // nothing was freed: the handle stays usable
+	}
+	c.h = nil
+	return err
+}
