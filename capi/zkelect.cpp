@@ -1,0 +1,666 @@
+// The extern "C" boundary: validates arguments, converts between handles and
+// the engine's objects, and catches every exception so none unwinds into a
+// C caller.
+#include <zkelect/zkelect.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <set>
+#include <thread>
+
+#include "candidacy.h"
+#include "client.h"
+#include "conf.h"
+#include "election_shared.h"
+#include "errors.h"
+#include "names.h"
+#include "observer.h"
+
+using namespace zkelect;
+
+// The ABI promises these numbers; the engine keeps its own copy.
+static_assert(int(ZKELECT_EINVAL) == int(kEInval) && int(ZKELECT_ENOTLEADER) == int(kENotLeader) &&
+                  int(ZKELECT_EDEADLK) == int(kEDeadlk) && int(ZKELECT_EINTERNAL) == int(kEInternal),
+              "error codes drifted");
+static_assert(ZKELECT_EV_ELECTED == int(EventType::kElected) &&
+                  ZKELECT_EV_RESIGNED == int(EventType::kResigned) &&
+                  ZKELECT_EV_LEADER_CHANGED == int(EventType::kLeaderChanged),
+              "event types drifted");
+static_assert(ZKELECT_REASON_CLOSED == int(Reason::kClosed) &&
+                  ZKELECT_REASON_LEASE_ENDED == int(Reason::kLeaseEnded),
+              "reasons drifted");
+static_assert(int(ZKELECT_COUNTER__COUNT) == int(kCounterCount) &&
+                  int(ZKELECT_COUNTER_KEEPALIVES) == int(kKeepalives),
+              "counters drifted");
+
+struct zkelect_conf {
+    Conf conf;
+};
+
+struct zkelect_client {
+    std::unique_ptr<Client> client;
+    std::mutex mu;
+    std::set<zkelect_election *> elections;
+    std::set<zkelect_observer *> observers;
+};
+
+struct zkelect_election {
+    zkelect_client *owner = nullptr;
+    std::shared_ptr<ElectionShared> shared;
+    std::shared_ptr<Candidacy> candidacy;  // lives on the loop; posted to only
+
+    std::mutex cb_mu;
+    zkelect_event_cb cb = nullptr;
+    void *cb_opaque = nullptr;
+    zkelect_event_cb bg_cb = nullptr;
+    void *bg_opaque = nullptr;
+    std::thread bg;
+    std::atomic<bool> bg_stop{false};
+    // The thread running one of this handle's callbacks, if any: destroy
+    // from it would wait on itself.
+    std::atomic<std::thread::id> cb_thread{};
+};
+
+struct zkelect_observer {
+    zkelect_client *owner = nullptr;
+    std::shared_ptr<ObserverShared> shared;
+    std::shared_ptr<Observer> observer;
+};
+
+struct zkelect_event {
+    Event ev;
+};
+
+struct zkelect_participants {
+    std::vector<ParticipantInfo> list;
+};
+
+namespace {
+
+void write_err(char *errbuf, size_t errlen, const std::string &msg) {
+    if (!errbuf || errlen == 0) return;
+    size_t n = std::min(msg.size(), errlen - 1);
+    std::memcpy(errbuf, msg.data(), n);
+    errbuf[n] = '\0';
+}
+
+// Runs body; any exception becomes an error code (or the fallback value).
+template <class R, class F>
+R guarded(R on_error, F &&body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc &) {
+        return on_error;
+    } catch (...) {
+        return on_error;
+    }
+}
+
+template <class F>
+int guarded_code(F &&body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc &) {
+        return ZKELECT_ENOMEM;
+    } catch (...) {
+        return ZKELECT_EINTERNAL;
+    }
+}
+
+template <class T, class F>
+T *guarded_new(char *errbuf, size_t errlen, F &&body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc &) {
+        write_err(errbuf, errlen, "out of memory");
+    } catch (const std::exception &e) {
+        write_err(errbuf, errlen, e.what());
+    } catch (...) {
+        write_err(errbuf, errlen, "internal error");
+    }
+    return nullptr;
+}
+
+int wait_ms_for(const Client &c) {
+    int t = c.negotiated_timeout_ms();
+    return t > 0 ? t : c.settings().session_timeout_ms;
+}
+
+std::unique_ptr<zkelect_event> wrap(std::unique_ptr<Event> ev) {
+    if (!ev) return nullptr;
+    auto out = std::make_unique<zkelect_event>();
+    out->ev = std::move(*ev);
+    return out;
+}
+
+bool in_own_callback(const zkelect_election *e) {
+    return e->cb_thread.load() == std::this_thread::get_id();
+}
+
+void stop_background(zkelect_election *e) {
+    if (!e->bg.joinable()) return;
+    e->bg_stop.store(true);
+    e->shared->queue.wake();
+    e->bg.join();
+    e->bg_stop.store(false);
+}
+
+}  // namespace
+
+extern "C" {
+
+/* --- errors and versions -------------------------------------------------- */
+
+const char *zkelect_strerror(int code) {
+    switch (code) {
+        case ZKELECT_OK: return "success";
+        case ZKELECT_EINVAL: return "invalid argument";
+        case ZKELECT_ENOMEM: return "out of memory";
+        case ZKELECT_ESTATE: return "operation not valid in the handle's current state";
+        case ZKELECT_ECLOSED: return "handle is closing";
+        case ZKELECT_ETIMEDOUT: return "timed out";
+        case ZKELECT_ECONNLOSS: return "connection to ZooKeeper lost";
+        case ZKELECT_ESESSION_EXPIRED: return "ZooKeeper session expired";
+        case ZKELECT_EAUTH: return "authentication failed or permission denied";
+        case ZKELECT_ENOTSUP: return "not supported by this build";
+        case ZKELECT_EDEADLK: return "would deadlock: destroy called from the handle's own callback";
+        case ZKELECT_EZK: return "ZooKeeper error";
+        case ZKELECT_EINTERNAL: return "internal error";
+        case ZKELECT_ENOLEADER: return "the election has no leader";
+        case ZKELECT_ERANGE: return "buffer too small";
+        case ZKELECT_ENOTLEADER: return "not the leader";
+        default: return "unknown error";
+    }
+}
+
+const char *zkelect_err_name(int code) {
+    switch (code) {
+        case ZKELECT_OK: return "ZKELECT_OK";
+        case ZKELECT_EINVAL: return "ZKELECT_EINVAL";
+        case ZKELECT_ENOMEM: return "ZKELECT_ENOMEM";
+        case ZKELECT_ESTATE: return "ZKELECT_ESTATE";
+        case ZKELECT_ECLOSED: return "ZKELECT_ECLOSED";
+        case ZKELECT_ETIMEDOUT: return "ZKELECT_ETIMEDOUT";
+        case ZKELECT_ECONNLOSS: return "ZKELECT_ECONNLOSS";
+        case ZKELECT_ESESSION_EXPIRED: return "ZKELECT_ESESSION_EXPIRED";
+        case ZKELECT_EAUTH: return "ZKELECT_EAUTH";
+        case ZKELECT_ENOTSUP: return "ZKELECT_ENOTSUP";
+        case ZKELECT_EDEADLK: return "ZKELECT_EDEADLK";
+        case ZKELECT_EZK: return "ZKELECT_EZK";
+        case ZKELECT_EINTERNAL: return "ZKELECT_EINTERNAL";
+        case ZKELECT_ENOLEADER: return "ZKELECT_ENOLEADER";
+        case ZKELECT_ERANGE: return "ZKELECT_ERANGE";
+        case ZKELECT_ENOTLEADER: return "ZKELECT_ENOTLEADER";
+        default: return "ZKELECT_EUNKNOWN";
+    }
+}
+
+unsigned zkelect_version(void) { return ZKELECT_VERSION_NUMBER; }
+const char *zkelect_version_string(void) { return ZKELECT_VERSION_STRING; }
+
+/* --- conf ------------------------------------------------------------------ */
+
+zkelect_conf_t *zkelect_conf_new(void) {
+    return guarded<zkelect_conf_t *>(nullptr, [] { return new zkelect_conf(); });
+}
+
+int zkelect_conf_set(zkelect_conf_t *conf, const char *key, const char *value, char *errbuf,
+                     size_t errlen) {
+    return guarded_code([&]() -> int {
+        if (!conf || !key || !value) {
+            write_err(errbuf, errlen,
+                      !conf ? "conf is NULL" : !key ? "key is NULL" : "value is NULL");
+            return ZKELECT_EINVAL;
+        }
+        std::string why = conf->conf.set(key, value);
+        if (!why.empty()) {
+            write_err(errbuf, errlen, why);
+            return ZKELECT_EINVAL;
+        }
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_conf_get(const zkelect_conf_t *conf, const char *key, char *buf, size_t *len) {
+    return guarded_code([&]() -> int {
+        if (!conf || !key || !len) return ZKELECT_EINVAL;
+        std::string v;
+        if (!conf->conf.get(key, &v)) return ZKELECT_EINVAL;
+        size_t need = v.size() + 1;
+        if (!buf || *len < need) {
+            *len = need;
+            return ZKELECT_ERANGE;
+        }
+        std::memcpy(buf, v.c_str(), need);
+        *len = need;
+        return ZKELECT_OK;
+    });
+}
+
+void zkelect_conf_destroy(zkelect_conf_t *conf) { delete conf; }
+
+/* --- client ---------------------------------------------------------------- */
+
+zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf, size_t errlen) {
+    return guarded_new<zkelect_client_t>(errbuf, errlen, [&]() -> zkelect_client_t * {
+        if (!conf) {
+            write_err(errbuf, errlen, "conf is NULL");
+            return nullptr;
+        }
+        Settings s;
+        std::string why;
+        if (!conf->conf.settings(&s, &why)) {
+            write_err(errbuf, errlen, why);
+            return nullptr;
+        }
+        auto c = std::make_unique<zkelect_client>();
+        c->client = std::make_unique<Client>(s);
+        return c.release();
+    });
+}
+
+int zkelect_client_destroy(zkelect_client_t *client) {
+    return guarded_code([&]() -> int {
+        if (!client) return ZKELECT_EINVAL;
+        {
+            std::lock_guard<std::mutex> lock(client->mu);
+            for (auto *e : client->elections)
+                if (in_own_callback(e)) return ZKELECT_EDEADLK;
+            if (!client->elections.empty() || !client->observers.empty()) return ZKELECT_ESTATE;
+        }
+        delete client;
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_client_await_connected(zkelect_client_t *client, int timeout_ms) {
+    return guarded_code([&]() -> int {
+        if (!client) return ZKELECT_EINVAL;
+        return client->client->await_connected(timeout_ms);
+    });
+}
+
+int zkelect_client_is_connected(const zkelect_client_t *client) {
+    return client && client->client->connected() ? 1 : 0;
+}
+
+int zkelect_client_session_timeout_ms(const zkelect_client_t *client) {
+    return client ? client->client->negotiated_timeout_ms() : 0;
+}
+
+int64_t zkelect_client_session_id(const zkelect_client_t *client) {
+    return client ? client->client->session_id() : 0;
+}
+
+int zkelect_client_counter(const zkelect_client_t *client, int counter, uint64_t *value) {
+    if (!client || !value || counter < 0 || counter >= ZKELECT_COUNTER__COUNT) return ZKELECT_EINVAL;
+    *value = client->client->counter(counter);
+    return ZKELECT_OK;
+}
+
+const char *zkelect_counter_name(int counter) {
+    static const char *const kNames[] = {
+        "terms_won",          "deposed_resigned", "deposed_suspended", "deposed_lease_ended",
+        "deposed_expired",    "deposed_node_deleted", "deposed_closed", "reconnects",
+        "expiries",           "zk_requests",      "keepalives"};
+    if (counter < 0 || counter >= ZKELECT_COUNTER__COUNT) return nullptr;
+    return kNames[counter];
+}
+
+/* --- election -------------------------------------------------------------- */
+
+zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *path,
+                                         const char *participant_id, char *errbuf,
+                                         size_t errlen) {
+    return guarded_new<zkelect_election_t>(errbuf, errlen, [&]() -> zkelect_election_t * {
+        if (!client || !path || !participant_id) {
+            write_err(errbuf, errlen,
+                      !client ? "client is NULL" : !path ? "path is NULL" : "participant_id is NULL");
+            return nullptr;
+        }
+        if (std::string why = check_election_path(path); !why.empty()) {
+            write_err(errbuf, errlen, why);
+            return nullptr;
+        }
+        if (std::string why = check_participant_id(participant_id); !why.empty()) {
+            write_err(errbuf, errlen, why);
+            return nullptr;
+        }
+        auto e = std::make_unique<zkelect_election>();
+        e->owner = client;
+        e->shared = std::make_shared<ElectionShared>(path, participant_id);
+        e->candidacy = std::make_shared<Candidacy>(*client->client, e->shared);
+        Client *c = client->client.get();
+        auto cand = e->candidacy;
+        c->post([c, cand] { cand->attach(c->add_member(cand)); });
+        std::lock_guard<std::mutex> lock(client->mu);
+        client->elections.insert(e.get());
+        return e.release();
+    });
+}
+
+int zkelect_election_destroy(zkelect_election_t *e) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (in_own_callback(e)) return ZKELECT_EDEADLK;
+        stop_background(e);
+        Client *c = e->owner->client.get();
+        e->shared->leader_until.store(0);
+        auto done = std::make_shared<std::promise<void>>();
+        auto finished = done->get_future();
+        auto cand = e->candidacy;
+        c->post([cand, done] { cand->close([done] { done->set_value(); }); });
+        // The node's deletion is waited for, within bounds; past them the
+        // loop keeps at it in the background.
+        finished.wait_for(std::chrono::milliseconds(wait_ms_for(*c)));
+        e->shared->queue.close();
+        {
+            std::lock_guard<std::mutex> lock(e->owner->mu);
+            e->owner->elections.erase(e);
+        }
+        delete e;
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_volunteer(zkelect_election_t *e) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        Phase expect = Phase::kIdle;
+        if (!e->shared->phase.compare_exchange_strong(expect, Phase::kCandidate))
+            return expect == Phase::kClosed ? ZKELECT_ECLOSED : ZKELECT_ESTATE;
+        e->shared->last_error.store(0);
+        auto cand = e->candidacy;
+        e->owner->client->post([cand] { cand->volunteer(); });
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_resign(zkelect_election_t *e) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        Phase expect = Phase::kCandidate;
+        if (!e->shared->phase.compare_exchange_strong(expect, Phase::kResigning))
+            return expect == Phase::kClosed ? ZKELECT_ECLOSED : ZKELECT_ESTATE;
+        // Leadership ends now, not when the loop gets to it.
+        e->shared->leader_until.store(0, std::memory_order_release);
+        auto cand = e->candidacy;
+        e->owner->client->post([cand] { cand->resign(); });
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_is_leader(const zkelect_election_t *e) { return e && e->shared->is_leader() ? 1 : 0; }
+
+int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        ElectionShared &s = *e->shared;
+        auto done = [&] {
+            return s.is_leader() || s.phase.load() != Phase::kCandidate || s.last_error.load() != 0;
+        };
+        std::unique_lock<std::mutex> lock(s.mu);
+        if (timeout_ms < 0) s.cv.wait(lock, done);
+        else s.cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+        if (s.is_leader()) return ZKELECT_OK;
+        if (s.phase.load() == Phase::kClosed) return ZKELECT_ECLOSED;
+        if (int err = s.last_error.load(); err != 0) return err;
+        if (s.phase.load() != Phase::kCandidate) return ZKELECT_ESTATE;
+        return ZKELECT_ETIMEDOUT;
+    });
+}
+
+int zkelect_fencing_token(const zkelect_election_t *e, int64_t *token) {
+    if (!e || !token) return ZKELECT_EINVAL;
+    if (!e->shared->is_leader()) return ZKELECT_ENOTLEADER;
+    *token = e->shared->token.load();
+    return ZKELECT_OK;
+}
+
+static int query(zkelect_client *client, const std::string &path, std::vector<ParticipantInfo> *out,
+                 std::string *why) {
+    Client &c = *client->client;
+    return c.participants(path, wait_ms_for(c), out, why);
+}
+
+int zkelect_leader_id(zkelect_election_t *e, char *buf, size_t len) {
+    return guarded_code([&]() -> int {
+        if (!e || !buf) return ZKELECT_EINVAL;
+        std::vector<ParticipantInfo> list;
+        std::string why;
+        if (int rc = query(e->owner, e->shared->path, &list, &why); rc != ZKELECT_OK) return rc;
+        if (list.empty()) return ZKELECT_ENOLEADER;
+        const std::string &id = list.front().id;
+        if (len < id.size() + 1) return ZKELECT_ERANGE;
+        std::memcpy(buf, id.c_str(), id.size() + 1);
+        return ZKELECT_OK;
+    });
+}
+
+zkelect_participants_t *zkelect_client_participants(zkelect_client_t *client, const char *path,
+                                                    char *errbuf, size_t errlen) {
+    return guarded_new<zkelect_participants_t>(errbuf, errlen, [&]() -> zkelect_participants_t * {
+        if (!client || !path) {
+            write_err(errbuf, errlen, !client ? "client is NULL" : "path is NULL");
+            return nullptr;
+        }
+        if (std::string why = check_election_path(path); !why.empty()) {
+            write_err(errbuf, errlen, why);
+            return nullptr;
+        }
+        auto p = std::make_unique<struct zkelect_participants>();
+        std::string why;
+        int rc = query(client, path, &p->list, &why);
+        if (rc != ZKELECT_OK) {
+            write_err(errbuf, errlen, std::string(zkelect_err_name(rc)) + ": " + why);
+            return nullptr;
+        }
+        return p.release();
+    });
+}
+
+zkelect_participants_t *zkelect_participants(zkelect_election_t *e, char *errbuf, size_t errlen) {
+    if (!e) {
+        write_err(errbuf, errlen, "election is NULL");
+        return nullptr;
+    }
+    return zkelect_client_participants(e->owner, e->shared->path.c_str(), errbuf, errlen);
+}
+
+size_t zkelect_participants_count(const zkelect_participants_t *p) { return p ? p->list.size() : 0; }
+const char *zkelect_participants_id(const zkelect_participants_t *p, size_t i) {
+    return p && i < p->list.size() ? p->list[i].id.c_str() : nullptr;
+}
+const char *zkelect_participants_node(const zkelect_participants_t *p, size_t i) {
+    return p && i < p->list.size() ? p->list[i].node.c_str() : nullptr;
+}
+int64_t zkelect_participants_token(const zkelect_participants_t *p, size_t i) {
+    return p && i < p->list.size() ? p->list[i].czxid : 0;
+}
+int64_t zkelect_participants_ctime_ms(const zkelect_participants_t *p, size_t i) {
+    return p && i < p->list.size() ? p->list[i].ctime_ms : 0;
+}
+void zkelect_participants_destroy(zkelect_participants_t *p) { delete p; }
+
+/* --- events ---------------------------------------------------------------- */
+
+zkelect_event_t *zkelect_next_event(zkelect_election_t *e, int timeout_ms) {
+    return guarded<zkelect_event_t *>(nullptr, [&]() -> zkelect_event_t * {
+        if (!e) return nullptr;
+        return wrap(e->shared->queue.pop(timeout_ms)).release();
+    });
+}
+
+int zkelect_event_fd(zkelect_election_t *e) { return e ? e->shared->queue.fd() : ZKELECT_EINVAL; }
+
+int zkelect_wake(zkelect_election_t *e) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        e->shared->queue.wake();
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_set_event_cb(zkelect_election_t *e, zkelect_event_cb cb, void *opaque) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        std::lock_guard<std::mutex> lock(e->cb_mu);
+        if (e->bg.joinable()) return ZKELECT_ESTATE;
+        e->cb = cb;
+        e->cb_opaque = opaque;
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_dispatch(zkelect_election_t *e, int timeout_ms) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        zkelect_event_cb cb;
+        void *opaque;
+        {
+            std::lock_guard<std::mutex> lock(e->cb_mu);
+            cb = e->cb;
+            opaque = e->cb_opaque;
+        }
+        if (!cb) return ZKELECT_ESTATE;
+        int n = 0;
+        // At most what is queued now plus a bound: a callback that keeps
+        // producing events cannot pin the caller here.
+        for (int wait = timeout_ms; n < 10000; wait = 0) {
+            auto ev = wrap(e->shared->queue.pop(wait));
+            if (!ev) break;
+            e->cb_thread.store(std::this_thread::get_id());
+            try {
+                cb(e, ev.get(), opaque);
+            } catch (...) {
+            }
+            e->cb_thread.store(std::thread::id{});
+            ++n;
+        }
+        return n;
+    });
+}
+
+int zkelect_set_background_event_cb(zkelect_election_t *e, zkelect_event_cb cb, void *opaque) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (in_own_callback(e)) return ZKELECT_EDEADLK;
+        std::lock_guard<std::mutex> lock(e->cb_mu);
+        stop_background(e);
+        if (!cb) return ZKELECT_OK;
+        e->bg_cb = cb;
+        e->bg_opaque = opaque;
+        e->bg = std::thread([e] {
+            while (!e->bg_stop.load()) {
+                auto ev = wrap(e->shared->queue.pop(-1));
+                if (!ev) continue;
+                e->cb_thread.store(std::this_thread::get_id());
+                try {
+                    e->bg_cb(e, ev.get(), e->bg_opaque);
+                } catch (...) {
+                }
+                e->cb_thread.store(std::thread::id{});
+            }
+        });
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_event_type(const zkelect_event_t *ev) { return ev ? int(ev->ev.type) : 0; }
+int zkelect_event_reason(const zkelect_event_t *ev) { return ev ? int(ev->ev.reason) : 0; }
+int64_t zkelect_event_token(const zkelect_event_t *ev) { return ev ? ev->ev.token : 0; }
+int zkelect_event_error(const zkelect_event_t *ev) { return ev ? ev->ev.error : 0; }
+int zkelect_event_zk_rc(const zkelect_event_t *ev) { return ev ? ev->ev.zk_rc : 0; }
+const char *zkelect_event_message(const zkelect_event_t *ev) { return ev ? ev->ev.message.c_str() : nullptr; }
+const char *zkelect_event_node(const zkelect_event_t *ev) { return ev ? ev->ev.node.c_str() : nullptr; }
+const char *zkelect_event_id(const zkelect_event_t *ev) { return ev ? ev->ev.id.c_str() : nullptr; }
+int64_t zkelect_event_time_ns(const zkelect_event_t *ev) { return ev ? ev->ev.time_ns : 0; }
+void zkelect_event_destroy(zkelect_event_t *ev) { delete ev; }
+
+const char *zkelect_event_type_name(int type) {
+    static const char *const kNames[] = {"UNKNOWN",     "ELECTED", "DEPOSED",        "FOLLOWING",
+                                         "SUSPENDED",   "RECONNECTED", "EXPIRED",
+                                         "LEADER_CHANGED", "ERROR", "RESIGNED"};
+    return type >= 1 && type <= 9 ? kNames[type] : "UNKNOWN";
+}
+
+const char *zkelect_reason_name(int reason) {
+    static const char *const kNames[] = {"none",    "resigned",     "suspended", "lease_ended",
+                                         "expired", "node_deleted", "closed"};
+    return reason >= 0 && reason <= 6 ? kNames[reason] : "unknown";
+}
+
+/* --- observer -------------------------------------------------------------- */
+
+zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *path, char *errbuf,
+                                         size_t errlen) {
+    return guarded_new<zkelect_observer_t>(errbuf, errlen, [&]() -> zkelect_observer_t * {
+        if (!client || !path) {
+            write_err(errbuf, errlen, !client ? "client is NULL" : "path is NULL");
+            return nullptr;
+        }
+        if (std::string why = check_election_path(path); !why.empty()) {
+            write_err(errbuf, errlen, why);
+            return nullptr;
+        }
+        auto o = std::make_unique<zkelect_observer>();
+        o->owner = client;
+        o->shared = std::make_shared<ObserverShared>(path);
+        o->observer = std::make_shared<Observer>(*client->client, o->shared);
+        Client *c = client->client.get();
+        auto obs = o->observer;
+        c->post([c, obs] {
+            obs->attach(c->add_member(obs));
+            obs->start();
+        });
+        std::lock_guard<std::mutex> lock(client->mu);
+        client->observers.insert(o.get());
+        return o.release();
+    });
+}
+
+zkelect_event_t *zkelect_observer_next_event(zkelect_observer_t *o, int timeout_ms) {
+    return guarded<zkelect_event_t *>(nullptr, [&]() -> zkelect_event_t * {
+        if (!o) return nullptr;
+        return wrap(o->shared->queue.pop(timeout_ms)).release();
+    });
+}
+
+int zkelect_observer_event_fd(zkelect_observer_t *o) { return o ? o->shared->queue.fd() : ZKELECT_EINVAL; }
+
+int zkelect_observer_wake(zkelect_observer_t *o) {
+    return guarded_code([&]() -> int {
+        if (!o) return ZKELECT_EINVAL;
+        o->shared->queue.wake();
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_observer_destroy(zkelect_observer_t *o) {
+    return guarded_code([&]() -> int {
+        if (!o) return ZKELECT_EINVAL;
+        Client *c = o->owner->client.get();
+        auto obs = o->observer;
+        auto done = std::make_shared<std::promise<void>>();
+        auto finished = done->get_future();
+        c->post([obs, done] {
+            obs->stop();
+            done->set_value();
+        });
+        finished.wait_for(std::chrono::milliseconds(wait_ms_for(*c)));
+        o->shared->queue.close();
+        {
+            std::lock_guard<std::mutex> lock(o->owner->mu);
+            o->owner->observers.erase(o);
+        }
+        delete o;
+        return ZKELECT_OK;
+    });
+}
+
+}  // extern "C"

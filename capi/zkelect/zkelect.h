@@ -1,0 +1,538 @@
+/*
+ * zkelect.h - leader election on Apache ZooKeeper, as a stable C ABI.
+ *
+ * This is the only public header of libzkelect. It is plain C99, includes no
+ * ZooKeeper or C++ header, and exposes no struct: every object is an opaque
+ * handle reached through functions, so the ABI can stay fixed while the
+ * implementation changes.
+ *
+ * Conventions that hold for every function below unless its comment says
+ * otherwise:
+ *
+ *  - Errors. A fallible function returns int: 0 (ZKELECT_OK) on success or a
+ *    negative ZKELECT_E* code. zkelect_strerror() and zkelect_err_name() turn
+ *    a code into text. Constructors return NULL on failure and write a
+ *    NUL-terminated message into the caller's errbuf (when errbuf is not NULL
+ *    and errlen > 0; the message is truncated to fit). Failures that happen
+ *    later, on the library's own threads, arrive as ZKELECT_EV_ERROR events.
+ *
+ *  - Ownership. A *_new function returns an object the caller owns and frees
+ *    with the matching *_destroy. A `const char *` returned by an accessor is
+ *    borrowed: it stays valid until the object it came from is destroyed. The
+ *    library never frees memory the caller allocated, and the caller never
+ *    free()s memory the library allocated.
+ *
+ *  - Threads. Every function may be called from any thread, concurrently with
+ *    any other, except a *_destroy, which must be the last call on its handle
+ *    (no other call on that handle may run during or after it). No function
+ *    calls back into user code except zkelect_dispatch() (on the calling
+ *    thread) and the opt-in background callback (on a library thread that is
+ *    never one of ZooKeeper's own). See docs/threading.md.
+ *
+ *  - Strings are NUL-terminated UTF-8.
+ */
+#ifndef ZKELECT_H
+#define ZKELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zkelect/version.h>
+
+#if defined(_WIN32) && defined(ZKELECT_BUILDING)
+#define ZKELECT_API __declspec(dllexport)
+#elif defined(_WIN32) && !defined(ZKELECT_STATIC)
+#define ZKELECT_API __declspec(dllimport)
+#elif defined(__GNUC__) && defined(ZKELECT_BUILDING)
+#define ZKELECT_API __attribute__((visibility("default")))
+#else
+#define ZKELECT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Error codes. Append-only: a code never changes its number or meaning.   */
+/* ------------------------------------------------------------------------ */
+
+enum zkelect_err {
+    ZKELECT_OK = 0,
+    /** An argument is invalid (NULL handle, bad path, bad option value...). */
+    ZKELECT_EINVAL = -1,
+    /** Memory could not be allocated. */
+    ZKELECT_ENOMEM = -2,
+    /** The call does not fit the handle's state (resign when not a
+     *  candidate, volunteer when already one, await on an idle candidacy). */
+    ZKELECT_ESTATE = -3,
+    /** The handle or its client is closing. */
+    ZKELECT_ECLOSED = -4,
+    /** The timeout given to the call ran out. */
+    ZKELECT_ETIMEDOUT = -5,
+    /** The ZooKeeper connection was lost while the call needed it. */
+    ZKELECT_ECONNLOSS = -6,
+    /** The ZooKeeper session expired. */
+    ZKELECT_ESESSION_EXPIRED = -7,
+    /** Authentication failed or an ACL denied an operation. */
+    ZKELECT_EAUTH = -8,
+    /** This build (or its libzookeeper) does not support the request. */
+    ZKELECT_ENOTSUP = -9,
+    /** destroy was called from inside a callback of the same handle. */
+    ZKELECT_EDEADLK = -10,
+    /** ZooKeeper returned an error without a closer match (see the event's
+     *  zk_rc for ZooKeeper's own code). */
+    ZKELECT_EZK = -11,
+    /** An internal error (a bug): the message says where. */
+    ZKELECT_EINTERNAL = -12,
+    /** The election has no candidate, hence no leader. */
+    ZKELECT_ENOLEADER = -13,
+    /** The caller's buffer is too small for the answer. */
+    ZKELECT_ERANGE = -14,
+    /** The handle is not the leader (e.g. zkelect_fencing_token). */
+    ZKELECT_ENOTLEADER = -15
+};
+
+/** A static description of code ("unknown error" for an unknown code).
+ *  Never NULL; never freed. Any thread. */
+ZKELECT_API const char *zkelect_strerror(int code);
+
+/** The symbolic name of code ("ZKELECT_EINVAL"), "ZKELECT_EUNKNOWN" for an
+ *  unknown code. Never NULL; never freed. Any thread. */
+ZKELECT_API const char *zkelect_err_name(int code);
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** The runtime library's version as ZKELECT_VERSION_NUMBER encodes it
+ *  ((major << 16) | (minor << 8) | patch). Compare with the compile-time
+ *  ZKELECT_VERSION_NUMBER to detect a mismatched install. */
+ZKELECT_API unsigned zkelect_version(void);
+
+/** The runtime library's version as "major.minor.patch". Static string. */
+ZKELECT_API const char *zkelect_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Handles                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Configuration: string keys and values. */
+typedef struct zkelect_conf zkelect_conf_t;
+/** One ZooKeeper session, shared by any number of elections and observers. */
+typedef struct zkelect_client zkelect_client_t;
+/** One candidacy of one participant on one election path. */
+typedef struct zkelect_election zkelect_election_t;
+/** A read-only watcher of an election's leader. */
+typedef struct zkelect_observer zkelect_observer_t;
+/** One event taken from a handle's queue. */
+typedef struct zkelect_event zkelect_event_t;
+/** A snapshot of an election's candidates, in queue order. */
+typedef struct zkelect_participants zkelect_participants_t;
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                            */
+/* ------------------------------------------------------------------------ */
+
+/** Longest participant id, in bytes (excluding the terminating NUL). */
+#define ZKELECT_ID_MAX 1024
+
+/**
+ * A new, empty configuration with every default in place.
+ * Returns NULL only when memory is exhausted. The caller owns the result
+ * and frees it with zkelect_conf_destroy(); zkelect_client_new() copies it,
+ * so it may be destroyed right after.
+ *
+ * Keys (all values are strings):
+ *  - "zk.hosts"              required. ZooKeeper connect string
+ *                            "host:port[,host:port...][/chroot]".
+ *  - "zk.session.timeout.ms" requested session timeout, 1000..3600000
+ *                            (default 10000). The server may negotiate it
+ *                            into its own [2, 20] x tickTime window.
+ *  - "zk.connect.timeout.ms" how long zkelect_client_await_connected() waits
+ *                            by default (timeout_ms < 0), 1..3600000
+ *                            (default 15000).
+ *  - "zk.auth"               "scheme:credentials", e.g. "digest:user:pass";
+ *                            added to the session on every connect.
+ *  - "election.acl"          ACL of the nodes the library creates: "open"
+ *                            (default, world:anyone all) or "creator" (only
+ *                            the authenticated identity of zk.auth; needs
+ *                            zk.auth).
+ *  - "leadership"            "lease" (default) or "strict"; see
+ *                            docs/semantics.md. Strict deposes at the first
+ *                            disconnect; lease keeps leading while the lease
+ *                            earned by the last write still runs.
+ *  - "lease.margin.ms"       safety margin subtracted from the lease,
+ *                            0..60000 (default: 1/20 of the session timeout,
+ *                            at least 10).
+ *  - "zk.log.level"          "none" (default), "error", "warn", "info",
+ *                            "debug": ZooKeeper's own log to stderr. This is
+ *                            process-global in libzookeeper; the last client
+ *                            created sets it.
+ */
+ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
+
+/**
+ * Set key to value (both copied). Returns 0, or ZKELECT_EINVAL with a
+ * message in errbuf naming the key when the key is unknown, the value does
+ * not parse, or conf/key/value is NULL. On error conf is unchanged.
+ * Not safe concurrently with another call on the same conf.
+ */
+ZKELECT_API int zkelect_conf_set(zkelect_conf_t *conf, const char *key, const char *value,
+                                 char *errbuf, size_t errlen);
+
+/**
+ * Copy the current value of key into buf (NUL-terminated). *len is the size
+ * of buf on input and the length the value needs (including the NUL) on
+ * output. Returns 0, ZKELECT_ERANGE when buf is too small (buf is left
+ * untouched, *len says how much is needed), ZKELECT_EINVAL for an unknown key
+ * or NULL argument.
+ */
+ZKELECT_API int zkelect_conf_get(const zkelect_conf_t *conf, const char *key, char *buf,
+                                 size_t *len);
+
+/** Free conf. NULL is a no-op. */
+ZKELECT_API void zkelect_conf_destroy(zkelect_conf_t *conf);
+
+/* ------------------------------------------------------------------------ */
+/* Client: one ZooKeeper session                                            */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Start a ZooKeeper session with the settings of conf (copied; the caller
+ * keeps ownership of conf). Does not wait for the connection: elections made
+ * on the client before it connects start once it does. When the session
+ * expires, the client opens a new one by itself and every candidacy on it
+ * volunteers again.
+ *
+ * Returns NULL with a message in errbuf when conf is NULL, lacks zk.hosts, has
+ * a malformed connect string, or ZooKeeper's client cannot be started.
+ * The caller owns the result and frees it with zkelect_client_destroy().
+ */
+ZKELECT_API zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf,
+                                                 size_t errlen);
+
+/**
+ * Close the session and free the client. Every election and observer made on
+ * it must have been destroyed first (ZKELECT_ESTATE otherwise, and nothing is
+ * freed). Closing the session makes ZooKeeper remove the client's nodes at
+ * once. Blocks until ZooKeeper's and the library's threads are joined; from
+ * inside a callback of one of its elections returns ZKELECT_EDEADLK.
+ * NULL returns ZKELECT_EINVAL.
+ */
+ZKELECT_API int zkelect_client_destroy(zkelect_client_t *client);
+
+/**
+ * Wait until the session is connected. timeout_ms < 0 waits for
+ * zk.connect.timeout.ms. Returns 0 when connected, ZKELECT_ETIMEDOUT,
+ * ZKELECT_EAUTH when authentication failed, ZKELECT_EINVAL for NULL.
+ */
+ZKELECT_API int zkelect_client_await_connected(zkelect_client_t *client, int timeout_ms);
+
+/** 1 while the session is connected, else 0 (also for NULL). Never blocks. */
+ZKELECT_API int zkelect_client_is_connected(const zkelect_client_t *client);
+
+/** The session timeout the server negotiated, in ms; 0 before the first
+ *  connection (or for NULL). */
+ZKELECT_API int zkelect_client_session_timeout_ms(const zkelect_client_t *client);
+
+/** The current ZooKeeper session id; 0 before the first connection. */
+ZKELECT_API int64_t zkelect_client_session_id(const zkelect_client_t *client);
+
+/* Counters: monotonic totals since the client was created, summed over its
+ * elections. Read with zkelect_client_counter(); names from
+ * zkelect_counter_name(). New counters are appended. */
+enum zkelect_counter {
+    ZKELECT_COUNTER_TERMS_WON = 0,          /* ELECTED events */
+    ZKELECT_COUNTER_DEPOSED_RESIGNED = 1,   /* DEPOSED by reason ... */
+    ZKELECT_COUNTER_DEPOSED_SUSPENDED = 2,
+    ZKELECT_COUNTER_DEPOSED_LEASE_ENDED = 3,
+    ZKELECT_COUNTER_DEPOSED_EXPIRED = 4,
+    ZKELECT_COUNTER_DEPOSED_NODE_DELETED = 5,
+    ZKELECT_COUNTER_DEPOSED_CLOSED = 6,
+    ZKELECT_COUNTER_RECONNECTS = 7,         /* reconnects within a session */
+    ZKELECT_COUNTER_EXPIRIES = 8,           /* sessions expired */
+    ZKELECT_COUNTER_ZK_REQUESTS = 9,        /* requests sent to ZooKeeper */
+    ZKELECT_COUNTER_KEEPALIVES = 10,        /* lease keepalives acknowledged */
+    ZKELECT_COUNTER__COUNT = 11
+};
+
+/** Read counter into *value. Returns 0, or ZKELECT_EINVAL for NULL or an
+ *  unknown counter. Never blocks; any thread. */
+ZKELECT_API int zkelect_client_counter(const zkelect_client_t *client, int counter,
+                                       uint64_t *value);
+
+/** "terms_won", "deposed_resigned", ...; NULL for an unknown counter. */
+ZKELECT_API const char *zkelect_counter_name(int counter);
+
+/* ------------------------------------------------------------------------ */
+/* Election: one candidacy                                                  */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A candidacy of participant_id (copied; UTF-8, at most ZKELECT_ID_MAX bytes;
+ * stored as the data of the candidate's node, as Curator's LeaderLatch does)
+ * on the election path `path` (copied). The path must be absolute, must not
+ * end in '/', contain "//", "." or ".." components, or lie under
+ * /zookeeper. It is created with its parents when missing.
+ *
+ * The candidacy starts idle: call zkelect_volunteer() to enter the election.
+ * Several candidacies, on one client or many, may use the same path.
+ *
+ * Returns NULL with a message in errbuf for a NULL client, a bad path or id.
+ * The caller owns the result and frees it with zkelect_election_destroy()
+ * before destroying the client.
+ */
+ZKELECT_API zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *path,
+                                                     const char *participant_id, char *errbuf,
+                                                     size_t errlen);
+
+/**
+ * Leave the election and free the handle. A leader gets a last DEPOSED
+ * (reason CLOSED) event, which nobody reads since the queue is freed. The
+ * candidate's node is deleted: destroy waits for the deletion to be
+ * acknowledged for at most the session timeout; past that the client keeps
+ * retrying in the background until it succeeds or the session ends.
+ * Returns 0; ZKELECT_EDEADLK (and does nothing) when called from inside this
+ * handle's own callback; ZKELECT_EINVAL for NULL. Any thread.
+ */
+ZKELECT_API int zkelect_election_destroy(zkelect_election_t *election);
+
+/**
+ * Enter the election: create this candidacy's node and take part until
+ * resigned or destroyed. Non-blocking: the outcome arrives as events
+ * (FOLLOWING, ELECTED, ERROR). If the client is not connected yet, the
+ * candidacy starts when it is. Returns 0, ZKELECT_ESTATE when already a
+ * candidate (including while a resign is still being carried out),
+ * ZKELECT_ECLOSED while closing, ZKELECT_EINVAL for NULL.
+ */
+ZKELECT_API int zkelect_volunteer(zkelect_election_t *election);
+
+/**
+ * Leave the election: stop leading at once (is_leader answers 0 when this
+ * returns), delete the node, stop watching. Non-blocking: a leader gets
+ * DEPOSED (reason RESIGNED) at once and every candidate gets RESIGNED once
+ * the node is gone; the candidacy may then volunteer again, at the back of
+ * the queue. Returns 0, ZKELECT_ESTATE when not a candidate (a second
+ * resign), ZKELECT_EINVAL for NULL.
+ */
+ZKELECT_API int zkelect_resign(zkelect_election_t *election);
+
+/**
+ * 1 while this candidacy leads, else 0 (also for NULL). It leads from its
+ * ELECTED event until it is deposed, and only while its lease runs: the
+ * answer turns 0 at the lease deadline even if no word from ZooKeeper has
+ * arrived (a paused process answers 0 on its first call after it resumes).
+ * Lock-free and wait-free; any thread, including callbacks.
+ */
+ZKELECT_API int zkelect_is_leader(const zkelect_election_t *election);
+
+/**
+ * Block until this candidacy leads or timeout_ms passes (timeout_ms < 0:
+ * no limit). Returns 0 when leading, ZKELECT_ETIMEDOUT, ZKELECT_ESTATE when
+ * the candidacy is not (or stops being) a candidate, ZKELECT_ECLOSED when the
+ * handle is being destroyed, ZKELECT_EAUTH when the election cannot proceed
+ * for lack of permission, ZKELECT_EINVAL for NULL. Does not consume events.
+ */
+ZKELECT_API int zkelect_await_leader(zkelect_election_t *election, int timeout_ms);
+
+/**
+ * The fencing token of the current leadership term: the creation zxid
+ * (czxid) of this candidate's node, strictly larger for every later term on
+ * the same path. Returns 0 with *token set while leading,
+ * ZKELECT_ENOTLEADER otherwise, ZKELECT_EINVAL for NULL.
+ */
+ZKELECT_API int zkelect_fencing_token(const zkelect_election_t *election, int64_t *token);
+
+/**
+ * Ask ZooKeeper which participant leads this election now and copy its id
+ * into buf. Blocks for one or two round trips (at most the session
+ * timeout). Returns 0, ZKELECT_ENOLEADER when there is no candidate,
+ * ZKELECT_ERANGE when buf (len bytes) cannot hold the id and its NUL,
+ * ZKELECT_ECONNLOSS / ZKELECT_ETIMEDOUT when ZooKeeper cannot be asked,
+ * ZKELECT_EINVAL for NULL arguments.
+ */
+ZKELECT_API int zkelect_leader_id(zkelect_election_t *election, char *buf, size_t len);
+
+/**
+ * Ask ZooKeeper for the candidates of this election, in queue order (the
+ * leader first). Blocks for a few round trips. Returns NULL with a message
+ * in errbuf when ZooKeeper cannot be asked. The caller owns the result and
+ * frees it with zkelect_participants_destroy().
+ */
+ZKELECT_API zkelect_participants_t *zkelect_participants(zkelect_election_t *election,
+                                                         char *errbuf, size_t errlen);
+
+/** Like zkelect_participants(), for any path, without a candidacy. */
+ZKELECT_API zkelect_participants_t *zkelect_client_participants(zkelect_client_t *client,
+                                                                const char *path, char *errbuf,
+                                                                size_t errlen);
+
+/** Number of candidates in p (0 for NULL). */
+ZKELECT_API size_t zkelect_participants_count(const zkelect_participants_t *p);
+/** Participant id of candidate i (0 = leader); NULL when out of range. */
+ZKELECT_API const char *zkelect_participants_id(const zkelect_participants_t *p, size_t i);
+/** Node name (without the path) of candidate i; NULL when out of range. */
+ZKELECT_API const char *zkelect_participants_node(const zkelect_participants_t *p, size_t i);
+/** czxid of candidate i's node (the token it leads with); 0 out of range. */
+ZKELECT_API int64_t zkelect_participants_token(const zkelect_participants_t *p, size_t i);
+/** Creation time of candidate i's node, ms since the epoch (server clock). */
+ZKELECT_API int64_t zkelect_participants_ctime_ms(const zkelect_participants_t *p, size_t i);
+/** Free p. NULL is a no-op. */
+ZKELECT_API void zkelect_participants_destroy(zkelect_participants_t *p);
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                   */
+/* ------------------------------------------------------------------------ */
+
+enum zkelect_event_type {
+    /** This candidacy now leads; zkelect_event_token() is the fencing token. */
+    ZKELECT_EV_ELECTED = 1,
+    /** This candidacy stopped leading; zkelect_event_reason() says why. */
+    ZKELECT_EV_DEPOSED = 2,
+    /** Enrolled and not leading; zkelect_event_node()/_id() name the
+     *  predecessor watched. Again whenever the predecessor changes. */
+    ZKELECT_EV_FOLLOWING = 3,
+    /** The connection to ZooKeeper was lost; the session may survive. */
+    ZKELECT_EV_SUSPENDED = 4,
+    /** Reconnected within the same session; the node is kept. */
+    ZKELECT_EV_RECONNECTED = 5,
+    /** The session expired; the node is gone. A candidate volunteers again
+     *  on the new session by itself. */
+    ZKELECT_EV_EXPIRED = 6,
+    /** (Observers) the leader changed; _id() and _token() name the new one,
+     *  or both are empty/0 when no candidate is left. */
+    ZKELECT_EV_LEADER_CHANGED = 7,
+    /** A failure: zkelect_event_error(), _zk_rc(), _message(). */
+    ZKELECT_EV_ERROR = 8,
+    /** The resign finished: the node is gone; volunteer may be called. */
+    ZKELECT_EV_RESIGNED = 9
+};
+
+/** Why a DEPOSED event happened. */
+enum zkelect_reason {
+    ZKELECT_REASON_NONE = 0,
+    ZKELECT_REASON_RESIGNED = 1,     /* zkelect_resign() */
+    ZKELECT_REASON_SUSPENDED = 2,    /* disconnect, leadership=strict */
+    ZKELECT_REASON_LEASE_ENDED = 3,  /* no acknowledged write within the lease */
+    ZKELECT_REASON_EXPIRED = 4,      /* the session expired */
+    ZKELECT_REASON_NODE_DELETED = 5, /* someone else deleted our node */
+    ZKELECT_REASON_CLOSED = 6        /* the handle is being destroyed */
+};
+
+/**
+ * Take the next event of election's queue, waiting up to timeout_ms
+ * (0: do not wait; < 0: no limit). Returns NULL on timeout, after
+ * zkelect_wake(), or for NULL. The caller owns the event and frees it with
+ * zkelect_event_destroy(). Events of one handle come out in the order they
+ * happened. Any thread; several threads may wait at once (each event goes to
+ * one of them).
+ */
+ZKELECT_API zkelect_event_t *zkelect_next_event(zkelect_election_t *election, int timeout_ms);
+
+/**
+ * A file descriptor that is readable exactly while election's queue holds
+ * events (level-triggered), for poll/epoll/libuv/Go netpoll. Owned by the
+ * library: never read, write or close it; it closes with the handle.
+ * Returns the fd, or ZKELECT_EINVAL for NULL.
+ */
+ZKELECT_API int zkelect_event_fd(zkelect_election_t *election);
+
+/** Make one waiting (or the next) zkelect_next_event() / zkelect_dispatch()
+ *  on election return at once without an event. Returns 0 or
+ *  ZKELECT_EINVAL. */
+ZKELECT_API int zkelect_wake(zkelect_election_t *election);
+
+/**
+ * A callback receiving events. The event is borrowed for the call; copy what
+ * you need. It may call any zkelect function except the destroy of its own
+ * handle (that returns ZKELECT_EDEADLK). It runs while the library holds none
+ * of its locks.
+ */
+typedef void (*zkelect_event_cb)(zkelect_election_t *election, const zkelect_event_t *event,
+                                 void *opaque);
+
+/**
+ * Set (or with cb NULL, clear) the callback that zkelect_dispatch() calls.
+ * Returns 0 or ZKELECT_EINVAL; ZKELECT_ESTATE if a background callback is
+ * set.
+ */
+ZKELECT_API int zkelect_set_event_cb(zkelect_election_t *election, zkelect_event_cb cb,
+                                     void *opaque);
+
+/**
+ * Take the events waiting (waiting up to timeout_ms for the first; 0: do not
+ * wait; < 0: no limit) and call the callback on each, on this thread.
+ * Returns the number of events dispatched (0 on timeout or wake),
+ * ZKELECT_ESTATE when no callback is set, ZKELECT_EINVAL for NULL.
+ */
+ZKELECT_API int zkelect_dispatch(zkelect_election_t *election, int timeout_ms);
+
+/**
+ * Opt in to callbacks on a library thread: from now on a thread of the
+ * library (never one of ZooKeeper's) takes every event and calls cb. Meant
+ * for C and C++ programs; language bindings use the pull API. cb must not
+ * block for long: it delays later events of this handle. Destroy from
+ * inside cb returns ZKELECT_EDEADLK; from another thread it waits for a
+ * running cb to return. cb NULL stops the thread. Returns 0,
+ * ZKELECT_EINVAL, ZKELECT_ENOMEM.
+ */
+ZKELECT_API int zkelect_set_background_event_cb(zkelect_election_t *election,
+                                                zkelect_event_cb cb, void *opaque);
+
+/** ZKELECT_EV_* of event (0 for NULL). */
+ZKELECT_API int zkelect_event_type(const zkelect_event_t *event);
+/** ZKELECT_REASON_* for DEPOSED, else ZKELECT_REASON_NONE. */
+ZKELECT_API int zkelect_event_reason(const zkelect_event_t *event);
+/** Fencing token for ELECTED and LEADER_CHANGED, else 0. */
+ZKELECT_API int64_t zkelect_event_token(const zkelect_event_t *event);
+/** ZKELECT_E* code for ERROR, else 0. */
+ZKELECT_API int zkelect_event_error(const zkelect_event_t *event);
+/** ZooKeeper's own return code for ERROR (0 when none). */
+ZKELECT_API int zkelect_event_zk_rc(const zkelect_event_t *event);
+/** Human-readable text for every event (never NULL for a non-NULL event). */
+ZKELECT_API const char *zkelect_event_message(const zkelect_event_t *event);
+/** ELECTED: our node; FOLLOWING: the predecessor's node; LEADER_CHANGED: the
+ *  leader's node. "" otherwise. Never NULL for a non-NULL event. */
+ZKELECT_API const char *zkelect_event_node(const zkelect_event_t *event);
+/** FOLLOWING: the predecessor's participant id; LEADER_CHANGED: the
+ *  leader's id; ELECTED: our id. "" otherwise. */
+ZKELECT_API const char *zkelect_event_id(const zkelect_event_t *event);
+/** When the library saw the change: CLOCK_REALTIME, ns since the epoch. */
+ZKELECT_API int64_t zkelect_event_time_ns(const zkelect_event_t *event);
+/** "ELECTED", "DEPOSED", ...; "UNKNOWN" for an unknown type. Static. */
+ZKELECT_API const char *zkelect_event_type_name(int type);
+/** "resigned", "suspended", "lease_ended", ...; "none"; "unknown". Static. */
+ZKELECT_API const char *zkelect_reason_name(int reason);
+/** Free event. NULL is a no-op. */
+ZKELECT_API void zkelect_event_destroy(zkelect_event_t *event);
+
+/* ------------------------------------------------------------------------ */
+/* Observer: who leads, without volunteering                                */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Watch the leader of the election at path (validated like
+ * zkelect_election_new, but never created) without taking part. Its queue
+ * gets LEADER_CHANGED first with the current leader (or none), then on every
+ * change; and SUSPENDED, RECONNECTED, EXPIRED, ERROR. Returns NULL with a
+ * message in errbuf for NULL client or a bad path. The caller owns the
+ * result; free it with zkelect_observer_destroy() before the client.
+ */
+ZKELECT_API zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *path,
+                                                     char *errbuf, size_t errlen);
+/** As zkelect_next_event(), for an observer. */
+ZKELECT_API zkelect_event_t *zkelect_observer_next_event(zkelect_observer_t *observer,
+                                                         int timeout_ms);
+/** As zkelect_event_fd(), for an observer. */
+ZKELECT_API int zkelect_observer_event_fd(zkelect_observer_t *observer);
+/** As zkelect_wake(), for an observer. */
+ZKELECT_API int zkelect_observer_wake(zkelect_observer_t *observer);
+/** Stop watching and free the observer. Returns 0 or ZKELECT_EINVAL. */
+ZKELECT_API int zkelect_observer_destroy(zkelect_observer_t *observer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZKELECT_H */

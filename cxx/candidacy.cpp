@@ -1,0 +1,643 @@
+#include "candidacy.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include "names.h"
+
+namespace zkelect {
+
+namespace {
+std::string basename_of(const std::string &path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+}  // namespace
+
+const char *Candidacy::state_name(State s) {
+    switch (s) {
+        case State::kIdle: return "idle";
+        case State::kAwaitingSession: return "awaiting-session";
+        case State::kCreating: return "creating";
+        case State::kRecovering: return "recovering";
+        case State::kListing: return "listing";
+        case State::kFollowing: return "following";
+        case State::kHeir: return "heir";
+        case State::kClaiming: return "claiming";
+        case State::kLeading: return "leading";
+        case State::kResigning: return "resigning";
+        case State::kClosed: return "closed";
+    }
+    return "?";
+}
+
+Candidacy::Candidacy(Client &client, std::shared_ptr<ElectionShared> shared)
+    : client_(client), shared_(std::move(shared)) {}
+
+ReplyFn Candidacy::route(Handler h) {
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t gen = gen_;
+    return client_.on_loop([weak, gen, h](Reply &&r) {
+        if (auto self = weak.lock()) ((*self).*h)(gen, std::move(r));
+    });
+}
+
+void Candidacy::emit(EventType t, Reason r, std::string message, std::string node, std::string id,
+                     int64_t token, int error, int zk_rc) {
+    auto ev = std::make_unique<Event>();
+    ev->type = t;
+    ev->reason = r;
+    ev->message = std::move(message);
+    ev->node = std::move(node);
+    ev->id = std::move(id);
+    ev->token = token;
+    ev->error = error;
+    ev->zk_rc = zk_rc;
+    ev->time_ns = realtime_ns();
+    shared_->queue.push(std::move(ev));
+}
+
+void Candidacy::fail(int code, int zk_rc, const std::string &message) {
+    // The candidacy cannot go on (no permission, a broken path): stop and
+    // report rather than retry forever.
+    depose(Reason::kNone);
+    ++gen_;
+    if (!node_.empty()) garbage_[uuid_] = node_;
+    node_.clear();
+    want_ = false;
+    shared_->last_error.store(code);
+    emit(EventType::kError, Reason::kNone, message, {}, {}, 0, code, zk_rc);
+    set_state(State::kResigning);
+    collect_garbage();
+}
+
+int64_t Candidacy::lease_length_ns() const {
+    int64_t t = client_.negotiated_timeout_ms();
+    if (t <= 0) t = client_.settings().session_timeout_ms;
+    int64_t margin = client_.settings().lease_margin_ms;
+    if (margin < 0) margin = std::max<int64_t>(t / 20, 10);
+    int64_t lease = t / 2 - margin;
+    return std::max<int64_t>(lease, 0) * kNsPerMs;
+}
+
+// --- commands ---------------------------------------------------------------
+
+void Candidacy::volunteer() {
+    if (closing_) return;
+    want_ = true;
+    shared_->last_error.store(0);
+    if (state_ == State::kResigning) return;  // enrolls once the old node is gone
+    begin_enrollment();
+}
+
+void Candidacy::resign() {
+    want_ = false;
+    ++gen_;
+    depose(Reason::kResigned);
+    keepalive_inflight_ = false;
+    heir_lease_until_ = 0;
+    heir_ = false;
+    pred_.clear();
+    announced_pred_.clear();
+    if (!node_.empty()) {
+        garbage_[uuid_] = node_;
+    } else if (state_ == State::kCreating || state_ == State::kRecovering) {
+        // The create may have landed: find it by its uuid and delete it.
+        garbage_[uuid_] = "";
+        abandoned_.insert(uuid_);
+    }
+    node_.clear();
+    set_state(State::kResigning);
+    collect_garbage();
+}
+
+void Candidacy::close(std::function<void()> done) {
+    closing_ = true;
+    close_done_ = std::move(done);
+    if (leading_) {
+        // DEPOSED comes on every loss of leadership, closing included.
+        want_ = false;
+        depose(Reason::kClosed);
+    }
+    if (state_ == State::kIdle || state_ == State::kAwaitingSession) {
+        want_ = false;
+        set_state(State::kResigning);
+        finish_resign();
+        return;
+    }
+    if (state_ != State::kResigning) resign();
+    else collect_garbage();
+}
+
+// --- enrollment -------------------------------------------------------------
+
+void Candidacy::begin_enrollment() {
+    ++gen_;
+    keepalive_inflight_ = false;
+    heir_ = false;
+    heir_lease_until_ = 0;
+    pred_.clear();
+    announced_pred_.clear();
+    node_.clear();
+    uuid_ = make_uuid();
+    parent_attempts_ = 0;
+    if (!client_.connected()) {
+        set_state(State::kAwaitingSession);
+        return;
+    }
+    send_create();
+}
+
+void Candidacy::send_create() {
+    set_state(State::kCreating);
+    client_.session().create_candidate(node_path(node_prefix(uuid_)), shared_->id,
+                                       route(&Candidacy::on_create));
+}
+
+void Candidacy::on_create(uint64_t gen, Reply &&r) {
+    if (gen != gen_ || state_ != State::kCreating) {
+        // A create we stopped waiting for (resign, a new enrollment): if it
+        // landed, the node is ours and unwanted.
+        if (r.rc == ZOK) {
+            garbage_[basename_of(r.value)] = basename_of(r.value);
+            collect_garbage();
+        }
+        return;
+    }
+    switch (r.rc) {
+        case ZOK:
+            node_ = basename_of(r.value);
+            czxid_ = r.stat.czxid;
+            if (r.stat.ephemeral_owner != client_.session_id()) {
+                // Cannot happen for our own create; refuse to build on it.
+                garbage_[uuid_] = node_;
+                begin_enrollment();
+                collect_garbage();
+                return;
+            }
+            // Own-node watch: someone else deleting our node must not go
+            // unnoticed while we lead or wait.
+            client_.watch(node_path(node_), member_id_);
+            client_.session().get(node_path(node_), true, route(&Candidacy::on_own));
+            list();
+            return;
+        case ZNONODE:
+            if (++parent_attempts_ > 5) {
+                fail(kEZk, r.rc, "cannot create the election path " + shared_->path +
+                                     " (it keeps vanishing)");
+                return;
+            }
+            make_parents();
+            return;
+        case ZCONNECTIONLOSS:
+        case ZOPERATIONTIMEOUT:
+            // The create may or may not have happened: never create blindly.
+            set_state(State::kRecovering);
+            return;
+        case ZNOAUTH:
+            fail(kEAuth, r.rc, "not allowed to create a candidate under " + shared_->path);
+            return;
+        case ZNOCHILDRENFOREPHEMERALS:
+            fail(kEInval, r.rc, "the election path " + shared_->path + " is an ephemeral node");
+            return;
+        case ZSESSIONEXPIRED:
+        case ZINVALIDSTATE:
+        case ZCLOSING:
+            return;  // the session handler takes over
+        default:
+            fail(kEZk, r.rc, std::string("creating a candidate: ") + zerror(r.rc));
+            return;
+    }
+}
+
+void Candidacy::make_parents() {
+    auto prefixes = path_prefixes(shared_->path);
+    // One session's requests are handled in order, so when the last reply
+    // comes every ancestor has been made.
+    for (size_t i = 0; i < prefixes.size(); ++i) {
+        bool last = i + 1 == prefixes.size();
+        client_.session().create_persistent(
+            prefixes[i], last ? route(&Candidacy::on_parent) : ReplyFn([](Reply &&) {}));
+    }
+}
+
+void Candidacy::on_parent(uint64_t gen, Reply &&r) {
+    if (gen != gen_ || state_ != State::kCreating) return;
+    if (r.rc == ZOK || r.rc == ZNODEEXISTS) {
+        send_create();
+    } else if (r.rc == ZNOAUTH) {
+        fail(kEAuth, r.rc, "not allowed to create the election path " + shared_->path);
+    } else if (r.rc == ZCONNECTIONLOSS || r.rc == ZSESSIONEXPIRED || r.rc == ZCLOSING ||
+               r.rc == ZOPERATIONTIMEOUT || r.rc == ZINVALIDSTATE) {
+        // Retried on reconnect (still kCreating, nothing sent yet: create).
+        set_state(State::kAwaitingSession);
+    } else {
+        fail(kEZk, r.rc, "creating " + shared_->path + ": " + zerror(r.rc));
+    }
+}
+
+void Candidacy::on_recover_children(uint64_t gen, Reply &&r) {
+    if (gen != gen_ || state_ != State::kRecovering) return;
+    if (r.rc == ZNONODE) {
+        // No election path, so no node of ours: start over, safely.
+        abandoned_.insert(uuid_);
+        begin_enrollment();
+        return;
+    }
+    if (r.rc != ZOK) return;  // reconnect retries
+    for (const auto &child : r.children) {
+        if (has_uuid(child, uuid_)) {
+            node_ = child;
+            // Adopt only a node of this session (a lagging server may list
+            // one whose session is ending).
+            client_.watch(node_path(node_), member_id_);
+            client_.session().get(node_path(node_), true, route(&Candidacy::on_adopt));
+            return;
+        }
+    }
+    abandoned_.insert(uuid_);
+    begin_enrollment();
+}
+
+void Candidacy::on_adopt(uint64_t gen, Reply &&r) {
+    if (gen != gen_ || state_ != State::kRecovering) return;
+    if (r.rc == ZOK && r.stat.ephemeral_owner == client_.session_id()) {
+        czxid_ = r.stat.czxid;
+        list();
+        return;
+    }
+    if (r.rc == ZOK || r.rc == ZNONODE) {
+        if (r.rc == ZOK) garbage_[uuid_] = node_;
+        node_.clear();
+        begin_enrollment();
+        collect_garbage();
+    }
+}
+
+void Candidacy::on_own(uint64_t gen, Reply &&r) {
+    if (gen != gen_) return;
+    if (r.rc == ZNONODE && !node_.empty()) {
+        node_lost(Reason::kNodeDeleted);
+        if (want_) begin_enrollment();
+    }
+}
+
+// --- position in the queue --------------------------------------------------
+
+void Candidacy::list() {
+    if (state_ != State::kLeading && state_ != State::kClaiming) set_state(State::kListing);
+    client_.session().get_children(shared_->path, false, route(&Candidacy::on_children));
+}
+
+void Candidacy::on_children(uint64_t gen, Reply &&r) {
+    if (gen != gen_ || node_.empty()) return;
+    if (r.rc == ZNONODE) {
+        // The election path is gone, and our node with it.
+        node_lost(Reason::kNodeDeleted);
+        begin_enrollment();
+        return;
+    }
+    if (r.rc != ZOK) return;  // connection trouble: the reconnect re-lists
+
+    // Our own leftovers (lost creates) go first: they must not block anyone.
+    for (const auto &child : r.children) {
+        for (const auto &uuid : abandoned_) {
+            if (has_uuid(child, uuid) && child != node_) garbage_[uuid] = child;
+        }
+    }
+    if (!garbage_.empty()) collect_garbage();
+
+    auto order = order_candidates(r.children);
+    size_t me = order.size();
+    for (size_t i = 0; i < order.size(); ++i)
+        if (order[i].name == node_) me = i;
+    if (me == order.size()) {
+        node_lost(Reason::kNodeDeleted);
+        begin_enrollment();
+        return;
+    }
+    if (me == 0) {
+        if (state_ == State::kLeading) return;  // still first: keep leading
+        claim();
+        return;
+    }
+    if (leading_) depose(Reason::kNodeDeleted);  // someone sorts before us now
+    pred_ = order[me - 1].name;
+    heir_ = me == 1;
+    if (!heir_) heir_lease_until_ = 0;
+    set_state(heir_ ? State::kHeir : State::kFollowing);
+    client_.watch(node_path(pred_), member_id_);
+    client_.session().get(node_path(pred_), true, route(&Candidacy::on_pred));
+    if (heir_) {
+        send_keepalive();
+        schedule_keepalive();
+    }
+}
+
+void Candidacy::on_pred(uint64_t gen, Reply &&r) {
+    if (gen != gen_ || (state_ != State::kFollowing && state_ != State::kHeir)) return;
+    if (r.rc == ZOK) {
+        if (announced_pred_ != pred_) {
+            announced_pred_ = pred_;
+            emit(EventType::kFollowing, Reason::kNone, "following " + pred_, pred_, r.data);
+            shared_->changed();
+        }
+    } else if (r.rc == ZNONODE) {
+        // Gone before our watch was set: decide again, at once.
+        if (heir_) claim();
+        else list();
+    }
+}
+
+void Candidacy::on_node_event(int type, const std::string &path) {
+    if (!node_.empty() && path == node_path(node_)) {
+        if (type == ZOO_DELETED_EVENT) {
+            node_lost(Reason::kNodeDeleted);
+            if (want_) begin_enrollment();
+        } else {
+            client_.watch(path, member_id_);
+            client_.session().get(path, true, route(&Candidacy::on_own));
+        }
+        return;
+    }
+    if (!pred_.empty() && path == node_path(pred_) &&
+        (state_ == State::kFollowing || state_ == State::kHeir)) {
+        if (type == ZOO_DELETED_EVENT) {
+            // The heir's predecessor was the lowest node in its last listing
+            // and no later node can sort before ours: we lead, and a lease
+            // already earned lets us say so without another round trip.
+            if (heir_) claim();
+            else list();
+        } else {
+            client_.watch(path, member_id_);
+            client_.session().get(path, true, route(&Candidacy::on_pred));
+        }
+    }
+}
+
+// --- leadership -------------------------------------------------------------
+
+void Candidacy::claim() {
+    set_state(State::kClaiming);
+    pred_.clear();
+    heir_ = false;
+    if (heir_lease_until_ > boottime_ns()) {
+        become_leader();
+        return;
+    }
+    send_keepalive();
+}
+
+void Candidacy::become_leader() {
+    set_state(State::kLeading);
+    leading_ = true;
+    announced_pred_.clear();
+    int64_t until = heir_lease_until_;
+    heir_lease_until_ = 0;
+    shared_->token.store(czxid_);
+    shared_->leader_until.store(until, std::memory_order_release);
+    client_.bump(kTermsWon);
+    emit(EventType::kElected, Reason::kNone, "elected", node_, shared_->id, czxid_);
+    shared_->changed();
+    schedule_lease_check(until);
+    schedule_keepalive();
+}
+
+void Candidacy::depose(Reason why) {
+    if (!leading_) return;
+    leading_ = false;
+    shared_->leader_until.store(0, std::memory_order_release);
+    if (state_ == State::kLeading) set_state(State::kClaiming);
+    static constexpr Counter kByReason[] = {kDeposedClosed,      kDeposedResigned,
+                                            kDeposedSuspended,   kDeposedLeaseEnded,
+                                            kDeposedExpired,     kDeposedNodeDeleted,
+                                            kDeposedClosed};
+    if (why != Reason::kNone) client_.bump(kByReason[static_cast<int>(why)]);
+    static constexpr const char *kText[] = {"deposed",       "resigned", "connection suspended",
+                                            "lease ended",   "session expired",
+                                            "node deleted",  "closed"};
+    emit(EventType::kDeposed, why, kText[static_cast<int>(why)]);
+    shared_->changed();
+}
+
+void Candidacy::node_lost(Reason why) {
+    depose(why);
+    ++gen_;
+    node_.clear();
+    pred_.clear();
+    heir_ = false;
+    heir_lease_until_ = 0;
+    keepalive_inflight_ = false;
+    announced_pred_.clear();
+}
+
+void Candidacy::send_keepalive() {
+    if (keepalive_inflight_ || node_.empty() || !client_.connected()) return;
+    keepalive_inflight_ = true;
+    int64_t sent = boottime_ns();
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t gen = gen_;
+    client_.session().check(node_path(node_), client_.on_loop([weak, gen, sent](Reply &&r) {
+        auto self = weak.lock();
+        if (!self || gen != self->gen_) return;
+        self->keepalive_inflight_ = false;
+        if (r.rc == ZOK) {
+            self->client_.bump(kKeepalives);
+            int64_t until = sent + self->lease_length_ns();
+            switch (self->state_) {
+                case State::kLeading: {
+                    // Only extend a lease still held: resign may have zeroed it
+                    // from the user's thread.
+                    int64_t cur = self->shared_->leader_until.load();
+                    while (cur != 0 && cur < until &&
+                           !self->shared_->leader_until.compare_exchange_weak(cur, until)) {
+                    }
+                    self->schedule_lease_check(until);
+                    break;
+                }
+                case State::kHeir: self->heir_lease_until_ = until; break;
+                case State::kClaiming:
+                    if (until <= boottime_ns()) {
+                        // Acknowledged too late to lead on (we were paused or
+                        // the reply crawled): earn a fresh lease first.
+                        self->send_keepalive();
+                        break;
+                    }
+                    self->heir_lease_until_ = until;
+                    self->become_leader();
+                    break;
+                default: break;
+            }
+        } else if (r.rc == ZNONODE) {
+            self->node_lost(Reason::kNodeDeleted);
+            if (self->want_) self->begin_enrollment();
+        }
+    }));
+}
+
+void Candidacy::schedule_keepalive() {
+    if (keepalive_scheduled_) return;
+    keepalive_scheduled_ = true;
+    int64_t t = client_.negotiated_timeout_ms();
+    if (t <= 0) t = client_.settings().session_timeout_ms;
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    client_.at(boottime_ns() + t * kNsPerMs / 6, [weak] {
+        auto self = weak.lock();
+        if (!self) return;
+        self->keepalive_scheduled_ = false;
+        if (self->state_ == State::kLeading || self->state_ == State::kHeir) {
+            self->send_keepalive();
+            self->schedule_keepalive();
+        }
+    });
+}
+
+void Candidacy::schedule_lease_check(int64_t at) {
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    client_.at(at, [weak, at] {
+        auto self = weak.lock();
+        if (!self || !self->leading_) return;
+        int64_t until = self->shared_->leader_until.load();
+        if (until != at || boottime_ns() < until) return;  // renewed since
+        self->depose(Reason::kLeaseEnded);
+        // Keep the node: a write acknowledged later proves we still hold
+        // the first place, and we lead again.
+        if (self->client_.connected()) self->send_keepalive();
+    });
+}
+
+// --- connection and session -------------------------------------------------
+
+void Candidacy::on_connected(bool new_session) {
+    if (!new_session && (want_ || !garbage_.empty()))
+        emit(EventType::kReconnected, Reason::kNone, "reconnected (same session)");
+    ++gen_;
+    keepalive_inflight_ = false;
+    switch (state_) {
+        case State::kAwaitingSession:
+            if (want_) send_create();
+            break;
+        case State::kCreating:
+        case State::kRecovering:
+            set_state(State::kRecovering);
+            client_.session().get_children(shared_->path, false,
+                                           route(&Candidacy::on_recover_children));
+            break;
+        case State::kListing:
+        case State::kFollowing:
+        case State::kHeir:
+        case State::kClaiming:
+        case State::kLeading:
+            if (state_ == State::kLeading) send_keepalive();
+            list();
+            break;
+        case State::kResigning: collect_garbage(); break;
+        case State::kIdle:
+        case State::kClosed: break;
+    }
+}
+
+void Candidacy::on_suspended() {
+    if (want_) emit(EventType::kSuspended, Reason::kNone, "connection to ZooKeeper lost");
+    if (client_.settings().leadership == Leadership::kStrict) depose(Reason::kSuspended);
+}
+
+void Candidacy::on_expired() {
+    bool involved = want_ || !node_.empty() || !garbage_.empty();
+    if (involved) emit(EventType::kExpired, Reason::kNone, "ZooKeeper session expired");
+    // The server deleted every node of the session: nothing left to clean.
+    node_lost(Reason::kExpired);
+    garbage_.clear();
+    abandoned_.clear();
+    if (state_ == State::kResigning) {
+        finish_resign();
+        return;
+    }
+    if (want_) set_state(State::kAwaitingSession);
+}
+
+void Candidacy::on_auth_failed() {
+    if (want_ || !node_.empty())
+        fail(kEAuth, ZAUTHFAILED, "ZooKeeper authentication failed (zk.auth)");
+}
+
+// --- leaving ----------------------------------------------------------------
+
+void Candidacy::collect_garbage() {
+    if (!client_.connected()) return;  // on_connected calls again
+    bool unknown = false;
+    for (auto &[uuid, name] : garbage_) {
+        if (name.empty()) {
+            unknown = true;
+            continue;
+        }
+        std::weak_ptr<Candidacy> weak = weak_from_this();
+        std::string key = uuid;
+        client_.session().remove(node_path(name), client_.on_loop([weak, key, name](Reply &&r) {
+            auto self = weak.lock();
+            if (!self) return;
+            auto it = self->garbage_.find(key);
+            if (it == self->garbage_.end() || it->second != name) return;
+            if (r.rc == ZOK || r.rc == ZNONODE) {
+                self->garbage_.erase(it);
+            } else if (r.rc == ZNOAUTH) {
+                self->garbage_.erase(it);
+                self->emit(EventType::kError, Reason::kNone,
+                           "not allowed to delete our node " + name, {}, {}, 0, kEAuth, r.rc);
+            } else {
+                return;  // connection trouble: retried on reconnect
+            }
+            if (self->garbage_.empty() && self->state_ == State::kResigning) self->finish_resign();
+        }));
+    }
+    if (unknown) {
+        client_.session().get_children(shared_->path, false,
+                                       route(&Candidacy::on_garbage_children));
+    }
+    if (garbage_.empty() && state_ == State::kResigning) finish_resign();
+}
+
+void Candidacy::on_garbage_children(uint64_t, Reply &&r) {
+    if (r.rc != ZOK && r.rc != ZNONODE) return;
+    bool found = false;
+    for (auto it = garbage_.begin(); it != garbage_.end();) {
+        if (!it->second.empty()) {
+            ++it;
+            continue;
+        }
+        std::string name;
+        for (const auto &child : r.children)
+            if (has_uuid(child, it->first)) name = child;
+        if (name.empty()) {
+            it = garbage_.erase(it);  // abandoned_ still catches a late one
+        } else {
+            it->second = name;
+            found = true;
+            ++it;
+        }
+    }
+    if (found || (garbage_.empty() && state_ == State::kResigning)) collect_garbage();
+}
+
+void Candidacy::finish_resign() {
+    if (state_ != State::kResigning) return;
+    if (closing_) {
+        set_state(State::kClosed);
+        shared_->phase.store(Phase::kClosed);
+        shared_->changed();
+        auto done = std::move(close_done_);
+        client_.remove_member(member_id_);
+        if (done) done();
+        return;
+    }
+    set_state(State::kIdle);
+    if (want_) {
+        // volunteer() came while the old node was going.
+        begin_enrollment();
+        return;
+    }
+    shared_->phase.store(Phase::kIdle);
+    emit(EventType::kResigned, Reason::kNone, "resigned: node removed");
+    shared_->changed();
+}
+
+}  // namespace zkelect

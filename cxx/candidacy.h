@@ -1,0 +1,127 @@
+// One candidacy: the election recipe of DESIGN.md section 1 as a state
+// machine with named states, run only on its client's loop thread.
+//
+//   Idle ──volunteer──▶ AwaitingSession ──connected──▶ Creating
+//   Creating ──created──▶ Listing ──lowest──▶ Claiming ──write acked──▶ Leading
+//                         Listing ──not lowest──▶ Following | Heir
+//   Creating ──connection lost──▶ Recovering ──reconnected, listed──▶ Listing (adopted)
+//   Following ──predecessor gone──▶ Listing
+//   Heir ──predecessor gone, lease valid──▶ Leading      (no round trip)
+//   Leading ──lease ran out──▶ Claiming ──write acked──▶ Leading
+//   any ──resign──▶ Resigning ──nodes gone──▶ Idle
+//
+// Nodes this candidacy may have in ZooKeeper but no longer wants (a resigned
+// node, a create whose reply was lost, a late create after a resign) are kept
+// in garbage_ until their deletion is confirmed or the session ends.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "client.h"
+#include "election_shared.h"
+
+namespace zkelect {
+
+class Candidacy : public Member, public std::enable_shared_from_this<Candidacy> {
+public:
+    Candidacy(Client &client, std::shared_ptr<ElectionShared> shared);
+    void attach(uint64_t member_id) { member_id_ = member_id; }
+
+    // Commands, posted by the C boundary onto the loop.
+    void volunteer();
+    void resign();
+    // Leave for good: like resign, then done() once no node is left (or the
+    // session ended). The member removes itself from the client.
+    void close(std::function<void()> done);
+
+    void on_connected(bool new_session) override;
+    void on_suspended() override;
+    void on_expired() override;
+    void on_auth_failed() override;
+    void on_node_event(int type, const std::string &path) override;
+
+    enum class State {
+        kIdle,
+        kAwaitingSession,
+        kCreating,
+        kRecovering,
+        kListing,
+        kFollowing,
+        kHeir,
+        kClaiming,
+        kLeading,
+        kResigning,
+        kClosed,
+    };
+    static const char *state_name(State s);
+
+private:
+    using Handler = void (Candidacy::*)(uint64_t gen, Reply &&r);
+    ReplyFn route(Handler h);
+    void set_state(State s) { state_ = s; }
+    std::string node_path(const std::string &name) const { return shared_->path + "/" + name; }
+
+    void begin_enrollment();
+    void send_create();
+    void make_parents();
+    void list();
+    void claim();
+    void become_leader();
+    void depose(Reason why);
+    void node_lost(Reason why);
+    void send_keepalive();
+    void schedule_keepalive();
+    void schedule_lease_check(int64_t at);
+    void collect_garbage();
+    void finish_resign();
+    void emit(EventType t, Reason r = Reason::kNone, std::string message = {},
+              std::string node = {}, std::string id = {}, int64_t token = 0, int error = 0,
+              int zk_rc = 0);
+    void fail(int code, int zk_rc, const std::string &message);
+    int64_t lease_length_ns() const;
+
+    void on_create(uint64_t gen, Reply &&r);
+    void on_parent(uint64_t gen, Reply &&r);
+    void on_children(uint64_t gen, Reply &&r);
+    void on_recover_children(uint64_t gen, Reply &&r);
+    void on_adopt(uint64_t gen, Reply &&r);
+    void on_pred(uint64_t gen, Reply &&r);
+    void on_own(uint64_t gen, Reply &&r);
+    void on_garbage_children(uint64_t gen, Reply &&r);
+
+    Client &client_;
+    std::shared_ptr<ElectionShared> shared_;
+    uint64_t member_id_ = 0;
+
+    State state_ = State::kIdle;
+    bool want_ = false;    // the user wants this candidacy in the election
+    bool closing_ = false;
+    std::function<void()> close_done_;
+    uint64_t gen_ = 0;     // bumped whenever in-flight replies become stale
+
+    std::string uuid_;     // of the current enrollment
+    std::string node_;     // our node's name, once known
+    int64_t czxid_ = 0;
+    std::string pred_;     // the predecessor we watch
+    bool heir_ = false;    // pred_ was the lowest in our last listing
+    std::string announced_pred_;
+    int parent_attempts_ = 0;
+
+    bool keepalive_inflight_ = false;
+    uint64_t keepalive_gen_ = 0;
+    int64_t heir_lease_until_ = 0;  // lease earned while heir, not yet published
+    bool leading_ = false;
+    bool keepalive_scheduled_ = false;
+
+    // uuid -> node name ("" while unknown), nodes to delete.
+    std::map<std::string, std::string> garbage_;
+    // uuids whose create outcome we never learnt: a node carrying one is
+    // ours to delete whenever a listing shows it (this session only).
+    std::set<std::string> abandoned_;
+};
+
+}  // namespace zkelect

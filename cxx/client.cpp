@@ -1,0 +1,356 @@
+#include "client.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include <zookeeper/zookeeper.h>
+
+#include <cerrno>
+#include <chrono>
+#include <stdexcept>
+#include <system_error>
+
+#include "clock.h"
+#include "names.h"
+
+namespace zkelect {
+
+Client::Client(const Settings &settings) : settings_(settings) {
+    wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    timer_fd_ = timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (wake_fd_ < 0 || timer_fd_ < 0) {
+        int e = errno;
+        if (wake_fd_ >= 0) ::close(wake_fd_);
+        if (timer_fd_ >= 0) ::close(timer_fd_);
+        throw std::system_error(e, std::generic_category(), "eventfd/timerfd");
+    }
+    try {
+        open_session();
+        loop_ = std::thread([this] { run(); });
+    } catch (...) {
+        session_.reset();
+        ::close(wake_fd_);
+        ::close(timer_fd_);
+        throw;
+    }
+    loop_id_ = loop_.get_id();
+}
+
+Client::~Client() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        stopping_ = true;
+    }
+    uint64_t one = 1;
+    ssize_t n = ::write(wake_fd_, &one, sizeof one);
+    (void)n;
+    if (loop_.joinable()) loop_.join();
+    // Close the session before the members and the mailbox go: its threads
+    // may still be delivering into them until zookeeper_close returns.
+    {
+        std::shared_ptr<ZkSession> s;
+        {
+            std::lock_guard<std::mutex> lock(session_mu_);
+            s = std::move(session_);
+        }
+        s.reset();
+    }
+    members_.clear();
+    mailbox_.clear();
+    timers_.clear();
+    ::close(wake_fd_);
+    ::close(timer_fd_);
+}
+
+void Client::open_session() {
+    uint64_t gen = session_gen_.fetch_add(1) + 1;
+    ever_connected_ = false;
+    auto s = std::make_shared<ZkSession>(
+        settings_,
+        [this, gen](int type, int state, const std::string &path) {
+            post([this, gen, type, state, path] { on_watch_event(gen, type, state, path); });
+        },
+        &counters_[kZkRequests]);
+    {
+        std::lock_guard<std::mutex> lock(session_mu_);
+        session_.swap(s);
+    }
+    s.reset();  // the retired session closes outside the lock
+}
+
+void Client::reopen_session() {
+    try {
+        open_session();
+    } catch (...) {
+        // zookeeper_init failing for a connect string it accepted before
+        // means resources ran out for now; try again rather than give up.
+        at(boottime_ns() + 1000 * kNsPerMs, [this] { reopen_session(); });
+    }
+}
+
+std::shared_ptr<ZkSession> Client::session_snapshot() {
+    std::lock_guard<std::mutex> lock(session_mu_);
+    return session_;
+}
+
+void Client::post(std::function<void()> fn) {
+    bool was_empty;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) return;
+        was_empty = mailbox_.empty();
+        mailbox_.push_back(std::move(fn));
+    }
+    if (was_empty) {
+        uint64_t one = 1;
+        ssize_t n = ::write(wake_fd_, &one, sizeof one);
+        (void)n;
+    }
+}
+
+ReplyFn Client::on_loop(std::function<void(Reply &&)> fn) {
+    return [this, fn = std::move(fn)](Reply &&r) mutable {
+        post([fn, r = std::move(r)]() mutable { fn(std::move(r)); });
+    };
+}
+
+void Client::at(int64_t at_ns, std::function<void()> fn) { timers_.emplace(at_ns, std::move(fn)); }
+
+void Client::run() {
+    std::deque<std::function<void()>> batch;
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (stopping_) return;
+            batch.swap(mailbox_);
+        }
+        uint64_t drained;
+        ssize_t n = ::read(wake_fd_, &drained, sizeof drained);
+        (void)n;
+        for (auto &fn : batch) {
+            try {
+                fn();
+            } catch (...) {
+                // A bug in a handler must not take the loop down; the member
+                // reports through its own ERROR events where it can.
+            }
+        }
+        batch.clear();
+        // Timers due now; handlers may add timers, so take one at a time.
+        for (int i = 0; i < 100000 && !timers_.empty(); ++i) {
+            auto it = timers_.begin();
+            if (it->first > boottime_ns()) break;
+            auto fn = std::move(it->second);
+            timers_.erase(it);
+            try {
+                fn();
+            } catch (...) {
+            }
+        }
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (stopping_) return;
+            if (!mailbox_.empty()) continue;
+        }
+        itimerspec its{};
+        if (!timers_.empty()) {
+            int64_t t = std::max<int64_t>(timers_.begin()->first, 1);
+            its.it_value.tv_sec = t / 1000000000;
+            its.it_value.tv_nsec = t % 1000000000;
+        }
+        timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &its, nullptr);
+        pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {timer_fd_, POLLIN, 0}};
+        int rc = ::poll(fds, 2, -1);
+        if (rc > 0 && (fds[1].revents & POLLIN)) {
+            uint64_t expirations;
+            n = ::read(timer_fd_, &expirations, sizeof expirations);
+        }
+    }
+}
+
+int Client::await_connected(int timeout_ms) {
+    if (timeout_ms < 0) timeout_ms = settings_.connect_timeout_ms;
+    std::unique_lock<std::mutex> lock(mu_);
+    bool ok = connected_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                     [this] { return connected() || auth_failed_ || stopping_; });
+    if (auth_failed_) return kEAuth;
+    if (stopping_) return kEClosed;
+    return ok ? kOk : kETimedOut;
+}
+
+uint64_t Client::add_member(std::shared_ptr<Member> m) {
+    uint64_t id = next_member_++;
+    members_.emplace(id, std::move(m));
+    member_count_.fetch_add(1);
+    return id;
+}
+
+void Client::remove_member(uint64_t id) {
+    if (members_.erase(id)) member_count_.fetch_sub(1);
+    for (auto it = interest_.begin(); it != interest_.end();)
+        it = it->second == id ? interest_.erase(it) : std::next(it);
+}
+
+void Client::watch(const std::string &path, uint64_t member_id) {
+    auto range = interest_.equal_range(path);
+    for (auto it = range.first; it != range.second; ++it)
+        if (it->second == member_id) return;
+    interest_.emplace(path, member_id);
+}
+
+void Client::on_watch_event(uint64_t gen, int type, int state, const std::string &path) {
+    if (gen != static_cast<uint64_t>(session_gen_.load())) return;  // a retired session
+    if (type == ZOO_SESSION_EVENT) {
+        on_session_event(gen, state);
+        return;
+    }
+    std::vector<uint64_t> ids;
+    auto range = interest_.equal_range(path);
+    for (auto it = range.first; it != range.second; ++it) ids.push_back(it->second);
+    interest_.erase(path);
+    for (uint64_t id : ids) {
+        auto m = members_.find(id);
+        if (m != members_.end()) {
+            auto keep = m->second;  // a handler may remove the member
+            keep->on_node_event(type, path);
+        }
+    }
+}
+
+void Client::on_session_event(uint64_t, int state) {
+    auto each = [this](auto &&fn) {
+        std::vector<std::shared_ptr<Member>> ms;
+        for (auto &[id, m] : members_) ms.push_back(m);
+        for (auto &m : ms) fn(*m);
+    };
+    if (state == ZOO_CONNECTED_STATE) {
+        bool first = !ever_connected_;
+        ever_connected_ = true;
+        timeout_ms_.store(session_->negotiated_timeout_ms());
+        session_id_.store(session_->session_id());
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            connected_.store(true, std::memory_order_release);
+        }
+        connected_cv_.notify_all();
+        if (!first) bump(kReconnects);
+        each([first](Member &m) { m.on_connected(first); });
+    } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
+        if (!connected()) return;
+        connected_.store(false, std::memory_order_release);
+        each([](Member &m) { m.on_suspended(); });
+    } else if (state == ZOO_EXPIRED_SESSION_STATE) {
+        connected_.store(false, std::memory_order_release);
+        bump(kExpiries);
+        interest_.clear();
+        each([](Member &m) { m.on_expired(); });
+        // The old handle is dead; a new session takes over. Its close runs
+        // here, on the loop (it joins ZooKeeper's threads, which never wait
+        // on us), or on the last query still holding it.
+        reopen_session();
+    } else if (state == ZOO_AUTH_FAILED_STATE) {
+        connected_.store(false, std::memory_order_release);
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            auth_failed_ = true;
+        }
+        connected_cv_.notify_all();
+        each([](Member &m) { m.on_auth_failed(); });
+    }
+}
+
+namespace {
+struct QueryState {
+    std::mutex mu;
+    std::condition_variable cv;
+    int outstanding = 0;
+    int rc = 0;
+    bool listed = false;
+    std::vector<std::string> children;
+    std::vector<Reply> datas;
+};
+}  // namespace
+
+int Client::participants(const std::string &path, int timeout_ms,
+                         std::vector<ParticipantInfo> *out, std::string *why) {
+    auto session = session_snapshot();
+    if (!session) {
+        *why = "the client is closing";
+        return kEClosed;
+    }
+    if (!connected()) {
+        // Requests would wait for a reconnect; bound them by the timeout.
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    auto st = std::make_shared<QueryState>();
+    st->outstanding = 1;
+    session->get_children(path, false, [st](Reply &&r) {
+        std::lock_guard<std::mutex> lock(st->mu);
+        st->rc = r.rc;
+        st->children = std::move(r.children);
+        st->listed = true;
+        st->outstanding--;
+        st->cv.notify_all();
+    });
+    std::vector<Candidate> order;
+    {
+        std::unique_lock<std::mutex> lock(st->mu);
+        if (!st->cv.wait_until(lock, deadline, [&] { return st->outstanding == 0; })) {
+            *why = "ZooKeeper did not answer within " + std::to_string(timeout_ms) + " ms";
+            return connected() ? kETimedOut : kEConnLoss;
+        }
+        if (st->rc == ZNONODE) {
+            out->clear();
+            return kOk;  // no path: no candidates
+        }
+        if (st->rc != ZOK) {
+            *why = std::string("listing ") + path + ": " + zerror(st->rc);
+            return err_from_zk(st->rc);
+        }
+        order = order_candidates(st->children);
+        st->datas.assign(order.size(), Reply{});
+        st->outstanding = static_cast<int>(order.size());
+    }
+    for (size_t i = 0; i < order.size(); ++i) {
+        session->get(path + "/" + order[i].name, false, [st, i](Reply &&r) {
+            std::lock_guard<std::mutex> lock(st->mu);
+            st->datas[i] = std::move(r);
+            st->outstanding--;
+            st->cv.notify_all();
+        });
+    }
+    std::unique_lock<std::mutex> lock(st->mu);
+    if (!st->cv.wait_until(lock, deadline, [&] { return st->outstanding == 0; })) {
+        *why = "ZooKeeper did not answer within " + std::to_string(timeout_ms) + " ms";
+        return connected() ? kETimedOut : kEConnLoss;
+    }
+    out->clear();
+    for (size_t i = 0; i < order.size(); ++i) {
+        const Reply &r = st->datas[i];
+        if (r.rc == ZNONODE) continue;  // left while we asked
+        if (r.rc != ZOK) {
+            *why = "reading " + order[i].name + ": " + zerror(r.rc);
+            return err_from_zk(r.rc);
+        }
+        out->push_back({order[i].name, r.data, r.stat.czxid, r.stat.ctime_ms});
+    }
+    return kOk;
+}
+
+int err_from_zk(int rc) {
+    switch (rc) {
+        case ZOK: return kOk;
+        case ZCONNECTIONLOSS:
+        case ZOPERATIONTIMEOUT: return kEConnLoss;
+        case ZSESSIONEXPIRED:
+        case ZINVALIDSTATE: return kESessionExpired;
+        case ZNOAUTH:
+        case ZAUTHFAILED: return kEAuth;
+        case ZCLOSING: return kEClosed;
+        case ZBADARGUMENTS: return kEInval;
+        default: return kEZk;
+    }
+}
+
+}  // namespace zkelect

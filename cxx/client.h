@@ -1,0 +1,125 @@
+// One ZooKeeper session and the loop thread that runs every candidacy and
+// observer made on it. All election state changes happen on that one thread:
+// ZooKeeper's completion thread only copies replies and watch events into the
+// loop's mailbox, and user threads only post commands. That serialises every
+// transition, so a stale reply can be recognised and dropped instead of
+// racing a newer one.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "conf.h"
+#include "errors.h"
+#include "zk_session.h"
+
+namespace zkelect {
+
+// A candidacy or an observer: something the loop drives. Called on the loop
+// thread only.
+class Member {
+public:
+    virtual ~Member() = default;
+    virtual void on_connected(bool new_session) = 0;
+    virtual void on_suspended() = 0;
+    virtual void on_expired() = 0;
+    virtual void on_auth_failed() = 0;
+    virtual void on_node_event(int type, const std::string &path) = 0;
+};
+
+struct ParticipantInfo {
+    std::string node;
+    std::string id;
+    int64_t czxid = 0;
+    int64_t ctime_ms = 0;
+};
+
+class Client {
+public:
+    // Starts the session (does not wait) and the loop thread. Throws
+    // std::runtime_error with a message on failure.
+    explicit Client(const Settings &settings);
+    // Stops the loop, closes the session (ZooKeeper removes our nodes).
+    ~Client();
+    Client(const Client &) = delete;
+    Client &operator=(const Client &) = delete;
+
+    // --- any thread ---
+    void post(std::function<void()> fn);
+    int await_connected(int timeout_ms);
+    bool connected() const { return connected_.load(std::memory_order_acquire); }
+    int negotiated_timeout_ms() const { return timeout_ms_.load(std::memory_order_acquire); }
+    int64_t session_id() const { return session_id_.load(std::memory_order_acquire); }
+    uint64_t counter(int c) const { return counters_[c].load(std::memory_order_relaxed); }
+    void bump(Counter c) { counters_[c].fetch_add(1, std::memory_order_relaxed); }
+    const Settings &settings() const { return settings_; }
+    size_t member_count() const { return member_count_.load(); }
+    bool on_loop_thread() const { return std::this_thread::get_id() == loop_id_; }
+    // Candidates of path in queue order, asked of ZooKeeper now. Blocks up
+    // to timeout_ms. Returns kOk or an error code with *why.
+    int participants(const std::string &path, int timeout_ms, std::vector<ParticipantInfo> *out,
+                     std::string *why);
+
+    // --- loop thread ---
+    uint64_t add_member(std::shared_ptr<Member> m);
+    void remove_member(uint64_t id);
+    ZkSession &session() { return *session_; }
+    // The next node event on path goes to member id (watches are one-shot).
+    void watch(const std::string &path, uint64_t member_id);
+    // Run fn on the loop at CLOCK_BOOTTIME time at_ns.
+    void at(int64_t at_ns, std::function<void()> fn);
+    // Handler for a reply that hops onto the loop before running.
+    ReplyFn on_loop(std::function<void(Reply &&)> fn);
+    std::atomic<int64_t> &session_gen_ref() { return session_gen_; }
+
+private:
+    void run();
+    void open_session();
+    void reopen_session();
+    void on_session_event(uint64_t gen, int state);
+    void on_watch_event(uint64_t gen, int type, int state, const std::string &path);
+    std::shared_ptr<ZkSession> session_snapshot();
+
+    const Settings settings_;
+    std::atomic<uint64_t> counters_[kCounterCount]{};
+    std::atomic<bool> connected_{false};
+    std::atomic<int> timeout_ms_{0};
+    std::atomic<int64_t> session_id_{0};
+    std::atomic<int64_t> session_gen_{0};
+    std::atomic<size_t> member_count_{0};
+    bool auth_failed_ = false;  // guarded by mu_
+
+    // Mailbox and timers, woken through an eventfd and a CLOCK_BOOTTIME
+    // timerfd so a process resumed from SIGSTOP or suspend fires overdue
+    // lease timers at once.
+    std::mutex mu_;
+    std::condition_variable connected_cv_;
+    std::deque<std::function<void()>> mailbox_;
+    bool stopping_ = false;
+    int wake_fd_ = -1;
+    int timer_fd_ = -1;
+
+    // Loop thread only.
+    std::multimap<int64_t, std::function<void()>> timers_;
+    std::map<uint64_t, std::shared_ptr<Member>> members_;
+    std::unordered_multimap<std::string, uint64_t> interest_;
+    uint64_t next_member_ = 1;
+    bool ever_connected_ = false;  // in the current session
+
+    std::shared_ptr<ZkSession> session_;  // swapped on expiry, on the loop
+    mutable std::mutex session_mu_;       // guards the pointer for queries
+    std::thread loop_;
+    std::thread::id loop_id_;
+};
+
+}  // namespace zkelect

@@ -1,0 +1,131 @@
+#include "conf.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "names.h"
+
+namespace zkelect {
+
+namespace {
+
+struct Key {
+    const char *name;
+    const char *fallback;  // value when unset
+};
+
+constexpr Key kKeys[] = {
+    {"zk.hosts", ""},
+    {"zk.session.timeout.ms", "10000"},
+    {"zk.connect.timeout.ms", "15000"},
+    {"zk.auth", ""},
+    {"election.acl", "open"},
+    {"leadership", "lease"},
+    {"lease.margin.ms", ""},
+    {"zk.log.level", "none"},
+};
+
+const Key *find_key(const std::string &name) {
+    for (const auto &k : kKeys)
+        if (name == k.name) return &k;
+    return nullptr;
+}
+
+bool parse_int(const std::string &s, long lo, long hi, int *out) {
+    if (s.empty() || s.size() > 10) return false;
+    errno = 0;
+    char *end = nullptr;
+    long v = std::strtol(s.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+    *out = static_cast<int>(v);
+    return true;
+}
+
+// Returns "" when value suits key, else why; fills s when given.
+std::string apply(const std::string &key, const std::string &value, Settings *s) {
+    Settings scratch;
+    if (!s) s = &scratch;
+    if (key == "zk.hosts") {
+        if (std::string why = check_hosts(value); !why.empty()) return why;
+        s->hosts = value;
+    } else if (key == "zk.session.timeout.ms") {
+        if (!parse_int(value, 1000, 3600000, &s->session_timeout_ms))
+            return "zk.session.timeout.ms must be an integer from 1000 to 3600000";
+    } else if (key == "zk.connect.timeout.ms") {
+        if (!parse_int(value, 1, 3600000, &s->connect_timeout_ms))
+            return "zk.connect.timeout.ms must be an integer from 1 to 3600000";
+    } else if (key == "zk.auth") {
+        if (value.empty()) {
+            s->auth_scheme.clear();
+            s->auth_credentials.clear();
+        } else {
+            size_t colon = value.find(':');
+            if (colon == std::string::npos || colon == 0 || colon + 1 == value.size())
+                return "zk.auth must be \"scheme:credentials\", e.g. \"digest:user:password\"";
+            s->auth_scheme = value.substr(0, colon);
+            s->auth_credentials = value.substr(colon + 1);
+        }
+    } else if (key == "election.acl") {
+        if (value == "open") s->acl_creator_only = false;
+        else if (value == "creator") s->acl_creator_only = true;
+        else return "election.acl must be \"open\" or \"creator\"";
+    } else if (key == "leadership") {
+        if (value == "lease") s->leadership = Leadership::kLease;
+        else if (value == "strict") s->leadership = Leadership::kStrict;
+        else return "leadership must be \"lease\" or \"strict\"";
+    } else if (key == "lease.margin.ms") {
+        if (value.empty()) s->lease_margin_ms = -1;
+        else if (!parse_int(value, 0, 60000, &s->lease_margin_ms))
+            return "lease.margin.ms must be an integer from 0 to 60000";
+    } else if (key == "zk.log.level") {
+        static constexpr const char *kLevels[] = {"none", "error", "warn", "info", "debug"};
+        int level = -2;
+        for (int i = 0; i < 5; ++i)
+            if (value == kLevels[i]) level = i;
+        if (level == -2) return "zk.log.level must be none, error, warn, info or debug";
+        s->log_level = level;
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string Conf::set(const std::string &key, const std::string &value) {
+    if (!find_key(key)) return "unknown configuration key \"" + key + "\"";
+    if (std::string why = apply(key, value, nullptr); !why.empty()) return why;
+    values_[key] = value;
+    return {};
+}
+
+bool Conf::get(const std::string &key, std::string *value) const {
+    const Key *k = find_key(key);
+    if (!k) return false;
+    auto it = values_.find(key);
+    *value = it != values_.end() ? it->second : k->fallback;
+    return true;
+}
+
+bool Conf::settings(Settings *out, std::string *why) const {
+    Settings s;
+    for (const auto &[key, value] : values_) {
+        std::string e = apply(key, value, &s);
+        if (!e.empty()) {
+            *why = e;
+            return false;
+        }
+    }
+    if (s.hosts.empty()) {
+        *why = "zk.hosts is not set (the ZooKeeper connect string, \"host:port,...\")";
+        return false;
+    }
+    if (s.acl_creator_only && s.auth_scheme.empty()) {
+        *why = "election.acl \"creator\" needs zk.auth";
+        return false;
+    }
+    // "none" only silences when asked for explicitly; unset leaves the global alone.
+    if (values_.find("zk.log.level") == values_.end()) s.log_level = -1;
+    *out = s;
+    return true;
+}
+
+}  // namespace zkelect

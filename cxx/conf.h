@@ -1,0 +1,36 @@
+// Configuration: string keys, validated when set, copied into each client.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace zkelect {
+
+enum class Leadership { kLease, kStrict };
+
+// The typed view a client works from, parsed from the strings.
+struct Settings {
+    std::string hosts;
+    int session_timeout_ms = 10000;
+    int connect_timeout_ms = 15000;
+    std::string auth_scheme, auth_credentials;  // empty scheme: none
+    bool acl_creator_only = false;
+    Leadership leadership = Leadership::kLease;
+    int lease_margin_ms = -1;  // -1: derived from the negotiated timeout
+    int log_level = -1;        // -1: leave libzookeeper's global level alone
+};
+
+class Conf {
+public:
+    // Empty string on success, else why (the key is named).
+    std::string set(const std::string &key, const std::string &value);
+    // False for an unknown key.
+    bool get(const std::string &key, std::string *value) const;
+    // Settings for a client, or a message in *why.
+    bool settings(Settings *out, std::string *why) const;
+
+private:
+    std::map<std::string, std::string> values_;
+};
+
+}  // namespace zkelect

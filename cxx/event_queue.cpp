@@ -1,0 +1,84 @@
+#include "event_queue.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <system_error>
+
+namespace zkelect {
+
+EventQueue::EventQueue() {
+    fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+}
+
+EventQueue::~EventQueue() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void EventQueue::set_readable(bool readable) {
+    if (readable) {
+        uint64_t one = 1;
+        // Cannot fail short of the counter overflowing, which one write per
+        // empty->non-empty transition never reaches.
+        ssize_t n = ::write(fd_, &one, sizeof one);
+        (void)n;
+    } else {
+        uint64_t drained;
+        ssize_t n = ::read(fd_, &drained, sizeof drained);  // EAGAIN when already 0
+        (void)n;
+    }
+}
+
+void EventQueue::push(std::unique_ptr<Event> ev) {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (events_.empty()) set_readable(true);
+        events_.push_back(std::move(ev));
+    }
+    cv_.notify_one();
+}
+
+std::unique_ptr<Event> EventQueue::pop(int timeout_ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto ready = [this] { return !events_.empty() || wakes_ > 0 || closed_; };
+    if (timeout_ms < 0) {
+        cv_.wait(lock, ready);
+    } else if (timeout_ms > 0) {
+        cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
+    }
+    if (wakes_ > 0) {
+        --wakes_;
+        return nullptr;
+    }
+    if (events_.empty()) return nullptr;
+    auto ev = std::move(events_.front());
+    events_.pop_front();
+    if (events_.empty()) set_readable(false);
+    return ev;
+}
+
+void EventQueue::wake() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++wakes_;
+    }
+    cv_.notify_all();
+}
+
+void EventQueue::close() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        closed_ = true;
+    }
+    cv_.notify_all();
+}
+
+size_t EventQueue::size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_.size();
+}
+
+}  // namespace zkelect

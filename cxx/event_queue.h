@@ -1,0 +1,59 @@
+// One queue of events per handle, drained by pull, by a level-triggered fd,
+// or by callbacks. The fd is an eventfd that holds a non-zero count exactly
+// while the queue is not empty, so poll/epoll see it readable until the last
+// event is taken.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "errors.h"
+
+namespace zkelect {
+
+struct Event {
+    EventType type;
+    Reason reason = Reason::kNone;
+    int64_t token = 0;
+    int error = 0;
+    int zk_rc = 0;
+    std::string message;
+    std::string node;
+    std::string id;
+    int64_t time_ns = 0;  // CLOCK_REALTIME when the library saw it
+};
+
+class EventQueue {
+public:
+    EventQueue();  // throws std::system_error when no eventfd can be made
+    ~EventQueue();
+    EventQueue(const EventQueue &) = delete;
+    EventQueue &operator=(const EventQueue &) = delete;
+
+    void push(std::unique_ptr<Event> ev);
+    // Waits up to timeout_ms (< 0: no limit). nullptr on timeout, on wake()
+    // or after close().
+    std::unique_ptr<Event> pop(int timeout_ms);
+    // Ends one pending or the next wait without an event.
+    void wake();
+    // Ends every wait now and later; the queue stays readable for drains.
+    void close();
+    int fd() const { return fd_; }
+    size_t size() const;
+
+private:
+    void set_readable(bool readable);  // called with mu_ held
+
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<std::unique_ptr<Event>> events_;
+    unsigned wakes_ = 0;
+    bool closed_ = false;
+    int fd_ = -1;
+};
+
+}  // namespace zkelect

@@ -1,0 +1,47 @@
+// Pure functions about names: validation of what users pass in, the node
+// layout shared with Curator's LeaderLatch, and the order of candidates.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zkelect {
+
+// Each returns an empty string when the input is valid, else a message.
+std::string check_election_path(std::string_view path);
+std::string check_hosts(std::string_view hosts);
+std::string check_participant_id(std::string_view id);
+
+// A random UUID in its 36-character canonical form (version 4).
+std::string make_uuid();
+
+// Curator LeaderLatch with protection: "_c_<uuid>-latch-<seq>".
+inline constexpr std::string_view kLatchMarker = "latch-";
+std::string node_prefix(const std::string &uuid);  // "_c_<uuid>-latch-"
+
+// The sequence after the last "latch-", or nothing when name is not a
+// candidate node. Sequences are ZooKeeper's signed 32-bit counter ("%010d"),
+// which wraps to -2147483648 after 2^31 creates.
+std::optional<int32_t> parse_sequence(std::string_view name);
+
+// True when name was created with this uuid (our protection marker).
+bool has_uuid(std::string_view name, std::string_view uuid);
+
+struct Candidate {
+    std::string name;
+    int32_t seq;
+};
+
+// The candidate nodes among children, earliest first. Order is by sequence
+// in serial-number arithmetic, so it stays right across the wrap as long as
+// the live candidates span fewer than 2^31 creates (they always do: each
+// live node is one live session's).
+std::vector<Candidate> order_candidates(const std::vector<std::string> &children);
+
+// "/a/b" -> {"/a", "/a/b"}: every ancestor and path itself.
+std::vector<std::string> path_prefixes(const std::string &path);
+
+}  // namespace zkelect

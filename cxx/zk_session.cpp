@@ -1,0 +1,224 @@
+#include "zk_session.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <stdexcept>
+
+namespace zkelect {
+
+struct ZkSession::Pending {
+    ZkSession *owner;
+    ReplyFn fn;
+    // A multi's operation and result must outlive the request.
+    zoo_op_t op{};
+    zoo_op_result_t result{};
+    std::string path;
+};
+
+namespace {
+
+NodeStat copy_stat(const struct Stat *s) {
+    NodeStat n;
+    n.czxid = s->czxid;
+    n.ctime_ms = s->ctime;
+    n.ephemeral_owner = s->ephemeralOwner;
+    n.version = s->version;
+    return n;
+}
+
+struct ACL_vector *acl_for(const Settings &s) {
+    return s.acl_creator_only ? &ZOO_CREATOR_ALL_ACL : &ZOO_OPEN_ACL_UNSAFE;
+}
+
+void ignore_auth_reply(int, const void *) {}
+
+}  // namespace
+
+ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
+                     std::atomic<uint64_t> *request_counter)
+    : settings_(settings), on_watch_(std::move(on_watch)), requests_(request_counter) {
+    if (settings_.log_level >= 0) {
+        static constexpr ZooLogLevel kLevels[] = {(ZooLogLevel)0, ZOO_LOG_LEVEL_ERROR,
+                                                  ZOO_LOG_LEVEL_WARN, ZOO_LOG_LEVEL_INFO,
+                                                  ZOO_LOG_LEVEL_DEBUG};
+        zoo_set_debug_level(kLevels[settings_.log_level]);
+    }
+    zh_ = zookeeper_init(settings_.hosts.c_str(), &ZkSession::on_watch,
+                         settings_.session_timeout_ms, nullptr, this, 0);
+    if (!zh_)
+        throw std::runtime_error("ZooKeeper's client refused the connect string \"" +
+                                 settings_.hosts + "\" (unresolvable host?)");
+    if (!settings_.auth_scheme.empty()) {
+        // Registered once; libzookeeper re-sends it on every reconnect.
+        zoo_add_auth(zh_, settings_.auth_scheme.c_str(), settings_.auth_credentials.data(),
+                     static_cast<int>(settings_.auth_credentials.size()), ignore_auth_reply, nullptr);
+    }
+}
+
+ZkSession::~ZkSession() {
+    if (zh_) zookeeper_close(zh_);
+    // ZooKeeper's threads are joined: contexts of requests that never
+    // completed can go.
+    pending_.clear();
+}
+
+ZkSession::Pending *ZkSession::track(ReplyFn fn) {
+    auto p = std::make_unique<Pending>();
+    p->owner = this;
+    p->fn = std::move(fn);
+    Pending *raw = p.get();
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.emplace(raw, std::move(p));
+    if (requests_) requests_->fetch_add(1, std::memory_order_relaxed);
+    return raw;
+}
+
+void ZkSession::finish(const void *data, Reply &&reply) {
+    auto *p = static_cast<Pending *>(const_cast<void *>(data));
+    std::unique_ptr<Pending> own;
+    {
+        std::lock_guard<std::mutex> lock(p->owner->mu_);
+        auto it = p->owner->pending_.find(p);
+        if (it == p->owner->pending_.end()) return;
+        own = std::move(it->second);
+        p->owner->pending_.erase(it);
+    }
+    // Handlers only copy and forward; nothing may unwind into C frames.
+    try {
+        own->fn(std::move(reply));
+    } catch (...) {
+    }
+}
+
+void ZkSession::on_string_stat(int rc, const char *value, const struct Stat *stat, const void *data) {
+    Reply r;
+    r.rc = rc;
+    try {
+        if (rc == ZOK && value) r.value = value;
+        if (rc == ZOK && stat) {
+            r.has_stat = true;
+            r.stat = copy_stat(stat);
+        }
+    } catch (...) {
+        r = Reply{};
+        r.rc = ZSYSTEMERROR;
+    }
+    finish(data, std::move(r));
+}
+
+void ZkSession::on_data(int rc, const char *value, int len, const struct Stat *stat, const void *data) {
+    Reply r;
+    r.rc = rc;
+    try {
+        if (rc == ZOK && value && len > 0) r.data.assign(value, static_cast<size_t>(len));
+        if (rc == ZOK && stat) {
+            r.has_stat = true;
+            r.stat = copy_stat(stat);
+        }
+    } catch (...) {
+        r = Reply{};
+        r.rc = ZSYSTEMERROR;
+    }
+    finish(data, std::move(r));
+}
+
+void ZkSession::on_strings(int rc, const struct String_vector *strings, const void *data) {
+    Reply r;
+    r.rc = rc;
+    try {
+        if (rc == ZOK && strings) {
+            r.children.reserve(static_cast<size_t>(strings->count));
+            for (int i = 0; i < strings->count; ++i) r.children.emplace_back(strings->data[i]);
+        }
+    } catch (...) {
+        r = Reply{};
+        r.rc = ZSYSTEMERROR;
+    }
+    finish(data, std::move(r));
+}
+
+void ZkSession::on_stat(int rc, const struct Stat *stat, const void *data) {
+    Reply r;
+    r.rc = rc;
+    if (rc == ZOK && stat) {
+        r.has_stat = true;
+        r.stat = copy_stat(stat);
+    }
+    finish(data, std::move(r));
+}
+
+void ZkSession::on_void(int rc, const void *data) {
+    Reply r;
+    r.rc = rc;
+    finish(data, std::move(r));
+}
+
+void ZkSession::on_watch(zhandle_t *, int type, int state, const char *path, void *ctx) {
+    auto *self = static_cast<ZkSession *>(ctx);
+    try {
+        self->on_watch_(type, state, path ? std::string(path) : std::string());
+    } catch (...) {
+    }
+}
+
+// Runs the handler at once when the request could not be queued.
+#define ZKE_SUBMIT(call)                       \
+    do {                                       \
+        int rc_ = (call);                      \
+        if (rc_ != ZOK) {                      \
+            Reply r_;                          \
+            r_.rc = rc_;                       \
+            finish(p, std::move(r_));          \
+        }                                      \
+    } while (0)
+
+void ZkSession::create_candidate(const std::string &path_prefix, const std::string &data, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    ZKE_SUBMIT(zoo_acreate2(zh_, path_prefix.c_str(), data.data(), static_cast<int>(data.size()),
+                            acl_for(settings_), ZOO_EPHEMERAL_SEQUENTIAL, &ZkSession::on_string_stat,
+                            p));
+}
+
+void ZkSession::create_persistent(const std::string &path, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    ZKE_SUBMIT(zoo_acreate2(zh_, path.c_str(), nullptr, -1, acl_for(settings_), ZOO_PERSISTENT,
+                            &ZkSession::on_string_stat, p));
+}
+
+void ZkSession::get(const std::string &path, bool watch, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    ZKE_SUBMIT(zoo_aget(zh_, path.c_str(), watch ? 1 : 0, &ZkSession::on_data, p));
+}
+
+void ZkSession::get_children(const std::string &path, bool watch, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    ZKE_SUBMIT(zoo_aget_children(zh_, path.c_str(), watch ? 1 : 0, &ZkSession::on_strings, p));
+}
+
+void ZkSession::exists(const std::string &path, bool watch, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    ZKE_SUBMIT(zoo_aexists(zh_, path.c_str(), watch ? 1 : 0, &ZkSession::on_stat, p));
+}
+
+void ZkSession::remove(const std::string &path, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    ZKE_SUBMIT(zoo_adelete(zh_, path.c_str(), -1, &ZkSession::on_void, p));
+}
+
+void ZkSession::check(const std::string &path, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    p->path = path;
+    zoo_check_op_init(&p->op, p->path.c_str(), -1);
+    ZKE_SUBMIT(zoo_amulti(zh_, 1, &p->op, &p->result, &ZkSession::on_void, p));
+}
+
+#undef ZKE_SUBMIT
+
+int64_t ZkSession::session_id() const {
+    const clientid_t *id = zoo_client_id(zh_);
+    return id ? id->client_id : 0;
+}
+
+int ZkSession::negotiated_timeout_ms() const { return zoo_recv_timeout(zh_); }
+
+}  // namespace zkelect

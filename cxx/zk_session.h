@@ -1,0 +1,93 @@
+// RAII over one zhandle_t: one ZooKeeper session. Every asynchronous request
+// takes a handler that receives a copied Reply on ZooKeeper's completion
+// thread; the handler's job is only to forward it (to the client's loop, or
+// to a waiting query), never to run user code.
+//
+// The request contexts handed to ZooKeeper are owned here, not by the
+// callbacks, so a request whose completion never runs (the handle closes
+// first) is still freed: by the destructor, after zookeeper_close() has
+// joined ZooKeeper's threads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "conf.h"
+
+typedef struct _zhandle zhandle_t;
+struct Stat;
+struct String_vector;
+
+namespace zkelect {
+
+struct NodeStat {
+    int64_t czxid = 0;
+    int64_t ctime_ms = 0;
+    int64_t ephemeral_owner = 0;
+    int32_t version = 0;
+};
+
+struct Reply {
+    int rc = 0;                         // ZooKeeper's code (ZOK = 0)
+    std::string value;                  // create: the created path
+    std::string data;                   // get: the node's data
+    bool has_stat = false;
+    NodeStat stat;
+    std::vector<std::string> children;  // get_children
+};
+
+using ReplyFn = std::function<void(Reply &&)>;
+// ZooKeeper watch event: type, state, path (ZOO_SESSION_EVENT for sessions).
+using WatchFn = std::function<void(int type, int state, const std::string &path)>;
+
+class ZkSession {
+public:
+    // Starts connecting (does not wait). Throws std::runtime_error with a
+    // message when libzookeeper refuses the settings.
+    ZkSession(const Settings &settings, WatchFn on_watch, std::atomic<uint64_t> *request_counter);
+    ~ZkSession();  // zookeeper_close: ZooKeeper deletes our ephemeral nodes
+    ZkSession(const ZkSession &) = delete;
+    ZkSession &operator=(const ZkSession &) = delete;
+
+    // Each sends one request. When it cannot be sent, fn runs at once, on
+    // the calling thread, with the error.
+    void create_candidate(const std::string &path_prefix, const std::string &data, ReplyFn fn);
+    void create_persistent(const std::string &path, ReplyFn fn);
+    void get(const std::string &path, bool watch, ReplyFn fn);
+    void get_children(const std::string &path, bool watch, ReplyFn fn);
+    void exists(const std::string &path, bool watch, ReplyFn fn);
+    void remove(const std::string &path, ReplyFn fn);
+    // A write through the quorum that changes nothing: a multi holding one
+    // version check (-1) of path. Fires no watch; fails with ZNONODE when
+    // the node is gone.
+    void check(const std::string &path, ReplyFn fn);
+
+    int64_t session_id() const;
+    int negotiated_timeout_ms() const;
+
+private:
+    struct Pending;
+    Pending *track(ReplyFn fn);
+    static void finish(const void *data, Reply &&reply);
+    static void on_string_stat(int rc, const char *value, const struct Stat *stat, const void *data);
+    static void on_data(int rc, const char *value, int len, const struct Stat *stat, const void *data);
+    static void on_strings(int rc, const struct String_vector *strings, const void *data);
+    static void on_stat(int rc, const struct Stat *stat, const void *data);
+    static void on_void(int rc, const void *data);
+    static void on_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx);
+
+    Settings settings_;
+    WatchFn on_watch_;
+    std::atomic<uint64_t> *requests_;
+    std::mutex mu_;
+    std::unordered_map<Pending *, std::unique_ptr<Pending>> pending_;
+    zhandle_t *zh_ = nullptr;
+};
+
+}  // namespace zkelect

@@ -1,0 +1,122 @@
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <set>
+
+#include "names.h"
+
+using namespace zkelect;
+
+namespace {
+std::string node(const std::string &uuid, const char *seq) { return node_prefix(uuid) + seq; }
+std::vector<std::string> names(const std::vector<Candidate> &cs) {
+    std::vector<std::string> out;
+    for (auto &c : cs) out.push_back(c.name);
+    return out;
+}
+}  // namespace
+
+TEST(Sequence, ParsesCuratorNames) {
+    EXPECT_EQ(parse_sequence("_c_0f8e8f52-1b1e-4a8b-9c33-1e2d3c4b5a69-latch-0000000007"), 7);
+    EXPECT_EQ(parse_sequence("_c_x-latch-2147483647"), INT32_MAX);
+    EXPECT_EQ(parse_sequence("_c_x-latch--2147483648"), INT32_MIN);
+    // The uuid may not contain "latch-" but the last marker is what counts.
+    EXPECT_EQ(parse_sequence("latch-1-latch-0000000002"), 2);
+    EXPECT_FALSE(parse_sequence("lock-0000000001"));
+    EXPECT_FALSE(parse_sequence("_c_x-latch-"));
+    EXPECT_FALSE(parse_sequence("_c_x-latch-12a"));
+    EXPECT_FALSE(parse_sequence("_c_x-latch-99999999999"));
+}
+
+TEST(Order, BySequenceNotByName) {
+    // The uuid differs per node, so whole-name order would be random.
+    auto got = order_candidates({node("ffff", "0000000003"), node("0000", "0000000005"),
+                                 node("aaaa", "0000000001"), "unrelated-node"});
+    EXPECT_EQ(names(got), (std::vector<std::string>{node("aaaa", "0000000001"),
+                                                    node("ffff", "0000000003"),
+                                                    node("0000", "0000000005")}));
+}
+
+TEST(Order, SurvivesTheWrap) {
+    // After 2^31 creates the counter wraps to INT32_MIN; the wrapped nodes
+    // are the newest and must sort last.
+    auto got = order_candidates({node("c", "-2147483647"), node("a", "2147483646"),
+                                 node("d", "-2147483648"), node("b", "2147483647")});
+    EXPECT_EQ(names(got), (std::vector<std::string>{node("a", "2147483646"), node("b", "2147483647"),
+                                                    node("d", "-2147483648"),
+                                                    node("c", "-2147483647")}));
+}
+
+TEST(Order, WrapFromEveryStartingPoint) {
+    // Whatever order the server lists them in, the result is the same.
+    std::vector<std::string> in = {node("1", "2147483600"), node("2", "2147483647"),
+                                   node("3", "-2147483648"), node("4", "-2147483000"),
+                                   node("5", "-1")};
+    auto want = names(order_candidates(in));
+    ASSERT_EQ(want.front(), node("1", "2147483600"));
+    ASSERT_EQ(want.back(), node("5", "-1"));
+    std::sort(in.begin(), in.end());
+    do {
+        EXPECT_EQ(names(order_candidates(in)), want);
+    } while (std::next_permutation(in.begin(), in.end()));
+}
+
+TEST(Order, MixedWithOtherRecipesAndCurator) {
+    // Curator LeaderLatch nodes (same layout) and foreign children together.
+    auto got = order_candidates({"_c_5c0e0b4e-2e1c-4b43-8d0e-2c61b3a0e7a1-latch-0000000010",
+                                 "leader", "_c_1b4f...-lock-0000000001",
+                                 node("mine", "0000000009")});
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].name, node("mine", "0000000009"));
+}
+
+TEST(Uuid, CanonicalAndFresh) {
+    std::set<std::string> seen;
+    for (int i = 0; i < 100; ++i) {
+        std::string u = make_uuid();
+        ASSERT_EQ(u.size(), 36u);
+        EXPECT_EQ(u[8], '-');
+        EXPECT_EQ(u[14], '4');
+        EXPECT_TRUE(seen.insert(u).second);
+        EXPECT_TRUE(has_uuid(node_prefix(u) + "0000000001", u));
+        EXPECT_FALSE(has_uuid(node_prefix(u) + "0000000001", make_uuid()));
+    }
+}
+
+TEST(Paths, Validation) {
+    EXPECT_EQ(check_election_path("/svc/leader"), "");
+    EXPECT_EQ(check_election_path("/a"), "");
+    EXPECT_NE(check_election_path(""), "");
+    EXPECT_NE(check_election_path("relative/path"), "");
+    EXPECT_NE(check_election_path("/"), "");
+    EXPECT_NE(check_election_path("/a//b"), "");
+    EXPECT_NE(check_election_path("/a/"), "");
+    EXPECT_NE(check_election_path("/a/./b"), "");
+    EXPECT_NE(check_election_path("/a/../b"), "");
+    EXPECT_NE(check_election_path("/zookeeper/x"), "");
+    EXPECT_NE(check_election_path("/a\x01"), "");
+    EXPECT_NE(check_election_path("/bad\xff"), "");
+    EXPECT_EQ(path_prefixes("/a/b/c"), (std::vector<std::string>{"/a", "/a/b", "/a/b/c"}));
+}
+
+TEST(Hosts, Validation) {
+    EXPECT_EQ(check_hosts("127.0.0.1:2181"), "");
+    EXPECT_EQ(check_hosts("a:1,b:2,c:3/chroot/x"), "");
+    EXPECT_EQ(check_hosts("[::1]:2181"), "");
+    EXPECT_NE(check_hosts(""), "");
+    EXPECT_NE(check_hosts("localhost"), "");
+    EXPECT_NE(check_hosts("localhost:"), "");
+    EXPECT_NE(check_hosts("localhost:99999"), "");
+    EXPECT_NE(check_hosts("a:1,,b:2"), "");
+    EXPECT_NE(check_hosts("a:1/bad//chroot"), "");
+    EXPECT_NE(check_hosts(":2181"), "");
+}
+
+TEST(Ids, Validation) {
+    EXPECT_EQ(check_participant_id("node-1"), "");
+    EXPECT_EQ(check_participant_id("\xc3\xa9t\xc3\xa9"), "");
+    EXPECT_EQ(check_participant_id(std::string(1024, 'x')), "");
+    EXPECT_NE(check_participant_id(std::string(1025, 'x')), "");
+    EXPECT_NE(check_participant_id("\xc3"), "");
+    EXPECT_NE(check_participant_id("\xed\xa0\x80"), "");  // a lone surrogate
+}
