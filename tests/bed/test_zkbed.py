@@ -75,6 +75,8 @@ def assert_cleaned(pids, ports, base_dir):
     assert gone
     assert [p for p in ports if not port_free(p)] == []
     assert not os.path.exists(base_dir)
+    held = [p for p in ports if os.path.exists(os.path.join(zkbed.PORT_REGISTRY, str(p)))]
+    assert held == [], "port reservations left behind"
 
 
 def test_shared_ensemble_serves(zk, zk_path):
@@ -86,10 +88,14 @@ def test_shared_ensemble_serves(zk, zk_path):
     assert states == ["follower", "follower", "leader"]
     assert zk.mode(zk.leader_index()) == "leader"
 
-    # 2 s sessions must be granted as asked (tickTime 200 ms).
+    # Short sessions are granted as asked: the floor is 2 ticks (400 ms).
+    port = zk.client_port(0)
+    assert zkbed.session_probe(port, session_timeout_ms=1000)[1] == 1000
+    assert zkbed.session_probe(port, session_timeout_ms=100)[1] == 400
+    assert zkbed.session_probe(port, session_timeout_ms=60000)[1] == 30000
+
     k = kazoo(zk.connect_string, timeout=2.0)
     try:
-        assert k._session_timeout == 2000
         k.create(zk_path, b"hello", makepath=True)
         assert k.get(zk_path)[0] == b"hello"
         k.get(zk_path, watch=lambda ev: None)
@@ -236,10 +242,11 @@ def test_port_taken_before_server_binds(monkeypatch):
     real = zkbed._pick_ports
     calls = []
 
-    def pick(count, avoid=()):
-        ports = real(count, avoid)
+    def pick(count, avoid=(), owner=None):
+        ports = real(count, avoid, owner)
         calls.append(ports)
         if len(calls) == 1:
+            zkbed._release(ports[:1], owner)
             ports[0] = taken          # the race: someone binds it first
         return ports
 

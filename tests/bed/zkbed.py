@@ -60,6 +60,8 @@ LOCK_FILE = "zkbed.lock"
 # Ports a bench ensemble may hold on this machine: never hand them out.
 RESERVED_PORTS = set(range(21810, 21814)) | set(range(28881, 28884)) | set(range(38881, 38884))
 
+PORT_REGISTRY = os.environ.get("ZKBED_PORT_REGISTRY",
+                               os.path.join(tempfile.gettempdir(), "zkbed-ports"))
 START_TIMEOUT = float(os.environ.get("ZKBED_START_TIMEOUT", "60"))
 STOP_GRACE = 10.0          # SIGTERM -> SIGKILL
 PORT_ATTEMPTS = 4          # fresh port sets tried when a chosen port is taken
@@ -140,8 +142,62 @@ def _ephemeral_low():
         return 32768
 
 
-def _pick_ports(count, avoid=()):
-    """`count` distinct free loopback ports.
+def _reservation_live(path):
+    """True while the ensemble named in a reservation file still runs."""
+    try:
+        with open(path) as f:
+            holder = f.read()
+        with open(os.path.join(holder, STATE_FILE)) as f:
+            return bool(json.load(f).get("started"))
+    except FileNotFoundError:
+        # Its ensemble may be starting (no state written yet).
+        try:
+            return time.time() - os.stat(holder).st_mtime < 2 * START_TIMEOUT
+        except OSError:
+            return False
+    except (OSError, ValueError):
+        return False
+
+
+def _reserve(port, owner):
+    """Claim `port` for the ensemble in directory `owner`, machine-wide.
+
+    A stopped server's ports look free to a bind test, so without this
+    another ensemble (another test run, another engineer's) could pick them
+    while a server is down and the restart would fail."""
+    if owner is None:
+        return True
+    os.makedirs(PORT_REGISTRY, exist_ok=True)
+    path = os.path.join(PORT_REGISTRY, str(port))
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            if _reservation_live(path):
+                return False
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(owner)
+        return True
+    return False
+
+
+def _release(ports, owner):
+    for port in ports:
+        path = os.path.join(PORT_REGISTRY, str(port))
+        try:
+            with open(path) as f:
+                mine = f.read() == owner
+            if mine:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+def _pick_ports(count, avoid=(), owner=None):
+    """`count` distinct free loopback ports, reserved for `owner` (a base dir).
 
     Chosen at random BELOW the kernel's ephemeral range, verified by binding:
     a port from bind(0) lies inside that range, where any outgoing connection
@@ -150,31 +206,28 @@ def _pick_ports(count, avoid=()):
     low, high = 15000, _ephemeral_low() - 1
     avoid = set(avoid) | RESERVED_PORTS
     ports = []
+
+    def take(p):
+        if p in avoid or p in ports or not _port_free(p):
+            return
+        if _reserve(p, owner):
+            ports.append(p)
+
     if high - low > 1000:
         for _ in range(count * 50):
             if len(ports) == count:
                 break
-            p = random.randint(low, high)
-            if p in avoid or p in ports:
-                continue
-            if _port_free(p):
-                ports.append(p)
+            take(random.randint(low, high))
     # Odd kernel settings: fall back to what the kernel hands out.
-    socks = []
-    try:
-        for _ in range(count * 20):
-            if len(ports) == count:
-                break
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    for _ in range(count * 20):
+        if len(ports) == count:
+            break
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             s.bind(("127.0.0.1", 0))
-            socks.append(s)
             p = s.getsockname()[1]
-            if p not in avoid and p not in ports:
-                ports.append(p)
-    finally:
-        for s in socks:
-            s.close()
+        take(p)
     if len(ports) != count:
+        _release(ports, owner)
         raise ZkBedError(f"could not find {count} free loopback ports")
     return ports
 
@@ -231,17 +284,18 @@ def _send_frame(s, body):
     s.sendall(struct.pack(">i", len(body)) + body)
 
 
-def session_probe(port, timeout=3.0):
+def session_probe(port, timeout=3.0, session_timeout_ms=10000):
     """Open a real ZooKeeper session on 127.0.0.1:port, read a node, close it.
 
     Session creation and close are transactions of the quorum, so success
     means this server serves clients through an elected leader; a server that
-    is up but not in a quorum drops the connection instead."""
+    is up but not in a quorum drops the connection instead.
+    Returns (session id, negotiated session timeout in ms)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.settimeout(timeout)
         # ConnectRequest: protocolVersion, lastZxidSeen, timeOut, sessionId,
         # passwd (buffer), readOnly.
-        _send_frame(s, struct.pack(">iqiqi16s?", 0, 0, 10000, 0, 16, b"\0" * 16, False))
+        _send_frame(s, struct.pack(">iqiqi16s?", 0, 0, session_timeout_ms, 0, 16, b"\0" * 16, False))
         resp = _recv_frame(s)
         _proto, neg_timeout, session_id = struct.unpack(">iiq", resp[:16])
         if session_id == 0 or neg_timeout <= 0:
@@ -257,7 +311,7 @@ def session_probe(port, timeout=3.0):
         xid, _zxid, err = struct.unpack(">iqi", _recv_frame(s)[:16])
         if xid != 2 or err != 0:
             raise ConnectionError(f"closeSession failed: xid={xid} err={err}")
-        return session_id
+        return session_id, neg_timeout
 
 
 def _probe_ok(port, timeout=3.0):
@@ -464,7 +518,7 @@ class Ensemble:
             tried = set()
             try:
                 for attempt in range(PORT_ATTEMPTS):
-                    ports = _pick_ports(3 * self.n, avoid=tried)
+                    ports = _pick_ports(3 * self.n, avoid=tried, owner=self.base_dir)
                     tried.update(ports)
                     with self._locked():
                         self._write_configs(ports)
@@ -478,6 +532,7 @@ class Ensemble:
                         if attempt == PORT_ATTEMPTS - 1:
                             raise
                         self._kill_all()
+                        _release(ports, self.base_dir)
             except Exception as e:
                 tails = self._log_tails()
                 with contextlib.suppress(Exception):
@@ -815,6 +870,8 @@ class Ensemble:
                     self._state["started"] = False
                     self._save()
                     self._reap()
+                    _release([s[k] for s in servers
+                              for k in ("client_port", "quorum_port", "election_port")], self.base_dir)
             if os.environ.get("ZKBED_KEEP") != "1":
                 if self._created_dir:
                     shutil.rmtree(self.base_dir, ignore_errors=True)
@@ -857,12 +914,16 @@ class Ensemble:
         if self._watchdog is not None:
             return
         r, w = os.pipe()
+        # Not the owner's stdout: `owner | cat` would wait for the watchdog.
+        log = open(os.path.join(self.base_dir, "watchdog.log"), "ab")
         try:
             p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "_watchdog",
                                   "--dir", self.base_dir, "--fd", str(r)],
-                                 stdin=subprocess.DEVNULL, pass_fds=(r,), start_new_session=True)
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                 pass_fds=(r,), start_new_session=True)
         finally:
             os.close(r)
+            log.close()
         self._watchdog = (p, w)
 
     def _stop_watchdog(self, kill_servers):
