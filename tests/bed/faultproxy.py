@@ -23,16 +23,21 @@ once to every current and future connection through that proxy:
 and one-shot actions:
 
   reset()                  RST every current connection (both ends; SO_LINGER 0)
-  drop_reply(op, count=1, then=None)
+  drop_reply(op, count=1, then=None, match=None)
                            remember the xids of the next `count` client
-                           requests with opcode `op` and drop the server's
-                           replies to them: the request takes effect on the
-                           server, the client never hears of it. A real client
-                           then waits for that xid until its read timeout
-                           (no reply, but pings keep being answered, so for
-                           the ZooKeeper C client and kazoo the connection
-                           stays up and the call hangs until the connection is
-                           lost for another reason; see README in the tests).
+                           requests with opcode `op` (a name, number or list;
+                           `match`: only requests whose bytes contain it) and
+                           drop the server's replies to them: the request
+                           takes effect on the server, the client never hears
+                           of it. Pings keep being answered, so the
+                           connection stays up and the call just waits. Both
+                           kazoo 2.8 and the ZooKeeper C client expect replies
+                           in request order: the reply to the client's NEXT
+                           request carries an unexpected xid; the C client
+                           then drops the connection and reconnects (the lost
+                           call completes with a connection error), kazoo 2.8
+                           kills its connection thread (the client is dead).
+                           With no later request the call waits forever.
                            then="reset" resets the connection right after the
                            drop, so the client sees connection loss for the
                            request at once and reconnects with its session.
@@ -52,7 +57,8 @@ Use it from Python (thread-backed, context manager), or as a process:
       the control command `shutdown`.
   faultproxy.py ctl /tmp/ctl.sock pass | delay MS [JITTER [DIR]] |
       blackhole [discard|hold] | refuse | reset [refuse] |
-      drop_reply OP [COUNT [reset]] | stats | reset_stats | shutdown
+      drop_reply OP[,OP...] [COUNT [reset|- [MATCH]]] | clear_rules |
+      stats | reset_stats | ports | shutdown
       (prefix with @I to address proxy I only; replies one line: "OK ...",
       "ERR ...", or the stats as JSON)
 
@@ -165,18 +171,25 @@ class DropRule:
     opcode 0 ("notification") drops the next `count` watch notifications.
     """
 
-    def __init__(self, opcode, count=1, then=None):
+    def __init__(self, opcode, count=1, then=None, match=None):
         if then not in (None, "reset"):
             raise ValueError("then must be None or 'reset'")
         if count < 1:
             raise ValueError("count must be >= 1")
-        self.opcode = opcode_of(opcode)
+        ops = opcode if isinstance(opcode, (list, tuple, set, frozenset)) else [opcode]
+        self.opcodes = frozenset(opcode_of(o) for o in ops)
+        self.opcode = min(self.opcodes)
+        # Only requests whose packet contains these bytes (e.g. b"-latch-")
+        self.match = match.encode() if isinstance(match, str) else match
         self.count = count
         self.then = then
         self.lock = threading.Lock()
         self.armed = count       # matching requests still to be marked
         self.dropped = 0         # replies actually dropped
         self.done = threading.Event()
+
+    def matches(self, op, pkt):
+        return op in self.opcodes and (self.match is None or self.match in pkt)
 
     def claim(self):
         with self.lock:
@@ -343,7 +356,7 @@ class _Conn:
         name = OPNAMES.get(op, str(op))
         st["requests"][name] = st["requests"].get(name, 0) + 1
         for rule in list(self.proxy._rules):
-            if rule.opcode == op and op != 0 and rule.claim():
+            if op != 0 and rule.matches(op, pkt) and rule.claim():
                 self.marked[xid] = rule
                 break
 
@@ -367,7 +380,7 @@ class _Conn:
         if xid == XID_NOTIFICATION:
             st["notifications"] += 1
             for r in list(p._rules):
-                if r.opcode == 0 and r.claim():
+                if 0 in r.opcodes and (r.match is None or r.match in pkt) and r.claim():
                     rule = r
                     break
         else:
@@ -648,12 +661,15 @@ class FaultProxy:
             return n
         return self._lt.call(apply)
 
-    def drop_reply(self, opcode, count=1, then=None, rule=None):
+    def drop_reply(self, opcode, count=1, then=None, match=None, rule=None):
         """Drop the replies to the next `count` requests of `opcode`.
 
-        Returns the DropRule; rule.done is set once all were dropped.
+        `opcode`: a name, a number, or a list of them (e.g. ["create",
+        "create2"]); `match`: only requests whose bytes contain it (a node
+        name fragment). Returns the DropRule; rule.done is set once all
+        were dropped.
         """
-        rule = rule or DropRule(opcode, count, then)
+        rule = rule or DropRule(opcode, count, then, match)
         self._lt.call(self._rules.append, rule)
         return rule
 
@@ -760,9 +776,9 @@ class ProxiedEnsemble:
     def reset(self, refuse=False):
         return sum(p.reset(refuse) for p in self.proxies)
 
-    def drop_reply(self, opcode, count=1, then=None):
+    def drop_reply(self, opcode, count=1, then=None, match=None):
         """One rule shared by all proxies: `count` drops in total."""
-        rule = DropRule(opcode, count, then)
+        rule = DropRule(opcode, count, then, match)
         for p in self.proxies:
             p.drop_reply(opcode, rule=rule)
         return rule
@@ -844,8 +860,9 @@ def apply_command(proxies, line, shutdown=None):
             return f"OK reset {n}"
         elif cmd == "drop_reply":
             count = int(args[1]) if len(args) > 1 else 1
-            then = args[2] if len(args) > 2 else None
-            rule = DropRule(args[0], count, then)
+            then = args[2] if len(args) > 2 and args[2] != "-" else None
+            match = args[3] if len(args) > 3 else None
+            rule = DropRule(args[0].split(","), count, then, match)
             for p in targets:
                 p.drop_reply(rule.opcode, rule=rule)
         elif cmd == "clear_rules":
