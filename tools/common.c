@@ -100,6 +100,12 @@ zkelect_conf_t *zt_make_conf(const char *hosts, int64_t session_timeout_ms,
     }
     if (zkelect_conf_set(conf, "zk.hosts", hosts, err, sizeof err) != 0)
         goto bad;
+    /* The library leaves libzookeeper's own (chatty, INFO) log alone unless
+     * told; a command-line tool keeps stderr for its own one-line errors. */
+    const char *zk_log = getenv("ZKELECT_ZK_LOG_LEVEL");
+    if (zkelect_conf_set(conf, "zk.log.level", zk_log && *zk_log ? zk_log : "none", err,
+                         sizeof err) != 0)
+        goto bad;
     if (session_timeout_ms > 0) {
         snprintf(num, sizeof num, "%" PRId64, session_timeout_ms);
         if (zkelect_conf_set(conf, "zk.session.timeout.ms", num, err, sizeof err) != 0)
