@@ -13,17 +13,14 @@ fn main() {
              (for an uninstalled meson build: $BUILD/meson-uninstalled).\n\n{e}\n"
         ),
     };
-    let includes: Vec<String> = lib
-        .include_paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
+    let includes = std::env::join_paths(&lib.include_paths)
+        .expect("include paths joinable with ':'")
+        .to_string_lossy()
+        .into_owned();
     // DEP_ZKELECT_INCLUDE for crates that compile C against the same header.
-    println!("cargo:include={}", std::env::join_paths(&lib.include_paths)
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default());
+    println!("cargo:include={includes}");
     // The header check in tests/ compiles C against exactly the header this
     // build linked with, so it needs the include path pkg-config chose.
-    println!("cargo:rustc-env=ZKELECT_SYS_INCLUDE_PATHS={}", includes.join("\n"));
+    println!("cargo:rustc-env=ZKELECT_SYS_INCLUDE_PATHS={includes}");
     println!("cargo:rustc-env=ZKELECT_SYS_LIB_VERSION={}", lib.version);
 }

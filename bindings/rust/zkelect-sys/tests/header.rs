@@ -38,10 +38,8 @@ fn rust_consts() -> Vec<(&'static str, i64)> {
 }
 
 fn include_paths() -> Vec<PathBuf> {
-    env!("ZKELECT_SYS_INCLUDE_PATHS")
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(PathBuf::from)
+    std::env::split_paths(env!("ZKELECT_SYS_INCLUDE_PATHS"))
+        .filter(|p| !p.as_os_str().is_empty())
         .collect()
 }
 
