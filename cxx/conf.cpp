@@ -22,7 +22,7 @@ constexpr Key kKeys[] = {
     {"election.acl", "open"},
     {"leadership", "lease"},
     {"lease.margin.ms", ""},
-    {"zk.log.level", "none"},
+    {"zk.log.level", "error"},
 };
 
 const Key *find_key(const std::string &name) {
@@ -82,7 +82,8 @@ std::string apply(const std::string &key, const std::string &value, Settings *s)
         int level = -2;
         for (int i = 0; i < 5; ++i)
             if (value == kLevels[i]) level = i;
-        if (level == -2) return "zk.log.level must be none, error, warn, info or debug";
+        if (value == "keep") level = -1;
+        if (level == -2) return "zk.log.level must be keep, none, error, warn, info or debug";
         s->log_level = level;
     }
     return {};
@@ -122,8 +123,7 @@ bool Conf::settings(Settings *out, std::string *why) const {
         *why = "election.acl \"creator\" needs zk.auth";
         return false;
     }
-    // "none" only silences when asked for explicitly; unset leaves the global alone.
-    if (values_.find("zk.log.level") == values_.end()) s.log_level = -1;
+    if (values_.find("zk.log.level") == values_.end()) s.log_level = 1;  // error
     *out = s;
     return true;
 }

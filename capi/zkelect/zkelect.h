@@ -165,10 +165,11 @@ typedef struct zkelect_participants zkelect_participants_t;
  *  - "lease.margin.ms"       safety margin subtracted from the lease,
  *                            0..60000 (default: 1/20 of the session timeout,
  *                            at least 10).
- *  - "zk.log.level"          "none" (default), "error", "warn", "info",
- *                            "debug": ZooKeeper's own log to stderr. This is
- *                            process-global in libzookeeper; the last client
- *                            created sets it.
+ *  - "zk.log.level"          "error" (default), "none", "warn", "info",
+ *                            "debug": the level of libzookeeper's own log to
+ *                            stderr, or "keep" to leave it as it is. The level
+ *                            is process-global in libzookeeper: the last
+ *                            client created sets it.
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 

@@ -41,5 +41,8 @@ TEST(Conf, SettingsNeedHosts) {
     EXPECT_EQ(s.auth_scheme, "digest");
     EXPECT_EQ(s.auth_credentials, "u:p");
     EXPECT_TRUE(s.acl_creator_only);
+    EXPECT_EQ(s.log_level, 1) << "libzookeeper's INFO chatter is off unless asked for";
+    ASSERT_EQ(c.set("zk.log.level", "keep"), "");
+    ASSERT_TRUE(c.settings(&s, &why));
     EXPECT_EQ(s.log_level, -1);
 }
