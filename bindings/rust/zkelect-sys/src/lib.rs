@@ -6,10 +6,9 @@
 //! `tests/header.rs` compiles the header against these declarations, so a
 //! drift between the two fails the tests rather than corrupting memory.
 #![allow(non_camel_case_types)]
-#![no_std]
-
-use core::ffi::{c_char, c_int, c_uint, c_void};
-use core::marker::{PhantomData, PhantomPinned};
+// std::os::raw rather than core::ffi (no_std) keeps Debian 12's rustc 1.63 able to build this.
+use std::marker::{PhantomData, PhantomPinned};
+use std::os::raw::{c_char, c_int, c_uint, c_void};
 
 /// C `size_t`.
 pub type size_t = usize;

@@ -1,0 +1,199 @@
+"""The C consumer check (pkgconfig/): install libzkelect into a scratch
+prefix, then build pkgconfig/consumer/elect.c with nothing but
+`cc elect.c $(pkg-config --cflags --libs libzkelect)` and run it against
+the test ensemble; and check the installed tree is what a distribution
+would package (exported symbols, SONAME, headers, .pc).
+
+The install comes from its own meson build dir, configured from the
+source tree with --prefix, under <build dir>/pkgconfig-check (kept between
+runs so a re-run only rebuilds what changed; the prefix is wiped first).
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CONSUMER = REPO / "pkgconfig" / "consumer" / "elect.c"
+SOURCE_HEADER = REPO / "capi" / "zkelect" / "zkelect.h"
+BUILD_TIMEOUT = 1200
+
+
+def _run(cmd, timeout=120, **kw):
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    try:
+        return subprocess.run(cmd, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"{cmd} did not finish in {timeout} s:\n{e.stdout or ''}\n{e.stderr or ''}",
+                    pytrace=False)
+
+
+def _ok(proc, what):
+    if proc.returncode != 0:
+        pytest.fail(f"{what} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
+                    pytrace=False)
+    return proc
+
+
+def _clean_env():
+    """The environment with every pointer into the build dir removed, so
+    only the installed tree can be found."""
+    env = dict(os.environ)
+    for var in ("PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "PKG_CONFIG_SYSROOT_DIR",
+                "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+                "CFLAGS", "LDFLAGS", "MESON_BUILD_ROOT", "MESON_SOURCE_ROOT"):
+        env.pop(var, None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(build_dir):
+    for tool in ("meson", "ninja", "cc", "pkg-config", "nm", "readelf"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is not installed", pytrace=False)
+    base = build_dir / "pkgconfig-check"
+    bdir = base / "build"
+    prefix = base / "prefix"
+    shutil.rmtree(prefix, ignore_errors=True)
+    env = _clean_env()
+    setup = ["meson", "setup", str(bdir), str(REPO), f"--prefix={prefix}", "-Dtests=false"]
+    if (bdir / "build.ninja").exists():
+        setup.insert(2, "--reconfigure")
+    _ok(_run(setup, env=env, cwd=REPO), "meson setup")
+    _ok(_run(["meson", "install", "-C", str(bdir)], timeout=BUILD_TIMEOUT, env=env),
+        "meson install")
+
+    libs = sorted(prefix.rglob("libzkelect.so.1"))
+    pcs = sorted(prefix.rglob("libzkelect.pc"))
+    assert len(libs) == 1, f"libzkelect.so.1 installed {len(libs)} times: {libs}"
+    assert len(pcs) == 1, f"libzkelect.pc installed {len(pcs)} times: {pcs}"
+    pc_dir = pcs[0].parent
+    env["PKG_CONFIG_PATH"] = str(pc_dir)
+    # LIBDIR replaces pkg-config's default search path: the scratch prefix only.
+    env["PKG_CONFIG_LIBDIR"] = str(pc_dir)
+    return SimpleNamespace(prefix=prefix, lib=libs[0], libdir=libs[0].parent, pc=pcs[0], env=env)
+
+
+def _pc_fields(pc_text):
+    fields = {}
+    for line in pc_text.splitlines():
+        m = re.match(r"^([A-Za-z.]+):\s*(.*)$", line)
+        if m:
+            fields[m.group(1)] = m.group(2)
+    return fields
+
+
+def _header_functions(header):
+    text = re.sub(r"/\*.*?\*/", " ", header.read_text(), flags=re.S)
+    return set(re.findall(r"\bZKELECT_API\b[^;(]*?\b(zkelect_\w+)\s*\(", text))
+
+
+def test_consumer_builds_with_pkg_config_only_and_elects(installed, zk, zk_path, tmp_path):
+    src = tmp_path / "elect.c"
+    shutil.copy(CONSUMER, src)
+    env = dict(installed.env)
+    # Exactly the documented command line: nothing but what pkg-config says.
+    _ok(_run(["sh", "-c", "cc elect.c -o elect $(pkg-config --cflags --libs libzkelect)"],
+             cwd=tmp_path, env=env), "cc elect.c $(pkg-config --cflags --libs libzkelect)")
+    # The installed header is plain C99 without warnings.
+    _ok(_run(["sh", "-c", "cc -std=c99 -Wall -Wextra -pedantic -Werror -c elect.c -o strict.o "
+                          "$(pkg-config --cflags libzkelect)"], cwd=tmp_path, env=env),
+        "strict C99 compile of the installed header")
+
+    env["LD_LIBRARY_PATH"] = str(installed.libdir)
+    ldd = _ok(_run(["ldd", str(tmp_path / "elect")], env=env), "ldd").stdout
+    m = re.search(r"libzkelect\.so\.1 => (\S+)", ldd)
+    assert m, ldd
+    assert Path(m.group(1)).resolve() == installed.lib.resolve(), \
+        f"the program loads {m.group(1)}, not the installed {installed.lib}"
+
+    proc = _run([str(tmp_path / "elect"), zk.connect_string, zk_path, "c-consumer"],
+                timeout=90, env=env)
+    assert proc.returncode == 0, f"elect failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    lines = proc.stdout.splitlines()
+    version = (REPO / "meson.build").read_text()
+    project_version = re.search(r"version\s*:\s*'([^']+)'", version).group(1)
+    assert lines[0] == f"VERSION {project_version}", proc.stdout
+    m = re.fullmatch(r"LEADER c-consumer token=(\d+)", lines[1])
+    assert m, proc.stdout
+    token = int(m.group(1))
+
+    # The token is the czxid of the node it led with: created after the
+    # election path, deleted (the last change of the path's children) on exit.
+    from kazoo.client import KazooClient
+    kz = KazooClient(hosts=zk.connect_string, timeout=10)
+    kz.start(timeout=20)
+    try:
+        kz.sync(zk_path)
+        children, stat = kz.get_children(zk_path, include_data=True)
+        assert children == [], f"the program left {children} behind"
+        assert stat.czxid < token < stat.pzxid, (stat, token)
+    finally:
+        kz.stop()
+        kz.close()
+
+
+def test_only_zkelect_symbols_are_exported(installed):
+    out = _ok(_run(["nm", "-D", "--defined-only", str(installed.lib)]), "nm").stdout
+    names = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        sym = parts[-1]
+        name, _, ver = sym.partition("@")
+        names[name] = ver.lstrip("@")
+    # The version node itself shows up as an absolute symbol.
+    names.pop("ZKELECT_1.0", None)
+    stray = sorted(n for n in names if not n.startswith("zkelect_"))
+    assert not stray, f"exported beyond zkelect_*: {stray[:20]}"
+    wrong_node = sorted(n for n, v in names.items() if v and v != "ZKELECT_1.0")
+    assert not wrong_node, f"symbols outside version node ZKELECT_1.0: {wrong_node}"
+    declared = _header_functions(installed.prefix / "include" / "zkelect" / "zkelect.h")
+    assert declared, "no function found in the installed header"
+    assert declared <= set(names), f"declared but not exported: {sorted(declared - set(names))}"
+    assert set(names) <= declared, f"exported but not declared: {sorted(set(names) - declared)}"
+
+
+def test_soname_and_links(installed):
+    out = _ok(_run(["readelf", "-d", str(installed.lib)]), "readelf -d").stdout
+    assert re.search(r"\(SONAME\)\s+Library soname: \[libzkelect\.so\.1\]", out), out
+    dev = installed.libdir / "libzkelect.so"
+    assert dev.is_symlink() or dev.exists(), "no libzkelect.so for -lzkelect"
+    assert dev.resolve() == installed.lib.resolve()
+
+
+def test_headers_installed(installed):
+    inc = installed.prefix / "include" / "zkelect"
+    assert (inc / "zkelect.h").read_text() == SOURCE_HEADER.read_text()
+    version_h = (inc / "version.h").read_text()
+    assert "@" not in version_h, "version.h was not configured"
+    assert re.search(r"#define ZKELECT_VERSION_MAJOR \d+", version_h)
+
+
+def test_pc_keeps_zookeeper_private(installed):
+    fields = _pc_fields(installed.pc.read_text())
+    assert "-lzkelect" in fields.get("Libs", "").split(), fields
+    assert "zookeeper" not in fields.get("Libs", ""), f"Libs: {fields.get('Libs')}"
+    assert "-lzookeeper_mt" in fields.get("Libs.private", "").split(), fields
+    env = installed.env
+    libs = _ok(_run(["pkg-config", "--libs", "libzkelect"], env=env), "pkg-config --libs").stdout
+    static = _ok(_run(["pkg-config", "--static", "--libs", "libzkelect"], env=env),
+                 "pkg-config --static --libs").stdout
+    assert "zookeeper_mt" not in libs and "-lzkelect" in libs.split(), libs
+    assert "-lzookeeper_mt" in static.split(), static
+    cflags = _ok(_run(["pkg-config", "--cflags", "libzkelect"], env=env), "pkg-config --cflags").stdout
+    for flag in cflags.split():
+        if flag.startswith("-I"):
+            assert Path(flag[2:]).resolve().is_relative_to(installed.prefix.resolve()), cflags
+    modversion = _ok(_run(["pkg-config", "--modversion", "libzkelect"], env=env), "modversion").stdout.strip()
+    version_h = (installed.prefix / "include" / "zkelect" / "version.h").read_text()
+    nums = [re.search(rf"#define ZKELECT_VERSION_{p} (\d+)", version_h).group(1)
+            for p in ("MAJOR", "MINOR", "PATCH")]
+    assert modversion == ".".join(nums)
