@@ -11,3 +11,8 @@ swig -go -cgo -intgosize 64 -module capi -Werror \
     $(pkg-config --cflags-only-I libzkelect) \
     -o "$out/capi_wrap.c.tmp" -outdir "$out" "$here/../swig/zkelect.i"
 mv "$out/capi_wrap.c.tmp" "$out/capi_wrap.c"
+# Go's build cache does not key on what pkg-config answers: record the
+# answer in a generated source file, so a library found elsewhere (another
+# build directory) rebuilds the package instead of linking stale flags.
+printf '\n// pkg-config libzkelect: %s %s\n' \
+    "$(pkg-config --cflags libzkelect)" "$(pkg-config --libs libzkelect)" >> "$out/capi.go"
