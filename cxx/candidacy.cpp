@@ -563,6 +563,10 @@ void Candidacy::on_auth_failed() {
 // --- leaving ----------------------------------------------------------------
 
 void Candidacy::collect_garbage() {
+    if (garbage_.empty()) {
+        if (state_ == State::kResigning) finish_resign();
+        return;
+    }
     if (!client_.connected()) return;  // on_connected calls again
     bool unknown = false;
     for (auto &[uuid, name] : garbage_) {
