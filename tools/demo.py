@@ -15,6 +15,7 @@ stops every process this script started.
 import argparse
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -184,6 +185,7 @@ def main():
     cands = {}
     world = World()
     summary = []
+    ok = False
     # Ctrl-C and SIGTERM end up in the finally below through KeyboardInterrupt.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
@@ -308,7 +310,8 @@ def main():
         for what, v, ratio in summary:
             r = f"{ratio:.2f}" if ratio is not None else ""
             print(f"  {what:<45} {v:>9.2f} ms  {r:>17}")
-        print(f"  negotiated session timeout {negotiated} ms; logs in {logdir}")
+        print(f"  negotiated session timeout {negotiated} ms")
+        ok = True
         return 0
     except DemoError as e:
         print(f"\ndemo failed: {e}", file=sys.stderr)
@@ -328,6 +331,10 @@ def main():
         if ens is not None:
             say("Stopping the ensemble.")
             ens.stop()
+        if ok:
+            shutil.rmtree(logdir, ignore_errors=True)
+        else:
+            print(f"candidate logs kept in {logdir}", file=sys.stderr)
 
 
 if __name__ == "__main__":
