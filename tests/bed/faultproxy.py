@@ -911,15 +911,25 @@ def _serve(args):
                         s, _ = ctl.accept()
                     except (socket.timeout, OSError):
                         continue
+                    want_stop = threading.Event()
                     with s:
                         s.settimeout(10)
                         f = s.makefile("rwb")
-                        for raw in f:
-                            reply = apply_command(proxies, raw.decode(errors="replace"), stop.set)
-                            f.write(reply.encode() + b"\n")
-                            f.flush()
-                            if stop.is_set():
-                                break
+                        try:
+                            for raw in f:
+                                reply = apply_command(proxies, raw.decode(errors="replace"),
+                                                      want_stop.set)
+                                f.write(reply.encode() + b"\n")
+                                f.flush()
+                                if want_stop.is_set():
+                                    break
+                        except OSError:
+                            pass
+                        finally:
+                            # only after the reply is out: the main thread
+                            # exits as soon as stop is set
+                            if want_stop.is_set():
+                                stop.set()
             threading.Thread(target=serve_ctl, name="ctl", daemon=True).start()
         if args.stdin_eof_exit:
             def watch_stdin():

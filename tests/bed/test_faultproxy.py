@@ -112,6 +112,7 @@ def test_pass_and_stats(zk, direct, base):
             stop(c)
         wait_for(lambda: p.stats()["connections_open"] == 0, 5, "connection closed")
         s = p.stats()
+    direct.sync(base)
     assert direct.get(base + "/a")[0] == b"hello"
     assert s["connections_accepted"] == 1
     assert s["connect_requests"] == 1 and s["reconnect_requests"] == 0
@@ -134,6 +135,7 @@ def test_delay_adds_latency(zk, direct, base):
     with FaultProxy(("127.0.0.1", zk.client_port(1))) as p:
         c = client(p.address, timeout_s=4.0)
         try:
+            c.sync(base)
             p.delay(150)
             for _ in range(3):
                 assert rtt(c, base + "/d") >= 0.300      # 150 ms each way
@@ -154,6 +156,7 @@ def test_blackhole_hold_delivers_late(zk, direct, base):
     with FaultProxy(("127.0.0.1", zk.client_port(2))) as p:
         c = client(p.address, timeout_s=4.0)     # read timeout ~2.7 s
         try:
+            c.sync(base)
             log = StateLog(c)
             p.blackhole(discard=False)
             t0 = time.monotonic()
@@ -183,6 +186,7 @@ def test_blackhole_shorter_than_session_keeps_it(zk, direct, base):
             log.wait(KazooState.CONNECTED, 5.0, after=n - 1)
             assert c.client_id[0] == sid
             assert KazooState.LOST not in [s for s, _ in log.events]
+            direct.sync(base)
             assert direct.exists(base + "/e").ephemeralOwner == sid
             s = p.stats()
             assert s["bytes_discarded_c2s"] > 0       # pings went nowhere
@@ -204,6 +208,7 @@ def test_blackhole_past_session_timeout_expires(zk, direct, base):
 
             def watch(ev):
                 gone.set()
+            direct.sync(base)
             assert direct.exists(base + "/e", watch=watch)
             pe.blackhole()
             t0 = time.monotonic()
@@ -253,6 +258,7 @@ def test_reset_reconnects_same_session_and_refuse(zk, direct, base):
             log.wait(KazooState.SUSPENDED, 3.0)
             log.wait(KazooState.CONNECTED, 3.0, after=len(log) - 1)
             assert c.client_id[0] == sid
+            direct.sync(base)
             assert direct.exists(base + "/e").ephemeralOwner == sid
             assert p.stats()["reconnect_requests"] == 1
 
@@ -264,6 +270,7 @@ def test_reset_reconnects_same_session_and_refuse(zk, direct, base):
             p.set_pass()
             log.wait(KazooState.CONNECTED, 3.0, after=n + 1)
             assert c.client_id[0] == sid
+            direct.sync(base)
             assert direct.exists(base + "/e").ephemeralOwner == sid
             assert p.stats()["resets"] >= 2
         finally:
@@ -279,6 +286,7 @@ def test_drop_create_reply_then_reset_leaves_ghost(zk, direct, base):
             with pytest.raises(ConnectionLoss):
                 c.create(base + "/ghost", b"g", ephemeral=True)
             assert rule.done.is_set()
+            direct.sync(base)
             st = direct.exists(base + "/ghost")
             assert st is not None and st.ephemeralOwner == sid
             # the client reconnects on its own, with the same session
@@ -302,6 +310,7 @@ def test_drop_reply_without_reset_hangs_the_call(zk, direct, base):
             r = c.create_async(base + "/ghost", b"g")
             assert rule.done.wait(5)
             assert not r.wait(1.0)                # no reply, no error
+            direct.sync(base)
             assert direct.exists(base + "/ghost") is not None
             assert c.connected                   # pings still answered
             # a later reply would not match the lost xid (kazoo 2.8 then
@@ -354,6 +363,7 @@ def test_cli_and_control_socket(zk, direct, base, tmp_path):
         c = client(addrs[0], timeout_s=4.0)
         try:
             direct.create(base + "/x", b"1")
+            c.sync(base)
             assert rtt(c, base + "/x") >= 0.2
             assert ctl_cmd("@1", "blackhole")[0] == 0
             assert ctl_cmd("pass") == (0, "OK")
@@ -361,7 +371,7 @@ def test_cli_and_control_socket(zk, direct, base, tmp_path):
             rc, out = ctl_cmd("stats")
             assert rc == 0
             s = json.loads(out)
-            assert s[0]["requests"]["getData"] == 2 and s[1]["connections_accepted"] == 0
+            assert s[0]["requests"]["getData"] == 2 and s[0]["requests"]["sync"] == 1 and s[1]["connections_accepted"] == 0
             assert ctl_cmd("bogus")[0] == 1
             assert ctl_cmd("@7", "pass")[0] == 1
         finally:
