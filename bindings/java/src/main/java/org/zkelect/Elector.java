@@ -1,0 +1,161 @@
+package org.zkelect;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One candidacy of one participant on one election path.
+ *
+ * <pre>
+ * try (Elector e = Elector.create(hosts, "/app/leader", "node-1")) {
+ *     e.volunteer();
+ *     if (e.awaitLeader(10_000)) { ... lead while e.isLeader() ... }
+ * }
+ * </pre>
+ *
+ * Thread-safe. Events come from {@link #nextEvent} or, after
+ * {@link #setListener}, to a listener on a Java thread of the Elector's own.
+ */
+public final class Elector extends Handle<NativeElection> {
+    private final Client client;
+    private final boolean ownsClient;
+    private final String path;
+    private final String id;
+
+    Elector(Client client, String path, String id, boolean ownsClient) {
+        super(client.use(c -> ZkelectNative.election_new(c, path, id)), "elector " + id);
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.path = path;
+        this.id = id;
+    }
+
+    /** A candidacy on a session of its own (closed with it). */
+    public static Elector create(String hosts, String path, String id) {
+        return create(Map.of("zk.hosts", hosts), path, id);
+    }
+
+    /** As above, the session configured by libzkelect's keys. */
+    public static Elector create(Map<String, String> settings, String path, String id) {
+        Client c = Client.connect(settings);
+        try {
+            return new Elector(c, path, id, true);
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    public String path() {
+        return path;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public Client client() {
+        return client;
+    }
+
+    /** Enter the election (non-blocking); ESTATE when already a candidate. */
+    public void volunteer() {
+        rc(ZkelectNative::volunteer);
+    }
+
+    /** Leave the election: not leader when this returns; ESTATE when not a candidate. */
+    public void resign() {
+        rc(ZkelectNative::resign);
+    }
+
+    /** Leads now (and its lease runs). Never blocks. */
+    public boolean isLeader() {
+        try {
+            return rc(ZkelectNative::is_leader) == 1;
+        } catch (ZkelectException e) {
+            return false; // closed
+        }
+    }
+
+    /**
+     * True once leading, false when timeoutMs ran out. Waits in short slices
+     * so that close() from another thread is not held up.
+     */
+    public boolean awaitLeader(long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        while (true) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            long left = (deadline - System.nanoTime()) / 1_000_000L;
+            int slice = (int) Math.max(0, Math.min(200, left));
+            try {
+                rc(x -> ZkelectNative.await_leader(x, slice));
+                return true;
+            } catch (ZkelectException e) {
+                if (e.code() != ZkelectException.ETIMEDOUT) {
+                    throw e;
+                }
+            }
+            if (left <= 0) {
+                return false;
+            }
+        }
+    }
+
+    /** The fencing token of this term; ZkelectException(ENOTLEADER) when not leading. */
+    public long fencingToken() {
+        return use(ZkelectNative::fencing_token);
+    }
+
+    /** Asks ZooKeeper who leads; empty when nobody is a candidate. */
+    public Optional<String> leaderId() {
+        try {
+            return Optional.of(use(ZkelectNative::leader_id));
+        } catch (ZkelectException e) {
+            if (e.code() == ZkelectException.ENOLEADER) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /** Asks ZooKeeper for the candidates, leader first. */
+    public List<Participant> participants() {
+        return Participant.take(use(ZkelectNative::participants));
+    }
+
+    /** Readable while events wait (level-triggered); owned by the library. */
+    public int eventFd() {
+        return rc(ZkelectNative::event_fd);
+    }
+
+    @Override
+    NativeEvent pull(NativeElection h, int timeoutMs) {
+        return ZkelectNative.next_event(h, timeoutMs);
+    }
+
+    @Override
+    void wake(NativeElection h) {
+        ZkelectNative.wake(h);
+    }
+
+    @Override
+    void destroy(NativeElection h) {
+        ZkelectNative.election_destroy(h);
+    }
+
+    /**
+     * Leaves the election (the node is deleted before this returns, within
+     * the session timeout), stops the listener thread, frees the handle,
+     * and closes the session if {@link #create} made it.
+     */
+    @Override
+    public void close() {
+        super.close();
+        if (ownsClient) {
+            client.close();
+        }
+    }
+}

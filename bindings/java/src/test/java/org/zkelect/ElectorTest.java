@@ -1,0 +1,265 @@
+package org.zkelect;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+import org.junit.BeforeClass;
+import org.junit.Test;
+
+/**
+ * The Java binding against a real ZooKeeper ensemble named by
+ * ZKELECT_TEST_HOSTS (tests/bindings/test_java.py starts one and runs this).
+ */
+public class ElectorTest {
+    private static final long WAIT_MS = 20_000;
+    private static final AtomicLong PATHS = new AtomicLong();
+    private static String hosts;
+
+    @BeforeClass
+    public static void needEnsemble() {
+        hosts = System.getenv("ZKELECT_TEST_HOSTS");
+        if (hosts == null || hosts.isEmpty()) {
+            throw new IllegalStateException(
+                    "ZKELECT_TEST_HOSTS is not set: these tests need a ZooKeeper ensemble");
+        }
+    }
+
+    private static String freshPath(String name) {
+        return "/t/java-" + name + "-" + ProcessHandle.current().pid() + "-" + System.nanoTime() + "-"
+                + PATHS.incrementAndGet();
+    }
+
+    private static Map<String, String> settings() {
+        return Map.of("zk.hosts", hosts, "zk.session.timeout.ms", "4000");
+    }
+
+    private static Elector elector(String path, String id) {
+        return Elector.create(settings(), path, id);
+    }
+
+    /** The next event of one of the wanted types, others passed over. */
+    private static Event next(Elector e, Event.Type... want) {
+        long deadline = System.nanoTime() + WAIT_MS * 1_000_000L;
+        while (System.nanoTime() < deadline) {
+            Event ev = e.nextEvent(200);
+            if (ev == null) {
+                continue;
+            }
+            for (Event.Type t : want) {
+                if (ev.type == t) {
+                    return ev;
+                }
+            }
+        }
+        fail(e.id() + ": none of " + List.of(want) + " within " + WAIT_MS + " ms");
+        return null;
+    }
+
+    private static void enroll(Elector e) {
+        e.volunteer();
+        next(e, Event.Type.ELECTED, Event.Type.FOLLOWING);
+    }
+
+    private static String ids(List<Participant> ps) {
+        return ps.stream().map(Participant::id).collect(Collectors.joining(","));
+    }
+
+    @Test
+    public void errorsCarryTheCodeAndMessage() {
+        try {
+            Client.connect(Map.of("zk.hosts", hosts, "no.such.key", "1")).close();
+            fail("unknown key accepted");
+        } catch (ZkelectException e) {
+            assertEquals(ZkelectException.EINVAL, e.code());
+            assertEquals("ZKELECT_EINVAL", e.errName());
+            assertTrue(e.getMessage(), e.getMessage().contains("no.such.key"));
+        }
+        try (Client c = Client.connect(hosts)) {
+            try {
+                c.elector("relative/path", "x");
+                fail("relative path accepted");
+            } catch (ZkelectException e) {
+                assertEquals(ZkelectException.EINVAL, e.code());
+            }
+            Elector e = c.elector(freshPath("errors"), "idle");
+            try {
+                e.resign();
+                fail("resign of an idle candidacy");
+            } catch (ZkelectException ex) {
+                assertEquals(ZkelectException.ESTATE, ex.code());
+            }
+            try {
+                c.close();
+                fail("client closed under a live elector");
+            } catch (ZkelectException ex) {
+                assertEquals(ZkelectException.ESTATE, ex.code());
+            }
+            e.close();
+            try {
+                e.volunteer();
+                fail("volunteer after close");
+            } catch (ZkelectException ex) {
+                assertEquals(ZkelectException.ECLOSED, ex.code());
+            }
+        }
+        assertTrue(ZkelectNative.version_string().matches("\\d+\\.\\d+\\.\\d+"));
+    }
+
+    @Test
+    public void threeElectorsElectExactlyOne() throws Exception {
+        String path = freshPath("three");
+        try (Elector a = elector(path, "java-a"); Elector b = elector(path, "java-b");
+                Elector c = elector(path, "java-c")) {
+            List<Elector> es = List.of(a, b, c);
+            for (Elector e : es) {
+                e.volunteer();
+            }
+            Elector leader = null;
+            long deadline = System.nanoTime() + WAIT_MS * 1_000_000L;
+            while (leader == null && System.nanoTime() < deadline) {
+                for (Elector e : es) {
+                    if (e.awaitLeader(50)) {
+                        leader = e;
+                    }
+                }
+            }
+            assertNotNull("nobody was elected", leader);
+            assertEquals(1, es.stream().filter(Elector::isLeader).count());
+            for (Elector e : es) {
+                assertEquals(Optional.of(leader.id()), e.leaderId());
+            }
+            List<Participant> ps = a.participants();
+            assertEquals(3, ps.size());
+            assertEquals(leader.id(), ps.get(0).id());
+            assertEquals(ps.get(0).token(), leader.fencingToken());
+            assertEquals(Long.valueOf(1), leader.client().counters().get("terms_won"));
+        }
+    }
+
+    @Test
+    public void resignFailsOverInQueueOrder() throws Exception {
+        String path = freshPath("failover");
+        try (Elector a = elector(path, "java-a"); Elector b = elector(path, "java-b");
+                Elector c = elector(path, "java-c")) {
+            enroll(a);
+            enroll(b);
+            enroll(c);
+            assertTrue("first in the queue does not lead", a.isLeader());
+            long prev = a.fencingToken();
+            Elector[][] steps = {{a, b}, {b, c}};
+            for (Elector[] step : steps) {
+                step[0].resign();
+                assertFalse(step[0].id() + " still leads after resign", step[0].isLeader());
+                assertTrue(step[1].id() + " did not take over", step[1].awaitLeader(WAIT_MS));
+                long token = step[1].fencingToken();
+                assertTrue("token " + token + " not above " + prev, token > prev);
+                prev = token;
+            }
+            assertTrue(c.isLeader() && !a.isLeader() && !b.isLeader());
+        }
+    }
+
+    @Test
+    public void listenerGetsEventsInOrder() throws Exception {
+        String path = freshPath("events");
+        BlockingQueue<Event> seen = new LinkedBlockingQueue<>();
+        List<String> threads = new ArrayList<>();
+        try (Elector a = elector(path, "java-a"); Elector b = elector(path, "java-b")) {
+            a.setListener(ev -> {
+                synchronized (threads) {
+                    threads.add(Thread.currentThread().getName());
+                }
+                seen.add(ev);
+            });
+            a.volunteer();
+            Event el = poll(seen, Event.Type.ELECTED);
+            assertEquals("java-a", el.id);
+            assertTrue(el.token > 0);
+            enroll(b);
+            a.resign();
+            Event dep = poll(seen, Event.Type.DEPOSED, Event.Type.RESIGNED);
+            assertEquals(Event.Type.DEPOSED, dep.type);
+            assertEquals(Event.Reason.RESIGNED, dep.reason);
+            Event res = poll(seen, Event.Type.RESIGNED, Event.Type.ELECTED, Event.Type.DEPOSED);
+            assertEquals(Event.Type.RESIGNED, res.type);
+            assertTrue(res.timeNanos >= dep.timeNanos);
+            Event el2 = next(b, Event.Type.ELECTED);
+            assertTrue(el2.token > el.token);
+            assertTrue(a.eventFd() >= 0);
+        }
+        synchronized (threads) {
+            assertFalse(threads.isEmpty());
+            for (String name : threads) {
+                assertTrue(name, name.startsWith("zkelect-events-"));
+            }
+        }
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            assertFalse("event thread left running: " + t.getName(),
+                    t.getName().startsWith("zkelect-events-elector java-a"));
+        }
+    }
+
+    private static Event poll(BlockingQueue<Event> q, Event.Type... want) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT_MS * 1_000_000L;
+        while (true) {
+            long left = deadline - System.nanoTime();
+            Event ev = left > 0 ? q.poll(left, TimeUnit.NANOSECONDS) : null;
+            if (ev == null) {
+                fail("none of " + List.of(want) + " within " + WAIT_MS + " ms");
+            }
+            for (Event.Type t : want) {
+                if (ev.type == t) {
+                    return ev;
+                }
+            }
+        }
+    }
+
+    @Test
+    public void tryWithResourcesReleasesTheNode() throws Exception {
+        String path = freshPath("close");
+        try (Client watcher = Client.connect(settings())) {
+            Elector kept;
+            try (Elector e = elector(path, "java-closing")) {
+                kept = e;
+                enroll(e);
+                assertEquals("java-closing", ids(watcher.participants(path)));
+            }
+            // close() waits for the deletion to be acknowledged.
+            assertEquals("", ids(watcher.participants(path)));
+            assertFalse(kept.isLeader());
+            kept.close(); // a second close does nothing
+        }
+    }
+
+    @Test
+    public void observerReportsTheLeader() throws Exception {
+        String path = freshPath("observer");
+        try (Elector e = elector(path, "java-observed"); Client c = Client.connect(settings())) {
+            enroll(e);
+            try (Observer o = c.observer(path)) {
+                Event ev = null;
+                for (int i = 0; i < 100 && (ev == null || ev.type != Event.Type.LEADER_CHANGED); i++) {
+                    ev = o.nextEvent(200);
+                }
+                assertNotNull(ev);
+                assertEquals(Event.Type.LEADER_CHANGED, ev.type);
+                assertEquals("java-observed", ev.id);
+                assertTrue(o.eventFd() >= 0);
+            }
+        }
+    }
+}
