@@ -29,15 +29,20 @@ and one-shot actions:
                            `match`: only requests whose bytes contain it) and
                            drop the server's replies to them: the request
                            takes effect on the server, the client never hears
-                           of it. Pings keep being answered, so the
-                           connection stays up and the call just waits. Both
-                           kazoo 2.8 and the ZooKeeper C client expect replies
-                           in request order: the reply to the client's NEXT
-                           request carries an unexpected xid; the C client
-                           then drops the connection and reconnects (the lost
-                           call completes with a connection error), kazoo 2.8
-                           kills its connection thread (the client is dead).
-                           With no later request the call waits forever.
+                           of it. What the client does next is its own
+                           business. kazoo 2.8 keeps pinging, so the
+                           connection stays up and the call waits (forever if
+                           nothing else is sent); its NEXT reply then carries
+                           an unexpected xid and kazoo 2.8 kills its
+                           connection thread (the client is dead). Both it
+                           and the ZooKeeper C client expect replies in
+                           request order. The C client (under libzkelect) was
+                           seen to drop the connection about 2/3 of the
+                           session timeout after the lost reply and reconnect
+                           with its session (consistent with it sending no
+                           ping while a request is outstanding, so its read
+                           timeout runs out); the lost call then completes
+                           with a connection error.
                            then="reset" resets the connection right after the
                            drop, so the client sees connection loss for the
                            request at once and reconnects with its session.

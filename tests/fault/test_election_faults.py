@@ -1,0 +1,219 @@
+"""Issue 3 fault scenarios: `zkelect candidate` processes behind fault proxies.
+
+Every scenario samples `status <id>` (zkelect_is_leader, the lease check) of
+every participant continuously and fails on a proven overlap, and also checks
+the LEADER..LOST/RESIGNED/FOLLOWER intervals of the event lines. Observed
+timings are printed (run with -s) and appended to $ZKELECT_FAULT_REPORT when
+that is set.
+"""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+HERE = Path(__file__).resolve().parent
+for d in (HERE, HERE.parent / "bed"):
+    if str(d) not in sys.path:
+        sys.path.insert(0, str(d))
+
+from candidates import (Candidate, Sampler, event_intervals,  # noqa: E402
+                        interval_overlaps, sample_overlaps)
+from faultproxy import ProxiedEnsemble  # noqa: E402
+
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
+
+
+def report(name, **fields):
+    line = json.dumps({"scenario": name, **fields}, sort_keys=True)
+    print("\nFAULT-REPORT " + line)
+    path = os.environ.get("ZKELECT_FAULT_REPORT")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
+
+
+@pytest.fixture
+def kz(zk):
+    c = KazooClient(hosts=zk.connect_string, timeout=4.0)
+    c.start(timeout=10)
+    yield c
+    c.stop()
+    c.close()
+
+
+@pytest.fixture
+def proxies(zk):
+    pe = ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)])
+    yield pe
+    pe.close()
+
+
+@pytest.fixture
+def spawn(zkelect_bin, test_env, tmp_path):
+    made = []
+
+    def make(hosts, path, first_id, timeout_ms, **kw):
+        c = Candidate(zkelect_bin, hosts, path, first_id, timeout_ms, test_env,
+                      log_dir=str(tmp_path), **kw)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()
+        c.kill()
+
+
+def nodes_of(kz, path, pid):
+    """Children of the election path whose data is participant id `pid`."""
+    kz.sync(path)
+    out = []
+    for name in kz.get_children(path):
+        try:
+            data, st = kz.get(f"{path}/{name}")
+        except Exception:       # deleted between list and get
+            continue
+        if data.decode() == pid:
+            out.append((name, st.ephemeralOwner))
+    return out
+
+
+def check_safety(sampler, cands):
+    sampler.stop()
+    assert not sampler.errors, sampler.errors[:3]
+    bad = sample_overlaps(sampler.samples)
+    assert not bad, f"two participants answered is_leader=1 at once: {bad[:3]}"
+    bad = interval_overlaps(event_intervals(cands, time.time_ns()))
+    assert not bad, f"overlapping LEADER intervals: {bad[:3]}"
+
+
+def ms(a, b):
+    return None if a is None or b is None else round((b - a) / 1e6, 1)
+
+
+def start_pair(spawn, first_hosts, second_hosts, path, timeout_ms):
+    """Participant 1 on first_hosts leads, 2 on second_hosts follows."""
+    a = spawn(first_hosts, path, 1, timeout_ms)
+    a.wait_event("CONNECTED", "1", 15)
+    a.send("join")
+    a.wait_event("LEADER", "1", 15)
+    b = spawn(second_hosts, path, 2, timeout_ms)
+    b.wait_event("CONNECTED", "2", 15)
+    b.send("join")
+    b.wait_event("FOLLOWER", "2", 15)
+    return a, b
+
+
+def test_leader_blackholed_past_session_timeout(zk, zk_path, proxies, spawn):
+    """The cut-off leader gives up before anyone else leads, then rejoins."""
+    T = 2000
+    a, b = start_pair(spawn, proxies.connect_string, zk.connect_string, zk_path, T)
+    sampler = Sampler([(a, "1"), (b, "2")]).start()
+    try:
+        sampler.wait_count("1", 1, 5, 5)
+        t0 = time.time_ns()
+        proxies.blackhole()
+        lost_ns = a.wait_event("LOST", "1", T / 1000 + 3)
+        elected_ns = b.wait_event("LEADER", "2", 3 * T / 1000 + 10)
+        sampler.wait_count("2", 1, 3, 5)
+        m = a.mark()
+        t_heal = time.time_ns()
+        proxies.heal()
+        rejoin_ns = a.wait_event("FOLLOWER", "1", 15, since=m)
+        sampler.wait_count("1", 0, 3, 5)
+    finally:
+        sampler.stop()
+    lost_kv = a.events("LOST", "1")[-1][3]
+    last1 = sampler.last("1", 1, before_ns=elected_ns)
+    first0 = sampler.first("1", 0, after_ns=t0)
+    first_b = sampler.first("2", 1)
+    report("leader_blackholed_past_session_timeout",
+           session_timeout_ms=T, lost_reason=lost_kv.get("reason"),
+           blackhole_to_LOST_ms=ms(t0, lost_ns),
+           blackhole_to_last_is_leader_1_ms=ms(t0, last1 and last1[1]),
+           blackhole_to_first_is_leader_0_ms=ms(t0, first0 and first0[0]),
+           blackhole_to_next_LEADER_ms=ms(t0, elected_ns),
+           LOST_to_next_LEADER_ms=ms(lost_ns, elected_ns),
+           heal_to_old_leader_FOLLOWER_ms=ms(t_heal, rejoin_ns),
+           samples={k: len(v) for k, v in sampler.samples.items()})
+    assert lost_ns < elected_ns, "old leader still claimed when the next was elected"
+    assert first0 is not None and first0[0] < elected_ns
+    assert first_b is not None and first_b[0] >= lost_ns   # 2 answers 1 only after 1 printed LOST
+    check_safety(sampler, [a, b])
+    assert a.quit() == 0 and b.quit() == 0
+
+
+def test_follower_blackholed_briefly_keeps_its_place(zk, zk_path, proxies, spawn, kz):
+    """A follower cut off for less than its session keeps its node and place."""
+    T = 4000
+    a, b = start_pair(spawn, zk.connect_string, proxies.connect_string, zk_path, T)
+    before = nodes_of(kz, zk_path, "2")
+    assert len(before) == 1
+    sampler = Sampler([(a, "1"), (b, "2")]).start()
+    try:
+        sampler.wait_count("1", 1, 5, 5)
+        m = b.mark()
+        t0 = time.time_ns()
+        proxies.blackhole()
+        susp_ns, _ = b.wait_info("2", "SUSPENDED", T / 1000 + 2, since=m)
+        t_heal = time.time_ns()
+        proxies.heal()
+        rec_ns, _ = b.wait_info("2", "RECONNECTED", 5, since=m)
+        sampler.wait_count("2", 0, sampler.count("2", 0) + 3, 5)
+    finally:
+        sampler.stop()
+    after = nodes_of(kz, zk_path, "2")
+    report("follower_blackholed_briefly", session_timeout_ms=T,
+           blackhole_to_SUSPENDED_ms=ms(t0, susp_ns),
+           heal_to_RECONNECTED_ms=ms(t_heal, rec_ns))
+    assert after == before, f"follower's node changed: {before} -> {after}"
+    assert not b.events("LEADER") and not b.events("LOST")
+    assert not a.events("LOST"), "the leader was deposed by a follower's trouble"
+    assert sampler.count("1", 0) == 0 and sampler.count("2", 1) == 0
+    check_safety(sampler, [a, b])
+    assert a.quit() == 0 and b.quit() == 0
+
+
+@pytest.mark.parametrize("then", ["reset", None])
+def test_dropped_create_reply_leaves_one_node(zk, zk_path, proxies, spawn, kz, then):
+    """The create of the candidate's node succeeds but its reply is lost."""
+    T = 4000
+    kz.ensure_path(zk_path)
+    a = spawn(zk.connect_string, zk_path, 1, T)
+    a.wait_event("CONNECTED", "1", 15)
+    a.send("join")
+    a.wait_event("LEADER", "1", 15)
+    rule = proxies.drop_reply(["create", "create2"], then=then, match="-latch-")
+    c = spawn(proxies.connect_string, zk_path, 3, T)
+    c.wait_event("CONNECTED", "3", 15)
+    sampler = Sampler([(a, "1"), (c, "3")]).start()
+    try:
+        t0 = time.time_ns()
+        c.send("join")
+        assert rule.done.wait(10), "the candidate's create never went through the proxy"
+        t_drop = time.time_ns()
+        fol_ns = c.wait_event("FOLLOWER", "3", 3 * T / 1000 + 5)
+        mine = nodes_of(kz, zk_path, "3")
+        sessions = {s for s, _ in proxies.stats()["total"]["sessions"]}
+        # the ghost is gone or adopted: exactly one node, of our session
+        assert len(mine) == 1, f"participant 3 holds {len(mine)} nodes: {mine}"
+        assert mine[0][1] in sessions
+        # and it is a working candidacy: it takes over when 1 resigns
+        a.send("resign 1")
+        lead_ns = c.wait_event("LEADER", "3", 10)
+    finally:
+        sampler.stop()
+    st = proxies.stats()["total"]
+    report("dropped_create_reply", then=then, session_timeout_ms=T,
+           join_to_drop_ms=ms(t0, t_drop), drop_to_FOLLOWER_ms=ms(t_drop, fol_ns),
+           resign_to_LEADER_ms=ms(fol_ns, lead_ns), replies_dropped=st["replies_dropped"],
+           creates_seen=st["requests"].get("create", 0) + st["requests"].get("create2", 0),
+           reconnects=st["reconnect_requests"])
+    assert st["replies_dropped"] == 1
+    check_safety(sampler, [a, c])
+    assert a.quit() == 0 and c.quit() == 0
