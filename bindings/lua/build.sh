@@ -20,7 +20,7 @@ lua_cflags=$(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.
 # The Lua layer travels inside the .so as a C array (NUL-terminated).
 {
     printf 'static const char ZKELECT_LUA_LAYER[] = {\n'
-    od -An -v -tx1 "$here/zkelect.lua" | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
+    od -An -v -tx1 "$here/zkelect_layer.lua" | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
     printf '0x00};\n'
 } > "$out/zkelect_lua_layer.h.tmp"
 mv "$out/zkelect_lua_layer.h.tmp" "$out/zkelect_lua_layer.h"

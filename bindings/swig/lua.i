@@ -58,14 +58,14 @@ static int zkelect_lua_make_error(lua_State *L)
 %typemap(out) int
 %{ lua_pushinteger(L, (lua_Integer)$1); SWIG_arg++; %}
 
-/* The idiomatic layer (bindings/lua/zkelect.lua), embedded by the build as
+/* The idiomatic layer (bindings/lua/zkelect_layer.lua), embedded by the build as
  * the C string ZKELECT_LUA_LAYER and run with the module table as its
  * argument once SWIG has registered the raw functions. */
 %{
 #include "zkelect_lua_layer.h"
 %}
 %init %{
-    if (luaL_loadbufferx(L, ZKELECT_LUA_LAYER, sizeof ZKELECT_LUA_LAYER - 1, "=zkelect.lua", "t") != LUA_OK)
+    if (luaL_loadbufferx(L, ZKELECT_LUA_LAYER, sizeof ZKELECT_LUA_LAYER - 1, "=zkelect_layer.lua", "t") != LUA_OK)
         lua_error(L);
     lua_pushvalue(L, -2);
     lua_call(L, 1, 0);

@@ -1,6 +1,7 @@
--- zkelect.lua - the idiomatic Lua layer of libzkelect.
+-- zkelect_layer.lua - the idiomatic Lua layer of libzkelect.
 --
--- Built into zkelect.so: the build embeds this file, and the module's
+-- Built into zkelect.so (not a module of its own, hence the name, which
+-- "require" cannot mistake for the module): the build embeds this file, and the module's
 -- loader runs it with the table of raw SWIG functions (one per C function,
 -- prefix removed) as its argument, so `require "zkelect"` gives both.
 --
