@@ -4,6 +4,7 @@
 #include <zkelect/zkelect.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -496,7 +497,12 @@ zkelect_event_t *zkelect_next_event(zkelect_election_t *e, int timeout_ms) {
     });
 }
 
-int zkelect_event_fd(zkelect_election_t *e) { return e ? e->shared->queue.fd() : ZKELECT_EINVAL; }
+static int queue_fd(EventQueue &q) {
+    int fd = q.fd();
+    return fd >= 0 ? fd : (errno == ENOMEM ? ZKELECT_ENOMEM : ZKELECT_EINTERNAL);
+}
+
+int zkelect_event_fd(zkelect_election_t *e) { return e ? queue_fd(e->shared->queue) : ZKELECT_EINVAL; }
 
 int zkelect_wake(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
@@ -631,7 +637,7 @@ zkelect_event_t *zkelect_observer_next_event(zkelect_observer_t *o, int timeout_
     });
 }
 
-int zkelect_observer_event_fd(zkelect_observer_t *o) { return o ? o->shared->queue.fd() : ZKELECT_EINVAL; }
+int zkelect_observer_event_fd(zkelect_observer_t *o) { return o ? queue_fd(o->shared->queue) : ZKELECT_EINVAL; }
 
 int zkelect_observer_wake(zkelect_observer_t *o) {
     return guarded_code([&]() -> int {

@@ -9,9 +9,13 @@
 
 namespace zkelect {
 
-EventQueue::EventQueue() {
-    fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+int EventQueue::fd() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fd_ < 0) {
+        fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (fd_ >= 0 && !events_.empty()) set_readable(true);
+    }
+    return fd_;
 }
 
 EventQueue::~EventQueue() {
@@ -19,6 +23,7 @@ EventQueue::~EventQueue() {
 }
 
 void EventQueue::set_readable(bool readable) {
+    if (fd_ < 0) return;
     if (readable) {
         uint64_t one = 1;
         // Cannot fail short of the counter overflowing, which one write per

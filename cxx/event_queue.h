@@ -1,7 +1,8 @@
 // One queue of events per handle, drained by pull, by a level-triggered fd,
 // or by callbacks. The fd is an eventfd that holds a non-zero count exactly
 // while the queue is not empty, so poll/epoll see it readable until the last
-// event is taken.
+// event is taken. It is made on first use: a process with thousands of
+// candidacies that only pulls needs no descriptor per candidacy.
 #pragma once
 
 #include <condition_variable>
@@ -29,7 +30,7 @@ struct Event {
 
 class EventQueue {
 public:
-    EventQueue();  // throws std::system_error when no eventfd can be made
+    EventQueue() = default;
     ~EventQueue();
     EventQueue(const EventQueue &) = delete;
     EventQueue &operator=(const EventQueue &) = delete;
@@ -42,11 +43,12 @@ public:
     void wake();
     // Ends every wait now and later; the queue stays readable for drains.
     void close();
-    int fd() const { return fd_; }
+    // The fd, made on first call (-1 with errno set when none can be made).
+    int fd();
     size_t size() const;
 
 private:
-    void set_readable(bool readable);  // called with mu_ held
+    void set_readable(bool readable);  // called with mu_ held; no-op without fd
 
     mutable std::mutex mu_;
     std::condition_variable cv_;

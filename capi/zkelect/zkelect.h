@@ -434,8 +434,10 @@ ZKELECT_API zkelect_event_t *zkelect_next_event(zkelect_election_t *election, in
 /**
  * A file descriptor that is readable exactly while election's queue holds
  * events (level-triggered), for poll/epoll/libuv/Go netpoll. Owned by the
- * library: never read, write or close it; it closes with the handle.
- * Returns the fd, or ZKELECT_EINVAL for NULL.
+ * library: never read, write or close it; it closes with the handle. It is
+ * made on the first call (a handle never asked for one holds no descriptor).
+ * Returns the fd, ZKELECT_EINVAL for NULL, ZKELECT_ENOMEM or
+ * ZKELECT_EINTERNAL when no descriptor can be made (e.g. EMFILE).
  */
 ZKELECT_API int zkelect_event_fd(zkelect_election_t *election);
 

@@ -36,6 +36,14 @@ TEST(EventQueue, FdIsReadableExactlyWhileEventsWait) {
     EXPECT_EQ(q.pop(0), nullptr);
 }
 
+TEST(EventQueue, FdMadeLateReflectsEventsAlreadyWaiting) {
+    EventQueue q;
+    q.push(make(1));
+    EXPECT_TRUE(readable(q.fd()));
+    EXPECT_EQ(q.pop(0)->token, 1);
+    EXPECT_FALSE(readable(q.fd()));
+}
+
 TEST(EventQueue, WakeEndsOneWait) {
     EventQueue q;
     std::thread t([&] { EXPECT_EQ(q.pop(-1), nullptr); });
