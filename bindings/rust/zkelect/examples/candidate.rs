@@ -1,20 +1,32 @@
-//! A candidate driven over stdin/stdout, used by the cross-language test
-//! (tests/bindings/test_crosslang.py), where programs in every binding
-//! stand in one election.
+//! A candidate driven over stdin/stdout, one reply per command, used by the
+//! cross-language test (tests/bindings/test_crosslang.py) where programs on
+//! every binding stand in one election. The protocol is request/response so
+//! that a candidate needs no threads or poll loop in any language.
 //!
-//!   candidate HOSTS PATH ID
+//!   candidate HOSTS PATH ID          prints READY once connected
 //!
-//! Commands on stdin: `join`, `resign`, `who`, `quit` (or end of input).
-//! Lines on stdout: `READY id`, `LEADER id token`, `FOLLOWER id`,
-//! `DEPOSED id reason`, `RESIGNED id`, `LEADS id leader`, `ERROR id text`,
-//! `BYE id`.
+//!   join         -> OK | ERR text
+//!   resign       -> OK | ERR text
+//!   await MS     -> LEADER token | TIMEOUT | ERR text
+//!   leader?      -> IS 1 | IS 0
+//!   who          -> LEADS id | ERR text
+//!   events MS    -> EVENT TYPE detail... per event (waiting up to MS for the
+//!                   first, then taking what is queued), then END
+//!   quit         -> BYE (after the election and client are closed)
 
-use std::io::BufRead;
-use std::sync::Arc;
-use std::thread;
+use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use zkelect::{Client, Conf, EventKind};
+use zkelect::{Client, Conf, ErrorKind, Event, EventKind};
+
+fn describe(ev: &Event) -> String {
+    match ev.kind() {
+        EventKind::Elected => format!("EVENT ELECTED {}", ev.token()),
+        EventKind::Deposed => format!("EVENT DEPOSED {}", ev.reason_name()),
+        EventKind::Following => format!("EVENT FOLLOWING {}", ev.id()),
+        _ => format!("EVENT {}", ev.kind_name()),
+    }
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -22,51 +34,49 @@ fn main() {
         eprintln!("usage: candidate HOSTS PATH ID");
         std::process::exit(2);
     }
-    let (hosts, path, id) = (&args[1], &args[2], args[3].clone());
     let mut conf = Conf::new();
-    conf.set("zk.hosts", hosts).and_then(|c| c.set("zk.session.timeout.ms", "6000")).unwrap();
+    conf.set("zk.hosts", &args[1]).unwrap();
+    conf.set("zk.session.timeout.ms", "6000").unwrap();
     let client = Client::new(&conf).unwrap();
     client.await_connected(Some(Duration::from_secs(30))).unwrap();
-    let election = Arc::new(client.election(path, &id).unwrap());
-
-    let reader = {
-        let e = Arc::clone(&election);
-        let id = id.clone();
-        thread::spawn(move || {
-            for ev in e.events() {
-                match ev.kind() {
-                    EventKind::Elected => println!("LEADER {id} {}", ev.token()),
-                    EventKind::Following => println!("FOLLOWER {id}"),
-                    EventKind::Deposed => println!("DEPOSED {id} {}", ev.reason_name()),
-                    EventKind::Resigned => println!("RESIGNED {id}"),
-                    EventKind::Error => println!("ERROR {id} {}", ev.message()),
-                    _ => {}
-                }
-            }
-        })
-    };
-    println!("READY {id}");
+    let election = client.election(&args[2], &args[3]).unwrap();
+    let mut out = std::io::stdout();
+    writeln!(out, "READY").unwrap();
 
     for line in std::io::stdin().lock().lines() {
         let line = line.unwrap_or_default();
-        let result = match line.trim() {
-            "join" => election.volunteer(),
-            "resign" => election.resign(),
-            "who" => election.leader_id().map(|l| println!("LEADS {id} {l}")),
-            "quit" => break,
-            "" => Ok(()),
-            other => {
-                println!("ERROR {id} unknown command {other}");
-                Ok(())
+        let mut words = line.split_whitespace();
+        let cmd = words.next().unwrap_or("");
+        let ms = Duration::from_millis(words.next().and_then(|w| w.parse().ok()).unwrap_or(0));
+        let reply = match cmd {
+            "join" => election.volunteer().map(|_| "OK".to_string()),
+            "resign" => election.resign().map(|_| "OK".to_string()),
+            "await" => match election.await_leader(ms) {
+                Ok(()) => election.fencing_token().map(|t| format!("LEADER {t}")),
+                Err(e) if e.kind() == ErrorKind::TimedOut => Ok("TIMEOUT".to_string()),
+                Err(e) => Err(e),
+            },
+            "leader?" => Ok(format!("IS {}", election.is_leader() as i32)),
+            "who" => election.leader_id().map(|l| format!("LEADS {l}")),
+            "events" => {
+                let mut lines = Vec::new();
+                let mut wait = ms;
+                while let Some(ev) = election.next_event(wait) {
+                    lines.push(describe(&ev));
+                    wait = Duration::ZERO;
+                }
+                lines.push("END".to_string());
+                Ok(lines.join("\n"))
             }
+            "quit" => break,
+            other => Ok(format!("ERR unknown command {other:?}")),
         };
-        if let Err(e) = result {
-            println!("ERROR {id} {e}");
+        match reply {
+            Ok(text) => writeln!(out, "{text}").unwrap(),
+            Err(e) => writeln!(out, "ERR {e}").unwrap(),
         }
     }
-    election.wake();
-    reader.join().unwrap();
     drop(election);
     drop(client);
-    println!("BYE {id}");
+    writeln!(out, "BYE").unwrap();
 }

@@ -1,0 +1,231 @@
+"""One election path, five candidates on five bindings at once: Go, Java,
+Lua, Rust and C (the public C API through pkg-config). They join in that
+order; then each leader in turn resigns, and leadership must pass through
+every one of them in queue order, with growing fencing tokens, while all
+five agree, as ZooKeeper tells them, on who leads.
+
+Each candidate is a small program of its language (tests/bindings/crosslang/,
+and bindings/rust/zkelect/examples/candidate.rs) speaking one request/
+response protocol on stdin/stdout:
+
+    READY (once connected)
+    join | resign -> OK;  await MS -> LEADER token | TIMEOUT;  leader? -> IS 0|1
+    who -> LEADS id;  events MS -> EVENT ... lines, then END;  quit -> BYE
+"""
+
+import os
+import queue
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent / "crosslang"
+BUILD_TIMEOUT = 900
+REPLY_TIMEOUT = 40
+ORDER = ["go", "java", "lua", "rust", "c"]
+
+
+def _run(cmd, env, cwd=REPO, timeout=BUILD_TIMEOUT):
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"{' '.join(map(str, cmd))} did not finish in {timeout} s:\n"
+                    f"{e.stdout or ''}\n{e.stderr or ''}", pytrace=False)
+    if proc.returncode != 0:
+        pytest.fail(f"{' '.join(map(str, cmd))} failed (exit {proc.returncode}):\n"
+                    f"{proc.stdout[-10000:]}\n{proc.stderr[-10000:]}", pytrace=False)
+    return proc
+
+
+def _need(*tools):
+    for tool in tools:
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is not installed", pytrace=False)
+
+
+def _build_all(env, build_dir, out):
+    """argv (without HOSTS PATH ID) and extra env for each language."""
+    _need("cc", "pkg-config", "cargo", "go", "swig", "javac", "java", "lua5.4")
+    if not (build_dir / "capi" / "libzkelect.so.1").exists():
+        pytest.fail("libzkelect is not built: ./dev build", pytrace=False)
+    progs = {}
+
+    _run(["sh", "-c", f"cc -std=c99 -Wall -Werror {HERE / 'candidate.c'} -o {out / 'candidate_c'} "
+                      "$(pkg-config --cflags --libs libzkelect)"], env)
+    progs["c"] = ([str(out / "candidate_c")], {})
+
+    cargo_env = dict(env, CARGO_TARGET_DIR=str(build_dir / "rust-target"))
+    _run(["cargo", "build", "--locked", "-q", "-p", "zkelect", "--example", "candidate"],
+         cargo_env, cwd=REPO / "bindings" / "rust")
+    progs["rust"] = ([str(build_dir / "rust-target" / "debug" / "examples" / "candidate")], {})
+
+    go_env = dict(env, GOFLAGS="-mod=mod", CGO_ENABLED="1")
+    go_env.setdefault("GOTOOLCHAIN", "local")
+    _run(["go", "generate", "./..."], go_env, cwd=REPO / "bindings" / "go")
+    _run(["go", "build", "-o", str(out / "candidate_go"), "."], go_env, cwd=HERE / "go")
+    progs["go"] = ([str(out / "candidate_go")], {})
+
+    java_out = build_dir / "bindings" / "java"
+    _run(["sh", str(REPO / "bindings" / "java" / "build.sh"), str(java_out)], env)
+    jar = java_out / "zkelect.jar"
+    _run(["javac", "-d", str(out), "-cp", str(jar), str(HERE / "Candidate.java")], env)
+    progs["java"] = (["java", f"-Djava.library.path={java_out}", "-cp", f"{jar}{os.pathsep}{out}",
+                      "Candidate"], {})
+
+    lua_out = build_dir / "bindings" / "lua"
+    _run(["sh", str(REPO / "bindings" / "lua" / "build.sh"), str(lua_out)], env)
+    progs["lua"] = (["lua5.4", str(HERE / "candidate.lua")], {"LUA_CPATH": f"{lua_out}/?.so;;"})
+    return progs
+
+
+class Candidate:
+    """One candidate process; replies are read by a thread into a queue so
+    every read has a deadline."""
+
+    def __init__(self, name, argv, env, logdir):
+        self.name = name
+        self.err_path = logdir / f"{name}.stderr"
+        self._err = open(self.err_path, "w")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._err, text=True, bufsize=1, env=env)
+        self.lines = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def _stderr(self):
+        self._err.flush()
+        return self.err_path.read_text()[-5000:]
+
+    def line(self, timeout=REPLY_TIMEOUT):
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            pytest.fail(f"{self.name}: no reply in {timeout} s; stderr:\n{self._stderr()}",
+                        pytrace=False)
+        if line is None:
+            pytest.fail(f"{self.name}: exited ({self.proc.wait(5)}); stderr:\n{self._stderr()}",
+                        pytrace=False)
+        return line
+
+    def cmd(self, text, timeout=REPLY_TIMEOUT):
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+        return self.line(timeout)
+
+    def events(self, ms):
+        """Events from one `events MS` command (waits up to MS for the first)."""
+        first = self.cmd(f"events {ms}", timeout=ms / 1000 + REPLY_TIMEOUT)
+        out = []
+        line = first
+        while line != "END":
+            assert line.startswith("EVENT "), f"{self.name}: {line!r}"
+            out.append(line[len("EVENT "):])
+            line = self.line()
+        return out
+
+    def events_until(self, last, ms=20000):
+        """Events until one starting with `last`, bounded by a deadline."""
+        got = []
+        deadline = time.monotonic() + ms / 1000
+        while not any(e.startswith(last) for e in got):
+            left = int((deadline - time.monotonic()) * 1000)
+            assert left > 0, f"{self.name}: no {last} in time; events: {got}"
+            got += self.events(left)
+        return got
+
+    def quit(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self._err.close()
+
+
+def test_five_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp_path):
+    progs = _build_all(test_env, build_dir, tmp_path)
+    cands = []
+    try:
+        for name in ORDER:
+            argv, extra = progs[name]
+            cands.append(Candidate(name, argv + [zk.connect_string, zk_path, name],
+                                   dict(test_env, **extra), tmp_path))
+        for c in cands:
+            assert c.line(60) == "READY", c.name
+
+        # Join one at a time, so the queue order is ORDER.
+        for i, c in enumerate(cands):
+            assert c.cmd("join") == "OK", c.name
+            first = c.events(20000)
+            assert first, f"{c.name}: no event after join"
+            if i == 0:
+                assert re.fullmatch(r"ELECTED \d+", first[0]), (c.name, first)
+            else:
+                assert first[0] == f"FOLLOWING {ORDER[i - 1]}", (c.name, first)
+
+        last_token = 0
+        for i, leader in enumerate(cands):
+            reply = leader.cmd("await 20000", timeout=60)
+            m = re.fullmatch(r"LEADER (\d+)", reply)
+            assert m, f"{leader.name} did not become leader in its turn: {reply!r}"
+            token = int(m.group(1))
+            assert token > last_token, f"{leader.name}: token {token} after {last_token}"
+            last_token = token
+            if i > 0:
+                assert leader.events(20000) == [f"ELECTED {token}"], leader.name
+
+            for c in cands[i:]:
+                want = "IS 1" if c is leader else "IS 0"
+                assert c.cmd("leader?") == want, f"{c.name} while {leader.name} leads"
+            # Every candidate asks ZooKeeper through its own session; a
+            # server may lag its peers by a moment, never disagree for long.
+            deadline = time.monotonic() + 10
+            for c in cands:
+                while True:
+                    said = c.cmd("who")
+                    if said == f"LEADS {leader.name}" or time.monotonic() > deadline:
+                        break
+                assert said == f"LEADS {leader.name}", f"{c.name} says {said!r}, {leader.name} leads"
+
+            assert leader.cmd("resign") == "OK", leader.name
+            assert leader.cmd("leader?") == "IS 0", leader.name
+            evs = leader.events_until("RESIGNED")
+            assert evs == ["DEPOSED resigned", "RESIGNED"], (leader.name, evs)
+            for c in cands[i + 1:]:
+                assert c.cmd("leader?") == "IS 0" or c is cands[i + 1], c.name
+
+        from kazoo.client import KazooClient
+        kz = KazooClient(hosts=zk.connect_string, timeout=10)
+        kz.start(timeout=20)
+        try:
+            kz.sync(zk_path)
+            assert kz.get_children(zk_path) == [], "a resigned candidate left its node"
+        finally:
+            kz.stop()
+            kz.close()
+
+        for c in cands:
+            assert c.cmd("quit") == "BYE", c.name
+            assert c.proc.wait(20) == 0, f"{c.name} exit code; stderr:\n{c._stderr()}"
+    finally:
+        for c in cands:
+            c.quit()
