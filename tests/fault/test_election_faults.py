@@ -217,3 +217,29 @@ def test_dropped_create_reply_leaves_one_node(zk, zk_path, proxies, spawn, kz, t
     assert st["replies_dropped"] == 1
     check_safety(sampler, [a, c])
     assert a.quit() == 0 and c.quit() == 0
+
+
+def test_leader_connection_reset_keeps_leadership(zk, zk_path, proxies, spawn):
+    """A short disconnect (RST, reconnect at once) does not depose a leader
+    whose lease still runs (DESIGN.md section 2: no needless failover)."""
+    T = 4000
+    a, b = start_pair(spawn, proxies.connect_string, zk.connect_string, zk_path, T)
+    sampler = Sampler([(a, "1"), (b, "2")]).start()
+    try:
+        sampler.wait_count("1", 1, 5, 5)
+        m = a.mark()
+        t0 = time.time_ns()
+        assert proxies.reset() >= 1
+        susp_ns, _ = a.wait_info("1", "SUSPENDED", 5, since=m)
+        rec_ns, _ = a.wait_info("1", "RECONNECTED", 5, since=m)
+        sampler.wait_count("1", 1, sampler.count("1", 1) + 5, 5)
+    finally:
+        sampler.stop()
+    report("leader_connection_reset", session_timeout_ms=T,
+           reset_to_SUSPENDED_ms=ms(t0, susp_ns), reset_to_RECONNECTED_ms=ms(t0, rec_ns))
+    assert not a.events("LOST"), a.tail()
+    assert sampler.count("1", 0) == 0, "leader answered 0 during a short disconnect"
+    assert not b.events("LEADER")
+    assert proxies.stats()["total"]["reconnect_requests"] >= 1
+    check_safety(sampler, [a, b])
+    assert a.quit() == 0 and b.quit() == 0
