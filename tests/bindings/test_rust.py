@@ -67,3 +67,13 @@ def test_readme_example_runs_as_written(test_env, build_dir, zk):
     assert proc.returncode == 0, f"example failed:\n{proc.stdout}\n{_tail(proc.stderr)}"
     m = re.fullmatch(r"leading with fencing token (\d+)\n", proc.stdout)
     assert m and int(m.group(1)) > 0, proc.stdout
+
+
+def test_cargo_test_fails_without_an_ensemble(test_env, build_dir):
+    env = _cargo_env(test_env, build_dir)
+    env.pop("ZKELECT_TEST_HOSTS", None)
+    proc = _run(["cargo", "test", "--locked", "-p", "zkelect", "--test", "ensemble",
+                 "--", "events_come_in_order"], env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, f"cargo test passed without ZKELECT_TEST_HOSTS:\n{_tail(out)}"
+    assert "ZKELECT_TEST_HOSTS is not set" in out, _tail(out)
