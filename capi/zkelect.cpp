@@ -356,9 +356,13 @@ int zkelect_election_destroy(zkelect_election_t *e) {
         auto finished = done->get_future();
         auto cand = e->candidacy;
         c->post([cand, done] { cand->close([done] { done->set_value(); }); });
-        // The node's deletion is waited for, within bounds; past them the
-        // loop keeps at it in the background.
-        finished.wait_for(std::chrono::milliseconds(wait_ms_for(*c)));
+        // The node's deletion is waited for, within bounds, while it can
+        // happen at all; otherwise (and past the bound) the loop keeps at it
+        // in the background, and the session's end removes the node anyway.
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms_for(*c));
+        while (finished.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready &&
+               c->connected() && std::chrono::steady_clock::now() < deadline) {
+        }
         e->shared->queue.close();
         {
             std::lock_guard<std::mutex> lock(e->owner->mu);

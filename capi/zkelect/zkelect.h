@@ -292,8 +292,9 @@ ZKELECT_API zkelect_election_t *zkelect_election_new(zkelect_client_t *client, c
  * Leave the election and free the handle. A leader gets a last DEPOSED
  * (reason CLOSED) event, which nobody reads since the queue is freed. The
  * candidate's node is deleted: destroy waits for the deletion to be
- * acknowledged for at most the session timeout; past that the client keeps
- * retrying in the background until it succeeds or the session ends.
+ * acknowledged for at most the session timeout, and not at all while the
+ * client is disconnected; the client keeps retrying in the background until
+ * it succeeds or the session ends (which removes the node too).
  * Returns 0; ZKELECT_EDEADLK (and does nothing) when called from inside this
  * handle's own callback; ZKELECT_EINVAL for NULL. Any thread.
  */
