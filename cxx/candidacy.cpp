@@ -431,9 +431,13 @@ void Candidacy::node_lost(Reason why) {
 }
 
 void Candidacy::send_keepalive() {
-    if (keepalive_inflight_ || node_.empty() || !client_.connected()) return;
-    keepalive_inflight_ = true;
+    if (node_.empty() || !client_.connected()) return;
     int64_t sent = boottime_ns();
+    // One keepalive at a time, unless the one in flight is overdue: a reply
+    // that never comes on a live connection must not end leadership for good.
+    if (keepalive_inflight_ && sent - keepalive_sent_ < lease_length_ns() * 2 / 3) return;
+    keepalive_inflight_ = true;
+    keepalive_sent_ = sent;
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
     client_.session().check(node_path(node_), client_.on_loop([weak, gen, sent](Reply &&r) {

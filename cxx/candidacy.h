@@ -112,7 +112,7 @@ private:
     int parent_attempts_ = 0;
 
     bool keepalive_inflight_ = false;
-    uint64_t keepalive_gen_ = 0;
+    int64_t keepalive_sent_ = 0;
     int64_t heir_lease_until_ = 0;  // lease earned while heir, not yet published
     bool leading_ = false;
     bool keepalive_scheduled_ = false;
