@@ -1,0 +1,181 @@
+/*
+ * Scale run: C candidacies over S sessions in this one process, all on one
+ * election path. Measures
+ *   - convergence: from the first volunteer until exactly one ELECTED and
+ *     C-1 FOLLOWING (by the library's own event times);
+ *   - failover under that load, F times: the leader resigns; time from the
+ *     resign call to the next ELECTED (another candidacy); the resigned one
+ *     volunteers again at the back and must become FOLLOWING;
+ *   - the ZooKeeper requests the library sent for each phase (its counter).
+ * Every check of "exactly one leader" is made on the event states, and
+ * zkelect_is_leader() is cross-checked on every handle at the end.
+ *
+ *   scale --connect HOSTS [--candidacies C] [--sessions S] [--failovers F]
+ * Prints one JSON object on stdout.
+ */
+#include "bcommon.h"
+
+#include <pthread.h>
+
+static int ncand;
+static zkelect_client_t **cl;
+static int nsess;
+
+static int converged(struct fleet *f, void *arg)
+{
+    (void)arg;
+    return f->counts[ST_ELECTED] == 1 && f->counts[ST_FOLLOWING] == f->n - 1;
+}
+
+struct failover {
+    int old;
+    int newl;
+};
+
+static int someone_else_elected(struct fleet *f, void *arg)
+{
+    struct failover *x = arg;
+    if (f->counts[ST_ELECTED] == 0) return 0;
+    for (int i = 0; i < f->n; i++)
+        if (f->state[i] == ST_ELECTED && i != x->old) {
+            x->newl = i;
+            return 1;
+        }
+    return 0;
+}
+
+static int state_is(struct fleet *f, void *arg)
+{
+    int *want = arg; /* {index, state} */
+    return f->state[want[0]] == want[1];
+}
+
+static uint64_t requests(void)
+{
+    uint64_t sum = 0, v;
+    for (int s = 0; s < nsess; s++)
+        if (zkelect_client_counter(cl[s], ZKELECT_COUNTER_ZK_REQUESTS, &v) == 0) sum += v;
+    return sum;
+}
+
+/* Teardown one session per thread: each destroy waits for its own delete. */
+static struct fleet *tear_fleet;
+static void *tear_session(void *arg)
+{
+    int s = (int)(intptr_t)arg;
+    for (int i = s; i < ncand; i += nsess) zkelect_election_destroy(tear_fleet->e[i]);
+    zkelect_client_destroy(cl[s]);
+    return NULL;
+}
+
+static int leader_of(struct fleet *f)
+{
+    for (int i = 0; i < f->n; i++)
+        if (f->state[i] == ST_ELECTED) return i;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *hosts = opt(argc, argv, "--connect", BENCH_DEFAULT_HOSTS);
+    ncand = (int)opt_long(argc, argv, "--candidacies", 10000);
+    nsess = (int)opt_long(argc, argv, "--sessions", 100);
+    int nfail = (int)opt_long(argc, argv, "--failovers", 5);
+    int timeout_ms = (int)opt_long(argc, argv, "--timeout-ms", 600000);
+    if (ncand < 2 || nsess < 1 || nfail > 1000) die("bad options");
+    raise_nofile();
+
+    int64_t t = mono_ns();
+    cl = calloc(nsess, sizeof *cl);
+    for (int s = 0; s < nsess; s++) cl[s] = client_open(hosts, 10000);
+    for (int s = 0; s < nsess; s++) client_wait(cl[s]);
+    double connect_ms = (mono_ns() - t) / 1e6;
+
+    char path[128], id[32];
+    snprintf(path, sizeof path, "/zkelect_bench_scale_%d/e", (int)getpid());
+    struct fleet f;
+    fleet_init(&f, ncand);
+    t = mono_ns();
+    for (int i = 0; i < ncand; i++) {
+        snprintf(id, sizeof id, "c%d", i);
+        fleet_add(&f, i, cl[i % nsess], path, id);
+    }
+    double create_ms = (mono_ns() - t) / 1e6;
+    long rss_before = rss_kib();
+    note("scale: %d sessions connected in %.0f ms, %d handles in %.0f ms", nsess, connect_ms, ncand,
+         create_ms);
+
+    uint64_t rq0 = requests();
+    int64_t t0 = real_ns();
+    for (int i = 0; i < ncand; i++)
+        if (zkelect_volunteer(f.e[i])) die("volunteer %d", i);
+    double volunteer_calls_ms = (real_ns() - t0) / 1e6;
+    if (fleet_wait(&f, converged, NULL, timeout_ms))
+        die("no convergence in %d ms: %d ELECTED, %d FOLLOWING, %ld errors", timeout_ms,
+            f.counts[ST_ELECTED], f.counts[ST_FOLLOWING], f.errors);
+    int64_t last = 0;
+    for (int i = 0; i < ncand; i++)
+        if (f.last_ns[i] > last) last = f.last_ns[i];
+    double conv_ms = (last - t0) / 1e6;
+    uint64_t rq_conv = requests() - rq0;
+    int lead = leader_of(&f);
+    double first_elected_ms = (f.last_ns[lead] - t0) / 1e6;
+    note("scale: converged in %.0f ms (first ELECTED after %.0f ms), %llu ZooKeeper requests",
+         conv_ms, first_elected_ms, (unsigned long long)rq_conv);
+
+    double *fo = calloc(nfail > 0 ? nfail : 1, sizeof *fo);
+    double *rejoin = calloc(nfail > 0 ? nfail : 1, sizeof *rejoin);
+    uint64_t *fo_rq = calloc(nfail > 0 ? nfail : 1, sizeof *fo_rq);
+    int ok = 1;
+    for (int k = 0; k < nfail; k++) {
+        struct timespec gap = {0, 100 * 1000000};
+        nanosleep(&gap, NULL);
+        struct failover x = {leader_of(&f), -1};
+        if (x.old < 0) die("no leader before failover %d", k);
+        uint64_t r0 = requests();
+        int64_t tr = real_ns();
+        if (zkelect_resign(f.e[x.old])) die("resign");
+        if (zkelect_is_leader(f.e[x.old])) die("is_leader still 1 after resign returned");
+        if (fleet_wait(&f, someone_else_elected, &x, 60000)) die("failover %d: nobody elected", k);
+        fo[k] = (f.last_ns[x.newl] - tr) / 1e6;
+        int want[2] = {x.old, ST_RESIGNED};
+        if (fleet_wait(&f, state_is, want, 60000)) die("failover %d: no RESIGNED", k);
+        if (zkelect_volunteer(f.e[x.old])) die("re-volunteer");
+        want[1] = ST_FOLLOWING;
+        if (fleet_wait(&f, state_is, want, 60000)) die("failover %d: resigned one not FOLLOWING", k);
+        rejoin[k] = (f.last_ns[x.old] - tr) / 1e6;
+        fo_rq[k] = requests() - r0;
+        if (!converged(&f, NULL)) ok = 0;
+        note("scale: failover %d: %d -> %d in %.2f ms; re-enrolled after %.1f ms; %llu requests", k,
+             x.old, x.newl, fo[k], rejoin[k], (unsigned long long)fo_rq[k]);
+    }
+
+    /* cross-check the event view against is_leader on every handle */
+    int leaders_now = 0;
+    for (int i = 0; i < ncand; i++) leaders_now += zkelect_is_leader(f.e[i]);
+    if (leaders_now != 1 || !converged(&f, NULL)) ok = 0;
+    long rss_after = rss_kib();
+
+    printf("{\"candidacies\": %d, \"sessions\": %d, \"connect_ms\": %.1f, \"create_handles_ms\": %.1f, "
+           "\"volunteer_calls_ms\": %.1f, \"converge_ms\": %.1f, \"first_elected_ms\": %.1f, "
+           "\"converge_requests\": %llu, \"failover_ms\": [",
+           ncand, nsess, connect_ms, create_ms, volunteer_calls_ms, conv_ms, first_elected_ms,
+           (unsigned long long)rq_conv);
+    for (int k = 0; k < nfail; k++) printf("%s%.3f", k ? ", " : "", fo[k]);
+    printf("], \"rejoin_ms\": [");
+    for (int k = 0; k < nfail; k++) printf("%s%.3f", k ? ", " : "", rejoin[k]);
+    printf("], \"failover_requests\": [");
+    for (int k = 0; k < nfail; k++) printf("%s%llu", k ? ", " : "", (unsigned long long)fo_rq[k]);
+    printf("], \"is_leader_count_at_end\": %d, \"correct\": %s, \"errors\": %ld, "
+           "\"rss_kib_before_volunteer\": %ld, \"rss_kib_end\": %ld",
+           leaders_now, ok ? "true" : "false", f.errors, rss_before, rss_after);
+    fflush(stdout);
+
+    t = mono_ns();
+    tear_fleet = &f;
+    pthread_t *th = calloc(nsess, sizeof *th);
+    for (int s = 0; s < nsess; s++) pthread_create(&th[s], NULL, tear_session, (void *)(intptr_t)s);
+    for (int s = 0; s < nsess; s++) pthread_join(th[s], NULL);
+    printf(", \"teardown_ms\": %.1f}\n", (mono_ns() - t) / 1e6);
+    return ok ? 0 : 1;
+}
