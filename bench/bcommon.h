@@ -73,7 +73,8 @@ BENCH_FN zkelect_client_t *client_open(const char *hosts, int session_ms)
     if (!c) die("conf_new");
     snprintf(num, sizeof num, "%d", session_ms);
     if (zkelect_conf_set(c, "zk.hosts", hosts, err, sizeof err) ||
-        zkelect_conf_set(c, "zk.session.timeout.ms", num, err, sizeof err))
+        zkelect_conf_set(c, "zk.session.timeout.ms", num, err, sizeof err) ||
+        zkelect_conf_set(c, "zk.log.level", "none", err, sizeof err))
         die("conf: %s", err);
     zkelect_client_t *cl = zkelect_client_new(c, err, sizeof err);
     zkelect_conf_destroy(c);
