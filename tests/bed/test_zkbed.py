@@ -42,11 +42,19 @@ def until(what, fn, timeout=30.0):
 
 
 def alive(pid):
+    """Any thread of pid still runs (a JVM's main thread dies first)."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        tids = os.listdir(f"/proc/{pid}/task")
     except FileNotFoundError:
         return False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                    return True
+        except FileNotFoundError:
+            pass
+    return False
 
 
 def port_free(port):
@@ -73,7 +81,11 @@ def assert_cleaned(pids, ports, base_dir):
     assert pids
     gone = until("servers exit", lambda: not any(alive(p) for p in pids), 15)
     assert gone
-    assert [p for p in ports if not port_free(p)] == []
+    busy = [p for p in ports if not port_free(p)]
+    if busy:
+        ss = subprocess.run(["ss", "-tanpe"], capture_output=True, text=True).stdout
+        held = [ln for ln in ss.splitlines() if any(f":{p} " in ln for p in busy)]
+        raise AssertionError(f"ports still bound after stop: {busy}\n" + "\n".join(held))
     assert not os.path.exists(base_dir)
     held = [p for p in ports if os.path.exists(os.path.join(zkbed.PORT_REGISTRY, str(p)))]
     assert held == [], "port reservations left behind"
@@ -139,6 +151,14 @@ def test_stop_restart_and_leader_failover(fresh_ensemble, zk_path):
             k2.stop()
             k2.close()
 
+        # A hung server keeps its sockets but answers nothing.
+        ens.pause_server(f2)
+        assert ens.is_paused(f2) and ens.is_running(f2)
+        with pytest.raises(OSError):
+            ens.four(f2, "ruok", timeout=0.5)
+        ens.resume_server(f2)
+        assert until("answers again", lambda: ens.four(f2, "ruok") == "imok", 10)
+
         # The leader dies: another leader, and the client carries on.
         ens.kill_server(leader)
         new = ens.leader_index(timeout=30)
@@ -178,6 +198,11 @@ def test_cli_controls_ensemble_of_another_process(tmp_path):
         assert run("four", "--index", "0", "--cmd", "ruok", check=False).returncode != 0
         run("start-server", "--index", "0")
         assert ens.is_running(0) and ens.mode(0) in ("follower", "leader")
+
+        run("pause-server", "--index", "1")
+        assert json.loads(run("status").stdout)[1]["paused"] is True
+        run("resume-server", "--index", "1")
+        assert json.loads(run("status").stdout)[1]["paused"] is False
 
         leader = int(run("leader").stdout)
         run("kill-server", "--index", str(leader))

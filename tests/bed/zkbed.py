@@ -16,15 +16,26 @@ through the JSON state file in the directory):
 
     zkbed.py start --dir D [--n 3] [--tick-ms 200]   # last stdout line: hosts
     zkbed.py stop-server|kill-server|start-server --dir D --index I
+    zkbed.py pause-server|resume-server --dir D --index I    # SIGSTOP/SIGCONT
     zkbed.py four --dir D --index I --cmd wchc
-    zkbed.py hosts --dir D
-    zkbed.py status --dir D
+    zkbed.py hosts --dir D            # the connect string
+    zkbed.py leader --dir D           # index of the quorum's leader
+    zkbed.py status --dir D           # JSON: ports, PIDs, modes
     zkbed.py stop --dir D
 
 Servers are Debian's `zookeeper` jars run by QuorumPeerMain, each in its own
 session (so a Ctrl-C on the terminal reaches the test, not the servers, and
-the test decides the order of shutdown). Environment: ZKBED_KEEP=1 keeps the
-data and logs after stop; ZKBED_START_TIMEOUT (seconds, default 60).
+the test decides the order of shutdown). Nothing outlives its owner: stop()
+runs at interpreter exit and on SIGTERM/SIGINT/SIGHUP, and a watchdog process
+stops the servers when the owner dies without a word (SIGKILL). Servers
+started by the CLI `start` have no owner: `stop --dir` them.
+
+Ports are random, below the kernel's ephemeral range, checked by binding,
+and reserved machine-wide in $ZKBED_PORT_REGISTRY (/tmp/zkbed-ports) until
+stop, so a server that is down for a restart keeps its ports.
+
+Environment: ZKBED_KEEP=1 keeps the data and logs after stop;
+ZKBED_START_TIMEOUT (seconds, default 60); ZKBED_JAVA (default java).
 """
 
 from __future__ import annotations
@@ -91,15 +102,60 @@ def _proc_stat(pid):
     return rest[0], int(rest[19])
 
 
+def _threads_left(pid):
+    """True if a thread of `pid` other than a dead leader still runs.
+
+    A killed JVM's main thread turns zombie first, while its other threads
+    still tear down and its sockets stay open: by the leader's state alone
+    the server is gone, yet its ports are still bound."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                raw = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        if raw[raw.rindex(")") + 2:].split()[0] not in ("Z", "X", "x"):
+            return True
+    return False
+
+
+def _wait_threads(pid, pred, timeout):
+    """Until pred(state) holds for every thread of pid (bounded)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        states = []
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError):
+                    with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                        raw = f.read().decode("ascii", "replace")
+                    states.append(raw[raw.rindex(")") + 2:].split()[0])
+        except OSError:
+            return True
+        if all(pred(st) for st in states):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
 def _is_ours(pid, start_time):
     """True while `pid` is still the server we started (not a recycled PID,
     not a zombie waiting for its parent)."""
     if not pid:
         return False
     st = _proc_stat(pid)
-    if st is None or st[0] in ("Z", "X", "x"):
+    if st is None:
         return False
-    return start_time is None or st[1] == start_time
+    if start_time is not None and st[1] != start_time:
+        return False
+    if st[0] in ("Z", "X", "x"):
+        return _threads_left(pid)
+    return True
 
 
 def _wait_gone(pid, start_time, timeout, popen=None):
@@ -123,9 +179,11 @@ def _signal_ours(pid, start_time, sig):
 
 # -------------------------------------------------------------------- ports
 
-def _port_free(port):
+def _port_free(port, reuse=False):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
+        if reuse:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", port))
         return True
     except OSError:
@@ -140,6 +198,11 @@ def _ephemeral_low():
             return int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         return 32768
+
+
+# Own generator: a test that seeds the global one must not make two processes
+# pick the same "random" ports.
+_RNG = random.SystemRandom()
 
 
 def _reservation_live(path):
@@ -217,7 +280,7 @@ def _pick_ports(count, avoid=(), owner=None):
         for _ in range(count * 50):
             if len(ports) == count:
                 break
-            take(random.randint(low, high))
+            take(_RNG.randint(low, high))
     # Odd kernel settings: fall back to what the kernel hands out.
     for _ in range(count * 20):
         if len(ports) == count:
@@ -241,11 +304,13 @@ def four_letter(port, cmd, timeout=3.0):
         s.sendall(cmd.encode("ascii"))
         chunks = []
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             b = s.recv(65536)
             if not b:
                 break
             chunks.append(b)
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{cmd} on port {port}: no end of answer within {timeout} s")
     return b"".join(chunks).decode("utf-8", "replace")
 
 
@@ -731,20 +796,63 @@ class Ensemble:
         self._require_started()
         self._end_server(i, signal.SIGKILL, STOP_GRACE)
 
+    @staticmethod
+    def _wait_ports_free(s, timeout=5.0):
+        """After a server exits, until its listening ports can be bound again
+        (as the JVM binds them, with SO_REUSEADDR), so that a start_server
+        right after never meets its own ghost."""
+        deadline = time.monotonic() + timeout
+        for port in (s["client_port"], s["quorum_port"], s["election_port"]):
+            while not _port_free(port, reuse=True) and time.monotonic() < deadline:
+                time.sleep(0.02)
+
+    def pause_server(self, i):
+        """SIGSTOP: the server hangs with its connections open (a long GC
+        pause, a stalled VM): clients and peers only notice by timeouts."""
+        self._require_started()
+        with self._locked():
+            s = self._srv(i)
+            if not _is_ours(s["pid"], s["start_time"]):
+                raise ZkBedError(f"server {i} is not running")
+            _signal_ours(s["pid"], s["start_time"], signal.SIGSTOP)
+            s["paused"] = True
+            self._save()
+            # The signal lands asynchronously: return only once every thread
+            # is stopped, or a request sent right after may still be served.
+            if not _wait_threads(s["pid"], lambda st: st in ("T", "t", "Z", "X"), STOP_GRACE):
+                raise ZkBedError(f"server {i} did not stop on SIGSTOP")
+
+    def resume_server(self, i):
+        """SIGCONT after pause_server(i)."""
+        self._require_started()
+        with self._locked():
+            s = self._srv(i)
+            _signal_ours(s["pid"], s["start_time"], signal.SIGCONT)
+            s["paused"] = False
+            self._save()
+            _wait_threads(s["pid"], lambda st: st not in ("T", "t"), STOP_GRACE)
+
+    def is_paused(self, i):
+        self._require_started()
+        return bool(self._srv(i).get("paused")) and self.is_running(i)
+
     def _end_server(self, i, sig, grace):
         with self._locked():
             s = self._srv(i)
             pid, st = s["pid"], s["start_time"]
             popen = self._procs.get(pid)
             _signal_ours(pid, st, sig)
+            _signal_ours(pid, st, signal.SIGCONT)     # a paused JVM cannot act on SIGTERM
             if not _wait_gone(pid, st, grace, popen):
                 _signal_ours(pid, st, signal.SIGKILL)
                 if not _wait_gone(pid, st, STOP_GRACE, popen):
                     raise ZkBedError(f"server {i} (pid {pid}) survived SIGKILL")
             s["pid"] = None
             s["start_time"] = None
+            s["paused"] = False
             self._save()
             self._reap()
+            self._wait_ports_free(s)
 
     # -- four-letter words and helpers ---------------------------------------
 
@@ -844,6 +952,7 @@ class Ensemble:
             for s in self._state["servers"]:
                 _wait_gone(s["pid"], s["start_time"], STOP_GRACE, self._procs.get(s["pid"]))
                 s["pid"] = s["start_time"] = None
+                s["paused"] = False
             self._save()
             self._reap()
 
@@ -860,6 +969,7 @@ class Ensemble:
                     servers = self._state["servers"]
                     for s in servers:
                         _signal_ours(s["pid"], s["start_time"], signal.SIGTERM)
+                        _signal_ours(s["pid"], s["start_time"], signal.SIGCONT)
                     deadline = time.monotonic() + STOP_GRACE
                     for s in servers:
                         left = max(0.0, deadline - time.monotonic())
@@ -867,6 +977,9 @@ class Ensemble:
                             _signal_ours(s["pid"], s["start_time"], signal.SIGKILL)
                             _wait_gone(s["pid"], s["start_time"], STOP_GRACE, self._procs.get(s["pid"]))
                         s["pid"] = s["start_time"] = None
+                        s["paused"] = False
+                    for s in servers:
+                        self._wait_ports_free(s, timeout=2.0)
                     self._state["started"] = False
                     self._save()
                     self._reap()
@@ -965,9 +1078,10 @@ class Ensemble:
         for i in range(self.n):
             s = self._srv(i)
             running = _is_ours(s["pid"], s["start_time"])
+            paused = running and bool(s.get("paused"))
             rows.append({"index": i, "client_port": s["client_port"],
-                         "pid": s["pid"] if running else None,
-                         "mode": self.mode(i) if running else None})
+                         "pid": s["pid"] if running else None, "paused": paused,
+                         "mode": self.mode(i) if running and not paused else None})
         return rows
 
 
@@ -1007,7 +1121,7 @@ def main(argv=None):
     for name in ("stop", "hosts", "status"):
         p = sub.add_parser(name)
         p.add_argument("--dir", required=True)
-    for name in ("stop-server", "kill-server", "start-server"):
+    for name in ("stop-server", "kill-server", "start-server", "pause-server", "resume-server"):
         p = sub.add_parser(name)
         p.add_argument("--dir", required=True)
         p.add_argument("--index", type=int, required=True)
@@ -1049,6 +1163,10 @@ def main(argv=None):
             ens.stop_server(a.index)
         elif a.command == "kill-server":
             ens.kill_server(a.index)
+        elif a.command == "pause-server":
+            ens.pause_server(a.index)
+        elif a.command == "resume-server":
+            ens.resume_server(a.index)
         elif a.command == "start-server":
             ens.start_server(a.index)
             ens.detach()
