@@ -37,13 +37,14 @@ static void usage(FILE *f)
 {
     fputs("usage: zkelect candidate --connect HOSTS --path P --first-id I --count K\n"
           "                         --session-timeout-ms T [--shared-session]\n"
-          "                         [--connect-timeout-ms MS]\n"
+          "                         [--connect-timeout-ms MS] [--set KEY=VALUE]...\n"
           "\n"
           "Hosts K election participants with ids I..I+K-1, each on its own ZooKeeper\n"
           "session (one shared session with --shared-session), driven by commands on\n"
           "stdin: join, resign <id>, status <id>, quit. Prints one line per event:\n"
           "  EVENT <CONNECTED|FOLLOWER|LEADER|RESIGNED|LOST> <id> <epoch_ns> [key=value...]\n"
           "  INFO <id> ...\n"
+          "--set passes a library option, e.g. --set leadership=strict (see zkelect(1)).\n"
           "Exit status: 0 after quit or end of input, 2 bad arguments, 3 no connection\n"
           "within the connect timeout, 1 other failures.\n",
           f);
@@ -254,6 +255,7 @@ int zt_cmd_candidate(int argc, char **argv)
         {"session-timeout-ms", required_argument, 0, 't'},
         {"connect-timeout-ms", required_argument, 0, 'C'},
         {"shared-session", no_argument, 0, 's'},
+        {"set", required_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -262,6 +264,7 @@ int zt_cmd_candidate(int argc, char **argv)
     int64_t first = -1, count = -1, session_ms = 10000,
             connect_ms = ZT_DEFAULT_CONNECT_TIMEOUT_MS;
     int have_first = 0, shared_session = 0;
+    struct zt_settings settings = {{0}, 0};
 
     optind = 1;
     opterr = 0;
@@ -300,6 +303,12 @@ int zt_cmd_candidate(int argc, char **argv)
             }
             break;
         case 's': shared_session = 1; break;
+        case 'S':
+            if (zt_settings_add(&settings, optarg)) {
+                usage(stderr);
+                return ZT_EXIT_USAGE;
+            }
+            break;
         case 'h': usage(stdout); return ZT_EXIT_OK;
         default:
             if (optopt)
@@ -334,6 +343,10 @@ int zt_cmd_candidate(int argc, char **argv)
     zkelect_conf_t *conf = zt_make_conf(hosts, session_ms, connect_ms);
     if (!conf)
         return ZT_EXIT_USAGE;
+    if (zt_settings_apply(&settings, conf)) {
+        zkelect_conf_destroy(conf);
+        return ZT_EXIT_USAGE;
+    }
 
     int n = (int)count;
     struct participant *ps = calloc((size_t)n, sizeof *ps);

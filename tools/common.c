@@ -88,6 +88,41 @@ int zt_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
+int zt_settings_add(struct zt_settings *s, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv) {
+        zt_err("--set: expected KEY=VALUE, got '%s'", kv);
+        return -1;
+    }
+    if (s->n >= ZT_MAX_SETTINGS) {
+        zt_err("--set: at most %d settings", ZT_MAX_SETTINGS);
+        return -1;
+    }
+    s->kv[s->n++] = kv;
+    return 0;
+}
+
+int zt_settings_apply(const struct zt_settings *s, zkelect_conf_t *conf)
+{
+    for (int i = 0; i < s->n; i++) {
+        char key[128], err[512] = "";
+        const char *eq = strchr(s->kv[i], '=');
+        size_t klen = (size_t)(eq - s->kv[i]);
+        if (klen >= sizeof key) {
+            zt_err("--set: key too long in '%s'", s->kv[i]);
+            return -1;
+        }
+        memcpy(key, s->kv[i], klen);
+        key[klen] = '\0';
+        if (zkelect_conf_set(conf, key, eq + 1, err, sizeof err) != 0) {
+            zt_err("--set %s: %s", s->kv[i], err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 zkelect_conf_t *zt_make_conf(const char *hosts, int64_t session_timeout_ms,
                              int64_t connect_timeout_ms)
 {

@@ -46,6 +46,17 @@ int zt_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* Build a conf with hosts and (when > 0) session and connect timeouts.
  * NULL on failure, with a message already printed. */
+/* Library options from repeated --set KEY=VALUE, applied after the others. */
+#define ZT_MAX_SETTINGS 16
+struct zt_settings {
+    const char *kv[ZT_MAX_SETTINGS];
+    int n;
+};
+/* Records one --set argument; returns 0, or -1 after printing why. */
+int zt_settings_add(struct zt_settings *s, const char *kv);
+/* Applies them to conf; returns 0, or -1 after printing the library's error. */
+int zt_settings_apply(const struct zt_settings *s, zkelect_conf_t *conf);
+
 zkelect_conf_t *zt_make_conf(const char *hosts, int64_t session_timeout_ms,
                              int64_t connect_timeout_ms);
 

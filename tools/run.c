@@ -39,6 +39,7 @@ static void usage(FILE *f)
 {
     fputs("usage: zkelect run --connect HOSTS --path P [--id ID] [--session-timeout-ms MS]\n"
           "                   [--connect-timeout-ms MS] [--grace MS] [--once] [--quiet]\n"
+          "                   [--set KEY=VALUE]...\n"
           "                   -- CMD [ARGS...]\n"
           "\n"
           "Volunteers in the election at P and runs CMD only while leading, with\n"
@@ -305,12 +306,14 @@ int zt_cmd_run(int argc, char **argv)
         {"grace", required_argument, 0, 'g'},
         {"once", no_argument, 0, 'o'},
         {"quiet", no_argument, 0, 'q'},
+        {"set", required_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     struct runner r;
     memset(&r, 0, sizeof r);
     const char *hosts = getenv("ZKELECT_CONNECT");
+    struct zt_settings settings = {{0}, 0};
     int64_t session_ms = 10000, connect_ms = ZT_DEFAULT_CONNECT_TIMEOUT_MS;
     r.grace_ms = 5000;
     char default_id[300];
@@ -346,6 +349,12 @@ int zt_cmd_run(int argc, char **argv)
             break;
         case 'o': r.once = 1; break;
         case 'q': r.quiet = 1; break;
+        case 'S':
+            if (zt_settings_add(&settings, optarg)) {
+                usage(stderr);
+                return ZT_EXIT_USAGE;
+            }
+            break;
         case 'h': usage(stdout); return ZT_EXIT_OK;
         default:
             zt_err("unknown option or missing value: %s", argv[optind - 1]);
@@ -400,6 +409,11 @@ int zt_cmd_run(int argc, char **argv)
     char err[512] = "";
     zkelect_conf_t *conf = zt_make_conf(hosts, session_ms, connect_ms);
     if (!conf) {
+        close(sfd);
+        return ZT_EXIT_USAGE;
+    }
+    if (zt_settings_apply(&settings, conf)) {
+        zkelect_conf_destroy(conf);
         close(sfd);
         return ZT_EXIT_USAGE;
     }
