@@ -1,0 +1,378 @@
+// Event delivery: pull, fd with poll(2), dispatch on the caller's thread and
+// the background callback thread see the same events for the same scenario;
+// destroy from another thread and from inside callbacks.
+#include "capi_util.h"
+
+#include <sys/syscall.h>
+
+#include <condition_variable>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <thread>
+
+using namespace capi;
+
+namespace {
+
+struct Collector {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::string> seen;
+    std::vector<std::string> problems;
+    std::thread::id expect_thread{};  // dispatch: the caller's thread
+    std::thread::id forbid_thread{};  // background: never the test's thread
+
+    void add(const zkelect_event_t *ev) {
+        std::lock_guard<std::mutex> l(mu);
+        seen.push_back(describe(ev));
+        auto me = std::this_thread::get_id();
+        if (expect_thread != std::thread::id{} && me != expect_thread)
+            problems.push_back("callback ran on another thread than dispatch's caller");
+        if (forbid_thread != std::thread::id{} && me == forbid_thread)
+            problems.push_back("background callback ran on the test's own thread");
+        cv.notify_all();
+    }
+    void problem(const std::string &p) {
+        std::lock_guard<std::mutex> l(mu);
+        problems.push_back(p);
+    }
+    bool wait_count(size_t n, int timeout_ms) {
+        std::unique_lock<std::mutex> l(mu);
+        return cv.wait_for(l, std::chrono::milliseconds(timeout_ms), [&] { return seen.size() >= n; });
+    }
+    std::vector<std::string> snapshot() {
+        std::lock_guard<std::mutex> l(mu);
+        return seen;
+    }
+};
+
+void collect_cb(zkelect_election_t *, const zkelect_event_t *ev, void *opaque) {
+    static_cast<Collector *>(opaque)->add(ev);
+}
+
+enum class Mode { kPull, kFd, kDispatch, kBackground };
+
+const char *mode_name(Mode m) {
+    switch (m) {
+        case Mode::kPull: return "pull";
+        case Mode::kFd: return "fd";
+        case Mode::kDispatch: return "dispatch";
+        case Mode::kBackground: return "background";
+    }
+    return "?";
+}
+
+// Consumes x's events in one delivery mode into a Collector until stopped.
+class Consumer {
+  public:
+    Consumer(Mode mode, zkelect_election_t *x, Collector &col) : mode_(mode), x_(x), col_(col) {
+        switch (mode) {
+            case Mode::kPull:
+                t_ = std::thread([this] {
+                    while (!stop_.load()) {
+                        Event ev(zkelect_next_event(x_, -1));
+                        if (ev) col_.add(ev.get());
+                    }
+                });
+                break;
+            case Mode::kFd: {
+                if (pipe(stop_pipe_) != 0) col_.problem("pipe failed");
+                t_ = std::thread([this] { fd_loop(); });
+                break;
+            }
+            case Mode::kDispatch:
+                EXPECT_EQ(zkelect_set_event_cb(x_, collect_cb, &col_), 0);
+                t_ = std::thread([this] {
+                    {
+                        std::lock_guard<std::mutex> l(col_.mu);
+                        col_.expect_thread = std::this_thread::get_id();
+                    }
+                    while (!stop_.load()) {
+                        int n = zkelect_dispatch(x_, -1);
+                        if (n < 0) {
+                            col_.problem(std::string("dispatch: ") + zkelect_err_name(n));
+                            return;
+                        }
+                    }
+                });
+                break;
+            case Mode::kBackground:
+                col_.forbid_thread = std::this_thread::get_id();
+                EXPECT_EQ(zkelect_set_background_event_cb(x_, collect_cb, &col_), 0);
+                // Only one way to deliver at a time.
+                EXPECT_EQ(zkelect_set_event_cb(x_, collect_cb, &col_), ZKELECT_ESTATE);
+                break;
+        }
+    }
+    void stop() {
+        if (mode_ == Mode::kBackground) {
+            EXPECT_EQ(zkelect_set_background_event_cb(x_, nullptr, nullptr), 0);
+            return;
+        }
+        stop_ = true;
+        if (mode_ == Mode::kFd) {
+            char c = 1;
+            EXPECT_EQ(write(stop_pipe_[1], &c, 1), 1);
+        } else {
+            EXPECT_EQ(zkelect_wake(x_), 0);
+        }
+        t_.join();
+        if (mode_ == Mode::kFd) {
+            close(stop_pipe_[0]);
+            close(stop_pipe_[1]);
+        }
+        if (mode_ == Mode::kDispatch) {
+            EXPECT_EQ(zkelect_set_event_cb(x_, nullptr, nullptr), 0);
+        }
+    }
+
+  private:
+    void fd_loop() {
+        int fd = zkelect_event_fd(x_);
+        if (fd < 0) {
+            col_.problem("event_fd failed");
+            return;
+        }
+        if (zkelect_event_fd(x_) != fd) col_.problem("event_fd changed between calls");
+        while (!stop_.load()) {
+            pollfd p[2] = {{fd, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+            int n = poll(p, 2, 10000);
+            if (n < 0) {
+                col_.problem("poll failed");
+                return;
+            }
+            if (p[1].revents) return;
+            if (!(p[0].revents & POLLIN)) continue;
+            // Readable means an event waits: we are the only consumer.
+            Event ev(zkelect_next_event(x_, 0));
+            if (!ev) {
+                col_.problem("fd readable but the queue was empty");
+                continue;
+            }
+            col_.add(ev.get());
+            // Drained means not readable, unless an event arrived meanwhile.
+            pollfd q = {fd, POLLIN, 0};
+            if (poll(&q, 1, 0) == 0) {
+                Event none(zkelect_next_event(x_, 0));
+                if (none) {
+                    col_.problem("queue held an event while the fd was not readable");
+                    col_.add(none.get());
+                }
+            }
+        }
+    }
+
+    Mode mode_;
+    zkelect_election_t *x_;
+    Collector &col_;
+    std::thread t_;
+    std::atomic<bool> stop_{false};
+    int stop_pipe_[2] = {-1, -1};
+};
+
+// X's events over: elected, resigns, follows Y, elected again, resigns.
+std::vector<std::string> scenario(Mode mode, std::vector<std::string> *problems) {
+    std::string path = fresh_path(mode_name(mode));
+    Client cx = new_client(), cy = new_client();
+    if (!cx || !cy) return {};
+    Election x = new_election(cx.get(), path, "x"), y = new_election(cy.get(), path, "y");
+    if (!x || !y) return {};
+    Collector col;
+    Consumer consumer(mode, x.get(), col);
+    auto step = [&](size_t n, const char *what) {
+        bool ok = col.wait_count(n, 10000);
+        EXPECT_TRUE(ok) << mode_name(mode) << ": waiting for " << what << "; saw "
+                        << join(col.snapshot());
+        return ok;
+    };
+    bool ok = zkelect_volunteer(x.get()) == 0 && step(1, "ELECTED");
+    ok = ok && zkelect_volunteer(y.get()) == 0 &&
+         wait_event(y.get(), ZKELECT_EV_FOLLOWING, 10000) != nullptr;
+    ok = ok && zkelect_resign(x.get()) == 0 && step(3, "DEPOSED, RESIGNED");
+    ok = ok && wait_event(y.get(), ZKELECT_EV_ELECTED, 10000) != nullptr;
+    ok = ok && zkelect_volunteer(x.get()) == 0 && step(4, "FOLLOWING");
+    ok = ok && zkelect_resign(y.get()) == 0 && step(5, "ELECTED again");
+    ok = ok && wait_event(y.get(), ZKELECT_EV_RESIGNED, 10000) != nullptr;
+    ok = ok && zkelect_resign(x.get()) == 0 && step(7, "DEPOSED, RESIGNED again");
+    EXPECT_TRUE(ok) << mode_name(mode) << ": scenario did not complete";
+    consumer.stop();
+    // Nothing more was queued behind the consumer's back.
+    Event extra(zkelect_next_event(x.get(), 0));
+    EXPECT_FALSE(extra) << mode_name(mode) << ": left in queue: " << describe(extra.get());
+    *problems = col.problems;
+    return col.snapshot();
+}
+
+// Wait (bounded) until thread tid sleeps in the kernel: it then blocks in the
+// call under test rather than being on its way to it.
+bool wait_blocked(pid_t tid, int timeout_ms) {
+    auto deadline = now_ms() + timeout_ms;
+    std::string stat_path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+    while (now_ms() < deadline) {
+        std::ifstream f(stat_path);
+        std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        auto rp = s.rfind(')');
+        if (rp != std::string::npos && rp + 2 < s.size() && s[rp + 2] == 'S') return true;
+        std::this_thread::yield();
+    }
+    return false;
+}
+
+pid_t gettid_() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+}  // namespace
+
+TEST(Delivery, EveryModeSeesTheSameEvents) {
+    const std::vector<std::string> expect = {"ELECTED",   "DEPOSED(resigned)", "RESIGNED",
+                                             "FOLLOWING", "ELECTED",           "DEPOSED(resigned)",
+                                             "RESIGNED"};
+    for (Mode m : {Mode::kPull, Mode::kFd, Mode::kDispatch, Mode::kBackground}) {
+        std::vector<std::string> problems;
+        auto got = scenario(m, &problems);
+        EXPECT_EQ(got, expect) << mode_name(m) << " saw " << join(got);
+        EXPECT_TRUE(problems.empty()) << mode_name(m) << ": " << join(problems);
+    }
+}
+
+TEST(Delivery, DestroyFromAnotherThreadEndsBlockedNextEvent) {
+    Client c = new_client();
+    ASSERT_TRUE(c);
+    zkelect_election_t *x = zkelect_election_new(c.get(), fresh_path().c_str(), "x", nullptr, 0);
+    ASSERT_NE(x, nullptr);
+    ASSERT_EQ(zkelect_volunteer(x), 0);
+    ASSERT_TRUE(wait_event(x, ZKELECT_EV_ELECTED, 10000));
+    std::promise<pid_t> tid;
+    std::promise<std::string> got;
+    auto got_f = got.get_future();
+    std::thread t([&] {
+        tid.set_value(gettid_());
+        Event ev(zkelect_next_event(x, -1));
+        got.set_value(describe(ev.get()));
+    });
+    ASSERT_TRUE(wait_blocked(tid.get_future().get(), 5000));
+    auto t0 = now_ms();
+    EXPECT_EQ(zkelect_election_destroy(x), 0);
+    auto st = got_f.wait_for(std::chrono::seconds(5));
+    if (st != std::future_status::ready) {
+        t.detach();
+        FAIL() << "next_event(-1) still blocked 5 s after destroy";
+    }
+    t.join();
+    std::printf("blocked next_event returned %s, %lld ms after destroy began\n",
+                got_f.get().c_str(), static_cast<long long>(now_ms() - t0));
+}
+
+TEST(Delivery, DestroyFromAnotherThreadEndsBlockedAwaitLeader) {
+    std::string path = fresh_path();
+    Client c = new_client();
+    ASSERT_TRUE(c);
+    Election y = new_election(c.get(), path, "y");
+    ASSERT_EQ(zkelect_volunteer(y.get()), 0);
+    ASSERT_TRUE(wait_event(y.get(), ZKELECT_EV_ELECTED, 10000));
+    zkelect_election_t *x = zkelect_election_new(c.get(), path.c_str(), "x", nullptr, 0);
+    ASSERT_NE(x, nullptr);
+    ASSERT_EQ(zkelect_volunteer(x), 0);
+    ASSERT_TRUE(wait_event(x, ZKELECT_EV_FOLLOWING, 10000));
+    std::promise<pid_t> tid;
+    std::promise<int> rc;
+    auto rc_f = rc.get_future();
+    std::thread t([&] {
+        tid.set_value(gettid_());
+        rc.set_value(zkelect_await_leader(x, -1));
+    });
+    ASSERT_TRUE(wait_blocked(tid.get_future().get(), 5000));
+    EXPECT_EQ(zkelect_election_destroy(x), 0);
+    if (rc_f.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        t.detach();
+        FAIL() << "await_leader(-1) still blocked 5 s after destroy";
+    }
+    t.join();
+    EXPECT_EQ(rc_f.get(), ZKELECT_ECLOSED);
+    EXPECT_EQ(zkelect_is_leader(y.get()), 1);
+}
+
+namespace {
+struct SelfDestroy {
+    std::atomic<int> destroy_rc{1};
+    std::atomic<int> client_destroy_rc{1};
+    std::atomic<int> leader_in_cb{-1};
+    zkelect_client_t *client = nullptr;
+    std::promise<void> done;
+    std::atomic<bool> fired{false};
+};
+void self_destroy_cb(zkelect_election_t *e, const zkelect_event_t *ev, void *opaque) {
+    auto *s = static_cast<SelfDestroy *>(opaque);
+    if (zkelect_event_type(ev) != ZKELECT_EV_ELECTED || s->fired.exchange(true)) return;
+    s->destroy_rc = zkelect_election_destroy(e);
+    s->client_destroy_rc = zkelect_client_destroy(s->client);
+    s->leader_in_cb = zkelect_is_leader(e);  // the handle must still be alive
+    s->done.set_value();
+}
+}  // namespace
+
+TEST(Delivery, DestroyInsideDispatchCallbackIsEdeadlk) {
+    Client c = new_client();
+    ASSERT_TRUE(c);
+    Election x = new_election(c.get(), fresh_path(), "x");
+    SelfDestroy s;
+    s.client = c.get();
+    ASSERT_EQ(zkelect_set_event_cb(x.get(), self_destroy_cb, &s), 0);
+    ASSERT_EQ(zkelect_volunteer(x.get()), 0);
+    auto deadline = now_ms() + 10000;
+    while (!s.fired && now_ms() < deadline) {
+        int n = zkelect_dispatch(x.get(), 1000);
+        ASSERT_GE(n, 0) << zkelect_err_name(n);
+    }
+    ASSERT_TRUE(s.fired);
+    EXPECT_EQ(s.destroy_rc.load(), ZKELECT_EDEADLK);
+    EXPECT_EQ(s.client_destroy_rc.load(), ZKELECT_EDEADLK);
+    EXPECT_EQ(s.leader_in_cb.load(), 1);
+    EXPECT_EQ(zkelect_is_leader(x.get()), 1);
+    // Outside the callback the same calls work (the Election's deleter checks 0).
+}
+
+TEST(Delivery, DestroyInsideBackgroundCallbackIsEdeadlk) {
+    Client c = new_client();
+    ASSERT_TRUE(c);
+    Election x = new_election(c.get(), fresh_path(), "x");
+    SelfDestroy s;
+    s.client = c.get();
+    auto done = s.done.get_future();
+    ASSERT_EQ(zkelect_set_background_event_cb(x.get(), self_destroy_cb, &s), 0);
+    ASSERT_EQ(zkelect_volunteer(x.get()), 0);
+    ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(s.destroy_rc.load(), ZKELECT_EDEADLK);
+    EXPECT_EQ(s.client_destroy_rc.load(), ZKELECT_EDEADLK);
+    EXPECT_EQ(s.leader_in_cb.load(), 1);
+    // Destroy from this thread while the background thread still runs.
+}
+
+TEST(Delivery, DestroyRightAfterVolunteerLeavesNoNode) {
+    std::string path = fresh_path();
+    Client checker = new_client(single_host());
+    Client c = new_client(single_host());
+    ASSERT_TRUE(checker && c);
+    // Both as a would-be leader and as a would-be follower.
+    Election leader = nullptr;
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 10; ++i) {
+            zkelect_election_t *x = zkelect_election_new(c.get(), path.c_str(),
+                                                         ("x" + std::to_string(i)).c_str(),
+                                                         nullptr, 0);
+            ASSERT_NE(x, nullptr);
+            ASSERT_EQ(zkelect_volunteer(x), 0);
+            ASSERT_EQ(zkelect_election_destroy(x), 0);
+            auto ids = ids_of(participants(checker.get(), path));
+            auto expect = round ? std::vector<std::string>{"L"} : std::vector<std::string>{};
+            EXPECT_EQ(ids, expect) << "round " << round << " x" << i;
+        }
+        if (!leader) {
+            leader = new_election(c.get(), path, "L");
+            ASSERT_EQ(zkelect_volunteer(leader.get()), 0);
+            ASSERT_TRUE(wait_event(leader.get(), ZKELECT_EV_ELECTED, 10000));
+        }
+    }
+    leader.reset();
+    EXPECT_TRUE(participants(checker.get(), path).empty());
+}
