@@ -18,6 +18,8 @@ class Candidate:
     def __init__(self, zkelect_bin, hosts, path, first_id, session_timeout_ms,
                  env, count=1, log_dir=None, extra_args=()):
         self.ids = [str(first_id + k) for k in range(count)]
+        self.killed = False
+        self.kill_ns = None
         self.lines = []                 # (recv_ns, words)
         self.cv = threading.Condition()
         self._status_lock = threading.Lock()
@@ -127,6 +129,14 @@ class Candidate:
             self.kill()
             return None
 
+    def sigkill(self):
+        """SIGKILL on purpose (a crash); returns the time it was sent."""
+        self.killed = True
+        self.kill_ns = time.time_ns()
+        self.proc.kill()
+        self.proc.wait(10)
+        return self.kill_ns
+
     def kill(self):
         if self.proc.poll() is None:
             self.proc.kill()
@@ -142,10 +152,11 @@ class Sampler:
     """Polls `status` of (candidate, id) pairs until stopped."""
 
     def __init__(self, pairs, period=0.01):
-        self.pairs = pairs
+        self.pairs = list(pairs)
         self.period = period
         self.samples = {pid: [] for _, pid in pairs}   # pid -> [(s, r, v)]
         self.errors = []
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True, name="sampler")
 
@@ -153,17 +164,27 @@ class Sampler:
         self._t.start()
         return self
 
+    def add(self, cand, pid):
+        """Sample one more participant from now on (a replacement process)."""
+        with self._lock:
+            self.samples.setdefault(pid, [])
+            self.pairs.append((cand, pid))
+
     def _run(self):
         deadline = time.monotonic() + 300                 # hard bound
         while not self._stop.is_set() and time.monotonic() < deadline:
-            for cand, pid in self.pairs:
+            with self._lock:
+                pairs = list(self.pairs)
+            for cand, pid in pairs:
                 if cand.proc.poll() is not None:
                     continue
                 try:
                     s, r, v, _ = cand.status(pid, timeout=2.0)
                     self.samples[pid].append((s, r, v))
                 except AssertionError as e:
-                    self.errors.append(str(e))
+                    # a process killed on purpose mid-query is no error
+                    if cand.proc.poll() is None and not getattr(cand, "killed", False):
+                        self.errors.append(str(e))
             self._stop.wait(self.period)
 
     def stop(self):
@@ -228,7 +249,8 @@ def event_intervals(cands, end_ns):
                     out.setdefault(pid, []).append((start, ns))
                     start = None
             if start is not None:
-                out.setdefault(pid, []).append((start, end_ns))
+                # a killed process stops answering at once: it leads no longer
+                out.setdefault(pid, []).append((start, c.kill_ns or end_ns))
     return out
 
 
