@@ -2,7 +2,8 @@
 
 Fixtures:
   zk              session-wide 3-server Ensemble (tests/bed/zkbed.py); a server
-                  a test left stopped is started again before the next test
+                  a test left stopped or paused is brought back before the
+                  next test (tests that break the quorum: fresh_ensemble)
   fresh_ensemble  factory: fresh_ensemble(n=3, tick_ms=200) -> started Ensemble
                   of the test's own (stop its quorum at will); always stopped
   zk_path         a fresh, unique, not yet existing path: /t/<test name>-<n>
@@ -57,9 +58,7 @@ def _heal_shared_ensemble():
     # Only a check of /proc when nothing is wrong; does not start the
     # ensemble for tests that never asked for it.
     if _shared is not None:
-        for i in range(_shared.n):
-            if not _shared.is_running(i):
-                _shared.start_server(i)
+        _shared.heal()
     yield
 
 

@@ -167,6 +167,13 @@ def test_stop_restart_and_leader_failover(fresh_ensemble, zk_path):
         ens.start_server(leader)
         assert ens.mode(leader) == "follower"
         assert ens.leader_index() == new
+        assert ens.heal() == []
+
+        # What the shared fixture does between tests.
+        ens.stop_server(leader)
+        ens.pause_server(f2 if f2 != new else f1)
+        assert len(ens.heal()) == 2
+        assert [ens.four(i, "ruok") for i in range(3)] == ["imok"] * 3
     finally:
         k.stop()
         k.close()
@@ -286,3 +293,32 @@ def test_port_taken_before_server_binds(monkeypatch):
     finally:
         ens.stop()
         busy.close()
+
+
+@pytest.mark.fault
+def test_cli_restarts_a_server_of_this_process(fresh_ensemble):
+    """What a C++ test does with $ZKBED_CLI and $ZKBED_DIR: restart a server
+    of the pytest-owned ensemble from another process; the owner's stop()
+    still ends the server that the other process started."""
+    ens = fresh_ensemble(n=3)
+    old = ens.pid(2)
+
+    def cli(*a):
+        subprocess.run([sys.executable, CLI, *a, "--dir", ens.base_dir, "--index", "2"],
+                       check=True, timeout=120, capture_output=True)
+
+    cli("kill-server")
+    assert not alive(old) and not ens.is_running(2)
+    cli("start-server")
+    new = ens.pid(2)
+    assert new and new != old and alive(new)
+    with open(f"/proc/{new}/stat") as f:
+        ppid = int(f.read().rsplit(")", 1)[1].split()[2])
+    assert ppid != os.getpid()          # not our child: the CLI started it
+    assert ens.mode(2) in ("follower", "leader")
+    ens.wait_quorum(timeout=30)
+
+    fp = footprint(ens)
+    assert new in fp[0]
+    ens.stop()
+    assert_cleaned(*fp)

@@ -854,6 +854,23 @@ class Ensemble:
             self._reap()
             self._wait_ports_free(s)
 
+    def heal(self, timeout=None):
+        """Start every stopped server, resume every paused one, and wait for
+        the quorum; returns the indices it had to bring back. Cheap (a look
+        at /proc) when all is well."""
+        self._require_started()
+        healed = []
+        for i in range(self.n):
+            if not self.is_running(i):
+                self.start_server(i, timeout)
+                healed.append(i)
+            elif self.is_paused(i):
+                self.resume_server(i)
+                healed.append(i)
+        if healed:
+            self.wait_quorum(timeout)
+        return healed
+
     # -- four-letter words and helpers ---------------------------------------
 
     def four(self, i, cmd, timeout=3.0):
