@@ -1,0 +1,236 @@
+"""Whole participant processes against the shared ensemble: the server's own
+view of the watches, crash failover with SIGKILL, and one election shared by
+Curator's LeaderLatch and libzkelect (`zkelect candidate`)."""
+
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from procs import Kazoo, curator_candidate, zkelect_candidate
+
+CURATOR_SRC = "/work/shared/bench/participants/curator/CuratorParticipant.java"
+CURATOR_JAR = "/usr/share/java/curator-recipes.jar"
+
+
+def _join_in_order(procs, ids, timeout=20):
+    """Join one at a time, so the queue order is the order of ids."""
+    for p, pid in zip(procs, ids):
+        m = p.mark()
+        p.send("join")
+        p.wait_event(("LEADER", "FOLLOWER"), pid, timeout, since=m)
+
+
+def _watches(zk):
+    """{session: set(paths)} of data watches over every server."""
+    out = {}
+    for i in range(zk.n):
+        for s, paths in zk.wchc(i).items():
+            out.setdefault(s, set()).update(paths)
+    return out
+
+
+def _wait_watches(zk, pred, timeout=5.0):
+    """The first watch table pred accepts, polled with a deadline (the server
+    sets a watch when it answers the read, a moment after the event line)."""
+    deadline = time.monotonic() + timeout
+    w = _watches(zk)
+    while not pred(w) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        w = _watches(zk)
+    return w
+
+
+def test_watches_one_per_follower_and_one_wakeup_per_failover(zk, zk_path, zkelect_bin, test_env):
+    n = 5
+    procs = [zkelect_candidate(zkelect_bin, test_env, zk.connect_string, zk_path, i)
+             for i in range(1, n + 1)]
+    kz = Kazoo(zk.connect_string)
+    try:
+        for p, i in zip(procs, range(1, n + 1)):
+            p.wait_event(("CONNECTED",), str(i), 30)
+        _join_in_order(procs, [str(i) for i in range(1, n + 1)])
+        q = kz.queue(zk_path)
+        assert [d for _, d, _ in q] == ["1", "2", "3", "4", "5"]
+
+        def expected_ok(w, q):
+            for k, (node, _, sess) in enumerate(q):
+                mine = w.get(sess, set())
+                own = f"{zk_path}/{node}"
+                allowed = {own} | ({f"{zk_path}/{q[k - 1][0]}"} if k else set())
+                if not mine <= allowed:
+                    return False
+                if k and f"{zk_path}/{q[k - 1][0]}" not in mine:
+                    return False
+            return True
+
+        w = _wait_watches(zk, lambda w: expected_ok(w, q))
+        sessions = {s for _, _, s in q}
+        for k, (node, pid, sess) in enumerate(q):
+            mine = w.get(sess, set())
+            own = f"{zk_path}/{node}"
+            assert zk_path not in mine, f"participant {pid} watches the election path"
+            if k:
+                pred = f"{zk_path}/{q[k - 1][0]}"
+                assert pred in mine, f"follower {pid} does not watch its predecessor: {mine}"
+                assert mine <= {pred, own}, f"follower {pid} watches more: {mine}"
+            else:
+                assert mine <= {own}, f"leader {pid} watches {mine}"
+        watchers_of = {}
+        for s, paths in w.items():
+            for p in paths:
+                if p.startswith(zk_path + "/") and s in sessions:
+                    watchers_of.setdefault(p, set()).add(s)
+        # No child watch anywhere (wchc cannot show them; mntr counts them).
+        summary = zk.watch_summary()
+        assert summary["child"] == 0, f"child watches exist: {summary}"
+        print(f"\nwatches before failover: {sorted((p.rsplit('-', 1)[1], len(s)) for p, s in watchers_of.items())}"
+              f"; summary {summary}")
+
+        # One failover: the leader resigns. Exactly one other participant
+        # reacts (the heir becomes LEADER), nobody else prints a thing but
+        # the resigned one, and only the heir's watch was consumed.
+        marks = [p.mark() for p in procs]
+        procs[0].send("resign 1")
+        procs[0].wait_event(("RESIGNED",), "1", 10, since=marks[0])
+        procs[1].wait_event(("LEADER",), "2", 10, since=marks[1])
+        procs[0].wait_event(("FOLLOWER",), "1", 10, since=marks[0])
+        q2 = kz.queue(zk_path)
+        assert [d for _, d, _ in q2] == ["2", "3", "4", "5", "1"]
+        w2 = _wait_watches(zk, lambda w: expected_ok(w, q2))
+        for p, m in zip(procs[2:], marks[2:]):
+            assert p.events(since=m) == [], f"{p.name} woke up: {p.events(since=m)}"
+        assert [e[1] for e in procs[1].events(since=marks[1])] == ["LEADER"]
+        for k in range(1, 4):   # followers 3, 4, 5 keep exactly the watch they had
+            sess = q[k + 1][2]
+            assert w2.get(sess, set()) == w.get(sess, set()), \
+                f"participant {q[k + 1][1]} changed its watches: {w.get(sess)} -> {w2.get(sess)}"
+        assert expected_ok(w2, q2), f"watch table after failover: {w2}"
+        assert zk.watch_summary()["child"] == 0
+    finally:
+        kz.close()
+        for p in procs:
+            p.close()
+
+
+def test_sigkill_leader_replaced_within_session_timeout(zk, zk_path, zkelect_bin, test_env):
+    n = 4
+    procs = [zkelect_candidate(zkelect_bin, test_env, zk.connect_string, zk_path, i)
+             for i in range(1, n + 1)]
+    kz = Kazoo(zk.connect_string)
+    results = []
+    try:
+        timeouts = [int(p.info(str(i), "negotiated_session_timeout_ms"))
+                    for p, i in zip(procs, range(1, n + 1))]
+        _join_in_order(procs, [str(i) for i in range(1, n + 1)])
+        for k in range(n - 1):
+            leader, heir = procs[k], procs[k + 1]
+            limit_ms = timeouts[k] + 1500
+            marks = [p.mark() for p in procs]
+            t_kill = time.time_ns()
+            leader.kill()
+            t_elected, _ = heir.wait_event(("LEADER",), str(k + 2), (limit_ms + 3000) / 1000,
+                                           since=marks[k + 1])
+            ms = (t_elected - t_kill) / 1e6
+            results.append(ms)
+            assert ms <= limit_ms, \
+                f"crash failover took {ms:.0f} ms > session timeout {timeouts[k]} + 1500 ms"
+            # The ghost is gone, the heir leads in queue order, and the
+            # followers behind it never woke.
+            q = kz.queue(zk_path)
+            assert [d for _, d, _ in q] == [str(i) for i in range(k + 2, n + 1)]
+            for p, m in zip(procs[k + 2:], marks[k + 2:]):
+                assert p.events(since=m) == [], f"{p.name} reacted: {p.events(since=m)}"
+        print(f"\nSIGKILL failover (session timeout {timeouts[0]} ms): "
+              + ", ".join(f"{x:.0f} ms" for x in results))
+    finally:
+        kz.close()
+        for p in procs:
+            p.close()
+
+
+@pytest.fixture(scope="module")
+def curator_classes(tmp_path_factory):
+    if not (shutil.which("javac") and shutil.which("java")):
+        pytest.fail("javac/java missing (apt-get install default-jdk-headless)", pytrace=False)
+    out = tmp_path_factory.mktemp("curator")
+    r = subprocess.run(["javac", "-Xlint:-options", "--release", "17", "-d", str(out),
+                        "-cp", CURATOR_JAR, CURATOR_SRC], capture_output=True, text=True,
+                       timeout=180)
+    assert r.returncode == 0, f"building the Curator participant failed:\n{r.stdout}{r.stderr}"
+    return out
+
+
+def test_curator_and_zkelect_share_one_election(zk, zk_path, zkelect_bin, test_env, curator_classes):
+    hosts = zk.connect_string
+    # ids 1 and 4 on libzkelect, 2 and 3 on Curator, 5 on libzkelect.
+    z1 = zkelect_candidate(zkelect_bin, test_env, hosts, zk_path, 1)
+    cur = curator_candidate(curator_classes, test_env, hosts, zk_path, 2, count=2)
+    z45 = zkelect_candidate(zkelect_bin, test_env, hosts, zk_path, 4, count=2)
+    procs = [z1, cur, z45]
+    owner = {"1": z1, "2": cur, "3": cur, "4": z45, "5": z45}
+    kz = Kazoo(hosts)
+    try:
+        for pid, p in owner.items():
+            p.wait_event(("CONNECTED",), pid, 60)
+        m = {p: p.mark() for p in procs}
+        for p in procs:
+            p.send("join")
+            for pid, o in owner.items():
+                if o is p:
+                    p.wait_event(("LEADER", "FOLLOWER"), pid, 30, since=m[p])
+
+        def state():
+            """Latest event kind per id, from every process's log."""
+            last = {}
+            for p in procs:
+                for ns, kind, pid, _ in p.events():
+                    if kind in ("LEADER", "FOLLOWER", "RESIGNED", "LOST"):
+                        last.setdefault(pid, (0, None))
+                        if ns >= last[pid][0]:
+                            last[pid] = (ns, kind)
+            return {k: v[1] for k, v in last.items()}
+
+        q = kz.queue(zk_path)
+        assert sorted(d for _, d, _ in q) == ["1", "2", "3", "4", "5"], q
+        deadline = time.monotonic() + 10
+        while [k for k, v in state().items() if v == "LEADER"] != [q[0][1]]:
+            assert time.monotonic() < deadline, f"leader is not {q[0][1]}: {state()}"
+            time.sleep(0.02)
+        handoffs = []
+        for rnd in range(6):
+            order = [d for _, d, _ in q]
+            leader, heir = order[0], order[1]
+            lp, hp = owner[leader], owner[heir]
+            ml, mh = lp.mark(), hp.mark()
+            lp.send(f"resign {leader}")
+            t_res, _ = lp.wait_event(("RESIGNED",), leader, 10, since=ml)
+            t_new, _ = hp.wait_event(("LEADER",), heir, 10, since=mh)
+            assert t_new >= t_res, f"{heir} led before {leader} resigned"
+            handoffs.append(((t_new - t_res) / 1e6, leader, heir))
+            # The resigned one re-enrolls at the back.
+            deadline = time.monotonic() + 10
+            while True:
+                q = kz.queue(zk_path)
+                if [d for _, d, _ in q] == order[1:] + [leader]:
+                    break
+                assert time.monotonic() < deadline, \
+                    f"round {rnd}: queue {[d for _, d, _ in q]}, expected {order[1:] + [leader]}"
+                time.sleep(0.02)
+            leaders = [k for k, v in state().items() if v == "LEADER"]
+            assert leaders == [heir], f"round {rnd}: leaders {leaders}, expected [{heir}]"
+            for _, d, _ in q:
+                assert d in owner
+        # Nobody else ever printed LEADER out of turn: count LEADER lines.
+        total = sum(1 for p in procs for e in p.events() if e[1] == "LEADER")
+        assert total == 1 + len(handoffs), f"{total} LEADER events for {1 + len(handoffs)} terms"
+        lost = [e for p in procs for e in p.events() if e[1] == "LOST"]
+        assert not lost, lost
+        impl = {pid: ("curator" if o is cur else "zkelect") for pid, o in owner.items()}
+        print("\nhand-offs (ms, from, to): " + ", ".join(
+            f"{ms:.1f} {a}({impl[a]})->{b}({impl[b]})" for ms, a, b in handoffs))
+    finally:
+        kz.close()
+        for p in procs:
+            p.close()
