@@ -1,0 +1,676 @@
+#!/usr/bin/python3
+"""./dev bench: libzkelect side by side with Curator and kazoo, plus the floor.
+
+  bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale]
+  bench/run.py --report-only bench/results/raw/STAMP
+
+Starts the fixed-port bench ensemble of ../shared/bench (127.0.0.1:21811-21813),
+runs the shared driver peer_bench.py for `zkelect candidate`, Curator's
+LeaderLatch and kazoo's Election with the same options in the same run, the
+in-process C programs of this folder, then the C-client floor, stops the
+ensemble (by PID, also on failure) and writes bench/results/<stamp>.md and
+bench/results/LATEST.md, with every raw result under bench/results/raw/<stamp>/.
+"""
+import argparse
+import datetime
+import glob
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+IMPLS = ["libzkelect", "curator", "kazoo"]
+PARTS = IMPLS + ["floor", "micro", "scale"]
+ENSEMBLE = "127.0.0.1:21811,127.0.0.1:21812,127.0.0.1:21813"
+TICK_MS = 500  # the bench ensemble's tickTime (start-ensemble.sh)
+FLOOR_PLACEMENT = "ensemble: full connect string (random, like the participants)"
+
+
+def log(msg):
+    print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+
+
+def shared_bench():
+    d = os.environ.get("ZKELECT_SHARED_BENCH") or os.path.join(REPO, "..", "shared", "bench")
+    d = os.path.abspath(d)
+    if not os.path.isfile(os.path.join(d, "peer_bench.py")):
+        sys.exit("bench: the shared harness is not at %s (set ZKELECT_SHARED_BENCH)" % d)
+    return d
+
+
+# --------------------------------------------------------------------------
+# plan: the driver runs, same options for every implementation
+
+def driver_groups(quick):
+    if quick:
+        return [
+            ("convergence", ["--tests", "convergence", "--n", "2,10,50,100", "--conv-repeats", "1"]),
+            ("graceful", ["--tests", "graceful", "--n", "10,50", "--trials", "10", "--warmup", "2"]),
+            ("crash-pause-herd50", ["--tests", "crash,pause,herd", "--crash-trials", "3",
+                                    "--pause-trials", "2", "--herd-n", "50", "--herd-trials", "2"]),
+            ("herd100", ["--tests", "herd", "--herd-n", "100", "--herd-trials", "2"]),
+        ]
+    return [
+        ("convergence", ["--tests", "convergence", "--n", "2,10,50,100", "--conv-repeats", "3"]),
+        ("graceful", ["--tests", "graceful", "--n", "10,50", "--trials", "30", "--warmup", "3"]),
+        ("crash-pause-herd50", ["--tests", "crash,pause,herd", "--crash-trials", "10",
+                                "--pause-trials", "5", "--herd-n", "50", "--herd-trials", "5"]),
+        ("herd100", ["--tests", "herd", "--herd-n", "100", "--herd-trials", "5"]),
+    ]
+
+
+def run_logged(cmd, logpath, timeout, env=None, stdout_path=None):
+    """Run cmd, stderr (and stdout unless stdout_path) teed to logpath; returns rc."""
+    log("$ " + " ".join(shlex.quote(c) for c in cmd))
+    with open(logpath, "a") as lf:
+        out = open(stdout_path, "w") if stdout_path else subprocess.PIPE
+        try:
+            p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT if not stdout_path else subprocess.PIPE,
+                                 text=True, env=env, start_new_session=True)
+            stream = p.stdout if not stdout_path else p.stderr
+            deadline = time.monotonic() + timeout
+            for line in stream:
+                lf.write(line)
+                lf.flush()
+                sys.stderr.write("    " + line)
+                if time.monotonic() > deadline:
+                    break
+            try:
+                p.wait(max(1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            if p.poll() is None:
+                log("timeout after %d s: killing process group %d" % (timeout, p.pid))
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(30)
+                return -9
+            return p.returncode
+        finally:
+            if stdout_path:
+                out.close()
+
+
+def build_c_programs(build, outdir):
+    env = dict(os.environ)
+    env["PKG_CONFIG_PATH"] = os.path.join(build, "meson-uninstalled") + (
+        ":" + env["PKG_CONFIG_PATH"] if env.get("PKG_CONFIG_PATH") else "")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libzkelect"], env=env,
+                           check=True, capture_output=True, text=True).stdout.split()
+    progs = {}
+    for name in ("isleader", "memcand", "scale", "pausecheck"):
+        exe = os.path.join(outdir, "zkelect-bench-" + name)
+        extra = ["-ldl", "-rdynamic"] if name == "isleader" else []
+        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-Wall", "-Wextra", "-o", exe,
+                        os.path.join(HERE, name + ".c")] + flags + ["-lpthread"] + extra,
+                       check=True)
+        progs[name] = exe
+    return progs
+
+
+def prepare_curator(shared, tmp):
+    """Copy the Curator participant into tmp and build it there, so nothing
+    is written into the shared harness."""
+    d = os.path.join(tmp, "curator")
+    os.makedirs(d)
+    for f in ("CuratorParticipant.java", "build.sh", "run.sh"):
+        shutil.copy(os.path.join(shared, "participants", "curator", f), d)
+        os.chmod(os.path.join(d, f), 0o755)
+    subprocess.run([os.path.join(d, "build.sh")], check=True)
+    return os.path.join(d, "run.sh")
+
+
+def prepare_floor(shared, tmp):
+    d = os.path.join(tmp, "floor")
+    shutil.copytree(os.path.join(shared, "floor"), d)
+    for root, dirs, files in os.walk(d):
+        os.chmod(root, 0o755)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o755)
+    return os.path.join(d, "run-floor.sh")
+
+
+def run_all(a):
+    shared = shared_bench()
+    parts = [p.strip() for p in a.only.split(",")] if a.only else PARTS
+    bad = [p for p in parts if p not in PARTS]
+    if bad:
+        sys.exit("bench: --only takes %s (not %s)" % (",".join(PARTS), ",".join(bad)))
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    raw = os.path.join(a.out, "raw", stamp)
+    os.makedirs(raw)
+    tmp = tempfile.mkdtemp(prefix="zkelect-bench-")
+    runlog = os.path.join(raw, "run.log")
+    build = os.path.abspath(a.build)
+    zkelect = os.path.join(build, "tools", "zkelect")
+    if "libzkelect" in parts and not os.access(zkelect, os.X_OK):
+        sys.exit("bench: %s is missing (build first)" % zkelect)
+    meta = {"stamp": stamp, "quick": a.quick, "parts": parts, "build": build,
+            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "load_start": os.getloadavg(), "cpus": os.cpu_count(), "failures": [],
+            "commit": git_describe()}
+
+    progs = {}
+    if "micro" in parts or "scale" in parts:
+        progs = build_c_programs(build, tmp)
+    impl_args = {"libzkelect": ["--impl-cmd", shlex.join([zkelect, "candidate"]), "--name", "libzkelect"],
+                 "kazoo": ["--impl", "kazoo", "--name", "kazoo"]}
+    if "curator" in parts:
+        impl_args["curator"] = ["--impl-cmd", prepare_curator(shared, tmp), "--name", "curator"]
+    floor_sh = prepare_floor(shared, tmp) if "floor" in parts else None
+
+    started = False
+    stop = os.path.join(shared, "zk", "stop-ensemble.sh")
+
+    def on_term(signum, frame):
+        raise SystemExit("bench: signal %d" % signum)
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    t_start = time.monotonic()
+    try:
+        if not a.connect:
+            log("starting the bench ensemble")
+            rc = run_logged([os.path.join(shared, "zk", "start-ensemble.sh")], runlog, 150)
+            started = rc == 0  # a failed start stops what it started below anyway
+            if rc != 0:
+                subprocess.run([stop], timeout=60)
+                sys.exit("bench: the ensemble did not start (is another bench running? "
+                         "ports 21811-21813); see %s" % runlog)
+        connect = a.connect or ENSEMBLE
+
+        def prog(name, args, timeout):
+            out = os.path.join(raw, name + ".json")
+            rc = run_logged([progs[name], "--connect", connect] + args, runlog, timeout,
+                            stdout_path=out)
+            if rc != 0:
+                meta["failures"].append("%s exited %d" % (name, rc))
+
+        if "micro" in parts:
+            q = a.quick
+            prog("isleader", ["--calls", "500000" if q else "2000000", "--repeats", "3" if q else "9"], 600)
+            prog("memcand", ["--sessions", "10", "--per-round", "1000", "--rounds", "3" if q else "5"], 900)
+            prog("pausecheck", ["--trials", "2" if q else "5"], 600)
+
+        active = [i for i in IMPLS if i in parts]
+        for gi, (group, gargs) in enumerate(driver_groups(a.quick)):
+            # rotate the order so slow drift of the machine's load is shared out
+            order = active[gi % len(active):] + active[:gi % len(active)] if active else []
+            for impl in order:
+                out = os.path.join(raw, "%s-%s.json" % (impl, group))
+                cmd = ["/usr/bin/python3", os.path.join(shared, "peer_bench.py")] + impl_args[impl] + \
+                      ["--connect", connect, "--json", out, "--log-dir", os.path.join(tmp, "logs")] + gargs
+                rc = run_logged(cmd, runlog, 3600)
+                if rc != 0:
+                    meta["failures"].append("%s %s: driver exited %d" % (impl, group, rc))
+
+        if "scale" in parts:
+            n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
+            prog("scale", ["--candidacies", str(n), "--sessions", str(s),
+                           "--failovers", "3" if a.quick else "10"], 1800)
+
+        if floor_sh:
+            env = dict(os.environ)
+            if a.quick:
+                env.update(FLOOR_N="300", FLOOR_W="60")
+            rc = run_logged([floor_sh, os.path.join(raw, "floor.txt")], runlog, 1200, env=env)
+            if rc != 0:
+                meta["failures"].append("floor exited %d" % rc)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        if started:
+            log("stopping the bench ensemble")
+            subprocess.run([stop], timeout=120)
+        meta["elapsed_s"] = time.monotonic() - t_start
+        meta["load_end"] = os.getloadavg()
+        with open(os.path.join(raw, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
+        shutil.rmtree(tmp, ignore_errors=True)
+    write_report(raw, a.out)
+
+
+def git_describe():
+    try:
+        rev = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "cxx", "capi", "tools"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return rev + (" (engine sources modified)" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+# --------------------------------------------------------------------------
+# report
+
+def pct(xs, q):
+    s = sorted(xs)
+    return s[max(0, math.ceil(q * len(s)) - 1)] if s else None
+
+
+def load_raw(raw):
+    res = {i: {} for i in IMPLS}
+    for p in sorted(glob.glob(os.path.join(raw, "*.json"))):
+        d = json.load(open(p))
+        if "impl" in d and d["impl"] in res:
+            r = res[d["impl"]]
+            for k, v in d["results"].items():
+                if k == "herd":
+                    r.setdefault("herd", {})[v["n"]] = v
+                elif isinstance(v, list):
+                    r.setdefault(k, []).extend(v)
+                else:
+                    r[k] = v
+    other = {}
+    for name in ("isleader", "memcand", "scale", "pausecheck", "meta"):
+        p = os.path.join(raw, name + ".json")
+        if os.path.exists(p):
+            try:
+                other[name] = json.load(open(p))
+            except ValueError:
+                other[name] = None  # the program died before its JSON was complete
+    floor = parse_floor(os.path.join(raw, "floor.txt"))
+    return res, other, floor
+
+
+def parse_floor(path):
+    """{placement: {key: (median_ms, p90_ms)}} of the C client rows."""
+    out, cur = {}, None
+    if not os.path.exists(path):
+        return out
+    keys = {"read": "read", "write": "write", "delete RTT": "delete", "watch fired": "watch",
+            "getChildren": "getchildren"}
+    for line in open(path):
+        if line.startswith("## "):
+            cur = line[3:].strip()
+            cur = None if cur.endswith("[Java client]") else cur
+            if cur:
+                out[cur] = {}
+            continue
+        m = re.match(r"FLOOR (.*?)\s+n=\d+ min=([\d.]+) median=([\d.]+) p90=([\d.]+)", line)
+        if m and cur:
+            k = next((v for k, v in keys.items() if k in m.group(1)), None)
+            if k:
+                out[cur][k] = (float(m.group(3)) / 1e3, float(m.group(4)) / 1e3)
+    return out
+
+
+def f(x, nd=1):
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    return ("%." + str(nd) + "f") % x
+
+
+def ratio(a, b, nd=2):
+    if a is None or b is None or b == 0:
+        return "-"
+    return ("%." + str(nd) + "f") % (a / b)
+
+
+class Report:
+    def __init__(self):
+        self.lines = []
+        self.targets = []
+
+    def p(self, s=""):
+        self.lines.append(s)
+
+    def table(self, head, rows):
+        self.p("| " + " | ".join(head) + " |")
+        self.p("|" + "---|" * len(head))
+        for r in rows:
+            self.p("| " + " | ".join(r) + " |")
+        self.p()
+
+    def target(self, ok, text):
+        self.targets.append("- **%s**: %s" % ("MET" if ok else ("NOT MET" if ok is False else "NOT MEASURED"),
+                                              text))
+
+
+def write_report(raw, outdir):
+    res, other, floor = load_raw(raw)
+    meta = other.get("meta") or {}
+    R = Report()
+    L, C, K = res["libzkelect"], res["curator"], res["kazoo"]
+    fl = floor.get(FLOOR_PLACEMENT, {})
+    fl_watch = fl.get("watch", (None, None))
+    fl_gc = fl.get("getchildren", (None, None))
+    fl_conv = (fl["write"][0] + fl["read"][0]) if "write" in fl and "read" in fl else None
+
+    # ---- convergence
+    def conv(r, n):
+        for c in r.get("convergence", []):
+            if c["n"] == n:
+                return c["converge_ms"].get("median")
+        return None
+
+    rows = []
+    for n in (2, 10, 50, 100):
+        l, c, k = conv(L, n), conv(C, n), conv(K, n)
+        rows.append([str(n), f(l), f(c), f(k), f(fl_conv, 2), ratio(l, fl_conv, 1), ratio(l, c), ratio(l, k)])
+    conv_rows = rows
+    l50, k50 = conv(L, 50), conv(K, 50)
+    R.target(None if l50 is None or k50 is None else l50 <= k50 / 2,
+             "convergence at N=50 <= 1/2 of kazoo's: libzkelect %s ms, kazoo %s ms (ratio %s)"
+             % (f(l50), f(k50), ratio(l50, k50)))
+
+    # ---- graceful
+    def grace(r, n):
+        for g in r.get("graceful", []):
+            if g["n"] == n:
+                return g
+        return None
+
+    grows, gmet, p90met, gtxt, p90txt = [], True, True, [], []
+    for n in (10, 50):
+        gl, gc, gk = grace(L, n), grace(C, n), grace(K, n)
+        for stat, flv in (("median", fl_watch[0]), ("p90", fl_watch[1])):
+            v = lambda g: g["failover_ms"].get(stat) if g else None
+            grows.append(["%d" % n, stat, f(v(gl), 2), f(v(gc), 2), f(v(gk), 2), f(flv, 2),
+                          f(fl_gc[0] if stat == "median" else fl_gc[1], 2),
+                          ratio(v(gl), flv), ratio(v(gl), v(gc)), ratio(v(gl), v(gk))])
+        ml = gl["failover_ms"].get("median") if gl else None
+        mc = gc["failover_ms"].get("median") if gc else None
+        mk = gk["failover_ms"].get("median") if gk else None
+        if None in (ml, mc, mk):
+            gmet = None if gmet is not False else False
+        else:
+            gmet = gmet and (ml <= mk / 2 and ml <= mc / 4)
+        gtxt.append("N=%d: %s ms vs kazoo %s (x%s), Curator %s (x%s)"
+                    % (n, f(ml, 2), f(mk, 2), ratio(ml, mk), f(mc, 2), ratio(ml, mc)))
+        pl = gl["failover_ms"].get("p90") if gl else None
+        if pl is None or fl_watch[0] is None:
+            p90met = None if p90met is not False else False
+        else:
+            p90met = p90met and pl <= 2 * fl_watch[0]
+        p90txt.append("N=%d: p90 %s ms vs 2 x %s = %s ms" % (n, f(pl, 2), f(fl_watch[0], 2),
+                                                          f(2 * fl_watch[0] if fl_watch[0] else None, 2)))
+    R.target(gmet, "graceful failover median <= 1/2 kazoo's and <= 1/4 Curator's: " + "; ".join(gtxt))
+    R.target(p90met, "graceful failover p90 <= 2 x the delete -> watch fired floor: " + "; ".join(p90txt))
+
+    # ---- crash
+    def crash(r):
+        c = r.get("crash")
+        if not c or not c.get("samples_ms"):
+            return None, None, None, None
+        t = c["negotiated_session_timeout_ms"]
+        return c["failover_ms"]["median"], c["failover_ms"]["p90"], t, c["failover_ms"]["median"] / t
+
+    cl_, cc_, ck_ = crash(L), crash(C), crash(K)
+    crows = [["median (ms)"] + [f(x[0], 0) for x in (cl_, cc_, ck_)] + [f(cl_[2], 0) if cl_[2] else "-",
+                                                                       ratio(cl_[0], cl_[2]), ratio(cl_[0], cc_[0]),
+                                                                       ratio(cl_[0], ck_[0])],
+             ["p90 (ms)"] + [f(x[1], 0) for x in (cl_, cc_, ck_)] + ["-", ratio(cl_[1], cl_[2]),
+                                                                     ratio(cl_[1], cc_[1]), ratio(cl_[1], ck_[1])],
+             ["median / negotiated session timeout"] + [f(x[3], 2) for x in (cl_, cc_, ck_)] + ["1.00", "-", "-", "-"]]
+    R.target(None if cl_[0] is None else cl_[0] <= cl_[2] + TICK_MS,
+             "crash failover <= session timeout + one tick (%d ms): median %s ms, T = %s ms, ratio %s"
+             % (TICK_MS, f(cl_[0], 0), f(cl_[2], 0), f(cl_[3], 2)))
+
+    # ---- pause
+    def pause(r):
+        q = r.get("pause")
+        if not q or not q["samples"]["zombie_ms"]:
+            return None
+        z = q["samples"]["zombie_ms"]
+        return {"zmed": statistics.median(z), "zmax": max(z), "n": len(z),
+                "elect": statistics.median(q["samples"]["stop_to_new_leader_ms"]),
+                "rejoined": "%d/%d" % (q["rejoined_by_itself"], len(z))}
+
+    pl_, pc_, pk_ = pause(L), pause(C), pause(K)
+    g = lambda d, k, nd=2: f(d[k], nd) if d else "-"
+    prow = [["zombie window SIGCONT -> LOST, median (ms)", g(pl_, "zmed", 3), g(pc_, "zmed"), g(pk_, "zmed"), "0",
+             "-", ratio(pl_ and pl_["zmed"], pc_ and pc_["zmed"], 4), ratio(pl_ and pl_["zmed"], pk_ and pk_["zmed"], 3)],
+            ["zombie window, max (ms)", g(pl_, "zmax", 3), g(pc_, "zmax"), g(pk_, "zmax"), "0", "-", "-", "-"],
+            ["SIGSTOP -> new LEADER, median (ms)", g(pl_, "elect", 0), g(pc_, "elect", 0), g(pk_, "elect", 0),
+             "-", "-", "-", "-"],
+            ["old leader re-joined by itself", g(pl_, "rejoined"), g(pc_, "rejoined"), g(pk_, "rejoined"),
+             "-", "-", "-", "-"]]
+    pc = other.get("pausecheck")
+    first0 = None
+    if pc and pc.get("trials"):
+        first0 = pc["first_answer_zero"] == len(pc["trials"])
+    R.target(None if pl_ is None else (pl_["zmed"] <= 0.2 and first0 is True),
+             "zombie window <= 0.2 ms and the resumed leader's first is_leader answers 0: driver median %s ms "
+             "(max %s ms, %s trials); first is_leader after resume = 0 in %s"
+             % (g(pl_, "zmed", 3), g(pl_, "zmax", 3), pl_["n"] if pl_ else 0,
+                "%d/%d pausecheck trials" % (pc["first_answer_zero"], len(pc["trials"])) if pc else "- (not run)"))
+
+    # ---- herd
+    herd_rows, hmet, htxt = {}, True, []
+    hkeys = [("reads_net", "reads"), ("writes_net", "writes"), ("requests_per_failover", "requests"),
+             ("watch_notifications_net", "watch notifications"), ("packets_received_net", "packets received (net)"),
+             ("packets_sent_net", "packets sent (net)"), ("watches", "watches held"),
+             ("max_watchers_per_znode", "max watchers on one znode")]
+    floor_ref = {"requests_per_failover": 5, "watch_notifications_net": 1, "max_watchers_per_znode": 1}
+    for n in (50, 100):
+        hl, hc, hk = (r.get("herd", {}).get(n) for r in (L, C, K))
+        rows = []
+        for key, label in hkeys:
+            v = lambda h: h.get(key) if h else None
+            fr = floor_ref.get(key)
+            rows.append([label, f(v(hl), 0), f(v(hc), 0), f(v(hk), 0), f(fr, 0) if fr else "-",
+                         ratio(v(hl), fr), ratio(v(hl), v(hc)), ratio(v(hl), v(hk))])
+        herd_rows[n] = rows
+        if hl is None or hc is None:
+            hmet = None if hmet is not False else False
+            htxt.append("N=%d: not measured" % n)
+            continue
+        ok = (hl["watch_notifications_net"] <= 1 and hl["requests_per_failover"] <= hc["requests_per_failover"] + 1
+              and hl["max_watchers_per_znode"] <= 2)
+        hmet = hmet and ok
+        htxt.append("N=%d: %s notification(s), %s requests (Curator %s), max %s watcher(s) on a znode"
+                    % (n, f(hl["watch_notifications_net"], 0), f(hl["requests_per_failover"], 0),
+                       f(hc["requests_per_failover"], 0), f(hl["max_watchers_per_znode"], 0)))
+    R.target(hmet, "per failover: 1 notification, requests <= Curator's + 1, <= 2 watchers on any node: "
+             + "; ".join(htxt))
+
+    # ---- micro
+    il = other.get("isleader")
+    il1 = None
+    if il:
+        il1 = next((r for r in il["runs"] if r["role"] == "leader" and r["threads"] == 1), None)
+        nolock = all(r["lock_calls"] == 0 for r in il["runs"]) and il["lock_control_next_event_100_calls"] > 0
+        R.target(il1 is not None and il1["ns_per_call_median"] <= 50 and nolock,
+                 "zkelect_is_leader <= 50 ns with no lock: %s ns on a leader (1 thread, CPU time; "
+                 "the CLOCK_BOOTTIME read alone costs %s ns); pthread lock calls during the loops: %d "
+                 "(interposition check: next_event took %d)"
+                 % (f(il1["ns_per_call_median"], 1) if il1 else "-", f(il["clock_boottime_ns_per_call"], 1),
+                    sum(r["lock_calls"] for r in il["runs"]), il["lock_control_next_event_100_calls"]))
+    else:
+        R.target(None, "zkelect_is_leader <= 50 ns with no lock: not run")
+    mc = other.get("memcand")
+    per_cand = None
+    if mc and mc.get("rounds"):
+        later = mc["rounds"][1:] or mc["rounds"]
+        per_cand = statistics.median(r["heap_growth_kib"] for r in later) * 1024 / mc["per_round"]
+        rss_slope = ((mc["rounds"][-1]["rss_kib"] - mc["rounds"][0]["rss_kib"]) * 1024
+                     / (mc["per_round"] * max(1, len(mc["rounds"]) - 1)))
+        R.target(per_cand <= 4096, "memory per candidacy <= 4 KiB beyond its session: %.0f bytes of heap per "
+                 "enrolled candidacy (median of rounds 2..%d of %d); RSS slope %.0f bytes"
+                 % (per_cand, len(mc["rounds"]), mc["per_round"], rss_slope))
+    else:
+        R.target(None, "memory per candidacy <= 4 KiB: not run")
+    sc = other.get("scale")
+    if sc:
+        R.target(sc.get("correct") is True and sc["candidacies"] >= 10000,
+                 "%d candidacies over %d sessions converge and fail over correctly: converged in %s ms, "
+                 "failover median %s ms over %d, exactly one is_leader at the end: %s"
+                 % (sc["candidacies"], sc["sessions"], f(sc["converge_ms"], 0),
+                    f(statistics.median(sc["failover_ms"]), 2) if sc["failover_ms"] else "-",
+                    len(sc["failover_ms"]), sc.get("is_leader_count_at_end") == 1))
+    else:
+        R.target(None, "10,000 candidacies converge and fail over correctly: not run (or failed)")
+
+    # ---- assemble
+    stamp = os.path.basename(raw.rstrip("/"))
+    R.p("# libzkelect benchmark: %s%s" % (stamp, " (quick smoke run: fewer trials)" if meta.get("quick") else ""))
+    R.p()
+    R.p("Generated by `./dev bench` (bench/run.py) from the raw results in `raw/%s/`. Same machine, same "
+        "3-server ZooKeeper 3.8 ensemble on loopback (tickTime %d ms), same driver options for every "
+        "library, in one run; only ratios inside this run are meaningful (shared 2-core machine)." % (stamp, TICK_MS))
+    R.p()
+    R.table(["item", "value"], [
+        ["commit", "`%s`" % meta.get("commit", "?")],
+        ["started (UTC)", meta.get("started", "?")],
+        ["elapsed", "%.0f s" % meta.get("elapsed_s", 0)],
+        ["CPUs / load average at start, end", "%s / %s, %s" % (
+            meta.get("cpus"), " ".join("%.1f" % x for x in meta.get("load_start", [])),
+            " ".join("%.1f" % x for x in meta.get("load_end", [])))],
+        ["session timeout", "2000 ms requested (20000 ms in the herd test)"],
+        ["participants", "libzkelect: `zkelect candidate` (release build); Curator 5.4 LeaderLatch; kazoo 2.8 Election; "
+                         "1 per process for N <= 10, else N/5 per process"],
+        ["floor", "ZooKeeper C client, both sessions on the full connect string (`%s`)" % FLOOR_PLACEMENT],
+    ])
+    if meta.get("failures"):
+        R.p("**Failures in this run:** " + "; ".join(meta["failures"]) + " (see `raw/%s/run.log`)." % stamp)
+        R.p()
+    R.p("## Targets (issue 5)")
+    R.p()
+    R.lines += R.targets
+    R.p()
+    R.p("## Convergence: `join` -> exactly 1 LEADER + N-1 FOLLOWER (ms, median of repeats)")
+    R.p()
+    R.p("Floor: one contender's create + getChildren (write RTT + read RTT); it does not depend on N.")
+    R.p()
+    R.table(["N", "libzkelect", "Curator", "kazoo", "floor", "libzkelect/floor", "libzkelect/Curator",
+             "libzkelect/kazoo"], conv_rows)
+    R.p("## Graceful failover: old leader's RESIGNED -> new leader's LEADER (ms)")
+    R.p()
+    R.p("Floor: delete -> watch fired (and -> getChildren) in another session; ratios use the watch-fired floor "
+        "(median for the median row, p90 for the p90 row).")
+    R.p()
+    R.table(["N", "stat", "libzkelect", "Curator", "kazoo", "floor: watch fired", "floor: + getChildren",
+             "libzkelect/floor", "libzkelect/Curator", "libzkelect/kazoo"], grows)
+    R.p("## Crash failover: SIGKILL of the leader's process -> LEADER elsewhere")
+    R.p()
+    R.p("Floor: the negotiated session timeout T (ZooKeeper must expire the session first; it checks on a %d ms "
+        "tick grid). libzkelect/floor is the ratio to T." % TICK_MS)
+    R.p()
+    R.table(["measure", "libzkelect", "Curator", "kazoo", "floor (T)", "libzkelect/floor",
+             "libzkelect/Curator", "libzkelect/kazoo"], crows)
+    R.p("## Paused leader: SIGSTOP until another leads, then SIGCONT")
+    R.p()
+    R.p("The zombie window is how long the resumed old leader keeps claiming leadership after SIGCONT "
+        "(until it prints LOST). Ideal: 0.")
+    R.p()
+    R.table(["measure", "libzkelect", "Curator", "kazoo", "floor", "libzkelect/floor", "libzkelect/Curator",
+             "libzkelect/kazoo"], prow)
+    if pc and pc.get("trials"):
+        R.p("In-process check (`bench/pausecheck.c`): the leader's process spins on `zkelect_is_leader()`; "
+            "it is SIGSTOPped until a candidacy in another process is ELECTED, then SIGCONTed.")
+        R.p()
+        R.table(["trial", "stopped (ms)", "first is_leader after resume", "kept answering 1 for (ms)"],
+                [[str(i + 1), f(t["stop_to_other_elected_ms"], 0), str(t["first_is_leader_after_resume"]),
+                  f(t["claimed_after_resume_ms"], 3)] for i, t in enumerate(pc["trials"])])
+    for n in (50, 100):
+        R.p("## ZooKeeper cost of one graceful failover (resign + re-join), N = %d (median over trials)" % n)
+        R.p()
+        R.p("Floor: the recipe's minimum (delete, the successor's getChildren, the re-join's create + "
+            "getChildren + watch on the predecessor = 5 requests), 1 notification, 1 watcher per znode.")
+        R.p()
+        R.table(["measure", "libzkelect", "Curator", "kazoo", "floor", "libzkelect/floor",
+                 "libzkelect/Curator", "libzkelect/kazoo"], herd_rows[n])
+    R.p("## Safety: overlapping LEADER claims (pause test excluded: it overlaps by construction)")
+    R.p()
+    srows = []
+    for name, r in (("libzkelect", L), ("curator", C), ("kazoo", K)):
+        items = r.get("convergence", []) + r.get("graceful", []) + [r["crash"]] * ("crash" in r) + \
+            list(r.get("herd", {}).values())
+        srows.append([name, str(sum(x.get("leader_intervals", 0) for x in items)),
+                      str(sum(x.get("safety_violations", 0) for x in items))])
+    R.table(["impl", "leadership terms", "violations"], srows)
+
+    R.p("## libzkelect in one process (bench/*.c, public header only)")
+    R.p()
+    if il:
+        R.p("`zkelect_is_leader()`: thread CPU time per call, median of %d repeats of %d calls per thread "
+            "(`bench/isleader.c`). Lock check: pthread mutex/rwlock/spin entry points interposed, calls counted "
+            "inside the loops (positive control: 100 `zkelect_next_event()` calls took %d)."
+            % (il["repeats"], il["calls_per_thread"], il["lock_control_next_event_100_calls"]))
+        R.p()
+        R.table(["role", "threads", "ns per call", "lock calls", "answers correct"],
+                [[r["role"], str(r["threads"]), f(r["ns_per_call_median"], 1), str(r["lock_calls"]),
+                  "yes" if r["answers_correct"] else "NO"] for r in il["runs"]]
+                + [["(clock_gettime(CLOCK_BOOTTIME) alone)", "1", f(il["clock_boottime_ns_per_call"], 1), "-", "-"]])
+    if mc and mc.get("rounds"):
+        R.p("Memory (`bench/memcand.c`): %d sessions opened first (RSS %d KiB, heap %d KiB), then rounds of %d "
+            "candidacies on one path, each round enrolled before measuring." % (
+                mc["sessions"], mc["rss_kib_sessions_only"], mc["heap_kib_sessions_only"], mc["per_round"]))
+        R.p()
+        R.table(["candidacies", "RSS KiB", "RSS growth KiB", "heap growth KiB", "of which handles only (heap KiB)",
+                 "enrol time (ms)"],
+                [[str(r["total"]), str(r["rss_kib"]), str(r["rss_growth_kib"]), str(r["heap_growth_kib"]),
+                  str(r["heap_growth_handles_only_kib"]), f(r["enroll_ms"], 0)] for r in mc["rounds"]])
+    if sc:
+        fo = sc["failover_ms"]
+        R.p("Scale (`bench/scale.c`): %d candidacies over %d sessions, one path, one process." % (
+            sc["candidacies"], sc["sessions"]))
+        R.p()
+        R.table(["measure", "value"], [
+            ["sessions connected", "%s ms" % f(sc["connect_ms"], 0)],
+            ["handles created", "%s ms" % f(sc["create_handles_ms"], 0)],
+            ["volunteer -> first ELECTED", "%s ms" % f(sc["first_elected_ms"], 0)],
+            ["volunteer -> 1 ELECTED + %d FOLLOWING" % (sc["candidacies"] - 1), "%s ms" % f(sc["converge_ms"], 0)],
+            ["ZooKeeper requests to converge", "%d (%.1f per candidacy)" % (
+                sc["converge_requests"], sc["converge_requests"] / sc["candidacies"])],
+            ["failover under load (resign -> next ELECTED), median / max",
+             "%s / %s ms over %d" % (f(statistics.median(fo), 2) if fo else "-", f(max(fo), 2) if fo else "-", len(fo))],
+            ["resigned leader re-enrolled (resign -> FOLLOWING), median",
+             "%s ms" % (f(statistics.median(sc["rejoin_ms"]), 1) if sc["rejoin_ms"] else "-")],
+            ["ZooKeeper requests per failover (incl. re-join)", ", ".join(str(x) for x in sc["failover_requests"])],
+            ["exactly one leader (events and is_leader) throughout", "yes" if sc.get("correct") else "NO"],
+            ["RSS before volunteering / at the end", "%d / %d KiB" % (sc["rss_kib_before_volunteer"], sc["rss_kib_end"])],
+            ["teardown (destroy all, one thread per session)", "%s ms" % f(sc.get("teardown_ms"), 0)],
+        ])
+    if floor:
+        R.p("## Floor (ZooKeeper C client; median / p90 ms)")
+        R.p()
+        R.table(["placement", "read RTT", "write RTT", "delete RTT", "delete -> watch fired",
+                 "delete -> watch -> getChildren"],
+                [[pl] + ["%s / %s" % (f(v[k][0], 2), f(v[k][1], 2)) if k in v else "-"
+                         for k in ("read", "write", "delete", "watch", "getchildren")] for pl, v in floor.items()])
+    if os.path.exists(os.path.join(HERE, "results", "ANALYSIS.md")):
+        R.p("Where the time goes and what would fix it: see [ANALYSIS.md](ANALYSIS.md) (profiles, written by hand).")
+        R.p()
+    text = "\n".join(R.lines) + "\n"
+    os.makedirs(outdir, exist_ok=True)
+    for name in (stamp + ".md", "LATEST.md"):
+        with open(os.path.join(outdir, name), "w") as fh:
+            fh.write(text)
+    log("report: %s (and LATEST.md)" % os.path.join(outdir, stamp + ".md"))
+    print("\n".join(R.targets))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", help="meson build dir holding tools/zkelect and capi/libzkelect.so")
+    ap.add_argument("--quick", action="store_true", help="fewer trials: a smoke run of a few minutes")
+    ap.add_argument("--only", help="comma list of: " + ",".join(PARTS))
+    ap.add_argument("--connect", help="use this running ensemble instead of starting the bench one "
+                    "(the herd counters and floor expect the bench ensemble's ports)")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--scale-candidacies", type=int, default=10000)
+    ap.add_argument("--scale-sessions", type=int, default=100)
+    ap.add_argument("--report-only", metavar="RAW_DIR", help="rewrite the report from a raw results folder")
+    a = ap.parse_args()
+    if a.report_only:
+        write_report(os.path.abspath(a.report_only), a.out)
+        return
+    if not a.build:
+        ap.error("--build is required")
+    run_all(a)
+
+
+if __name__ == "__main__":
+    main()
