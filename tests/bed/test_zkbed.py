@@ -259,6 +259,8 @@ def test_servers_die_with_their_owner(sig):
         if p.poll() is None:
             p.kill()
             p.wait()
+        p.stdin.close()
+        p.stdout.close()
         # The bed failed to clean up: do not leak its server into later tests.
         if pid and alive(pid):
             os.kill(pid, signal.SIGKILL)

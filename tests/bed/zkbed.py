@@ -426,7 +426,10 @@ def _install_handlers():
         return
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
-            _PREV_HANDLERS[sig] = signal.getsignal(sig)
+            prev = signal.getsignal(sig)
+            if prev == signal.SIG_IGN:      # e.g. SIGHUP under nohup: leave it so
+                continue
+            _PREV_HANDLERS[sig] = prev
             signal.signal(sig, _on_signal)
 
 
