@@ -177,6 +177,16 @@ def _signal_ours(pid, start_time, sig):
             os.kill(pid, sig)
 
 
+def _rmtree(path, attempts=5):
+    """rmtree that tries again (bounded) if something still wrote into the
+    tree while it was being removed."""
+    for _ in range(attempts):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
+            return
+        time.sleep(0.1)
+
+
 # -------------------------------------------------------------------- ports
 
 def _port_free(port, reuse=False):
@@ -1007,10 +1017,10 @@ class Ensemble:
                               for k in ("client_port", "quorum_port", "election_port")], self.base_dir)
             if os.environ.get("ZKBED_KEEP") != "1":
                 if self._created_dir:
-                    shutil.rmtree(self.base_dir, ignore_errors=True)
+                    _rmtree(self.base_dir)
                 else:
                     for i in range(self.n):
-                        shutil.rmtree(os.path.join(self.base_dir, f"s{i + 1}"), ignore_errors=True)
+                        _rmtree(os.path.join(self.base_dir, f"s{i + 1}"))
                     for name in (STATE_FILE, LOCK_FILE):
                         with contextlib.suppress(FileNotFoundError):
                             os.unlink(os.path.join(self.base_dir, name))
