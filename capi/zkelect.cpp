@@ -43,6 +43,61 @@ struct zkelect_conf {
     Conf conf;
 };
 
+// Counts the threads inside a blocking call on a handle, so destroy can
+// release them (a Go or Java Close() from another goroutine or thread is the
+// usual way to end a blocked reader) and then free the handle safely.
+class Waiters {
+public:
+    // False once the handle is closing: the caller must not block.
+    bool enter() {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (closing_) return false;
+        ++inside_;
+        return true;
+    }
+    void leave() {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (--inside_ == 0 && closing_) cv_.notify_all();
+    }
+    bool closing() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        return closing_;
+    }
+    // Marks the handle closing, runs wake (which must make every blocked
+    // call return soon), and waits until no thread is inside.
+    template <class Wake>
+    void close_and_drain(Wake &&wake) {
+        std::unique_lock<std::mutex> lock(mu_);
+        closing_ = true;
+        lock.unlock();
+        wake();
+        lock.lock();
+        cv_.wait(lock, [this] { return inside_ == 0; });
+    }
+
+private:
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    int inside_ = 0;
+    bool closing_ = false;
+};
+
+// enter() in the constructor, leave() in the destructor.
+class Inside {
+public:
+    explicit Inside(Waiters &w) : w_(w), in_(w.enter()) {}
+    ~Inside() {
+        if (in_) w_.leave();
+    }
+    Inside(const Inside &) = delete;
+    Inside &operator=(const Inside &) = delete;
+    explicit operator bool() const { return in_; }
+
+private:
+    Waiters &w_;
+    bool in_;
+};
+
 struct zkelect_client {
     std::unique_ptr<Client> client;
     std::mutex mu;
@@ -65,9 +120,13 @@ struct zkelect_election {
     // The thread running one of this handle's callbacks, if any: destroy
     // from it would wait on itself.
     std::atomic<std::thread::id> cb_thread{};
+    // Threads blocked in next_event/await_leader/dispatch. destroy wakes them
+    // and frees nothing until they have left.
+    Waiters waiters;
 };
 
 struct zkelect_observer {
+    Waiters waiters;
     zkelect_client *owner = nullptr;
     std::shared_ptr<ObserverShared> shared;
     std::shared_ptr<Observer> observer;
@@ -350,6 +409,10 @@ int zkelect_election_destroy(zkelect_election_t *e) {
         if (!e) return ZKELECT_EINVAL;
         if (in_own_callback(e)) return ZKELECT_EDEADLK;
         stop_background(e);
+        e->waiters.close_and_drain([e] {
+            e->shared->queue.close();
+            e->shared->changed();
+        });
         Client *c = e->owner->client.get();
         e->shared->leader_until.store(0);
         auto done = std::make_shared<std::promise<void>>();
@@ -363,7 +426,6 @@ int zkelect_election_destroy(zkelect_election_t *e) {
         while (finished.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready &&
                c->connected() && std::chrono::steady_clock::now() < deadline) {
         }
-        e->shared->queue.close();
         {
             std::lock_guard<std::mutex> lock(e->owner->mu);
             e->owner->elections.erase(e);
@@ -405,15 +467,18 @@ int zkelect_is_leader(const zkelect_election_t *e) { return e && e->shared->is_l
 int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
+        Inside inside(e->waiters);
+        if (!inside) return ZKELECT_ECLOSED;
         ElectionShared &s = *e->shared;
         auto done = [&] {
-            return s.is_leader() || s.phase.load() != Phase::kCandidate || s.last_error.load() != 0;
+            return s.is_leader() || s.phase.load() != Phase::kCandidate ||
+                   s.last_error.load() != 0 || e->waiters.closing();
         };
         std::unique_lock<std::mutex> lock(s.mu);
         if (timeout_ms < 0) s.cv.wait(lock, done);
         else s.cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
         if (s.is_leader()) return ZKELECT_OK;
-        if (s.phase.load() == Phase::kClosed) return ZKELECT_ECLOSED;
+        if (s.phase.load() == Phase::kClosed || e->waiters.closing()) return ZKELECT_ECLOSED;
         if (int err = s.last_error.load(); err != 0) return err;
         if (s.phase.load() != Phase::kCandidate) return ZKELECT_ESTATE;
         return ZKELECT_ETIMEDOUT;
@@ -497,6 +562,8 @@ void zkelect_participants_destroy(zkelect_participants_t *p) { delete p; }
 zkelect_event_t *zkelect_next_event(zkelect_election_t *e, int timeout_ms) {
     return guarded<zkelect_event_t *>(nullptr, [&]() -> zkelect_event_t * {
         if (!e) return nullptr;
+        Inside inside(e->waiters);
+        if (!inside) return nullptr;
         return wrap(e->shared->queue.pop(timeout_ms)).release();
     });
 }
@@ -538,6 +605,8 @@ int zkelect_dispatch(zkelect_election_t *e, int timeout_ms) {
             opaque = e->cb_opaque;
         }
         if (!cb) return ZKELECT_ESTATE;
+        Inside inside(e->waiters);
+        if (!inside) return ZKELECT_ECLOSED;
         int n = 0;
         // At most what is queued now plus a bound: a callback that keeps
         // producing events cannot pin the caller here.
@@ -637,6 +706,8 @@ zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *p
 zkelect_event_t *zkelect_observer_next_event(zkelect_observer_t *o, int timeout_ms) {
     return guarded<zkelect_event_t *>(nullptr, [&]() -> zkelect_event_t * {
         if (!o) return nullptr;
+        Inside inside(o->waiters);
+        if (!inside) return nullptr;
         return wrap(o->shared->queue.pop(timeout_ms)).release();
     });
 }
@@ -654,6 +725,7 @@ int zkelect_observer_wake(zkelect_observer_t *o) {
 int zkelect_observer_destroy(zkelect_observer_t *o) {
     return guarded_code([&]() -> int {
         if (!o) return ZKELECT_EINVAL;
+        o->waiters.close_and_drain([o] { o->shared->queue.close(); });
         Client *c = o->owner->client.get();
         auto obs = o->observer;
         auto done = std::make_shared<std::promise<void>>();
@@ -663,7 +735,6 @@ int zkelect_observer_destroy(zkelect_observer_t *o) {
             done->set_value();
         });
         finished.wait_for(std::chrono::milliseconds(wait_ms_for(*c)));
-        o->shared->queue.close();
         {
             std::lock_guard<std::mutex> lock(o->owner->mu);
             o->owner->observers.erase(o);

@@ -295,6 +295,10 @@ ZKELECT_API zkelect_election_t *zkelect_election_new(zkelect_client_t *client, c
  * acknowledged for at most the session timeout, and not at all while the
  * client is disconnected; the client keeps retrying in the background until
  * it succeeds or the session ends (which removes the node too).
+ * Threads blocked in zkelect_next_event(), zkelect_await_leader() or
+ * zkelect_dispatch() on this handle are woken (NULL, ZKELECT_ECLOSED) and
+ * destroy waits for them to return before it frees anything; no call may
+ * start after destroy has begun.
  * Returns 0; ZKELECT_EDEADLK (and does nothing) when called from inside this
  * handle's own callback; ZKELECT_EINVAL for NULL. Any thread.
  */
@@ -532,7 +536,9 @@ ZKELECT_API zkelect_event_t *zkelect_observer_next_event(zkelect_observer_t *obs
 ZKELECT_API int zkelect_observer_event_fd(zkelect_observer_t *observer);
 /** As zkelect_wake(), for an observer. */
 ZKELECT_API int zkelect_observer_wake(zkelect_observer_t *observer);
-/** Stop watching and free the observer. Returns 0 or ZKELECT_EINVAL. */
+/** Stop watching and free the observer. Threads blocked in
+ *  zkelect_observer_next_event() are woken (NULL) and waited for.
+ *  Returns 0 or ZKELECT_EINVAL. */
 ZKELECT_API int zkelect_observer_destroy(zkelect_observer_t *observer);
 
 #ifdef __cplusplus
