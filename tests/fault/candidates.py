@@ -112,9 +112,12 @@ class Candidate:
             kv = dict(x.split("=", 1) for x in w[3:] if "=" in x)
             return t0, recv_ns, int(kv["is_leader"]), kv.get("state")
 
-    def tail(self, n=25):
+    def tail(self, n=40):
+        """The last n lines but the sampler's status answers (they drown
+        everything else)."""
         with self.cv:
-            return "\n".join(" ".join(w) for _, w in self.lines[-n:])
+            lines = [w for _, w in self.lines if w[:1] != ["INFO"] or w[2:3] != ["status"]]
+        return "\n".join(" ".join(w) for w in lines[-n:])
 
     def quit(self, timeout=10.0):
         """Send quit, close stdin; returns the exit status (kills on timeout)."""

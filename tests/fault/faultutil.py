@@ -56,12 +56,13 @@ def seq_of(name):
 
 
 def wait_for(pred, timeout, what, period=0.02):
-    """pred() until it returns a true value; fail after `timeout` seconds."""
+    """pred() until it returns something other than None or False (0 is an
+    answer: a server index); fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     last = None
     while True:
         last = pred()
-        if last:
+        if last is not None and last is not False:
             return last
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not within {timeout} s (last: {last!r})")
