@@ -214,11 +214,6 @@ def run_all(a):
                 if rc != 0:
                     meta["failures"].append("%s %s: driver exited %d" % (impl, group, rc))
 
-        if "scale" in parts:
-            n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
-            prog("scale", ["--candidacies", str(n), "--sessions", str(s),
-                           "--failovers", "3" if a.quick else "10"], 1800)
-
         if floor_sh:
             env = dict(os.environ)
             if a.quick:
@@ -226,6 +221,11 @@ def run_all(a):
             rc = run_logged([floor_sh, os.path.join(raw, "floor.txt")], runlog, 1200, env=env)
             if rc != 0:
                 meta["failures"].append("floor exited %d" % rc)
+        if "scale" in parts:
+            n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
+            prog("scale", ["--candidacies", str(n), "--sessions", str(s),
+                           "--failovers", "3" if a.quick else "10"], 1800)
+
     finally:
         signal.signal(signal.SIGTERM, old)
         if started:
@@ -261,7 +261,10 @@ def pct(xs, q):
 def load_raw(raw):
     res = {i: {} for i in IMPLS}
     for p in sorted(glob.glob(os.path.join(raw, "*.json"))):
-        d = json.load(open(p))
+        try:
+            d = json.load(open(p))
+        except ValueError:
+            continue  # a program that died before writing its JSON (see run.log)
         if "impl" in d and d["impl"] in res:
             r = res[d["impl"]]
             for k, v in d["results"].items():
@@ -504,7 +507,12 @@ def write_report(raw, outdir):
     else:
         R.target(None, "memory per candidacy <= 4 KiB: not run")
     sc = other.get("scale")
-    if sc:
+    if sc and sc.get("converged") is False:
+        R.target(False, "%d candidacies over %d sessions did not converge within %d ms: %d ELECTED, "
+                 "%d FOLLOWING, %d ERROR events" % (sc["candidacies"], sc["sessions"], sc["timeout_ms"],
+                                                   sc["elected"], sc["following"], sc["errors"]))
+        sc = None
+    elif sc:
         R.target(sc.get("correct") is True and sc["candidacies"] >= 10000,
                  ("" if sc["candidacies"] >= 10000 else "(smaller than the target's 10,000 in this run) ") +
                  "%d candidacies over %d sessions converge and fail over correctly: converged in %s ms, "
@@ -535,6 +543,9 @@ def write_report(raw, outdir):
                          "1 per process for N <= 10, else N/5 per process"],
         ["floor", "ZooKeeper C client, both sessions on the full connect string (`%s`)" % FLOOR_PLACEMENT],
     ])
+    for n in meta.get("notes", []):
+        R.p("**Note:** " + n)
+        R.p()
     if meta.get("failures"):
         R.p("**Failures in this run:** " + "; ".join(meta["failures"]) + " (see `raw/%s/run.log`)." % stamp)
         R.p()

@@ -110,9 +110,14 @@ int main(int argc, char **argv)
     for (int i = 0; i < ncand; i++)
         if (zkelect_volunteer(f.e[i])) die("volunteer %d", i);
     double volunteer_calls_ms = (real_ns() - t0) / 1e6;
-    if (fleet_wait(&f, converged, NULL, timeout_ms))
+    if (fleet_wait(&f, converged, NULL, timeout_ms)) {
+        /* say what was reached, so the report can show it */
+        printf("{\"candidacies\": %d, \"sessions\": %d, \"converged\": false, \"timeout_ms\": %d, "
+               "\"elected\": %d, \"following\": %d, \"errors\": %ld, \"correct\": false}\n",
+               ncand, nsess, timeout_ms, f.counts[ST_ELECTED], f.counts[ST_FOLLOWING], f.errors);
         die("no convergence in %d ms: %d ELECTED, %d FOLLOWING, %ld errors", timeout_ms,
             f.counts[ST_ELECTED], f.counts[ST_FOLLOWING], f.errors);
+    }
     int64_t last = 0;
     for (int i = 0; i < ncand; i++)
         if (f.last_ns[i] > last) last = f.last_ns[i];
