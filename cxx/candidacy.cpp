@@ -190,6 +190,7 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
             return;
         case ZCONNECTIONLOSS:
         case ZOPERATIONTIMEOUT:
+        case ZRUNTIMEINCONSISTENCY:  // the client drops the connection after it
             // The create may or may not have happened: never create blindly.
             set_state(State::kRecovering);
             return;
@@ -365,8 +366,14 @@ void Candidacy::on_node_event(int type, const std::string &path) {
             // The heir's predecessor was the lowest node in its last listing
             // and no later node can sort before ours: we lead, and a lease
             // already earned lets us say so without another round trip.
-            if (heir_) claim();
-            else list();
+            if (heir_) {
+                claim();
+            } else {
+                // We may be first now. Earn the lease while the listing is
+                // in flight: if we are, the claim needs no further round trip.
+                send_keepalive();
+                list();
+            }
         } else {
             client_.watch(path, member_id_);
             client_.session().get(path, true, route(&Candidacy::on_pred));
@@ -405,7 +412,11 @@ void Candidacy::become_leader() {
 void Candidacy::depose(Reason why) {
     if (!leading_) return;
     leading_ = false;
-    shared_->leader_until.store(0, std::memory_order_release);
+    int64_t until = shared_->leader_until.exchange(0, std::memory_order_acq_rel);
+    // Leadership that already ran out ended with its lease, whatever news
+    // (a deleted node, an expiry) arrives first after a pause.
+    if (why != Reason::kResigned && why != Reason::kClosed && until != 0 && boottime_ns() >= until)
+        why = Reason::kLeaseEnded;
     if (state_ == State::kLeading) set_state(State::kClaiming);
     static constexpr Counter kByReason[] = {kDeposedClosed,      kDeposedResigned,
                                             kDeposedSuspended,   kDeposedLeaseEnded,
@@ -458,7 +469,9 @@ void Candidacy::send_keepalive() {
                     self->schedule_lease_check(until);
                     break;
                 }
-                case State::kHeir: self->heir_lease_until_ = until; break;
+                case State::kHeir:
+                case State::kListing:
+                case State::kFollowing: self->heir_lease_until_ = until; break;
                 case State::kClaiming:
                     if (until <= boottime_ns()) {
                         // Acknowledged too late to lead on (we were paused or
