@@ -14,16 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
-from kazoo.client import KazooClient
 
 HERE = Path(__file__).resolve().parent
 for d in (HERE, HERE.parent / "bed"):
     if str(d) not in sys.path:
         sys.path.insert(0, str(d))
 
-from candidates import (Candidate, Sampler, event_intervals,  # noqa: E402
+from candidates import (Sampler, event_intervals,  # noqa: E402
                         interval_overlaps, sample_overlaps)
-from faultproxy import ProxiedEnsemble  # noqa: E402
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -35,38 +33,6 @@ def report(name, **fields):
     if path:
         with open(path, "a") as f:
             f.write(line + "\n")
-
-
-@pytest.fixture
-def kz(zk):
-    c = KazooClient(hosts=zk.connect_string, timeout=4.0)
-    c.start(timeout=10)
-    yield c
-    c.stop()
-    c.close()
-
-
-@pytest.fixture
-def proxies(zk):
-    pe = ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)])
-    yield pe
-    pe.close()
-
-
-@pytest.fixture
-def spawn(zkelect_bin, test_env, tmp_path):
-    made = []
-
-    def make(hosts, path, first_id, timeout_ms, **kw):
-        c = Candidate(zkelect_bin, hosts, path, first_id, timeout_ms, test_env,
-                      log_dir=str(tmp_path), **kw)
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.close()
-        c.kill()
 
 
 def nodes_of(kz, path, pid):
