@@ -282,22 +282,19 @@ int zt_cmd_candidate(int argc, char **argv)
             have_first = 1;
             break;
         case 'k':
-            if (zt_parse_i64(optarg, 1, 100000, &count)) {
-                zt_err("--count: expected 1..100000, got '%s'", optarg);
+            if (zt_opt_i64("--count", optarg, 1, 100000, &count)) {
                 usage(stderr);
                 return ZT_EXIT_USAGE;
             }
             break;
         case 't':
-            if (zt_parse_i64(optarg, 1000, 3600000, &session_ms)) {
-                zt_err("--session-timeout-ms: expected 1000..3600000, got '%s'", optarg);
+            if (zt_opt_i64("--session-timeout-ms", optarg, 1000, 3600000, &session_ms)) {
                 usage(stderr);
                 return ZT_EXIT_USAGE;
             }
             break;
         case 'C':
-            if (zt_parse_i64(optarg, 1, 3600000, &connect_ms)) {
-                zt_err("--connect-timeout-ms: expected 1..3600000, got '%s'", optarg);
+            if (zt_opt_i64("--connect-timeout-ms", optarg, 1, 3600000, &connect_ms)) {
                 usage(stderr);
                 return ZT_EXIT_USAGE;
             }
@@ -331,14 +328,7 @@ int zt_cmd_candidate(int argc, char **argv)
     }
 
     /* A driver that went away must not kill us mid-shutdown. */
-    signal(SIGPIPE, SIG_IGN);
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGHUP);
-    sigprocmask(SIG_BLOCK, &sigs, NULL);
-    int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    int sfd = zt_signalfd(0);
 
     zkelect_conf_t *conf = zt_make_conf(hosts, session_ms, connect_ms);
     if (!conf)

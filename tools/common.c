@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +88,31 @@ int zt_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
         return -1;
     *out = (int64_t)v;
     return 0;
+}
+
+int zt_signalfd(int with_sigchld)
+{
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    if (with_sigchld)
+        sigaddset(&sigs, SIGCHLD);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
+    sigprocmask(SIG_BLOCK, &sigs, NULL);
+    int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0)
+        zt_err("signalfd: %s", strerror(errno));
+    return sfd;
+}
+
+int zt_opt_i64(const char *name, const char *arg, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (zt_parse_i64(arg, lo, hi, out) == 0)
+        return 0;
+    zt_err("%s: expected %" PRId64 "..%" PRId64 ", got '%s'", name, lo, hi, arg);
+    return -1;
 }
 
 int zt_settings_add(struct zt_settings *s, const char *kv)

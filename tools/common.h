@@ -46,6 +46,15 @@ int zt_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* Build a conf with hosts and (when > 0) session and connect timeouts.
  * NULL on failure, with a message already printed. */
+/* Ignores SIGPIPE, blocks SIGTERM, SIGINT, SIGHUP (and SIGCHLD when asked)
+ * before the library starts its threads, so they inherit the mask and the
+ * signals arrive only through the returned signalfd. -1 after printing why. */
+int zt_signalfd(int with_sigchld);
+
+/* Parses option name's value arg into *out within [lo, hi]; prints
+ * "name: expected lo..hi, got 'arg'" and returns -1 when it does not fit. */
+int zt_opt_i64(const char *name, const char *arg, int64_t lo, int64_t hi, int64_t *out);
+
 /* Library options from repeated --set KEY=VALUE, applied after the others. */
 #define ZT_MAX_SETTINGS 16
 struct zt_settings {

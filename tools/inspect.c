@@ -237,16 +237,8 @@ int zt_cmd_observe(int argc, char **argv)
     if (rc >= 0)
         return rc;
 
-    signal(SIGPIPE, SIG_IGN);
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGHUP);
-    sigprocmask(SIG_BLOCK, &sigs, NULL);
-    int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    int sfd = zt_signalfd(0);
     if (sfd < 0) {
-        zt_err("signalfd: %s", strerror(errno));
         return ZT_EXIT_FAILURE;
     }
 

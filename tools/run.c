@@ -327,15 +327,13 @@ int zt_cmd_run(int argc, char **argv)
         case 'p': r.path = optarg; break;
         case 'i': r.id = optarg; break;
         case 't':
-            if (zt_parse_i64(optarg, 1000, 3600000, &session_ms)) {
-                zt_err("--session-timeout-ms: expected 1000..3600000, got '%s'", optarg);
+            if (zt_opt_i64("--session-timeout-ms", optarg, 1000, 3600000, &session_ms)) {
                 usage(stderr);
                 return ZT_EXIT_USAGE;
             }
             break;
         case 'C':
-            if (zt_parse_i64(optarg, 1, 3600000, &connect_ms)) {
-                zt_err("--connect-timeout-ms: expected 1..3600000, got '%s'", optarg);
+            if (zt_opt_i64("--connect-timeout-ms", optarg, 1, 3600000, &connect_ms)) {
                 usage(stderr);
                 return ZT_EXIT_USAGE;
             }
@@ -389,19 +387,9 @@ int zt_cmd_run(int argc, char **argv)
     long om = sysconf(_SC_OPEN_MAX);
     r.max_fd = om > 0 && om < 65536 ? (int)om : 65536;
 
-    signal(SIGPIPE, SIG_IGN);
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGCHLD);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGHUP);
-    /* Blocked before the library starts threads, so they inherit the mask
-     * and every one of these signals lands in the signalfd. */
-    sigprocmask(SIG_BLOCK, &sigs, NULL);
-    int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    /* Blocked before the library starts threads: see zt_signalfd. */
+    int sfd = zt_signalfd(1);
     if (sfd < 0) {
-        zt_err("signalfd: %s", strerror(errno));
         return ZT_EXIT_FAILURE;
     }
 
