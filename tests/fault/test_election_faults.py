@@ -7,8 +7,6 @@ timings are printed (run with -s) and appended to $ZKELECT_FAULT_REPORT when
 that is set.
 """
 
-import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -20,59 +18,10 @@ for d in (HERE, HERE.parent / "bed"):
     if str(d) not in sys.path:
         sys.path.insert(0, str(d))
 
-from candidates import (Sampler, event_intervals,  # noqa: E402
-                        interval_overlaps, sample_overlaps)
+from candidates import Sampler  # noqa: E402
+from faultutil import check_safety, ms, nodes_of, report, start_pair  # noqa: E402
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
-
-
-def report(name, **fields):
-    line = json.dumps({"scenario": name, **fields}, sort_keys=True)
-    print("\nFAULT-REPORT " + line)
-    path = os.environ.get("ZKELECT_FAULT_REPORT")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
-
-
-def nodes_of(kz, path, pid):
-    """Children of the election path whose data is participant id `pid`."""
-    kz.sync(path)
-    out = []
-    for name in kz.get_children(path):
-        try:
-            data, st = kz.get(f"{path}/{name}")
-        except Exception:       # deleted between list and get
-            continue
-        if data.decode() == pid:
-            out.append((name, st.ephemeralOwner))
-    return out
-
-
-def check_safety(sampler, cands):
-    sampler.stop()
-    assert not sampler.errors, sampler.errors[:3]
-    bad = sample_overlaps(sampler.samples)
-    assert not bad, f"two participants answered is_leader=1 at once: {bad[:3]}"
-    bad = interval_overlaps(event_intervals(cands, time.time_ns()))
-    assert not bad, f"overlapping LEADER intervals: {bad[:3]}"
-
-
-def ms(a, b):
-    return None if a is None or b is None else round((b - a) / 1e6, 1)
-
-
-def start_pair(spawn, first_hosts, second_hosts, path, timeout_ms):
-    """Participant 1 on first_hosts leads, 2 on second_hosts follows."""
-    a = spawn(first_hosts, path, 1, timeout_ms)
-    a.wait_event("CONNECTED", "1", 15)
-    a.send("join")
-    a.wait_event("LEADER", "1", 15)
-    b = spawn(second_hosts, path, 2, timeout_ms)
-    b.wait_event("CONNECTED", "2", 15)
-    b.send("join")
-    b.wait_event("FOLLOWER", "2", 15)
-    return a, b
 
 
 def test_leader_blackholed_past_session_timeout(zk, zk_path, proxies, spawn):
