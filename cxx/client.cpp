@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <stdexcept>
@@ -77,6 +78,27 @@ void Client::open_session() {
         session_.swap(s);
     }
     s.reset();  // the retired session closes outside the lock
+    nudge_while_disconnected(++disconnect_epoch_);
+}
+
+// libzookeeper-mt 3.8 advances its position in the host list twice per
+// failed connection attempt (once in its error handler, once before the
+// next attempt), so with an even number of addresses it only ever tries half
+// of them: a client on a two-server list whose server dies retries that dead
+// server until its session expires, with the other server up. One extra
+// advance now and then, while the connection stays down, breaks that
+// parity; with the list's own order otherwise kept, every address is tried.
+// The step is small against the lease (T/2 - margin), so a leader whose
+// server died moves to a live one well within it.
+void Client::nudge_while_disconnected(uint64_t epoch) {
+    int64_t t = timeout_ms_.load();
+    if (t <= 0) t = settings_.session_timeout_ms;
+    int64_t step_ms = std::clamp<int64_t>(t / 16, 25, 1000);
+    at(boottime_ns() + step_ms * kNsPerMs, [this, epoch] {
+        if (epoch != disconnect_epoch_ || connected()) return;
+        session_->try_next_server();
+        nudge_while_disconnected(epoch);
+    });
 }
 
 void Client::reopen_session() {
@@ -227,6 +249,7 @@ void Client::on_session_event(uint64_t, int state) {
     if (state == ZOO_CONNECTED_STATE) {
         bool first = !ever_connected_;
         ever_connected_ = true;
+        ++disconnect_epoch_;
         timeout_ms_.store(session_->negotiated_timeout_ms());
         session_id_.store(session_->session_id());
         {
@@ -239,6 +262,7 @@ void Client::on_session_event(uint64_t, int state) {
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
         if (!connected()) return;
         connected_.store(false, std::memory_order_release);
+        nudge_while_disconnected(++disconnect_epoch_);
         each([](Member &m) { m.on_suspended(); });
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
         connected_.store(false, std::memory_order_release);
@@ -251,6 +275,7 @@ void Client::on_session_event(uint64_t, int state) {
         reopen_session();
     } else if (state == ZOO_AUTH_FAILED_STATE) {
         connected_.store(false, std::memory_order_release);
+        ++disconnect_epoch_;  // the handle is dead: nothing to nudge
         {
             std::lock_guard<std::mutex> lock(mu_);
             auth_failed_ = true;

@@ -87,6 +87,7 @@ private:
     void open_session();
     void reopen_session();
     void on_session_event(uint64_t gen, int state);
+    void nudge_while_disconnected(uint64_t epoch);
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path);
     std::shared_ptr<ZkSession> session_snapshot();
 
@@ -115,6 +116,7 @@ private:
     std::unordered_multimap<std::string, uint64_t> interest_;
     uint64_t next_member_ = 1;
     bool ever_connected_ = false;  // in the current session
+    uint64_t disconnect_epoch_ = 0;  // bumped on every connect and disconnect
 
     std::shared_ptr<ZkSession> session_;  // swapped on expiry, on the loop
     mutable std::mutex session_mu_;       // guards the pointer for queries

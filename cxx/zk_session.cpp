@@ -221,4 +221,10 @@ int64_t ZkSession::session_id() const {
 
 int ZkSession::negotiated_timeout_ms() const { return zoo_recv_timeout(zh_); }
 
+void ZkSession::try_next_server() {
+    if (!zh_) return;
+    int state = zoo_state(zh_);
+    if (state == 0 || state == ZOO_CONNECTING_STATE) zoo_cycle_next_server(zh_);
+}
+
 }  // namespace zkelect

@@ -70,6 +70,9 @@ public:
 
     int64_t session_id() const;
     int negotiated_timeout_ms() const;
+    // While disconnected: make the next connection attempt go to the next
+    // address of the host list. See Client::nudge_while_disconnected.
+    void try_next_server();
 
 private:
     struct Pending;

@@ -135,15 +135,11 @@ def test_leaders_server_killed_then_ensemble_leader(zk, zk_path, spawn, kz):
     assert a.quit() == 0 and b.quit() == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "libzookeeper-mt 3.8.0 C client: once on the LAST address of its (shuffled) "
-    "host list, it retries only that address after it dies ('Delaying connection "
-    "after exhaustively trying all servers', connection refused, every ~65 ms) and "
-    "never wraps to the first, live, server; the lease runs out and the session "
-    "expires unless the dead server comes back"))
 def test_leader_moves_again_after_its_second_server_dies(zk, zk_path, spawn, kz):
     """The server the leader moved to dies too (the first is back): the
-    leader must move back, still within its lease."""
+    leader must move back, still within its lease. Its host list has two
+    addresses, the case where libzookeeper-mt 3.8.0 alone retries the dead
+    one until the session expires (see Client::nudge_while_disconnected)."""
     T = 4000
     a, b, node, followers = _leader_on_followers(zk, spawn, kz, zk_path, T)
     sid = node[0][1]
