@@ -41,6 +41,14 @@ ReplyFn Candidacy::route(Handler h) {
     });
 }
 
+ListingFn Candidacy::route(ListingHandler h) {
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t gen = gen_;
+    return [weak, gen, h](const Listing &l) {
+        if (auto self = weak.lock()) ((*self).*h)(gen, l);
+    };
+}
+
 void Candidacy::emit(EventType t, Reason r, std::string message, std::string node, std::string id,
                      int64_t token, int error, int zk_rc) {
     auto ev = std::make_unique<Event>();
@@ -149,8 +157,19 @@ void Candidacy::begin_enrollment() {
 
 void Candidacy::send_create() {
     set_state(State::kCreating);
+    if (!client_.path_known(shared_->path)) {
+        // First candidate of this session here: make the path in the same
+        // burst rather than learn of its absence from a failed create (each
+        // is a write through the quorum). Errors are for the create to tell.
+        for (const auto &prefix : path_prefixes(shared_->path))
+            client_.session().create_persistent(prefix, ReplyFn([](Reply &&) {}));
+    }
+    create_sent_ = boottime_ns();
     client_.session().create_candidate(node_path(node_prefix(uuid_)), shared_->id,
                                        route(&Candidacy::on_create));
+    // Answered after the create (one session's requests are answered in
+    // order): the listing is on its way when the node's name comes back.
+    list();
 }
 
 void Candidacy::on_create(uint64_t gen, Reply &&r) {
@@ -174,11 +193,17 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
                 collect_garbage();
                 return;
             }
+            client_.set_path_known(shared_->path);
+            // A write acknowledged through the quorum earns a lease just as
+            // a keepalive does: if the listing finds us first, we lead with
+            // no further round trip.
+            heir_lease_until_ = create_sent_ + lease_length_ns();
             // Own-node watch: someone else deleting our node must not go
             // unnoticed while we lead or wait.
             client_.watch(node_path(node_), member_id_);
             client_.session().get(node_path(node_), true, route(&Candidacy::on_own));
-            list();
+            // The listing sent with the create follows.
+            set_state(State::kListing);
             return;
         case ZNONODE:
             if (++parent_attempts_ > 5) {
@@ -236,7 +261,7 @@ void Candidacy::on_parent(uint64_t gen, Reply &&r) {
     }
 }
 
-void Candidacy::on_recover_children(uint64_t gen, Reply &&r) {
+void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
     if (gen != gen_ || state_ != State::kRecovering) return;
     if (r.rc == ZNONODE) {
         // No election path, so no node of ours: start over, safely.
@@ -285,11 +310,12 @@ void Candidacy::on_own(uint64_t gen, Reply &&r) {
 // --- position in the queue --------------------------------------------------
 
 void Candidacy::list() {
-    if (state_ != State::kLeading && state_ != State::kClaiming) set_state(State::kListing);
-    client_.session().get_children(shared_->path, false, route(&Candidacy::on_children));
+    if (state_ != State::kLeading && state_ != State::kClaiming && state_ != State::kCreating)
+        set_state(State::kListing);
+    client_.list(shared_->path, route(&Candidacy::on_children));
 }
 
-void Candidacy::on_children(uint64_t gen, Reply &&r) {
+void Candidacy::on_children(uint64_t gen, const Listing &r) {
     if (gen != gen_ || node_.empty()) return;
     if (r.rc == ZNONODE) {
         // The election path is gone, and our node with it.
@@ -307,10 +333,9 @@ void Candidacy::on_children(uint64_t gen, Reply &&r) {
     }
     if (!garbage_.empty()) collect_garbage();
 
-    auto order = order_candidates(r.children);
-    size_t me = order.size();
-    for (size_t i = 0; i < order.size(); ++i)
-        if (order[i].name == node_) me = i;
+    const auto &order = r.order;
+    auto found = r.position.find(node_);
+    size_t me = found == r.position.end() ? order.size() : found->second;
     if (me == order.size()) {
         node_lost(Reason::kNodeDeleted);
         begin_enrollment();
@@ -536,8 +561,7 @@ void Candidacy::on_connected(bool new_session) {
         case State::kCreating:
         case State::kRecovering:
             set_state(State::kRecovering);
-            client_.session().get_children(shared_->path, false,
-                                           route(&Candidacy::on_recover_children));
+            client_.list(shared_->path, route(&Candidacy::on_recover_children));
             break;
         case State::kListing:
         case State::kFollowing:
@@ -611,13 +635,12 @@ void Candidacy::collect_garbage() {
         }));
     }
     if (unknown) {
-        client_.session().get_children(shared_->path, false,
-                                       route(&Candidacy::on_garbage_children));
+        client_.list(shared_->path, route(&Candidacy::on_garbage_children));
     }
     if (garbage_.empty() && state_ == State::kResigning) finish_resign();
 }
 
-void Candidacy::on_garbage_children(uint64_t, Reply &&r) {
+void Candidacy::on_garbage_children(uint64_t, const Listing &r) {
     if (r.rc != ZOK && r.rc != ZNONODE) return;
     bool found = false;
     for (auto it = garbage_.begin(); it != garbage_.end();) {

@@ -61,7 +61,9 @@ public:
 
 private:
     using Handler = void (Candidacy::*)(uint64_t gen, Reply &&r);
+    using ListingHandler = void (Candidacy::*)(uint64_t gen, const Listing &l);
     ReplyFn route(Handler h);
+    ListingFn route(ListingHandler h);
     void set_state(State s) { state_ = s; }
     std::string node_path(const std::string &name) const { return shared_->path + "/" + name; }
 
@@ -86,12 +88,12 @@ private:
 
     void on_create(uint64_t gen, Reply &&r);
     void on_parent(uint64_t gen, Reply &&r);
-    void on_children(uint64_t gen, Reply &&r);
-    void on_recover_children(uint64_t gen, Reply &&r);
+    void on_children(uint64_t gen, const Listing &l);
+    void on_recover_children(uint64_t gen, const Listing &l);
     void on_adopt(uint64_t gen, Reply &&r);
     void on_pred(uint64_t gen, Reply &&r);
     void on_own(uint64_t gen, Reply &&r);
-    void on_garbage_children(uint64_t gen, Reply &&r);
+    void on_garbage_children(uint64_t gen, const Listing &l);
 
     Client &client_;
     std::shared_ptr<ElectionShared> shared_;
@@ -106,6 +108,7 @@ private:
     std::string uuid_;     // of the current enrollment
     std::string node_;     // our node's name, once known
     int64_t czxid_ = 0;
+    int64_t create_sent_ = 0;  // CLOCK_BOOTTIME: the create earns a lease too
     std::string pred_;     // the predecessor we watch
     bool heir_ = false;    // pred_ was the lowest in our last listing
     std::string announced_pred_;

@@ -67,6 +67,9 @@ Client::~Client() {
 void Client::open_session() {
     uint64_t gen = session_gen_.fetch_add(1) + 1;
     ever_connected_ = false;
+    // Listings of the old session answer nobody now: its members started over.
+    lists_.clear();
+    known_paths_.clear();
     auto s = std::make_shared<ZkSession>(
         settings_,
         [this, gen](int type, int state, const std::string &path) {
@@ -135,6 +138,38 @@ ReplyFn Client::on_loop(std::function<void(Reply &&)> fn) {
     return [this, fn = std::move(fn)](Reply &&r) mutable {
         post([fn, r = std::move(r)]() mutable { fn(std::move(r)); });
     };
+}
+
+void Client::list(const std::string &path, ListingFn fn) {
+    ListQueue &q = lists_[path];
+    q.waiting.push_back(std::move(fn));
+    if (!q.in_flight) send_listing(path);
+}
+
+void Client::send_listing(const std::string &path) {
+    ListQueue &q = lists_[path];
+    q.in_flight = true;
+    q.sent.swap(q.waiting);
+    int64_t gen = session_gen_.load();
+    session_->get_children(path, false, on_loop([this, path, gen](Reply &&r) {
+        if (gen != session_gen_.load()) return;
+        auto it = lists_.find(path);
+        if (it == lists_.end()) return;
+        std::vector<ListingFn> to_call;
+        to_call.swap(it->second.sent);
+        it->second.in_flight = false;
+        if (!it->second.waiting.empty()) send_listing(path);
+        else lists_.erase(it);
+        Listing l;
+        l.rc = r.rc;
+        l.children = std::move(r.children);
+        if (l.rc == ZOK) {
+            l.order = order_candidates(l.children);
+            l.position.reserve(l.order.size());
+            for (size_t i = 0; i < l.order.size(); ++i) l.position.emplace(l.order[i].name, i);
+        }
+        for (auto &fn : to_call) fn(l);
+    }));
 }
 
 void Client::at(int64_t at_ns, std::function<void()> fn) { timers_.emplace(at_ns, std::move(fn)); }

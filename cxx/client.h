@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 
 #include "conf.h"
 #include "errors.h"
+#include "names.h"
 #include "zk_session.h"
 
 namespace zkelect {
@@ -36,6 +38,16 @@ public:
     virtual void on_auth_failed() = 0;
     virtual void on_node_event(int type, const std::string &path) = 0;
 };
+
+// One getChildren of an election path, shared by every member of the client
+// that asked for it, with the candidates already put in order once.
+struct Listing {
+    int rc = 0;                          // ZooKeeper's code
+    std::vector<std::string> children;   // as listed
+    std::vector<Candidate> order;        // candidate nodes, earliest first
+    std::unordered_map<std::string, size_t> position;  // name -> index in order
+};
+using ListingFn = std::function<void(const Listing &)>;
 
 struct ParticipantInfo {
     std::string node;
@@ -76,6 +88,15 @@ public:
     ZkSession &session() { return *session_; }
     // The next node event on path goes to member id (watches are one-shot).
     void watch(const std::string &path, uint64_t member_id);
+    // fn gets a listing of path's children sent after this call, so it sees
+    // every request this session sent before (ZooKeeper answers one
+    // session's requests in order). Callers that ask while a listing is in
+    // flight share the next one: a client lists a path at most twice at
+    // once, however many candidacies it holds there.
+    void list(const std::string &path, ListingFn fn);
+    // True once this session has seen path exist (a candidate created in it).
+    bool path_known(const std::string &path) const { return known_paths_.count(path) != 0; }
+    void set_path_known(const std::string &path) { known_paths_.insert(path); }
     // Run fn on the loop at CLOCK_BOOTTIME time at_ns.
     void at(int64_t at_ns, std::function<void()> fn);
     // Handler for a reply that hops onto the loop before running.
@@ -88,6 +109,7 @@ private:
     void reopen_session();
     void on_session_event(uint64_t gen, int state);
     void nudge_while_disconnected(uint64_t epoch);
+    void send_listing(const std::string &path);
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path);
     std::shared_ptr<ZkSession> session_snapshot();
 
@@ -117,6 +139,13 @@ private:
     uint64_t next_member_ = 1;
     bool ever_connected_ = false;  // in the current session
     uint64_t disconnect_epoch_ = 0;  // bumped on every connect and disconnect
+    struct ListQueue {
+        bool in_flight = false;
+        std::vector<ListingFn> sent;     // get the listing in flight
+        std::vector<ListingFn> waiting;  // get the one after it
+    };
+    std::unordered_map<std::string, ListQueue> lists_;  // per path, this session
+    std::set<std::string> known_paths_;                 // this session
 
     std::shared_ptr<ZkSession> session_;  // swapped on expiry, on the loop
     mutable std::mutex session_mu_;       // guards the pointer for queries
