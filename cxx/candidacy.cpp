@@ -78,13 +78,43 @@ void Candidacy::fail(int code, int zk_rc, const std::string &message) {
     collect_garbage();
 }
 
-int64_t Candidacy::lease_length_ns() const {
+int64_t Candidacy::session_timeout_ms() const {
     int64_t t = client_.negotiated_timeout_ms();
-    if (t <= 0) t = client_.settings().session_timeout_ms;
+    return t > 0 ? t : client_.settings().session_timeout_ms;
+}
+
+int64_t Candidacy::full_lease_ns() const {
+    int64_t t = session_timeout_ms();
     int64_t margin = client_.settings().lease_margin_ms;
     if (margin < 0) margin = std::max<int64_t>(t / 20, 10);
-    int64_t lease = t / 2 - margin;
-    return std::max<int64_t>(lease, 0) * kNsPerMs;
+    return std::max<int64_t>(t / 2 - margin, 0) * kNsPerMs;
+}
+
+int64_t Candidacy::lease_until(int64_t sent) const {
+    // The quorum expires us no earlier than T after the last touch of our
+    // session it heard of. Touches it surely heard of, latest first found:
+    int64_t t = session_timeout_ms() * kNsPerMs;
+    int64_t touched = INT64_MIN / 2;
+    // - this connection's handshake, made by the quorum's leader itself;
+    if (client_.connected_at() <= sent) touched = client_.touch_floor();
+    // - a write of ours acknowledged by sent - T/4: its server reported it
+    //   within tickTime/2 <= T/4, and was still in the quorum at `sent`
+    //   (it acknowledges the write we are sending now);
+    for (const auto &[w, acked] : recent_writes_)
+        if (acked <= sent - t / 4) touched = std::max(touched, w);
+    // - a ping of the ZooKeeper client's, which sends one whenever it has
+    //   sent nothing for T/3, if the connection was up and the process ran
+    //   (a stopped process pings nobody) over [sent - 7T/12, sent - T/4].
+    int64_t quiet = sent - t / 4 - t / 3;
+    if (client_.connected_at() <= quiet && client_.awake_since() <= quiet)
+        touched = std::max(touched, quiet);
+    int64_t margin = t / 2 - full_lease_ns();
+    return std::min(sent + t / 2, touched + t) - margin;
+}
+
+void Candidacy::note_write(int64_t sent) {
+    recent_writes_.emplace_back(sent, boottime_ns());
+    while (recent_writes_.size() > 4) recent_writes_.pop_front();
 }
 
 // --- commands ---------------------------------------------------------------
@@ -165,6 +195,7 @@ void Candidacy::send_create() {
             client_.session().create_persistent(prefix, ReplyFn([](Reply &&) {}));
     }
     create_sent_ = boottime_ns();
+    create_until_ = lease_until(create_sent_);
     client_.session().create_candidate(node_path(node_prefix(uuid_)), shared_->id,
                                        route(&Candidacy::on_create));
     // Answered after the create (one session's requests are answered in
@@ -197,7 +228,8 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
             // A write acknowledged through the quorum earns a lease just as
             // a keepalive does: if the listing finds us first, we lead with
             // no further round trip.
-            heir_lease_until_ = create_sent_ + lease_length_ns();
+            heir_lease_until_ = create_until_;
+            note_write(create_sent_);
             // Own-node watch: someone else deleting our node must not go
             // unnoticed while we lead or wait.
             client_.watch(node_path(node_), member_id_);
@@ -471,18 +503,20 @@ void Candidacy::send_keepalive() {
     int64_t sent = boottime_ns();
     // One keepalive at a time, unless the one in flight is overdue: a reply
     // that never comes on a live connection must not end leadership for good.
-    if (keepalive_inflight_ && sent - keepalive_sent_ < lease_length_ns() * 2 / 3) return;
+    if (keepalive_inflight_ && sent - keepalive_sent_ < full_lease_ns() * 2 / 3) return;
     keepalive_inflight_ = true;
     keepalive_sent_ = sent;
+    int64_t earns = lease_until(sent);
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
-    client_.session().check(node_path(node_), client_.on_loop([weak, gen, sent](Reply &&r) {
+    client_.session().check(node_path(node_), client_.on_loop([weak, gen, sent, earns](Reply &&r) {
         auto self = weak.lock();
         if (!self || gen != self->gen_) return;
         self->keepalive_inflight_ = false;
         if (r.rc == ZOK) {
             self->client_.bump(kKeepalives);
-            int64_t until = sent + self->lease_length_ns();
+            self->note_write(sent);
+            int64_t until = earns;
             switch (self->state_) {
                 case State::kLeading: {
                     // Only extend a lease still held: resign may have zeroed it
@@ -499,9 +533,12 @@ void Candidacy::send_keepalive() {
                 case State::kFollowing: self->heir_lease_until_ = until; break;
                 case State::kClaiming:
                     if (until <= boottime_ns()) {
-                        // Acknowledged too late to lead on (we were paused or
-                        // the reply crawled): earn a fresh lease first.
-                        self->send_keepalive();
+                        // Acknowledged too late to lead on (we were paused,
+                        // the reply crawled, or no touch of ours is known to
+                        // have reached the quorum recently): try again once
+                        // the write just acknowledged counts as one.
+                        self->retry_claim_at(boottime_ns() +
+                                             self->session_timeout_ms() * kNsPerMs / 4);
                         break;
                     }
                     self->heir_lease_until_ = until;
@@ -516,11 +553,19 @@ void Candidacy::send_keepalive() {
     }));
 }
 
+void Candidacy::retry_claim_at(int64_t at) {
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t gen = gen_;
+    client_.at(at, [weak, gen] {
+        auto self = weak.lock();
+        if (self && gen == self->gen_ && self->state_ == State::kClaiming) self->send_keepalive();
+    });
+}
+
 void Candidacy::schedule_keepalive() {
     if (keepalive_scheduled_) return;
     keepalive_scheduled_ = true;
-    int64_t t = client_.negotiated_timeout_ms();
-    if (t <= 0) t = client_.settings().session_timeout_ms;
+    int64_t t = session_timeout_ms();
     std::weak_ptr<Candidacy> weak = weak_from_this();
     client_.at(boottime_ns() + t * kNsPerMs / 6, [weak] {
         auto self = weak.lock();
@@ -587,6 +632,7 @@ void Candidacy::on_expired() {
     if (involved) emit(EventType::kExpired, Reason::kNone, "ZooKeeper session expired");
     // The server deleted every node of the session: nothing left to clean.
     node_lost(Reason::kExpired);
+    recent_writes_.clear();  // touches of a dead session prove nothing now
     garbage_.clear();
     abandoned_.clear();
     if (state_ == State::kResigning) {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -77,6 +78,7 @@ private:
     void node_lost(Reason why);
     void send_keepalive();
     void schedule_keepalive();
+    void retry_claim_at(int64_t at);
     void schedule_lease_check(int64_t at);
     void collect_garbage();
     void finish_resign();
@@ -84,7 +86,13 @@ private:
               std::string node = {}, std::string id = {}, int64_t token = 0, int error = 0,
               int zk_rc = 0);
     void fail(int code, int zk_rc, const std::string &message);
-    int64_t lease_length_ns() const;
+    int64_t session_timeout_ms() const;
+    // The lease deadline an acknowledged write sent at `sent` earns, given
+    // the writes sent before it (see docs/semantics.md, "Why that is safe").
+    // Call when sending, before note_write of that write.
+    int64_t lease_until(int64_t sent) const;
+    int64_t full_lease_ns() const;  // T/2 - margin
+    void note_write(int64_t sent);  // a write sent at `sent` acknowledged now
 
     void on_create(uint64_t gen, Reply &&r);
     void on_parent(uint64_t gen, Reply &&r);
@@ -108,7 +116,11 @@ private:
     std::string uuid_;     // of the current enrollment
     std::string node_;     // our node's name, once known
     int64_t czxid_ = 0;
-    int64_t create_sent_ = 0;  // CLOCK_BOOTTIME: the create earns a lease too
+    int64_t create_sent_ = 0;   // CLOCK_BOOTTIME: the create earns a lease too
+    int64_t create_until_ = 0;
+    // Our last acknowledged writes (creates, keepalives) in this session,
+    // {sent, acknowledged}, newest last: touches we know happened.
+    std::deque<std::pair<int64_t, int64_t>> recent_writes_;
     std::string pred_;     // the predecessor we watch
     bool heir_ = false;    // pred_ was the lowest in our last listing
     std::string announced_pred_;

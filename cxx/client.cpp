@@ -28,6 +28,8 @@ Client::Client(const Settings &settings) : settings_(settings) {
     }
     try {
         open_session();
+        awake_since_ = boottime_ns();
+        heartbeat(awake_since_);
         loop_ = std::thread([this] { run(); });
     } catch (...) {
         session_.reset();
@@ -69,6 +71,8 @@ void Client::open_session() {
     ever_connected_ = false;
     // Listings of the old session answer nobody now: its members started over.
     lists_.clear();
+    touch_floor_ = boottime_ns();  // the new session is created after this
+    connected_at_ = INT64_MAX;
     known_paths_.clear();
     auto s = std::make_shared<ZkSession>(
         settings_,
@@ -138,6 +142,18 @@ ReplyFn Client::on_loop(std::function<void(Reply &&)> fn) {
     return [this, fn = std::move(fn)](Reply &&r) mutable {
         post([fn, r = std::move(r)]() mutable { fn(std::move(r)); });
     };
+}
+
+// A timer every T/12: when one fires late by more than T/24 the whole
+// process stood still (its ZooKeeper threads too), and the pings leases rely
+// on after a quiet spell may not have been sent.
+void Client::heartbeat(int64_t due) {
+    int64_t t = timeout_ms_.load();
+    if (t <= 0) t = settings_.session_timeout_ms;
+    int64_t now = boottime_ns();
+    if (now - due > t * kNsPerMs / 24) awake_since_ = now;
+    int64_t next = now + t * kNsPerMs / 12;
+    at(next, [this, next] { heartbeat(next); });
 }
 
 void Client::list(const std::string &path, ListingFn fn) {
@@ -285,6 +301,7 @@ void Client::on_session_event(uint64_t, int state) {
         bool first = !ever_connected_;
         ever_connected_ = true;
         ++disconnect_epoch_;
+        connected_at_ = boottime_ns();
         timeout_ms_.store(session_->negotiated_timeout_ms());
         session_id_.store(session_->session_id());
         {
@@ -298,6 +315,8 @@ void Client::on_session_event(uint64_t, int state) {
         if (!connected()) return;
         connected_.store(false, std::memory_order_release);
         nudge_while_disconnected(++disconnect_epoch_);
+        touch_floor_ = boottime_ns();  // a reconnect revalidates after this
+        connected_at_ = INT64_MAX;
         each([](Member &m) { m.on_suspended(); });
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
         connected_.store(false, std::memory_order_release);

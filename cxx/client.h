@@ -97,6 +97,16 @@ public:
     // True once this session has seen path exist (a candidate created in it).
     bool path_known(const std::string &path) const { return known_paths_.count(path) != 0; }
     void set_path_known(const std::string &path) { known_paths_.insert(path); }
+    // CLOCK_BOOTTIME time since which the loop has run without a stall
+    // (a SIGSTOP, a frozen VM) longer than T/12: since then ZooKeeper's own
+    // threads have been free to ping.
+    int64_t awake_since() const { return awake_since_; }
+    // The current connection's handshake (a session's creation, or its
+    // revalidation on reconnect) is a touch made by the quorum's leader
+    // itself, at a time no earlier than touch_floor() and no later than
+    // connected_at(). Loop thread only.
+    int64_t touch_floor() const { return touch_floor_; }
+    int64_t connected_at() const { return connected_at_; }
     // Run fn on the loop at CLOCK_BOOTTIME time at_ns.
     void at(int64_t at_ns, std::function<void()> fn);
     // Handler for a reply that hops onto the loop before running.
@@ -110,6 +120,7 @@ private:
     void on_session_event(uint64_t gen, int state);
     void nudge_while_disconnected(uint64_t epoch);
     void send_listing(const std::string &path);
+    void heartbeat(int64_t due);
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path);
     std::shared_ptr<ZkSession> session_snapshot();
 
@@ -139,6 +150,9 @@ private:
     uint64_t next_member_ = 1;
     bool ever_connected_ = false;  // in the current session
     uint64_t disconnect_epoch_ = 0;  // bumped on every connect and disconnect
+    int64_t awake_since_ = INT64_MAX;  // until the first heartbeat
+    int64_t touch_floor_ = 0;
+    int64_t connected_at_ = INT64_MAX;
     struct ListQueue {
         bool in_flight = false;
         std::vector<ListingFn> sent;     // get the listing in flight
