@@ -5,9 +5,17 @@
 #     driver + participants tree, 100 graceful failovers at N=2, per library;
 #     the driver's own share is the same for every library;
 #   - the in-process failover latency of libzkelect (bench/scale.c with 2
-#     candidacies on 2 sessions), which has no participant tool nor pipe in it.
+#     candidacies on 2 sessions), which has no participant tool nor pipe in it;
+#   - bench/failover_timeline.py: each failover decomposed from the ZooKeeper C
+#     client's debug log (RESIGNED -> notification -> requests -> answers ->
+#     LEADER), the read / write floor, the same failovers without the log and
+#     with kazoo, client CPU per failover, and instructions per failover under
+#     callgrind (per object, per role, top functions).
 #
 #   bench/profile.sh BUILD_DIR [OUTFILE]
+# PARTS (default "perf,scale,timeline") picks sections; TRIALS (100) the perf
+# failovers; TIMELINE_ARGS extra options for failover_timeline.py (default:
+# 40 failovers per run, callgrind over 30).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(cd "${1:?usage: bench/profile.sh BUILD_DIR [OUTFILE]}" && pwd)
@@ -18,11 +26,15 @@ trap 'rm -rf "$TMP"' EXIT
 export LD_LIBRARY_PATH=$BUILD/capi${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PKG_CONFIG_PATH=$BUILD/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 
-mkdir -p "$TMP/curator"
-cp "$SHARED"/participants/curator/{CuratorParticipant.java,build.sh,run.sh} "$TMP/curator/"
-chmod +x "$TMP"/curator/*.sh
-"$TMP/curator/build.sh"
-cc -O2 -o "$TMP/scale" "$HERE/scale.c" $(pkg-config --cflags --libs libzkelect) -lpthread
+PARTS=${PARTS:-perf,scale,timeline}
+has() { case ",$PARTS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+if has perf; then
+  mkdir -p "$TMP/curator"
+  cp "$SHARED"/participants/curator/{CuratorParticipant.java,build.sh,run.sh} "$TMP/curator/"
+  chmod +x "$TMP"/curator/*.sh
+  "$TMP/curator/build.sh" >&2
+fi
+has scale && cc -O2 -o "$TMP/scale" "$HERE/scale.c" $(pkg-config --cflags --libs libzkelect) -lpthread
 
 TRIALS=${TRIALS:-100}
 drive() { # name impl-args...
@@ -51,15 +63,66 @@ print("%-10s failovers=%d median=%.2f ms p90=%.2f ms | whole tree: task-clock %.
 EOF
 }
 {
-  echo "# bench/profile.sh $(date -u +%FT%TZ) load=$(cut -d' ' -f1-3 /proc/loadavg)"
-  drive libzkelect --impl-cmd "$BUILD/tools/zkelect candidate"
-  drive kazoo --impl kazoo
-  drive curator --impl-cmd "$TMP/curator/run.sh"
-  echo "## in-process libzkelect: 2 candidacies on 2 sessions, resign -> next ELECTED (library event times)"
-  "$TMP/scale" --candidacies 2 --sessions 2 --failovers "$TRIALS" 2>/dev/null | /usr/bin/python3 -c '
+  echo "# bench/profile.sh $(date -u +%FT%TZ)"
+  echo
+  cat <<'EOF'
+Where a graceful failover's time goes (issue 5: "a profile of where the time
+goes" for the targets not met). A graceful failover: the leader resigns
+(deletes its znode); the next candidate must become leader. On the bench
+ensemble (3 servers on loopback, tickTime 500 ms), with the participant
+protocol of ../shared/bench/README.md:
+
+- perf stat of the whole benchmark tree (software counters; hardware counters
+  are not available on this machine) and the in-process failover latency, as
+  before;
+- bench/failover_timeline.py: `zkelect candidate` participants, one per
+  process, with the ZooKeeper C client's debug log (every request queued,
+  every answer and watch event received and handed over), its lines stamped in
+  ns by an LD_PRELOAD shim (the log's own stamps are whole ms, too coarse);
+  the leader is resigned in rotation and each failover is cut into segments
+  from the old leader's RESIGNED to the new leader's LEADER. Also: the read /
+  write floor of the same ensemble measured by the script, the same failovers
+  without the debug log and with kazoo (client CPU per failover from
+  /proc/PID/task/*/schedstat), and one candidate under valgrind's callgrind
+  (instructions per failover, per object, per role, top functions). Times are
+  from a shared 2-core machine with other tests running: compare within a
+  run, prefer ratios, counts and instruction counts.
+EOF
+  echo
+  echo "Commit \`$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo '?')\`, build \`$BUILD\`," \
+       "$(nproc) CPUs, load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
+  echo
+  if has perf; then
+    echo "## perf stat: whole driver + participants tree, $TRIALS graceful failovers at N=2 (peer_bench.py)"
+    echo
+    echo '```'
+    drive libzkelect --impl-cmd "$BUILD/tools/zkelect candidate"
+    drive kazoo --impl kazoo
+    drive curator --impl-cmd "$TMP/curator/run.sh"
+    echo '```'
+    echo
+  fi
+  if has scale; then
+    echo "## In-process libzkelect: 2 candidacies on 2 sessions, resign -> next ELECTED (library event times)"
+    echo
+    echo '```'
+    "$TMP/scale" --candidacies 2 --sessions 2 --failovers "$TRIALS" 2>/dev/null | /usr/bin/python3 -c '
 import json, statistics, sys
 d = json.load(sys.stdin)
 s = sorted(d["failover_ms"])
 print("in-process failovers=%d median=%.2f ms p90=%.2f ms min=%.2f ms; requests per failover %s"
       % (len(s), statistics.median(s), s[int(0.9 * len(s)) - 1], s[0], sorted(set(d["failover_requests"]))))'
+    echo '```'
+    echo
+  fi
+  if has timeline; then
+    echo "## Failover timeline, floor, client CPU and callgrind (bench/failover_timeline.py)"
+    echo
+    # shellcheck disable=SC2086
+    /usr/bin/python3 "$HERE/failover_timeline.py" --binary "$BUILD/tools/zkelect" \
+      --kazoo "$SHARED/participants/kazoo/kazoo_participant.py" \
+      ${TIMELINE_ARGS:---failovers 40 --callgrind 30 --callgrind-roles 15}
+    echo
+  fi
+  echo "_Load average at end: $(cut -d' ' -f1-3 /proc/loadavg)._"
 } > "$OUT"
