@@ -634,6 +634,7 @@ void Candidacy::on_expired() {
     node_lost(Reason::kExpired);
     recent_writes_.clear();  // touches of a dead session prove nothing now
     garbage_.clear();
+    deleting_.clear();  // the old handle will not answer them
     abandoned_.clear();
     if (state_ == State::kResigning) {
         finish_resign();
@@ -661,11 +662,14 @@ void Candidacy::collect_garbage() {
             unknown = true;
             continue;
         }
+        // resign() then close() both come here: one delete on the wire.
+        if (!deleting_.insert(name).second) continue;
         std::weak_ptr<Candidacy> weak = weak_from_this();
         std::string key = uuid;
         client_.session().remove(node_path(name), client_.on_loop([weak, key, name](Reply &&r) {
             auto self = weak.lock();
             if (!self) return;
+            self->deleting_.erase(name);
             auto it = self->garbage_.find(key);
             if (it == self->garbage_.end() || it->second != name) return;
             if (r.rc == ZOK || r.rc == ZNONODE) {

@@ -134,6 +134,8 @@ private:
 
     // uuid -> node name ("" while unknown), nodes to delete.
     std::map<std::string, std::string> garbage_;
+    // Names whose delete is on the wire, so a second pass does not resend it.
+    std::set<std::string> deleting_;
     // uuids whose create outcome we never learnt: a node carrying one is
     // ours to delete whenever a listing shows it (this session only).
     std::set<std::string> abandoned_;

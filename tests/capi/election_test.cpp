@@ -213,6 +213,33 @@ TEST(Election, DestroyRemovesNodeAtOnce) {
     EXPECT_TRUE(participants(checker.get(), path).empty());
 }
 
+// The zkelect tool and the bindings resign and then destroy at once; the
+// destroy must wait for the resign's delete, not send a second one.
+TEST(Election, ResignThenDestroySendsOneDelete) {
+    std::string path = fresh_path();
+    Client checker = new_client(single_host());
+    ASSERT_TRUE(checker);
+    std::vector<Cand> cs(3);
+    for (int i = 0; i < 3; ++i) {
+        cs[i].id = "r" + std::to_string(i);
+        cs[i].own = new_client(single_host());
+        cs[i].e = new_election(cs[i].own.get(), path, cs[i].id);
+        ASSERT_TRUE(cs[i].e);
+        ASSERT_EQ(zkelect_volunteer(cs[i].e.get()), 0);
+        ASSERT_NE(cs[i].wait_enrolled(10000), 0) << cs[i].history();
+    }
+    // The third in line: no heir keepalive, no lease, so nothing but the
+    // delete is due from its client.
+    Cand &last = cs[2];
+    uint64_t before = 0, after = 0;
+    ASSERT_EQ(zkelect_client_counter(last.own.get(), ZKELECT_COUNTER_ZK_REQUESTS, &before), 0);
+    ASSERT_EQ(zkelect_resign(last.e.get()), 0);
+    last.e.reset();
+    ASSERT_EQ(zkelect_client_counter(last.own.get(), ZKELECT_COUNTER_ZK_REQUESTS, &after), 0);
+    EXPECT_EQ(after - before, 1u) << "requests for resign + destroy";
+    EXPECT_EQ(ids_of(participants(checker.get(), path)), (std::vector<std::string>{"r0", "r1"}));
+}
+
 TEST(Election, LeaderIdAndParticipantsMatchCuratorLayout) {
     std::string path = fresh_path();
     Client a = new_client(single_host()), b = new_client(single_host());
