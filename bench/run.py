@@ -61,7 +61,7 @@ def driver_groups(quick):
             ("herd100", ["--tests", "herd", "--herd-n", "100", "--herd-trials", "2"]),
         ]
     return [
-        ("convergence", ["--tests", "convergence", "--n", "2,10,50,100", "--conv-repeats", "3"]),
+        ("convergence", ["--tests", "convergence", "--n", "2,10,50,100", "--conv-repeats", "7"]),
         ("graceful", ["--tests", "graceful", "--n", "10,50", "--trials", "30", "--warmup", "3"]),
         ("crash-pause-herd50", ["--tests", "crash,pause,herd", "--crash-trials", "10",
                                 "--pause-trials", "5", "--herd-n", "50", "--herd-trials", "5"]),
