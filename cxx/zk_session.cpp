@@ -51,10 +51,10 @@ ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
         throw std::runtime_error("ZooKeeper's client refused the connect string \"" +
                                  settings_.hosts + "\" (unresolvable host?)");
     // By default the client resolves every host name of the connect string
-    // again on each turn of its I/O loop, a getaddrinfo per host per packet:
-    // measured, that was two thirds of the client's instructions in a
-    // failover. Once per window still follows DNS changes; on connection loss
-    // the client resolves at once anyway.
+    // again on each turn of its I/O loop (a getaddrinfo per host, then
+    // srand): in callgrind, two thirds of the client's instructions in a
+    // failover. Once per window still follows DNS changes, and zookeeper.h
+    // says the window does not hold back resolution after a connection loss.
     zoo_set_servers_resolution_delay(zh_, kResolutionWindowMs);
     if (!settings_.auth_scheme.empty()) {
         // Registered once; libzookeeper re-sends it on every reconnect.
