@@ -41,6 +41,21 @@ struct Cand {
             if (t == ZKELECT_EV_ELECTED || t == ZKELECT_EV_FOLLOWING) return t;
         }
     }
+    // Enter `path` as `pid` on client c and wait until enrolled: ELECTED or
+    // FOLLOWING, 0 on failure (history() says which step failed).
+    int enrol(zkelect_client_t *c, const std::string &path, const std::string &pid) {
+        id = pid;
+        e = new_election(c, path, id);
+        if (!e) {
+            log.push_back("zkelect_election_new failed");
+            return 0;
+        }
+        if (int rc = zkelect_volunteer(e.get())) {
+            log.push_back(std::string("zkelect_volunteer: ") + zkelect_err_name(rc));
+            return 0;
+        }
+        return wait_enrolled(10000);
+    }
     // Everything already queued, without waiting.
     std::vector<int> drain() {
         std::vector<int> types;
@@ -119,12 +134,8 @@ TEST(Election, ResignPassesLeadershipInQueueOrder) {
     for (int i = 0; i < n; ++i) {
         cs[i].own = new_client(single_host());
         ASSERT_TRUE(cs[i].own);
-        cs[i].id = "p" + std::to_string(i);
-        cs[i].e = new_election(cs[i].own.get(), path, cs[i].id);
-        ASSERT_TRUE(cs[i].e);
-        ASSERT_EQ(zkelect_volunteer(cs[i].e.get()), 0);
         // One at a time, so the queue order is the order of volunteering.
-        int t = cs[i].wait_enrolled(10000);
+        int t = cs[i].enrol(cs[i].own.get(), path, "p" + std::to_string(i));
         ASSERT_EQ(t, i == 0 ? ZKELECT_EV_ELECTED : ZKELECT_EV_FOLLOWING) << cs[i].history();
     }
     auto index_of = [&](const std::string &id) {
@@ -182,12 +193,9 @@ TEST(Election, DestroyRemovesNodeAtOnce) {
     ASSERT_TRUE(checker && shared);
     std::vector<Cand> cs(5);
     for (int i = 0; i < 5; ++i) {
-        cs[i].id = "d" + std::to_string(i);
         if (i < 3) cs[i].own = new_client(single_host());
-        cs[i].e = new_election(i < 3 ? cs[i].own.get() : shared.get(), path, cs[i].id);
-        ASSERT_TRUE(cs[i].e);
-        ASSERT_EQ(zkelect_volunteer(cs[i].e.get()), 0);
-        ASSERT_NE(cs[i].wait_enrolled(10000), 0) << cs[i].history();
+        ASSERT_NE(cs[i].enrol(i < 3 ? cs[i].own.get() : shared.get(), path, "d" + std::to_string(i)), 0)
+            << cs[i].history();
     }
     ASSERT_EQ(participants(checker.get(), path).size(), 5u);
 
@@ -221,12 +229,8 @@ TEST(Election, ResignThenDestroySendsOneDelete) {
     ASSERT_TRUE(checker);
     std::vector<Cand> cs(3);
     for (int i = 0; i < 3; ++i) {
-        cs[i].id = "r" + std::to_string(i);
         cs[i].own = new_client(single_host());
-        cs[i].e = new_election(cs[i].own.get(), path, cs[i].id);
-        ASSERT_TRUE(cs[i].e);
-        ASSERT_EQ(zkelect_volunteer(cs[i].e.get()), 0);
-        ASSERT_NE(cs[i].wait_enrolled(10000), 0) << cs[i].history();
+        ASSERT_NE(cs[i].enrol(cs[i].own.get(), path, "r" + std::to_string(i)), 0) << cs[i].history();
     }
     // The third in line: no heir keepalive, no lease, so nothing but the
     // delete is due from its client.
@@ -246,11 +250,8 @@ TEST(Election, LeaderIdAndParticipantsMatchCuratorLayout) {
     ASSERT_TRUE(a && b);
     std::vector<Cand> cs(5);
     for (int i = 0; i < 5; ++i) {
-        cs[i].id = "node-" + std::to_string(i) + "-\xc3\xa9t\xc3\xa9";  // UTF-8 survives
-        cs[i].e = new_election(i % 2 ? b.get() : a.get(), path, cs[i].id);
-        ASSERT_TRUE(cs[i].e);
-        ASSERT_EQ(zkelect_volunteer(cs[i].e.get()), 0);
-        ASSERT_NE(cs[i].wait_enrolled(10000), 0) << cs[i].history();
+        std::string id = "node-" + std::to_string(i) + "-\xc3\xa9t\xc3\xa9";  // UTF-8 survives
+        ASSERT_NE(cs[i].enrol(i % 2 ? b.get() : a.get(), path, id), 0) << cs[i].history();
     }
     auto ps = participants(a.get(), path);
     ASSERT_EQ(ps.size(), 5u);
