@@ -1,6 +1,6 @@
 /*
- * zkelect candidate: the participant line protocol of DESIGN.md section 6
- * (../shared/bench/README.md, "Participant protocol"). Benchmarks and
+ * zkelect candidate: the participant line protocol of docs/design.md
+ * ("The participant line protocol"). Benchmarks and
  * cross-checks parse its stdout, so every EVENT line is a contract.
  *
  * One thread: poll(2) over stdin, a signalfd and every election's event fd.

@@ -1,4 +1,4 @@
-"""`zkelect candidate`: the participant line protocol (DESIGN.md section 6)."""
+"""`zkelect candidate`: the participant line protocol (docs/design.md)."""
 
 import subprocess
 import time
