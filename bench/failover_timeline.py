@@ -34,7 +34,7 @@ Also measured, in the same run:
 
 Prints a markdown report on stdout; --json keeps the raw numbers.
 
-  bench/failover_timeline.py [--binary BUILD/tools/zkelect] [--failovers 40]
+  bench/failover_timeline.py --connect HOSTS [--binary BUILD/tools/zkelect] [--failovers 40]
                              [--callgrind 30] [--json FILE]
 Loopback only; every process started here is stopped by its PID.
 """
@@ -61,7 +61,6 @@ except ImportError as e:
                                 "tests", "bed")))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_CONNECT = "127.0.0.1:21811,127.0.0.1:21812,127.0.0.1:21813"
 DEFAULT_BINARY = os.path.join(HERE, "..", "build-release", "tools", "zkelect")
 DEFAULT_KAZOO = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
 
@@ -1197,7 +1196,7 @@ def find_helpers(build):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--binary", default=DEFAULT_BINARY)
-    ap.add_argument("--connect", default=DEFAULT_CONNECT)
+    ap.add_argument("--connect", required=True, help="connect string of a running ensemble")
     ap.add_argument("--kazoo", default=DEFAULT_KAZOO, help="kazoo participant ('' to skip)")
     ap.add_argument("--failovers", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=3)
