@@ -86,10 +86,17 @@ def test_hub_merges_processes_in_arrival_order_and_tracks_state():
         a.send("go")
         hub.wait(lambda ln: hub.state.get("1") == "LEADER", 5, "1 leads")
         assert hub.leaders() == ["1"] and hub.state["2"] == "RESIGNED"
-        # Consumed lines are not offered again; the ends of both outputs are.
-        ends = set()
-        hub.wait(lambda ln: ln.words == EOF and ends.add(ln.src) is None and len(ends) == 2, 5,
-                 "both ends")
+        # The end of each output is a line of the merged stream too.
+        assert a.close() == 0 and b.close() == 0
+        with hub.cv:
+            ends = [ln.src for ln in hub.lines if ln.words == EOF]
+        assert sorted(p.ids[0] for p in ends) == ["1", "2"]
+        # Lines a wait was offered are consumed: offered again to nobody.
+        rest = []
+        with pytest.raises(AssertionError, match="timed out"):
+            hub.wait(lambda ln: rest.append(ln) or len(rest) > len(hub.lines), 0.3, "nothing new")
+        with hub.cv:
+            assert len(rest) < len(hub.lines)
     finally:
         a.close()
         b.close()
