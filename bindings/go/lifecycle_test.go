@@ -1,8 +1,10 @@
 package zkelect_test
 
 import (
+	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,9 +36,9 @@ func closeWithin(t *testing.T, what string, close func() error) {
 	}
 }
 
-// Goroutines blocked without limit in NextEvent (and in IsLeader behind a
-// waiting Close) must not keep Close from returning, and must themselves
-// return once the handle is closed.
+// Goroutines blocked without limit in NextEvent or AwaitLeader must not
+// keep Close from returning, and must themselves return ErrClosed once the
+// handle is closed.
 func TestCloseReturnsWhileNextEventBlocks(t *testing.T) {
 	path := freshPath(t)
 	c, err := zkelect.Connect(opts())
@@ -56,23 +58,37 @@ func TestCloseReturnsWhileNextEventBlocks(t *testing.T) {
 	if _, err := o.NextEvent(waitLimit); err != nil {
 		t.Fatalf("observer's first event: %v", err)
 	}
+	// A follower, to wait in AwaitLeader without limit (on a path of its
+	// own: the observer must stay quiet).
+	path2 := path + "-2"
+	leader := newElector(t, path2, "go-leader")
+	enroll(t, leader)
+	f, err := c.NewElector(path2, "go-follower")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Volunteer(); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
-	results := make(chan error, 4)
+	results := make(chan error, 6)
 	for i := 0; i < 2; i++ {
-		wg.Add(2)
+		wg.Add(3)
 		go func() { defer wg.Done(); _, err := e.NextEvent(-1); results <- err }()
 		go func() { defer wg.Done(); _, err := o.NextEvent(-1); results <- err }()
+		go func() { defer wg.Done(); results <- f.AwaitLeader(context.Background()) }()
 	}
 	// Give the readers time to enter the C call; a reader that has not yet
 	// entered it only makes the test weaker, never wrong.
 	time.Sleep(100 * time.Millisecond)
 	closeWithin(t, "elector", e.Close)
 	closeWithin(t, "observer", o.Close)
+	closeWithin(t, "follower", f.Close)
 	wg.Wait()
 	close(results)
 	for err := range results {
 		if !errors.Is(err, zkelect.ErrClosed) {
-			t.Fatalf("a NextEvent blocked during Close returned %v, want ErrClosed", err)
+			t.Fatalf("a call blocked during Close returned %v, want ErrClosed", err)
 		}
 	}
 	if e.IsLeader() {
@@ -191,5 +207,24 @@ func TestParticipantsErrorCodes(t *testing.T) {
 	}
 	if _, err := c.Participants("/a//b"); !errors.Is(err, zkelect.ErrInvalid) {
 		t.Fatalf("Participants(/a//b): %v, want ErrInvalid", err)
+	}
+}
+
+// Asking a ZooKeeper nobody runs fails for lack of a connection, with the
+// code in Code and not in the message (the library's message starts with
+// the code's name; the binding moves it into Code).
+func TestParticipantsWithoutAServer(t *testing.T) {
+	c, err := zkelect.Connect(zkelect.Options{Hosts: "127.0.0.1:1", SessionTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Participants("/some/path")
+	var zerr *zkelect.Error
+	if !errors.As(err, &zerr) || (zerr.Code != zkelect.CodeConnLoss && zerr.Code != zkelect.CodeTimeout) {
+		t.Fatalf("Participants without a server: %v, want ErrConnLoss or ErrTimeout", err)
+	}
+	if strings.HasPrefix(zerr.Message, "ZKELECT_") {
+		t.Fatalf("the code's name is left in the message: %q", zerr.Message)
 	}
 }

@@ -95,12 +95,19 @@ public class LifecycleTest {
             Elector e = c.elector(path, "java-idle");
             Observer o = c.observer(path);
             assertEquals(Event.Type.LEADER_CHANGED, next(o, Event.Type.LEADER_CHANGED).type);
+            // A follower, to wait in awaitLeader without limit (on a path of
+            // its own: the observer must stay quiet).
+            Elector leader = c.elector(path + "-2", "java-leader");
+            leader.volunteer();
+            assertTrue(leader.awaitLeader(WAIT_MS));
+            Elector follower = c.elector(path + "-2", "java-follower");
+            follower.volunteer();
             List<CompletableFuture<Object>> waiting = new ArrayList<>();
-            for (Handle<?> h : List.<Handle<?>>of(e, o, e, o)) {
+            for (Handle<?> h : List.<Handle<?>>of(e, o, follower, e, o, follower)) {
                 CompletableFuture<Object> f = new CompletableFuture<>();
                 Thread t = new Thread(() -> {
                     try {
-                        f.complete(h.nextEvent(-1));
+                        f.complete(h == follower ? follower.awaitLeader(-1) : h.nextEvent(-1));
                     } catch (Throwable x) {
                         f.complete(x);
                     }
@@ -114,12 +121,14 @@ public class LifecycleTest {
             Thread.sleep(100);
             closeWithin(e);
             closeWithin(o);
+            closeWithin(follower);
             for (CompletableFuture<Object> f : waiting) {
                 Object r = f.get(CLOSE_LIMIT_MS, TimeUnit.MILLISECONDS);
-                assertTrue("a nextEvent waiting during close returned " + r, r instanceof ZkelectException);
+                assertTrue("a call waiting during close returned " + r, r instanceof ZkelectException);
                 assertEquals(ZkelectException.ECLOSED, ((ZkelectException) r).code());
             }
             assertFalse(e.isLeader());
+            leader.close();
         }
     }
 
@@ -143,6 +152,25 @@ public class LifecycleTest {
             Event dep = poll(seen);
             assertEquals("the event after the throw was not delivered", Event.Type.DEPOSED, dep.type);
             assertEquals(Event.Reason.RESIGNED, dep.reason);
+        }
+        // Without an error handler: the event thread's uncaught-exception
+        // handler hears of it, and delivery goes on all the same.
+        Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+        Thread.setDefaultUncaughtExceptionHandler((t, ex) -> reported.add(ex));
+        try (Elector b = Elector.create(settings(), freshPath("listener-default"), "java-throws-2")) {
+            b.setListener(ev -> {
+                seen.add(ev);
+                if (ev.type == Event.Type.ELECTED) {
+                    throw boom;
+                }
+            });
+            b.volunteer();
+            assertEquals(Event.Type.ELECTED, poll(seen).type);
+            assertSame(boom, reported.poll(WAIT_MS, TimeUnit.MILLISECONDS));
+            b.resign();
+            assertEquals(Event.Type.DEPOSED, poll(seen).type);
+        } finally {
+            Thread.setDefaultUncaughtExceptionHandler(before);
         }
     }
 
