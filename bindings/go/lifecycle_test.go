@@ -208,6 +208,10 @@ func TestParticipantsErrorCodes(t *testing.T) {
 	if _, err := c.Participants("/a//b"); !errors.Is(err, zkelect.ErrInvalid) {
 		t.Fatalf("Participants(/a//b): %v, want ErrInvalid", err)
 	}
+	// C would read "a\x00b" as "a": a NUL byte is an error, not a cut.
+	if _, err := c.NewElector(freshPath(t), "a\x00b"); !errors.Is(err, zkelect.ErrInvalid) {
+		t.Fatalf("NewElector with a NUL in the id: %v, want ErrInvalid", err)
+	}
 }
 
 // Asking a ZooKeeper nobody runs fails for lack of a connection, with the

@@ -62,6 +62,8 @@ test("errors carry code, name and message", function()
   check(err.message:find("no.such.key", 1, true), "message %q does not name the key", err.message)
   check(tostring(err):find("ZKELECT_EINVAL", 1, true), "tostring: %s", tostring(err))
   local c = zkelect.connect{ hosts = hosts }
+  err = catch(c.elector, c, fresh_path("nul"), "a\0b")
+  check(err.code == zkelect.EINVAL, "an id with a NUL byte gave %s", err.name)
   err = catch(c.elector, c, "relative/path", "x")
   check(err.code == zkelect.EINVAL, "bad path gave %s", err.name)
   local e = c:elector(fresh_path("errors"), "idle")

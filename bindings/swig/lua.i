@@ -108,6 +108,20 @@ static int zkelect_lua_toint(lua_State *L, int idx, int *out)
 %typemap(out) int
 %{ lua_pushinteger(L, (lua_Integer)$1); SWIG_arg++; %}
 
+/* A Lua string may hold NUL bytes; C would see it cut at the first one (an
+ * id "a\0b" silently becoming "a"), so that is an EINVAL error. Lua owns
+ * the bytes for the call: nothing to copy or free. */
+%typemap(in, checkfn="SWIG_lua_isnilstring") char *, const char * %{
+    {
+        size_t zkelect_len = 0;
+        $1 = ($1_ltype)lua_tolstring(L, $input, &zkelect_len);
+        if ($1 != NULL && strlen($1) != zkelect_len) {
+            zkelect_lua_push_error(L, ZKELECT_EINVAL, "argument $argnum of $symname holds a NUL byte");
+            SWIG_fail;
+        }
+    }
+%}
+
 /* The idiomatic layer (bindings/lua/zkelect_layer.lua), embedded by the build as
  * the C string ZKELECT_LUA_LAYER and run with the module table as its
  * argument once SWIG has registered the raw functions. */
