@@ -22,6 +22,11 @@
  *   GAPCALL <ms> <value> <ns>        the pause fell inside one is_leader call,
  *                                    so its answer may predate the pause
  *   BYE
+ *   HOLE <start_mono> <end_mono>      the loop saw 1, was not scheduled for
+ *                                    more than 5 ms, and saw 1 again: what
+ *                                    is_leader answered in between is not
+ *                                    known, so a merge must not count the
+ *                                    hole as leading
  *   ACK <resign|volunteer> <rc>      a command from stdin was carried out
  *   END <value> <last_mono>          the loop stopped; <last_mono> is just
  *                                    after its last is_leader call
@@ -157,6 +162,7 @@ int main(int argc, char **argv)
 
     /* BOOTTIME counts the stopped time, like the lease clock does. */
     const int64_t gap_ns = 300 * 1000000LL;
+    const int64_t hole_ns = 5 * 1000000LL;
     int64_t start = now_ns(CLOCK_BOOTTIME);
     int64_t prev_end = start;
     int64_t prev_end_mono = now_ns(CLOCK_MONOTONIC);
@@ -174,6 +180,8 @@ int main(int argc, char **argv)
         else if (t1 - t0 > gap_ns)
             say("GAPCALL %" PRId64 " %d %" PRId64, (t1 - t0) / 1000000, v,
                 now_ns(CLOCK_REALTIME));
+        if (v == 1 && last == 1 && m0 - prev_end_mono > hole_ns)
+            say("HOLE %" PRId64 " %" PRId64, prev_end_mono, m0);
         if (v != last) {
             say("FLIP %d %" PRId64 " %" PRId64 " %" PRId64, v, now_ns(CLOCK_REALTIME), m0,
                 prev_end_mono);
