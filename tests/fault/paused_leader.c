@@ -21,6 +21,9 @@
  *                                    <first> is the first is_leader after it
  *   GAPCALL <ms> <value> <ns>        the pause fell inside one is_leader call,
  *                                    so its answer may predate the pause
+ *   AFTER <value> <ns>               after a GAP or GAPCALL: the answer of the
+ *                                    first is_leader call that began after
+ *                                    the pause (the one that counts)
  *   BYE
  *   HOLE <start_mono> <end_mono>      the loop saw 1, was not scheduled for
  *                                    more than 5 ms, and saw 1 again: what
@@ -167,6 +170,7 @@ int main(int argc, char **argv)
     int64_t prev_end = start;
     int64_t prev_end_mono = now_ns(CLOCK_MONOTONIC);
     int last = 0;
+    int want_after = 0;
     struct timespec nap = {0, 100 * 1000};
     while (!atomic_load(&stop_flag) && prev_end - start < max_ns) {
         int64_t m0 = now_ns(CLOCK_MONOTONIC);
@@ -174,12 +178,19 @@ int main(int argc, char **argv)
         int v = zkelect_is_leader(e);
         int64_t t1 = now_ns(CLOCK_BOOTTIME);
         int64_t m1 = now_ns(CLOCK_MONOTONIC);
-        if (t0 - prev_end > gap_ns)
+        if (t0 - prev_end > gap_ns) {
             say("GAP %" PRId64 " %d %" PRId64, (t0 - prev_end) / 1000000, v,
                 now_ns(CLOCK_REALTIME));
-        else if (t1 - t0 > gap_ns)
+            say("AFTER %d %" PRId64, v, now_ns(CLOCK_REALTIME));
+            want_after = 0;
+        } else if (t1 - t0 > gap_ns) {
             say("GAPCALL %" PRId64 " %d %" PRId64, (t1 - t0) / 1000000, v,
                 now_ns(CLOCK_REALTIME));
+            want_after = 1;
+        } else if (want_after) {
+            say("AFTER %d %" PRId64, v, now_ns(CLOCK_REALTIME));
+            want_after = 0;
+        }
         if (v == 1 && last == 1 && m0 - prev_end_mono > hole_ns)
             say("HOLE %" PRId64 " %" PRId64, prev_end_mono, m0);
         if (v != last) {
