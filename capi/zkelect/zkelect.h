@@ -163,8 +163,13 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            disconnect; lease keeps leading while the lease
  *                            earned by the last write still runs.
  *  - "lease.margin.ms"       safety margin subtracted from the lease,
- *                            0..60000 (default: 1/20 of the session timeout,
- *                            at least 10).
+ *                            1..60000 (default: 1/20 of the session timeout,
+ *                            at least 10). It must be below half the session
+ *                            timeout: zkelect_client_new refuses one that is
+ *                            not below half of zk.session.timeout.ms, and a
+ *                            candidacy whose server negotiates a timeout for
+ *                            which it is too large stops with an ERROR event
+ *                            (ZKELECT_EINVAL) instead of waiting for ever.
  *  - "zk.log.level"          "error" (default), "none", "warn", "info",
  *                            "debug": the level of libzookeeper's own log to
  *                            stderr, or "keep" to leave it as it is. The level
