@@ -8,8 +8,12 @@ is a skip when run by hand and a failure under ./dev test, which sets
 ZKELECT_REQUIRE_SANITIZERS=1.
 
 After every run, a separate ZooKeeper client (kazoo) checks what the program
-left under its root: no candidate node of a destroyed handle, and no node for
-a path the library was told to refuse (those carry "never" in their name).
+left under its root: no node for a path the library was told to refuse
+(those carry "never" in their name, and every one of them lies under the
+root). A candidate node left by a destroyed handle cannot be seen from here:
+the program's sessions closed when it exited, and ZooKeeper removed their
+ephemeral nodes with them; only a check inside the program, while its client
+lives, can see one.
 """
 
 import os
@@ -127,8 +131,7 @@ def run_program(prog, flavor, build_dir, test_env, root, timeout=150):
 @pytest.mark.parametrize("prog", PROGRAMS)
 def test_capi_program(prog, flavor, build_dir, test_env, zk, zk_path):
     run_program(prog, flavor, build_dir, test_env, zk_path)
-    nodes, never = _leftovers(zk.connect_string, zk_path)
-    assert not nodes, f"{prog} ({flavor}) left candidate nodes behind: {nodes}"
+    _, never = _leftovers(zk.connect_string, zk_path)
     assert not never, f"{prog} ({flavor}) created paths it should have refused: {never}"
 
 
