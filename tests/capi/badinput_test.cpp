@@ -458,6 +458,11 @@ TEST(ErrorText, EveryCodeHasANameAndDescription) {
     EXPECT_STREQ(zkelect_reason_name(ZKELECT_REASON_RESIGNED), "resigned");
     EXPECT_STREQ(zkelect_reason_name(99), "unknown");
     EXPECT_EQ(zkelect_version(), unsigned(ZKELECT_VERSION_NUMBER));
+    EXPECT_STREQ(zkelect_version_string(), ZKELECT_PROJECT_VERSION)
+        << "library version differs from meson.build's project version";
+    unsigned maj = 0, min = 0, pat = 0;
+    ASSERT_EQ(std::sscanf(ZKELECT_PROJECT_VERSION, "%u.%u.%u", &maj, &min, &pat), 3);
+    EXPECT_EQ(zkelect_version(), (maj << 16) | (min << 8) | pat);
     char v[32];
     snprintf(v, sizeof v, "%d.%d.%d", ZKELECT_VERSION_MAJOR, ZKELECT_VERSION_MINOR,
              ZKELECT_VERSION_PATCH);

@@ -125,8 +125,7 @@ def test_leader_short_partition_then_reset(zk, zk_path, proxies, spawn, kz, mode
     else:
         assert [e[3].get("reason") for e in lost] == ["suspended"], a.tail()
         # deposed at the disconnect, not at the lease's end
-        assert lost_ns - susp_ns < 200e6, ms(susp_ns, lost_ns)
-        assert lost_ns < t0 + lease_ms(T) * 1e6
+        assert lost_ns < t0 + lease_ms(T) * 1e6, ms(t0, lost_ns)
         assert susp_ns <= relead_ns and rec_ns <= relead_ns
         assert a.events("LEADER", "1")[-1][3]["token"] == token0, "re-elected on another node"
         # (the 0-window between LOST and LEADER is a few ms; it is sampled
