@@ -38,6 +38,7 @@ MUTATIONS = ["lease_by_reads", "no_lease_timer", "is_leader_no_clock",
 DEFAULT_TESTS = [
     "tests/fault/test_partition.py",
     "tests/fault/test_churn_inproc.py",
+    "tests/fault/test_heir_faults.py",
     "tests/fault/test_lease_faults.py",
     "tests/fault/test_election_faults.py",
     "tests/integration/test_capi.py",
