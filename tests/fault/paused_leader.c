@@ -33,7 +33,9 @@
  *   ACK <resign|volunteer> <rc>      a command from stdin was carried out
  *   END <value> <last_mono>          the loop stopped; <last_mono> is just
  *                                    after its last is_leader call
- * stdin: "resign", "volunteer", "quit". It stops after MAX_SECONDS or when
+ *   KEEPALIVES <rc> <n>              answer to "keepalives": acknowledged
+ *                                    lease keepalives of the client so far
+ * stdin: "resign", "volunteer", "keepalives", "quit". It stops after MAX_SECONDS or when
  * stdin reaches EOF or reads "quit".
  */
 #define _GNU_SOURCE
@@ -107,6 +109,11 @@ static void *read_stdin(void *arg)
             say("ACK resign %d", zkelect_resign(e));
         else if (!strncmp(line, "volunteer", 9))
             say("ACK volunteer %d", zkelect_volunteer(e));
+        else if (!strncmp(line, "keepalives", 10)) {
+            uint64_t n = 0;
+            int rc = zkelect_client_counter(client, ZKELECT_COUNTER_KEEPALIVES, &n);
+            say("KEEPALIVES %d %" PRIu64, rc, n);
+        }
         pthread_mutex_unlock(&cmd_lock);
     }
     atomic_store(&stop_flag, 1);

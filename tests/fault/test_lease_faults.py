@@ -304,3 +304,42 @@ def test_strict_leader_drop_to_0_seen_in_process(zk, zk_path, proxies, spawn, te
     assert t0 < int(zero[2]) < t0 + lease_ms(T) * 1e6, ms(t0, int(zero[2]))
     assert not b_led, "the follower led during a short partition"
     assert b.quit() == 0
+
+
+def test_lease_margin_setting_shortens_the_lease(zk, zk_path, test_env, paused_leader_bin):
+    """lease.margin.ms is subtracted from the lease (docs/api.md). With T = 2 s
+    and a margin of 900 ms a keepalive earns T/2 - 900 = 100 ms, less than the
+    T/6 between keepalives: a leader on a healthy connection must drop to 0
+    between them. With the default margin (T/20) the same leader never does.
+    Both watched over six acknowledged keepalives."""
+    T = 2000
+    out = {}
+
+    def keepalives(p):
+        m = p.mark()
+        p.proc.stdin.write("keepalives\n")
+        w = p.wait(lambda w: w[0] == "KEEPALIVES", 5, "KEEPALIVES", since=m)
+        assert w[1] == "0", w
+        return int(w[2])
+
+    for margin in ("900", None):
+        extra = (f"lease.margin.ms={margin}",) if margin else ()
+        p = PausedLeader(paused_leader_bin, zk.connect_string, f"{zk_path}-{margin}", "1", T,
+                         test_env, extra=extra)
+        try:
+            p.wait(lambda w: w[0] == "READY", 15, "READY")
+            p.wait_event("ELECTED", 15)
+            k0 = keepalives(p)
+            m = p.mark()
+            deadline = time.monotonic() + 6 * T / 6000 + 10
+            while keepalives(p) < k0 + 6:
+                assert time.monotonic() < deadline, "fewer than six keepalives acknowledged"
+                time.sleep(0.05)             # polling period of the counter, not a wait for state
+            out[margin] = [w for w in p.lines[m:] if w[0] == "FLIP"]
+        finally:
+            p.close()
+    report("lease_margin_setting", session_timeout_ms=T,
+           flips_with_margin_900=len(out["900"]), flips_with_default_margin=len(out[None]))
+    assert any(w[1] == "0" for w in out["900"]), \
+        "a 100 ms lease (margin 900 ms) never lapsed between keepalives T/6 apart"
+    assert not out[None], f"the default margin's lease lapsed on a healthy connection: {out[None]}"
