@@ -10,6 +10,7 @@ is_leader call after it resumes.
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -343,3 +344,44 @@ def test_lease_margin_setting_shortens_the_lease(zk, zk_path, test_env, paused_l
     assert any(w[1] == "0" for w in out["900"]), \
         "a 100 ms lease (margin 900 ms) never lapsed between keepalives T/6 apart"
     assert not out[None], f"the default margin's lease lapsed on a healthy connection: {out[None]}"
+
+
+def test_lease_runs_on_boottime(zk, zk_path, spawn, test_env, paused_leader_bin, tmp_path):
+    """docs/semantics.md: the lease is measured on CLOCK_BOOTTIME, which keeps
+    counting while the machine is suspended. A shim (boottime_jump.c, in
+    LD_PRELOAD) makes the leader's CLOCK_BOOTTIME jump 10 s ahead while
+    CLOCK_MONOTONIC does not, as a suspend and resume does: the lease has
+    run out by that clock, so is_leader must answer 0 at once. A lease on
+    CLOCK_MONOTONIC would go on answering 1."""
+    import shutil
+    import subprocess
+    T = 4000
+    cc = shutil.which("cc") or shutil.which("gcc")
+    shim = tmp_path / "boottime_jump.so"
+    r = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(shim),
+                        str(Path(__file__).with_name("boottime_jump.c")), "-ldl"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    env = dict(test_env)
+    env["LD_PRELOAD"] = str(shim)
+    p = PausedLeader(paused_leader_bin, zk.connect_string, zk_path, "1", T, env)
+    b = None
+    try:
+        p.wait(lambda w: w[0] == "READY", 15, "READY")
+        p.wait_event("ELECTED", 15)
+        p.wait(lambda w: w[:2] == ["FLIP", "1"], 5, "is_leader 1")
+        b = spawn(zk.connect_string, zk_path, 2, T)
+        b.wait_event("CONNECTED", "2", 15)
+        b.send("join")
+        b.wait_event("FOLLOWER", "2", 15)
+        m = p.mark()
+        os.kill(p.proc.pid, signal.SIGUSR2)
+        zero = p.wait(lambda w: w[:2] == ["FLIP", "0"], 5, "is_leader 0 after the jump", since=m)
+        b_led = b.events("LEADER")
+    finally:
+        p.close()
+    report("lease_runs_on_boottime", session_timeout_ms=T, flips_after_jump=len(
+        [w for w in p.lines[m:] if w[0] == "FLIP"]))
+    assert zero is not None
+    assert not b_led, "the follower led: the real session was never in doubt"
+    assert b.quit() == 0
