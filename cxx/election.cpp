@@ -17,7 +17,10 @@ Election::Election(Client &client, std::string path, std::string id)
     client_.post([c, cand] { cand->attach(c->add_member(cand)); });
 }
 
-Election::~Election() = default;
+// RAII: a handle dropped without close() still leaves the election.
+Election::~Election() {
+    if (shared_->phase.load() != Phase::kClosed) close();
+}
 
 int Election::volunteer() {
     uint64_t n;

@@ -357,8 +357,10 @@ ZKELECT_API int zkelect_fencing_token(const zkelect_election_t *election, int64_
 
 /**
  * Ask ZooKeeper which participant leads this election now and copy its id
- * into buf. Blocks for one or two round trips (at most the session
- * timeout). Returns 0, ZKELECT_ENOLEADER when there is no candidate,
+ * into buf. The answer is current as of the call: the server is first
+ * brought up to date with the quorum (a ZooKeeper sync), so a leader another
+ * session elected just before is seen. Blocks for two or three round trips
+ * (at most the session timeout). Returns 0, ZKELECT_ENOLEADER when there is no candidate,
  * ZKELECT_ERANGE when buf (len bytes) cannot hold the id and its NUL,
  * ZKELECT_ECONNLOSS / ZKELECT_ETIMEDOUT when ZooKeeper cannot be asked,
  * ZKELECT_EINVAL for NULL arguments.
@@ -367,7 +369,8 @@ ZKELECT_API int zkelect_leader_id(zkelect_election_t *election, char *buf, size_
 
 /**
  * Ask ZooKeeper for the candidates of this election, in queue order (the
- * leader first). Blocks for a few round trips. Returns NULL with a message
+ * leader first), current as of the call (synced with the quorum first, as
+ * zkelect_leader_id is). Blocks for a few round trips. Returns NULL with a message
  * in errbuf when ZooKeeper cannot be asked. The caller owns the result and
  * frees it with zkelect_participants_destroy().
  */

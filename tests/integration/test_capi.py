@@ -92,9 +92,9 @@ def _leftovers(hosts, root):
         zk.close()
 
 
-def run_program(prog, flavor, build_dir, test_env, root, timeout=150):
+def run_program(prog, flavor, build_dir, test_env, root, timeout=150, subdir="capi"):
     build = _flavor_dir(build_dir, flavor)
-    exe = build / "tests" / "capi" / prog
+    exe = build / "tests" / subdir / prog
     if flavor != "plain" and not (build / "build.ninja").is_file():
         if os.environ.get("ZKELECT_REQUIRE_SANITIZERS") == "1":
             pytest.fail(f"{build} is not configured, and ZKELECT_REQUIRE_SANITIZERS=1 "
