@@ -42,6 +42,7 @@ DEFAULT_TESTS = [
     "tests/fault/test_lease_faults.py",
     "tests/fault/test_election_faults.py",
     "tests/integration/test_capi.py",
+    "tests/integration/test_engine.py",
     "tests/integration/test_claims.py",
     "-k", "not asan and not tsan",
 ]
