@@ -19,6 +19,7 @@
 #include "conf.h"
 #include "election_shared.h"
 #include "errors.h"
+#include "log_sink.h"
 #include "names.h"
 #include "observer.h"
 
@@ -30,13 +31,15 @@ static_assert(int(ZKELECT_EINVAL) == int(kEInval) && int(ZKELECT_ENOTLEADER) == 
               "error codes drifted");
 static_assert(ZKELECT_EV_ELECTED == int(EventType::kElected) &&
                   ZKELECT_EV_RESIGNED == int(EventType::kResigned) &&
-                  ZKELECT_EV_LEADER_CHANGED == int(EventType::kLeaderChanged),
+                  ZKELECT_EV_LEADER_CHANGED == int(EventType::kLeaderChanged) &&
+                  ZKELECT_EV_WARNING == int(EventType::kWarning),
               "event types drifted");
 static_assert(ZKELECT_REASON_CLOSED == int(Reason::kClosed) &&
                   ZKELECT_REASON_LEASE_ENDED == int(Reason::kLeaseEnded),
               "reasons drifted");
 static_assert(int(ZKELECT_COUNTER__COUNT) == int(kCounterCount) &&
-                  int(ZKELECT_COUNTER_KEEPALIVES) == int(kKeepalives),
+                  int(ZKELECT_COUNTER_KEEPALIVES) == int(kKeepalives) &&
+                  int(ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP) == int(kSequenceNearWrap),
               "counters drifted");
 
 struct zkelect_conf {
@@ -142,7 +145,29 @@ struct zkelect_participants {
 
 namespace {
 
-void write_err(char *errbuf, size_t errlen, const std::string &msg) {
+// zkelect_last_error(): per thread, like errno. t_error_set tells the
+// boundary that the failing call already said why.
+thread_local std::string t_last_error;
+thread_local bool t_error_set = false;
+
+void set_last_error(int code, const std::string &why) {
+    t_last_error = std::string(zkelect_err_name(code)) + ": " + why;
+    t_error_set = true;
+}
+
+// A failure with its reason: recorded for zkelect_last_error, code returned.
+int fail(int code, const std::string &why) {
+    set_last_error(code, why);
+    return code;
+}
+
+void write_err(char *errbuf, size_t errlen, const std::string &msg, int code = ZKELECT_EINVAL) {
+    if (msg.compare(0, 8, "ZKELECT_") == 0) {
+        t_last_error = msg;
+        t_error_set = true;
+    } else {
+        set_last_error(code, msg);
+    }
     if (!errbuf || errlen == 0) return;
     size_t n = std::min(msg.size(), errlen - 1);
     std::memcpy(errbuf, msg.data(), n);
@@ -163,13 +188,22 @@ R guarded(R on_error, F &&body) noexcept {
 
 template <class F>
 int guarded_code(F &&body) noexcept {
+    int rc;
+    t_error_set = false;
     try {
-        return body();
+        rc = body();
     } catch (const std::bad_alloc &) {
-        return ZKELECT_ENOMEM;
+        rc = ZKELECT_ENOMEM;
     } catch (...) {
-        return ZKELECT_EINTERNAL;
+        rc = ZKELECT_EINTERNAL;
     }
+    if (rc < 0 && !t_error_set) {
+        try {
+            set_last_error(rc, zkelect_strerror(rc));
+        } catch (...) {
+        }
+    }
+    return rc;
 }
 
 template <class T, class F>
@@ -177,11 +211,20 @@ T *guarded_new(char *errbuf, size_t errlen, F &&body) noexcept {
     try {
         return body();
     } catch (const std::bad_alloc &) {
-        write_err(errbuf, errlen, "out of memory");
+        try {
+            write_err(errbuf, errlen, "out of memory", ZKELECT_ENOMEM);
+        } catch (...) {
+        }
     } catch (const std::exception &e) {
-        write_err(errbuf, errlen, e.what());
+        try {
+            write_err(errbuf, errlen, e.what());
+        } catch (...) {
+        }
     } catch (...) {
-        write_err(errbuf, errlen, "internal error");
+        try {
+            write_err(errbuf, errlen, "internal error", ZKELECT_EINTERNAL);
+        } catch (...) {
+        }
     }
     return nullptr;
 }
@@ -261,6 +304,18 @@ const char *zkelect_err_name(int code) {
         case ZKELECT_ENOTLEADER: return "ZKELECT_ENOTLEADER";
         default: return "ZKELECT_EUNKNOWN";
     }
+}
+
+const char *zkelect_last_error(void) { return t_last_error.c_str(); }
+
+int zkelect_set_log_cb(int level, zkelect_log_cb cb, void *opaque) {
+    return guarded_code([&]() -> int {
+        if (level < ZKELECT_LOG_NONE || level > ZKELECT_LOG_DEBUG)
+            return fail(ZKELECT_EINVAL, "log level " + std::to_string(level) +
+                                            " is not one of ZKELECT_LOG_NONE..ZKELECT_LOG_DEBUG");
+        set_log_sink(level, cb, opaque);
+        return ZKELECT_OK;
+    });
 }
 
 unsigned zkelect_version(void) { return ZKELECT_VERSION_NUMBER; }
@@ -361,16 +416,20 @@ int64_t zkelect_client_session_id(const zkelect_client_t *client) {
 }
 
 int zkelect_client_counter(const zkelect_client_t *client, int counter, uint64_t *value) {
-    if (!client || !value || counter < 0 || counter >= ZKELECT_COUNTER__COUNT) return ZKELECT_EINVAL;
-    *value = client->client->counter(counter);
-    return ZKELECT_OK;
+    return guarded_code([&]() -> int {
+        if (!client || !value) return fail(ZKELECT_EINVAL, !client ? "client is NULL" : "value is NULL");
+        if (counter < 0 || counter >= ZKELECT_COUNTER__COUNT)
+            return fail(ZKELECT_EINVAL, "no counter " + std::to_string(counter));
+        *value = client->client->counter(counter);
+        return ZKELECT_OK;
+    });
 }
 
 const char *zkelect_counter_name(int counter) {
     static const char *const kNames[] = {
         "terms_won",          "deposed_resigned", "deposed_suspended", "deposed_lease_ended",
         "deposed_expired",    "deposed_node_deleted", "deposed_closed", "reconnects",
-        "expiries",           "zk_requests",      "keepalives"};
+        "expiries",           "zk_requests",      "keepalives",         "sequence_near_wrap"};
     if (counter < 0 || counter >= ZKELECT_COUNTER__COUNT) return nullptr;
     return kNames[counter];
 }
@@ -449,8 +508,10 @@ int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
 }
 
 int zkelect_fencing_token(const zkelect_election_t *e, int64_t *token) {
-    if (!e || !token) return ZKELECT_EINVAL;
-    return e->election->fencing_token(token);
+    return guarded_code([&]() -> int {
+        if (!e || !token) return ZKELECT_EINVAL;
+        return e->election->fencing_token(token);
+    });
 }
 
 static int query(zkelect_client *client, const std::string &path, std::vector<ParticipantInfo> *out,
@@ -464,10 +525,13 @@ int zkelect_leader_id(zkelect_election_t *e, char *buf, size_t len) {
         if (!e || !buf) return ZKELECT_EINVAL;
         std::vector<ParticipantInfo> list;
         std::string why;
-        if (int rc = query(e->owner, e->shared->path, &list, &why); rc != ZKELECT_OK) return rc;
-        if (list.empty()) return ZKELECT_ENOLEADER;
+        if (int rc = query(e->owner, e->shared->path, &list, &why); rc != ZKELECT_OK)
+            return fail(rc, why);
+        if (list.empty()) return fail(ZKELECT_ENOLEADER, "no candidate under " + e->shared->path);
         const std::string &id = list.front().id;
-        if (len < id.size() + 1) return ZKELECT_ERANGE;
+        if (len < id.size() + 1)
+            return fail(ZKELECT_ERANGE, "the leader's id needs " + std::to_string(id.size() + 1) +
+                                            " bytes, the buffer has " + std::to_string(len));
         std::memcpy(buf, id.c_str(), id.size() + 1);
         return ZKELECT_OK;
     });
@@ -534,7 +598,9 @@ static int queue_fd(EventQueue &q) {
     return fd >= 0 ? fd : (errno == ENOMEM ? ZKELECT_ENOMEM : ZKELECT_EINTERNAL);
 }
 
-int zkelect_event_fd(zkelect_election_t *e) { return e ? queue_fd(e->shared->queue) : ZKELECT_EINVAL; }
+int zkelect_event_fd(zkelect_election_t *e) {
+    return guarded_code([&] { return e ? queue_fd(e->shared->queue) : int(ZKELECT_EINVAL); });
+}
 
 int zkelect_wake(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
@@ -626,8 +692,8 @@ void zkelect_event_destroy(zkelect_event_t *ev) { delete ev; }
 const char *zkelect_event_type_name(int type) {
     static const char *const kNames[] = {"UNKNOWN",     "ELECTED", "DEPOSED",        "FOLLOWING",
                                          "SUSPENDED",   "RECONNECTED", "EXPIRED",
-                                         "LEADER_CHANGED", "ERROR", "RESIGNED"};
-    return type >= 1 && type <= 9 ? kNames[type] : "UNKNOWN";
+                                         "LEADER_CHANGED", "ERROR", "RESIGNED", "UNKNOWN", "WARNING"};
+    return type >= 1 && type <= 11 ? kNames[type] : "UNKNOWN";
 }
 
 const char *zkelect_reason_name(int reason) {
@@ -674,7 +740,9 @@ zkelect_event_t *zkelect_observer_next_event(zkelect_observer_t *o, int timeout_
     });
 }
 
-int zkelect_observer_event_fd(zkelect_observer_t *o) { return o ? queue_fd(o->shared->queue) : ZKELECT_EINVAL; }
+int zkelect_observer_event_fd(zkelect_observer_t *o) {
+    return guarded_code([&] { return o ? queue_fd(o->shared->queue) : int(ZKELECT_EINVAL); });
+}
 
 int zkelect_observer_wake(zkelect_observer_t *o) {
     return guarded_code([&]() -> int {
