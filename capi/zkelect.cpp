@@ -30,8 +30,10 @@ static_assert(int(ZKELECT_EINVAL) == int(kEInval) && int(ZKELECT_ENOTLEADER) == 
               "error codes drifted");
 static_assert(ZKELECT_EV_ELECTED == int(EventType::kElected) &&
                   ZKELECT_EV_RESIGNED == int(EventType::kResigned) &&
+                  ZKELECT_EV_OVERFLOW == int(EventType::kOverflow) &&
                   ZKELECT_EV_LEADER_CHANGED == int(EventType::kLeaderChanged),
               "event types drifted");
+static_assert(ZKELECT_EVENT_QUEUE_MAX == EventQueue::kMaxEvents, "queue bound drifted");
 static_assert(ZKELECT_REASON_CLOSED == int(Reason::kClosed) &&
                   ZKELECT_REASON_LEASE_ENDED == int(Reason::kLeaseEnded),
               "reasons drifted");
@@ -664,8 +666,8 @@ void zkelect_event_destroy(zkelect_event_t *ev) { delete ev; }
 const char *zkelect_event_type_name(int type) {
     static const char *const kNames[] = {"UNKNOWN",     "ELECTED", "DEPOSED",        "FOLLOWING",
                                          "SUSPENDED",   "RECONNECTED", "EXPIRED",
-                                         "LEADER_CHANGED", "ERROR", "RESIGNED"};
-    return type >= 1 && type <= 9 ? kNames[type] : "UNKNOWN";
+                                         "LEADER_CHANGED", "ERROR", "RESIGNED", "OVERFLOW"};
+    return type >= 1 && type <= 10 ? kNames[type] : "UNKNOWN";
 }
 
 const char *zkelect_reason_name(int reason) {

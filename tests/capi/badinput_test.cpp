@@ -326,6 +326,13 @@ TEST_F(BadInput, BadParticipantIds) {
         {"\xed\xa0\x80", "utf-8"},     // surrogate
         {"\xf4\x90\x80\x80", "utf-8"}, // above U+10FFFF
         {"\x80", "utf-8"},             // lone continuation
+        {"", "empty"},
+        {"evil\nLEADER fake token=1", "control character"},
+        {"tab\there", "control character"},
+        {"cr\r", "control character"},
+        {"\x1b[2J", "control character"},  // an escape sequence
+        {"del\x7f", "control character"},
+        {"nel\xc2\x85", "control character"},  // U+0085, a C1 line break
     };
     for (auto &b : bad) {
         char err[256] = "";

@@ -119,4 +119,15 @@ TEST(Ids, Validation) {
     EXPECT_NE(check_participant_id(std::string(1025, 'x')), "");
     EXPECT_NE(check_participant_id("\xc3"), "");
     EXPECT_NE(check_participant_id("\xed\xa0\x80"), "");  // a lone surrogate
+    // Empty and control characters (C0, DEL, C1) are refused; other
+    // non-ASCII text, including the characters around them, is fine.
+    EXPECT_NE(check_participant_id(""), "");
+    EXPECT_NE(check_participant_id("evil\nLEADER fake token=1"), "");
+    EXPECT_NE(check_participant_id("a\tb"), "");
+    EXPECT_NE(check_participant_id("\x1b[31mred"), "");
+    EXPECT_NE(check_participant_id("del\x7f"), "");
+    EXPECT_NE(check_participant_id("c1\xc2\x85"), "");  // U+0085 NEL
+    EXPECT_NE(check_participant_id("c1\xc2\x9f"), "");  // U+009F
+    EXPECT_EQ(check_participant_id("\xc2\xa0nbsp ~"), "");  // U+00A0 is text
+    EXPECT_EQ(check_participant_id(" "), "");
 }
