@@ -10,7 +10,7 @@ namespace {
 
 // The code points ZooKeeper refuses in a path (PathUtils.validatePath).
 bool forbidden_code_point(uint32_t cp) {
-    return (cp > 0 && cp <= 0x1f) || (cp >= 0x7f && cp <= 0x9f) ||
+    return cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) ||
            (cp >= 0xd800 && cp <= 0xf8ff) || (cp >= 0xfff0 && cp <= 0xffff);
 }
 

@@ -96,6 +96,10 @@ TEST(Paths, Validation) {
     EXPECT_NE(check_election_path("/zookeeper/x"), "");
     EXPECT_NE(check_election_path("/a\x01"), "");
     EXPECT_NE(check_election_path("/bad\xff"), "");
+    // Found by fuzz_path_id: a NUL inside the path (reachable from C++ and
+    // from bindings whose strings may hold one) was accepted.
+    EXPECT_NE(check_election_path(std::string("/a\0b", 4)), "");
+    EXPECT_NE(check_hosts(std::string("h:1/q\0x", 8)), "");
     EXPECT_EQ(path_prefixes("/a/b/c"), (std::vector<std::string>{"/a", "/a/b", "/a/b/c"}));
 }
 
