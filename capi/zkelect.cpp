@@ -282,7 +282,7 @@ int zkelect_conf_set(zkelect_conf_t *conf, const char *key, const char *value, c
         std::string why = conf->conf.set(key, value);
         if (!why.empty()) {
             write_err(errbuf, errlen, why);
-            return ZKELECT_EINVAL;
+            return Conf::unsupported(key, value) ? ZKELECT_ENOTSUP : ZKELECT_EINVAL;
         }
         return ZKELECT_OK;
     });

@@ -45,6 +45,13 @@ ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
                                                   ZOO_LOG_LEVEL_DEBUG};
         zoo_set_debug_level(kLevels[settings_.log_level]);
     }
+#ifdef ZKELECT_HAVE_ZK_TLS
+    if (!settings_.tls.empty())
+        zh_ = zookeeper_init_ssl(settings_.hosts.c_str(), settings_.tls.c_str(),
+                                 &ZkSession::on_watch, settings_.session_timeout_ms, nullptr, this,
+                                 0);
+    else
+#endif
     zh_ = zookeeper_init(settings_.hosts.c_str(), &ZkSession::on_watch,
                          settings_.session_timeout_ms, nullptr, this, 0);
     if (!zh_)

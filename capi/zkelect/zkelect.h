@@ -170,13 +170,25 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            stderr, or "keep" to leave it as it is. The level
  *                            is process-global in libzookeeper: the last
  *                            client created sets it.
+ *  - "zk.tls.ca", "zk.tls.cert", "zk.tls.key", "zk.tls.key.password"
+ *                            TLS to ZooKeeper's secureClientPort: PEM files
+ *                            of the CA that signed the servers' certificates,
+ *                            of this client's certificate and of its key (all
+ *                            three, or none; no ',' in them), and the key's
+ *                            password if any. Only when libzookeeper-mt was
+ *                            built with TLS (it has zookeeper_init_ssl;
+ *                            Debian 12's 3.8.0 has not): otherwise a
+ *                            non-empty value fails with ZKELECT_ENOTSUP, and
+ *                            a local TLS tunnel does the job (docs/tls.md).
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 
 /**
  * Set key to value (both copied). Returns 0, or ZKELECT_EINVAL with a
  * message in errbuf naming the key when the key is unknown, the value does
- * not parse, or conf/key/value is NULL. On error conf is unchanged.
+ * not parse, or conf/key/value is NULL; ZKELECT_ENOTSUP with a message
+ * naming the alternative when this build cannot use the key (zk.tls.*
+ * without TLS in libzookeeper). On error conf is unchanged.
  * Not safe concurrently with another call on the same conf.
  */
 ZKELECT_API int zkelect_conf_set(zkelect_conf_t *conf, const char *key, const char *value,

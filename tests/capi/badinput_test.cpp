@@ -315,6 +315,23 @@ TEST_F(BadInput, ConfKeysAndValues) {
     zkelect_conf_destroy(conf);
 }
 
+// Debian's libzookeeper-mt has no TLS: the zk.tls.* keys say so with
+// ENOTSUP and name the alternative; a build that has it takes them.
+TEST_F(BadInput, TlsKeysWithoutTlsAreEnotsup) {
+    zkelect_conf_t *conf = zkelect_conf_new();
+    ASSERT_NE(conf, nullptr);
+    for (const char *k : {"zk.tls.ca", "zk.tls.cert", "zk.tls.key", "zk.tls.key.password"}) {
+        char err[512] = "";
+        EXPECT_EQ(zkelect_conf_set(conf, k, "", err, sizeof err), 0) << k << ": " << err;
+        int rc = zkelect_conf_set(conf, k, "/etc/zk/f.pem", err, sizeof err);
+        if (rc == 0) continue;  // a libzookeeper with zookeeper_init_ssl
+        EXPECT_EQ(rc, ZKELECT_ENOTSUP) << k << ": " << zkelect_err_name(rc);
+        expect_message(err, sizeof err, k, k);
+        expect_message(err, sizeof err, "tunnel", k);
+    }
+    zkelect_conf_destroy(conf);
+}
+
 TEST_F(BadInput, BadParticipantIds) {
     std::string path = fresh_path("never-ids");
     const std::vector<std::pair<std::string, std::string>> bad = {
