@@ -36,7 +36,13 @@ def proc_status(pid):
             k, _, v = line.partition(":")
             if k in ("VmRSS", "VmHWM", "Threads"):
                 out[k] = int(v.split()[0])
-    out["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+    fds = sorted(os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd"))
+    out["fds"] = len(fds)
+    out["fd_kinds"] = sorted({f.split(":")[0].split("[")[0] if ":" in f else "file"
+                              for f in fds})
+    out["fd_list"] = [f.split("/")[-1] if f.startswith("/") else f for f in fds]
+    out["thread_names"] = sorted(open(f"/proc/{pid}/task/{t}/comm").read().strip()
+                                 for t in os.listdir(f"/proc/{pid}/task"))
     return out
 
 
@@ -80,23 +86,27 @@ def main():
         zk.stop()
         zk.close()
 
-        for label, p in (("empty", "/many/empty"), ("crowded", path)):
+        for label, p, count in (("empty", "/many/empty", 1), ("crowded", path, 1),
+                                ("crowded_10_candidacies", path, 10)):
             c = Proc([zkelect, "candidate", "--connect", ens.connect_string, "--path", p,
-                      "--first-id", "1", "--count", "1", "--session-timeout-ms", "10000"], env)
+                      "--first-id", "1", "--count", str(count), "--session-timeout-ms", "10000"],
+                     env)
             try:
                 c.wait_line(lambda l: l.startswith("EVENT CONNECTED"), 30, "CONNECTED")
                 before = proc_status(c.pid)
                 t0 = time.monotonic()
                 c.send("join")
-                line = c.wait_line(lambda l: l.startswith(("EVENT FOLLOWER", "EVENT LEADER")), 300,
-                                   "FOLLOWER or LEADER")
+                for _ in range(count):
+                    line = c.wait_line(lambda l: l.startswith(("EVENT FOLLOWER", "EVENT LEADER")),
+                                       300, "FOLLOWER or LEADER")
                 took = time.monotonic() - t0
                 time.sleep(1)  # settle; then the steady state
                 after = proc_status(c.pid)
                 result[label] = {"join_to_state_s": round(took, 2), "state": line.split()[1],
                                  "rss_kb_before": before["VmRSS"], "rss_kb_after": after["VmRSS"],
                                  "peak_rss_kb": after["VmHWM"], "threads": after["Threads"],
-                                 "fds": after["fds"]}
+                                 "thread_names": after["thread_names"], "fds": after["fds"],
+                                 "fd_list": after["fd_list"]}
             finally:
                 c.kill()
         t0 = time.monotonic()
