@@ -425,6 +425,7 @@ TEST(Delivery, ReplacingTheBackgroundCallbackWhileItTouchesCallbacksDoesNotDeadl
     EXPECT_EQ(replaced.get(), 0);
     EXPECT_EQ(r->set_rc.load(), 0);
     EXPECT_EQ(r->dispatch_rc.load(), ZKELECT_ESTATE);  // no dispatch callback is set now
+}
 
 // A candidacy whose events nobody reads, through hundreds of real terms: its
 // queue stays at ZKELECT_EVENT_QUEUE_MAX, led by one OVERFLOW event counting
