@@ -35,6 +35,7 @@ enum class EventType : int {
     kError = 8,
     kResigned = 9,
     kOverflow = 10,
+    kWarning = 11,
 };
 
 enum class Reason : int {
@@ -59,7 +60,8 @@ enum Counter : int {
     kExpiries = 8,
     kZkRequests = 9,
     kKeepalives = 10,
-    kCounterCount = 11,
+    kSequenceNearWrap = 11,
+    kCounterCount = 12,
 };
 
 // Map a ZooKeeper return code to the closest library code.
