@@ -354,7 +354,6 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
     char err[512] = "";
     char num[32], authbuf[4096];
     const char *what = "zk.hosts";
-    *exit_code = ZT_EXIT_USAGE;
     zkelect_conf_t *conf = zkelect_conf_new();
     if (!conf) {
         zt_err("out of memory");
@@ -381,6 +380,7 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
     const char *auth = NULL;
     if (read_auth(o, authbuf, sizeof authbuf, &auth) != 0) {
         zkelect_conf_destroy(conf);
+        *exit_code = ZT_EXIT_USAGE;
         return NULL;
     }
     what = o->auth_file ? "--auth-file" : "ZKELECT_AUTH";
@@ -394,6 +394,7 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
         if (klen >= sizeof key) {
             zt_err("--set: key too long in '%s'", o->settings[i]);
             zkelect_conf_destroy(conf);
+            *exit_code = ZT_EXIT_USAGE;
             return NULL;
         }
         memcpy(key, o->settings[i], klen);
@@ -408,6 +409,7 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
         /* Everything that makes client_new fail is in what we were given
          * (a malformed connect string): a usage error. */
         zt_err("cannot start a ZooKeeper client for %s: %s", o->hosts, err);
+        *exit_code = ZT_EXIT_USAGE;
         return NULL;
     }
     return client;
@@ -415,6 +417,7 @@ bad:
     explicit_bzero(authbuf, sizeof authbuf);
     zt_err("%s: %s", what, err);
     zkelect_conf_destroy(conf);
+    *exit_code = ZT_EXIT_USAGE;
     return NULL;
 }
 

@@ -100,7 +100,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
 
 /* A client from the options: connect string, timeouts, --set, credentials
  * from --auth-file or $ZKELECT_AUTH. Does not wait for the connection. NULL
- * after printing one line, with *exit_code set. */
+ * after printing one line, with *exit_code set (untouched on success). */
 zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code);
 
 /* Waits for the session; returns -1 when connected, else an exit code after

@@ -11,7 +11,8 @@
  * answers 1 at time t (read before the call), the lease deadline L is after
  * t, and no successor can be elected before L + margin. So run checks
  * is_leader() every margin/4 while CMD runs and tells the keeper "kill
- * everything at t + margin/2" after each yes; when the answer turns 0, or a
+ * everything at t + 3 margin/4" after each yes (the keeper acts only if run
+ * is frozen; the last quarter is for the kill itself); when the answer turns 0, or a
  * DEPOSED event comes, the tree gets SIGTERM and, at t + margin/2 at the
  * latest whatever --grace says, SIGKILL. While run still leads (a stop asked
  * by a signal), --grace applies in full. A node deleted by someone else or an
@@ -84,7 +85,9 @@ struct runner {
     zkelect_election_t *election;
     const char *id;
     int64_t margin_user; /* lease.margin.ms from --set, -1: the library's default */
-    int64_t window;      /* ms after a yes from is_leader() by which CMD must be dead */
+    int64_t window;      /* ms after a yes from is_leader() by which run kills CMD */
+    int64_t keeper_window; /* ... the keeper, if run is frozen: it leaves a quarter
+                              of the margin for the kill itself */
     int64_t beat;        /* how often is_leader() is asked while CMD runs */
 
     int leading; /* between ELECTED and DEPOSED, per the events */
@@ -353,6 +356,7 @@ static void resolve_window(struct runner *r)
         t = r->o.session_ms;
     int64_t margin = r->margin_user >= 0 ? r->margin_user : (t / 20 > 10 ? t / 20 : 10);
     r->window = margin / 2;
+    r->keeper_window = margin * 3 / 4;
     r->beat = margin / 4 > 1 ? margin / 4 : 1;
 }
 
@@ -421,7 +425,7 @@ static int spawn(struct runner *r)
         return 0;
     }
     r->last_yes = r->last_sent = t;
-    send_msg(r, ZT_K_GO, t + r->window);
+    send_msg(r, ZT_K_GO, t + r->keeper_window);
     if (keeper_wait(r, &m, 10000) == 0)
         on_keeper_msg(r, &m);
     return 0;
@@ -479,9 +483,7 @@ static void on_event(struct runner *r, zkelect_event_t *ev)
         /* Not asked for: the library gave up on the candidacy for good
          * (an ERROR came first). Nothing would ever elect us again. */
         if (!r->resigning && !r->fatal) {
-            r->fatal = r->last_error ? zt_exit_for(r->last_error) : ZT_EXIT_FAILURE;
-            if (r->fatal == ZT_EXIT_OK || r->fatal == ZT_EXIT_CONNECT)
-                r->fatal = ZT_EXIT_FAILURE;
+            r->fatal = r->last_error == ZKELECT_EAUTH ? ZT_EXIT_DENIED : ZT_EXIT_FAILURE;
             zt_err("the election failed for good: leaving");
             tree_lost(r, "election failed", 1);
         }
@@ -573,7 +575,7 @@ int zt_cmd_run(int argc, char **argv)
             if (zkelect_is_leader(r.election)) {
                 r.last_yes = now;
                 if (now - r.last_sent >= r.beat / 2) {
-                    send_msg(&r, ZT_K_LEASE, now + r.window);
+                    send_msg(&r, ZT_K_LEASE, now + r.keeper_window);
                     r.last_sent = now;
                 }
             } else {
