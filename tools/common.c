@@ -353,7 +353,9 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
 {
     char err[512] = "";
     char num[32], authbuf[4096];
-    const char *what = "zk.hosts";
+    /* The library's messages name the key; `what` adds where a value came
+     * from when the key alone would not say. */
+    const char *what = NULL;
     zkelect_conf_t *conf = zkelect_conf_new();
     if (!conf) {
         zt_err("out of memory");
@@ -365,16 +367,15 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
     /* The library leaves libzookeeper's own (chatty, INFO) log alone unless
      * told; a command-line tool keeps stderr for its own one-line errors. */
     const char *zk_log = getenv("ZKELECT_ZK_LOG_LEVEL");
-    what = "ZKELECT_ZK_LOG_LEVEL";
+    what = zk_log && *zk_log ? "ZKELECT_ZK_LOG_LEVEL" : NULL;
     if (zkelect_conf_set(conf, "zk.log.level", zk_log && *zk_log ? zk_log : "none", err,
                          sizeof err) != 0)
         goto bad;
     snprintf(num, sizeof num, "%" PRId64, o->session_ms);
-    what = "--session-timeout-ms";
+    what = NULL;
     if (zkelect_conf_set(conf, "zk.session.timeout.ms", num, err, sizeof err) != 0)
         goto bad;
     snprintf(num, sizeof num, "%" PRId64, o->connect_ms);
-    what = "--connect-timeout-ms";
     if (zkelect_conf_set(conf, "zk.connect.timeout.ms", num, err, sizeof err) != 0)
         goto bad;
     const char *auth = NULL;
@@ -415,7 +416,10 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
     return client;
 bad:
     explicit_bzero(authbuf, sizeof authbuf);
-    zt_err("%s: %s", what, err);
+    if (what)
+        zt_err("%s: %s", what, err);
+    else
+        zt_err("%s", err);
     zkelect_conf_destroy(conf);
     *exit_code = ZT_EXIT_USAGE;
     return NULL;
