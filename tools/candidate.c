@@ -30,7 +30,7 @@ struct participant {
     enum pstate state;          /* the last state printed */
     int joined;
     int rejoin;                 /* volunteer again once RESIGNED arrives */
-    char pred[ZKELECT_ID_MAX + 1];
+    char pred[4 * ZKELECT_ID_MAX + 8]; /* escaped: ids come from ZooKeeper */
 };
 
 static void usage(FILE *f)
@@ -65,7 +65,8 @@ static void event_line(const char *kind, const struct participant *p, int64_t ns
 static void info_event(const struct participant *p, const zkelect_event_t *ev)
 {
     int type = zkelect_event_type(ev);
-    const char *msg = zkelect_event_message(ev);
+    char msg[2048];
+    zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
     if (type == ZKELECT_EV_ERROR)
         zt_writeln(out_fd, "INFO %s error %" PRId64 " code=%s zk_rc=%d message=%s", p->id,
                    zkelect_event_time_ns(ev), zkelect_err_name(zkelect_event_error(ev)),
@@ -88,7 +89,7 @@ static void volunteer(struct participant *p)
 
 static void handle_event(struct participant *p, zkelect_event_t *ev, int quitting)
 {
-    char extra[ZKELECT_ID_MAX + 64];
+    char extra[4 * ZKELECT_ID_MAX + 64];
     int64_t ns = zkelect_event_time_ns(ev);
     switch (zkelect_event_type(ev)) {
     case ZKELECT_EV_ELECTED:
@@ -111,7 +112,8 @@ static void handle_event(struct participant *p, zkelect_event_t *ev, int quittin
         }
         break;
     case ZKELECT_EV_FOLLOWING: {
-        const char *pred = zkelect_event_id(ev);
+        char pred[sizeof p->pred];
+        zt_escape(zkelect_event_id(ev), pred, sizeof pred);
         if (p->state != P_FOLLOWER) {
             snprintf(extra, sizeof extra, "pred=%s", pred);
             event_line("FOLLOWER", p, ns, extra);

@@ -484,14 +484,14 @@ static size_t utf8_len(const unsigned char *p)
     return n;
 }
 
-void zt_escape(const char *s, char *out, size_t outlen)
+static void escape(const char *s, char *out, size_t outlen, int word)
 {
     if (outlen < 8) {
         if (outlen)
             out[0] = '\0';
         return;
     }
-    if (!*s) {
+    if (!*s && word) {
         snprintf(out, outlen, "\"\"");
         return;
     }
@@ -507,7 +507,7 @@ void zt_escape(const char *s, char *out, size_t outlen)
         } else if (*p == '\\') {
             memcpy(piece, "\\\\", 2);
             n = 2;
-        } else if (*p > 0x20 && *p < 0x7f && *p != '"') {
+        } else if ((*p > 0x20 && *p < 0x7f && (*p != '"' || !word)) || (*p == ' ' && !word)) {
             piece[0] = (char)*p;
             n = 1;
         } else {
@@ -523,6 +523,16 @@ void zt_escape(const char *s, char *out, size_t outlen)
         p += u ? u : 1;
     }
     out[o] = '\0';
+}
+
+void zt_escape(const char *s, char *out, size_t outlen)
+{
+    escape(s, out, outlen, 1);
+}
+
+void zt_escape_text(const char *s, char *out, size_t outlen)
+{
+    escape(s, out, outlen, 0);
 }
 
 void zt_json_string(FILE *f, const char *s)

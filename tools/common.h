@@ -117,6 +117,10 @@ int zt_exit_for(int zkelect_code);
  * "\\\\", and the empty string is "". Truncated (with "...") to fit out. */
 void zt_escape(const char *s, char *out, size_t outlen);
 
+/* The same for free text at the end of a line (a message): spaces and '"'
+ * pass, the empty string stays empty. */
+void zt_escape_text(const char *s, char *out, size_t outlen);
+
 /* Write s to f as a quoted JSON string; valid JSON for any bytes (bytes that
  * are not UTF-8 become U+FFFD). */
 void zt_json_string(FILE *f, const char *s);

@@ -292,14 +292,18 @@ int zt_cmd_observe(int argc, char **argv)
                     done = 1;
             } else if (type == ZKELECT_EV_ERROR) {
                 int code = zkelect_event_error(ev);
-                zt_err("%s (%s)", zkelect_event_message(ev), zkelect_err_name(code));
+                char msg[2048];
+                zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
+                zt_err("%s (%s)", msg, zkelect_err_name(code));
                 /* The observer's only error is final (authentication). */
                 exit_code = zt_exit_for(code);
                 if (exit_code == ZT_EXIT_OK || exit_code == ZT_EXIT_CONNECT)
                     exit_code = ZT_EXIT_FAILURE;
                 done = 2;
             } else {
-                zt_err("%s: %s", zkelect_event_type_name(type), zkelect_event_message(ev));
+                char msg[2048];
+                zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
+                zt_err("%s: %s", zkelect_event_type_name(type), msg);
             }
             zkelect_event_destroy(ev);
         }

@@ -473,7 +473,11 @@ static void on_event(struct runner *r, zkelect_event_t *ev)
     }
     case ZKELECT_EV_ERROR:
         r->last_error = zkelect_event_error(ev);
-        zt_err("%s (%s)", zkelect_event_message(ev), zkelect_err_name(r->last_error));
+        {
+            char msg[2048];
+            zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
+            zt_err("%s (%s)", msg, zkelect_err_name(r->last_error));
+        }
         if (r->last_error == ZKELECT_EAUTH && !r->fatal) {
             r->fatal = ZT_EXIT_DENIED;
             tree_lost(r, "election failed", 1);
@@ -488,9 +492,12 @@ static void on_event(struct runner *r, zkelect_event_t *ev)
             tree_lost(r, "election failed", 1);
         }
         break;
-    default:
-        note(r, "%s: %s", zkelect_event_type_name(type), zkelect_event_message(ev));
+    default: {
+        char msg[2048];
+        zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
+        note(r, "%s: %s", zkelect_event_type_name(type), msg);
         break;
+    }
     }
 }
 
@@ -534,8 +541,6 @@ int zt_cmd_run(int argc, char **argv)
         close(sfd);
         return ZT_EXIT_FAILURE;
     }
-    zt_log_start();
-
     int exit_code = ZT_EXIT_FAILURE;
     char err[512] = "";
     r.client = zt_client(&r.o, &exit_code);
@@ -560,6 +565,9 @@ int zt_cmd_run(int argc, char **argv)
         zt_err("volunteer: %s", zkelect_strerror(rc));
         goto out;
     }
+    /* From here on a kill may be due at any moment: nothing may wait on
+     * stderr (the usage above was written directly, in order). */
+    zt_log_start();
     {
         char id[256];
         zt_escape(r.id, id, sizeof id);

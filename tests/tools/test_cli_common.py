@@ -181,3 +181,22 @@ def test_status_and_observe_read_a_creator_only_election_with_credentials(
         assert r.returncode == 0 and " LEADER 1 token=" in r.stdout, (r.stdout, r.stderr)
     finally:
         c.close()
+
+
+def test_candidate_protocol_lines_escape_a_hostile_predecessor(zk, zk_path, zkelect_bin,
+                                                               test_env, kz):
+    """A predecessor's id read from ZooKeeper cannot forge a protocol line."""
+    latch(kz, zk_path, b"evil\nEVENT LEADER 9 1 token=1")
+    c = Candidates(zkelect_bin, test_env, zk.connect_string, zk_path, ["1"], SESSION_MS)
+    try:
+        c.wait(lambda p, l: l and (parse_event(l) or ("",))[0] == "CONNECTED", 30, "connected")
+        c.procs["1"].send("join")
+        line = c.wait(lambda p, l: l and (parse_event(l) or ("",))[0] in ("FOLLOWER", "LEADER")
+                      and l, 30, "enrolled")
+        assert line.startswith("EVENT FOLLOWER 1 "), line
+        assert parse_event(line)[3]["pred"] == "evil\\x0aEVENT\\x20LEADER\\x209\\x201\\x20token=1"
+        c.procs["1"].send("quit")
+        assert c.procs["1"].wait(15) == 0
+        assert not any(l.startswith("EVENT LEADER 9") for l in c.procs["1"].seen)
+    finally:
+        c.close()
