@@ -104,6 +104,8 @@ int zt_cmd_keeper(int argc, char **argv)
     char **cmd = argv + 2;
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         return ZT_EXIT_FAILURE;
+    /* Executed as /proc/self/exe, it would show as "exe" in ps and top. */
+    prctl(PR_SET_NAME, "zkelect-keeper");
     /* TERM/INT/HUP stay blocked (a terminal's ^C or systemd's control-group
      * SIGTERM must not take the keeper away before the tree is gone); the
      * child unblocks them. */

@@ -302,3 +302,51 @@ def test_kill_path_does_not_wait_on_a_full_stderr(zk, zk_path, zkelect_bin, test
             pass
         p.stderr.close()
         p.wait(10)
+
+
+ZOMBIE_CMD = r"""
+import os, subprocess, sys, time
+# Orphans that exit soon: zombies until whoever adopted them reaps them.
+# (The shells themselves are our own children, and reaped here.)
+for _ in range(3):
+    subprocess.run(["setsid", "sh", "-c", "sleep 0.1 & exit 0"])
+
+def census():
+    # (sleeping sleeps, zombies) in this PID namespace
+    sleeping = zombies = 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    head, rest = f.read().rsplit(")", 1)
+            except OSError:
+                continue
+            state = rest.split()[0]
+            zombies += state == "Z"
+            sleeping += state != "Z" and head.endswith("(sleep")
+    return sleeping, zombies
+
+# Until the orphans have exited and been reaped, or 10 s.
+deadline = time.monotonic() + 10
+while True:
+    sleeping, zombies = census()
+    if (not sleeping and not zombies) or time.monotonic() > deadline:
+        break
+    time.sleep(0.05)
+sys.exit(10 + zombies)
+"""
+
+
+def test_orphans_are_reaped_when_run_is_pid_1(zk, zk_path, zkelect_bin, test_env):
+    """In a container, run is PID 1 and orphans of its command are adopted by
+    it (or its keeper): they must be reaped, not left as zombies."""
+    probe = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a PID namespace here: {probe.stderr.decode().strip()}")
+    r = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", str(zkelect_bin), "run",
+                        "--connect", zk.connect_string, "--path", zk_path,
+                        "--session-timeout-ms", str(SESSION_MS), "--",
+                        sys.executable, "-c", ZOMBIE_CMD],
+                       env=test_env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 10, f"{r.returncode - 10} zombies; {r.stderr}"
