@@ -425,9 +425,9 @@ static int spawn(struct runner *r)
         return 0;
     }
     r->last_yes = r->last_sent = t;
+    /* No waiting for the exec: the main loop must go on renewing the
+     * keeper's deadline meanwhile, or a slow exec would be killed. */
     send_msg(r, ZT_K_GO, t + r->keeper_window);
-    if (keeper_wait(r, &m, 10000) == 0)
-        on_keeper_msg(r, &m);
     return 0;
 fail:
     if (sv[0] >= 0) {
@@ -641,6 +641,12 @@ int zt_cmd_run(int argc, char **argv)
             timeout = 100;
         if (r.orphans)
             timeout = 5;
+        if (!r.keeper && r.leading && timeout < 0) {
+            /* ELECTED came but the lease is not (or no longer) running: ask
+             * again soon rather than rely on one more event. */
+            resolve_window(&r);
+            timeout = (int)r.beat;
+        }
         struct pollfd pfd[3] = {
             {.fd = zkelect_event_fd(r.election), .events = POLLIN},
             {.fd = sfd, .events = POLLIN},

@@ -193,8 +193,11 @@ def test_paused_leader_child_killed_while_run_is_frozen(zk, zk_path, zkelect_bin
         assert wait_gone(sa["pid"], 0.65 * session / 1000), "child ran on while run was frozen"
     finally:
         os.kill(a.pid, signal.SIGCONT)
-    nxt = log.wait(lambda r: r["kind"] == "start" and r["pid"] != sa["pid"],
-                   2 * session / 1000 + 10, "the next child")
+    try:
+        nxt = log.wait(lambda r: r["kind"] == "start" and r["pid"] != sa["pid"],
+                       2 * session / 1000 + 10, "the next child")
+    except AssertionError as e:
+        raise AssertionError(f"{e}; run's stderr: {a.err}") from None
     assert nxt["id"] == "a" and nxt["token"] >= sa["token"]
     assert a.proc.poll() is None
 
