@@ -71,6 +71,15 @@ static void kill_tree(void)
         int failed = 0, err = 0;
         pid_t who = 0;
         int n = zt_signal_tree(getpid(), 0, SIGKILL, &failed, &err, &who);
+        if (n < 0) {
+            /* No /proc to list the tree: the child's process group is the
+             * best left. */
+            tell(ZT_K_KILLFAIL, errno, 0);
+            killpg(child, SIGKILL);
+            kill(child, SIGKILL);
+            reap();
+            break;
+        }
         if (failed)
             tell(ZT_K_KILLFAIL, err, who);
         reap();

@@ -23,7 +23,8 @@ enum {
     ZT_K_READY = 'R',   /* subreaper set, waiting for GO */
     ZT_K_STARTED = 'P', /* a = the child's pid; it has executed CMD */
     ZT_K_EXECFAIL = 'E',/* a = errno of the failed exec */
-    ZT_K_KILLFAIL = 'F',/* a = errno, b = pid: a kill failed */
+    ZT_K_KILLFAIL = 'F',/* a = errno, b = pid: a kill failed (b = 0: /proc
+                           could not be read) */
     ZT_K_DEADLINE = 'D',/* b = how late run's word was (ms): tree killed */
     ZT_K_DONE = 'X',    /* a = the child's wait status, b = 1 when the keeper
                            killed it (deadline, run gone); tree empty */

@@ -199,8 +199,14 @@ static void signal_tree(struct runner *r, int sig)
     pid_t who = 0;
     pid_t root = r->keeper ? r->keeper : getpid();
     int n = zt_signal_tree(root, 0, sig, &failed, &err, &who);
-    if (n < 0)
-        zt_err("cannot list processes in /proc: %s", strerror(errno));
+    if (n < 0) {
+        int e = errno;
+        /* Without /proc, the child's process group is the best left. */
+        if (r->child)
+            killpg(r->child, sig);
+        zt_err("cannot list processes in /proc (%s): signalled the command's process group "
+               "only", strerror(e));
+    }
     if (failed)
         zt_err("cannot send %s to pid %d (%s) and %d more: it may outlive leadership",
                sigabbrev_np(sig), (int)who, strerror(err), failed - 1);
@@ -254,8 +260,12 @@ static void on_keeper_msg(struct runner *r, const struct zt_kmsg *m)
         zt_err("cannot execute '%s': %s", r->o.cmd[0], strerror(m->a));
         break;
     case ZT_K_KILLFAIL:
-        zt_err("keeper: cannot kill pid %d: %s: it may outlive leadership", (int)m->b,
-               strerror(m->a));
+        if (m->b == 0)
+            zt_err("keeper: cannot list processes in /proc (%s): killed the command's "
+                   "process group only", strerror(m->a));
+        else
+            zt_err("keeper: cannot kill pid %d: %s: it may outlive leadership", (int)m->b,
+                   strerror(m->a));
         break;
     case ZT_K_DEADLINE:
         zt_err("no leadership confirmed in time (%" PRId64

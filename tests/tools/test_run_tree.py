@@ -206,6 +206,11 @@ def test_no_process_of_the_old_leader_outlives_its_term(zk, zk_path, zkelect_bin
                 os.kill(a.pid, signal.SIGCONT)
             prox.set_pass()
         watcher.assert_no_overlap()
+        with watcher.cond:
+            gap = (min(p["start"] for p in watcher.of("b")) -
+                   max(p["end"] for p in watcher.of("a"))) / 1e6
+        # A figure for the record (pytest -s), not an assertion.
+        print(f"\n{fault}/{mode}: a's last process ended {gap:.0f} ms before b's first began")
         if fault == "sigterm":
             assert a.wait(15) == 128 + signal.SIGTERM, a.err
         if fault in ("partition", "sigstop"):
