@@ -218,11 +218,16 @@ static void stop_tree(struct runner *r, const char *why, int hard)
     if (!r->keeper && !r->orphans)
         return;
     int64_t now = zt_boottime_ms();
+    const char *did = "SIGKILL";
     if (!r->stopping) {
         r->stopping = 1;
         r->kill_at = now + r->o.grace_ms;
-        if (!hard && r->o.grace_ms > 0)
+        if (!hard && r->o.grace_ms > 0) {
             signal_tree(r, SIGTERM);
+            did = "sent SIGTERM to every process of the command";
+        }
+    } else {
+        did = "the command is stopping";
     }
     if (!zkelect_is_leader(r->election) && r->kill_at > r->last_yes + r->window)
         r->kill_at = r->last_yes + r->window;
@@ -234,8 +239,7 @@ static void stop_tree(struct runner *r, const char *why, int hard)
         r->killed_at = now;
         note(r, "%s: sent SIGKILL to every process of the command", why);
     } else if (!r->killed) {
-        note(r, "%s: sent SIGTERM to every process of the command (SIGKILL in %" PRId64
-                " ms)", why, r->kill_at - now);
+        note(r, "%s: %s (SIGKILL in %" PRId64 " ms)", why, did, r->kill_at - now);
     }
 }
 
@@ -347,13 +351,16 @@ static void reap(struct runner *r)
             close(r->ctl);
             r->ctl = -1;
         }
-        if (!r->done_seen && r->child) {
-            /* The keeper was killed under CMD: its tree is reparented to us. */
-            zt_err("the keeper process died (status %d): killing the command's processes", st);
+        if (!r->done_seen) {
+            /* Whatever the keeper left (nothing, when it was told not to
+             * start) is reparented to us: kill it until none is left. */
             r->orphans = 1;
             r->stopping = r->killed = 1;
-            if (!r->quit_sig && !r->fatal)
+            if (r->child && !r->tree_lost && !r->quit_sig && !r->fatal) {
+                zt_err("the keeper process died (status %d): killing the command's processes",
+                       st);
                 r->fatal = ZT_EXIT_FAILURE;
+            }
         }
         r->child = 0;
     }

@@ -355,3 +355,33 @@ def test_orphans_are_reaped_when_run_is_pid_1(zk, zk_path, zkelect_bin, test_env
                         sys.executable, "-c", ZOMBIE_CMD],
                        env=test_env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 10, f"{r.returncode - 10} zombies; {r.stderr}"
+
+
+def children_of(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def test_keeper_killed_under_the_command_takes_the_tree_with_it(
+        zk, zk_path, zkelect_bin, test_env, watcher, runs):
+    """Someone SIGKILLs the keeper: its orphans (a daemonized grandchild
+    included) come to run, which kills them all, resigns and exits 1."""
+    a = start_run(runs, zkelect_bin, test_env, zk.connect_string, zk_path, "a", "daemon",
+                  watcher)
+    watcher.wait(lambda: len(watcher.of("a")) >= 2, 30, "a's processes")
+    keepers = children_of(a.pid)
+    assert len(keepers) == 1, keepers
+    with open(f"/proc/{keepers[0]}/comm") as f:
+        assert f.read().strip() == "zkelect-keeper"
+    os.kill(keepers[0], signal.SIGKILL)
+    watcher.wait(lambda: watcher.all_ended("a"), 10, "the end of a's processes")
+    assert a.wait(15) == 1, a.err
+    assert any("keeper process died" in l for l in a.err), a.err
