@@ -495,10 +495,8 @@ static void on_event(struct runner *r, zkelect_event_t *ev)
             zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
             zt_err("%s (%s)", msg, zkelect_err_name(r->last_error));
         }
-        if (r->last_error == ZKELECT_EAUTH && !r->fatal) {
-            r->fatal = ZT_EXIT_DENIED;
-            tree_lost(r, "election failed", 1);
-        }
+        /* Not every ERROR ends the candidacy (a leftover node we may not
+         * delete does not): the RESIGNED that follows a final one does. */
         break;
     case ZKELECT_EV_RESIGNED:
         /* Not asked for: the library gave up on the candidacy for good

@@ -273,6 +273,27 @@ def test_final_library_error_ends_run(zk, zk_path, zkelect_bin, test_env):
         kz.close()
 
 
+def test_denied_election_ends_run_with_5(zk, zk_path, zkelect_bin, test_env):
+    """An election path where the ACL lets us read but not create: the
+    library gives up (ERROR EAUTH, then RESIGNED) and run exits 5, the code
+    of "permission denied" in every subcommand."""
+    from kazoo.client import KazooClient
+    from kazoo.security import make_acl
+    kz = KazooClient(hosts=zk.connect_string)
+    kz.start(timeout=15)
+    try:
+        kz.ensure_path(zk_path.rsplit("/", 1)[0])  # open parents
+        kz.create(zk_path, b"", acl=[make_acl("world", "anyone", read=True)])
+        r = subprocess.run([str(zkelect_bin), "run", "--connect", zk.connect_string, "--path",
+                            zk_path, "--session-timeout-ms", str(SESSION_MS), "--", "true"],
+                           env=test_env, capture_output=True, text=True, timeout=30)
+        assert r.returncode == 5, r.stderr
+        assert "ZKELECT_EAUTH" in r.stderr
+    finally:
+        kz.stop()
+        kz.close()
+
+
 def test_kill_path_does_not_wait_on_a_full_stderr(zk, zk_path, zkelect_bin, test_env,
                                                   watcher, runs):
     """CMD fills the stderr it shares with run and nobody reads it; an operator
