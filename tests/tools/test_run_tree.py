@@ -12,10 +12,12 @@ ending never).
 
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -35,8 +37,10 @@ CHILD = Path(__file__).resolve().parent / "treechild.py"
 class Watcher:
     """Receives start records and follows each process's end with a pidfd."""
 
-    def __init__(self, tmp_path):
-        self.path = str(tmp_path / "rec.sock")
+    def __init__(self):
+        # A Unix socket path must fit in 108 bytes: not under a deep tmp_path.
+        self.dir = tempfile.mkdtemp(prefix="zkrun-")
+        self.path = os.path.join(self.dir, "rec.sock")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(self.path)
         self.procs = {}  # pid -> dict(role, id, token, start, end)
@@ -118,11 +122,12 @@ class Watcher:
         self.sock.close()
         for fd in self.fds:
             os.close(fd)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 @pytest.fixture
-def watcher(tmp_path):
-    w = Watcher(tmp_path)
+def watcher():
+    w = Watcher()
     yield w
     w.close()
     # Nothing a test started may be left behind, whatever it asserted.
