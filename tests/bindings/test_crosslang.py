@@ -68,7 +68,6 @@ def _build_all(env, build_dir, out):
 
     go_env = dict(env, GOFLAGS="-mod=mod", CGO_ENABLED="1")
     go_env.setdefault("GOTOOLCHAIN", "local")
-    _run(["go", "generate", "./..."], go_env, cwd=REPO / "bindings" / "go")
     _run(["go", "build", "-o", str(out / "candidate_go"), "."], go_env, cwd=HERE / "go")
     progs["go"] = ([str(out / "candidate_go")], {})
 
