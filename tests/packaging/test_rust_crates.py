@@ -60,7 +60,7 @@ def test_both_crates_package_and_verify_in_dependency_order(build_dir):
         old.unlink()
     # --allow-dirty: the test also runs in a working tree with edits; what
     # is packed is the same set of files either way.
-    proc = _cargo(["package", "--workspace", "--locked", "--offline", "--allow-dirty"], env)
+    proc = _cargo(["package", "--workspace", "--locked", "--allow-dirty"], env)
     assert proc.returncode == 0, proc.stderr[-5000:]
     order = re.findall(r"Verifying (zkelect(?:-sys)?) v", proc.stderr)
     assert order == ["zkelect-sys", "zkelect"], proc.stderr
@@ -93,7 +93,7 @@ def test_a_2x_library_is_refused(build_dir, tmp_path):
     (pc / "libzkelect.pc").write_text(
         f"Name: libzkelect\nDescription: a 2.x stand-in\nVersion: 2.0.0\n"
         f"Cflags: -I{REPO / 'capi'}\nLibs: -L{build_dir / 'capi'} -lzkelect\n")
-    proc = _cargo(["build", "--locked", "--offline", "-p", "zkelect-sys"],
+    proc = _cargo(["build", "--locked", "-p", "zkelect-sys"],
                   _env(build_dir, PKG_CONFIG_PATH=str(pc)))
     assert proc.returncode != 0, "zkelect-sys accepted libzkelect 2.0.0"
     assert "libzkelect >= 1.0, < 2.0 was not found" in proc.stderr, proc.stderr[-3000:]
@@ -108,17 +108,17 @@ def test_env_override_reaches_a_library_pkg_config_cannot_see(build_dir, tmp_pat
     empty = tmp_path / "no-pc"
     empty.mkdir()
     blind = dict(PKG_CONFIG_PATH="", PKG_CONFIG_LIBDIR=str(empty))
-    proc = _cargo(["build", "--locked", "--offline", "-p", "zkelect-sys"], _env(build_dir, **blind))
+    proc = _cargo(["build", "--locked", "-p", "zkelect-sys"], _env(build_dir, **blind))
     assert proc.returncode != 0, "built with pkg-config blind and no ZKELECT_LIB_DIR"
     assert "ZKELECT_LIB_DIR" in proc.stderr, proc.stderr[-3000:]
     # The crate's own header check compiles C against the header it was
     # pointed at and compares every constant: it proves the include dir
     # arrived, and the test binary links (the lib dir arrived).
-    proc = _cargo(["test", "--locked", "--offline", "-p", "zkelect-sys", "--test", "header"],
+    proc = _cargo(["test", "--locked", "-p", "zkelect-sys", "--test", "header"],
                   _env(build_dir, ZKELECT_LIB_DIR=str(build_dir / "capi"),
                        ZKELECT_INCLUDE_DIR=str(inc), **blind))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert re.search(r"test c_compiler_agrees_with_types_and_values \.\.\. ok", proc.stdout), proc.stdout
-    proc = _cargo(["build", "--locked", "--offline", "-p", "zkelect-sys"],
+    proc = _cargo(["build", "--locked", "-p", "zkelect-sys"],
                   _env(build_dir, ZKELECT_LIB_DIR=str(empty), **blind))
     assert proc.returncode != 0 and "holds no libzkelect.so" in proc.stderr, proc.stderr[-3000:]
