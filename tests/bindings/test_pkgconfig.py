@@ -64,7 +64,7 @@ def installed(build_dir):
     env = _clean_env()
     # both: the static archive is part of what a distribution ships.
     setup = ["meson", "setup", str(bdir), str(REPO), f"--prefix={prefix}", "-Dtests=false",
-             "-Ddefault_library=both", "-Dlua=disabled", "-Djava=disabled", "-Dgo=disabled"]
+             "-Ddefault_library=both", "-Dlua=enabled", "-Djava=enabled", "-Dgo=enabled"]
     if (bdir / "build.ninja").exists():
         setup.insert(2, "--reconfigure")
     _ok(_run(setup, env=env, cwd=REPO), "meson setup")
@@ -163,6 +163,41 @@ def test_static_link_with_pkg_config_static_elects(installed, zk, zk_path, tmp_p
                 timeout=90, env=env)
     assert proc.returncode == 0, f"elect-static failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     assert re.fullmatch(r"LEADER c-static token=\d+", proc.stdout.splitlines()[1]), proc.stdout
+
+
+def test_bindings_installed_where_debian_looks(installed):
+    """Meson installs each binding where the language finds it without any
+    environment variable (relative to the prefix, for Debian's prefix /usr)."""
+    libdir = installed.libdir
+    multiarch = libdir.name  # lib/<multiarch> on Debian
+    lua_cmod = _ok(_run(["pkg-config", f"--define-variable=prefix={installed.prefix}",
+                         "--variable=INSTALL_CMOD", "lua5.4"]), "pkg-config lua5.4").stdout.strip()
+    assert Path(lua_cmod) == libdir / "lua" / "5.4", (lua_cmod, libdir)
+    lua_mod = Path(lua_cmod) / "zkelect.so"
+    assert lua_mod.exists(), f"no {lua_mod}"
+    needed = _ok(_run(["readelf", "-d", str(lua_mod)]), "readelf").stdout
+    assert "libzkelect.so.1" in needed and "liblua" not in needed, needed
+
+    java = installed.prefix / "share" / "java"
+    version = _pc_fields(installed.pc.read_text())["Version"]
+    jar = java / f"zkelect-{version}.jar"
+    assert jar.exists(), sorted(p.name for p in java.iterdir())
+    link = java / "zkelect.jar"
+    assert link.is_symlink() and os.readlink(link) == jar.name, link
+    import zipfile
+    with zipfile.ZipFile(jar) as z:
+        manifest = z.read("META-INF/MANIFEST.MF").decode()
+        names = set(z.namelist())
+    assert f"Implementation-Version: {version}" in manifest, manifest
+    assert {"org/zkelect/Elector.class", "org/zkelect/ZkelectNativeJNI.class"} <= names, sorted(names)[:20]
+    jni = libdir / "jni" / "libzkelect_jni.so"
+    assert jni.exists(), f"no {jni} ({multiarch})"
+
+    go = installed.prefix / "share" / "gocode" / "src" / "github.com" / "libzkelect" / "libzkelect" / "bindings" / "go"
+    for f in ("go.mod", "zkelect.go", "internal/capi/capi.go", "internal/capi/capi_wrap.c",
+              "internal/capi/version_check.go"):
+        assert (go / f).exists(), f"Go module source lacks {f}"
+    assert not list(go.rglob("*_test.go")), "tests installed with the Go module"
 
 
 def test_pc_url_is_the_project(installed):

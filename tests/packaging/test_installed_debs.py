@@ -13,7 +13,8 @@ packages afterwards so the other suites keep using the build tree.
 - Lua: a plain `require "zkelect"` (no LUA_CPATH);
 - Java: `java -cp /usr/share/java/zkelect.jar Example.java`, no -D flag;
 - Rust: a fresh crate with a path dependency on bindings/rust/zkelect,
-  finding the installed library through pkg-config.
+  finding the installed library through pkg-config;
+- and the packages install over an older libzkelect1 as an upgrade.
 """
 
 import contextlib
@@ -23,6 +24,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -68,8 +70,31 @@ def _clean_env(tmp):
     return env
 
 
+def _version(pkg):
+    return _run(["dpkg-query", "-W", "-f=${Version}", pkg], timeout=60).stdout.strip()
+
+
+def _deb_version(deb):
+    return _ok(_run(["dpkg-deb", "-f", str(deb), "Version"], timeout=60), "dpkg-deb -f").stdout.strip()
+
+
+def _older(deb, tmp):
+    """deb repacked as version <upstream>~rc1-1: sorts before the real one."""
+    root = tmp / "root"
+    _ok(_run(["dpkg-deb", "-R", str(deb), str(root)], timeout=120), "dpkg-deb -R")
+    control = root / "DEBIAN" / "control"
+    version = _deb_version(deb)
+    upstream = version.split("-")[0]
+    text = control.read_text().replace(f"Version: {version}\n", f"Version: {upstream}~rc1-1\n")
+    assert f"{upstream}~rc1-1" in text, text
+    control.write_text(text)
+    out = tmp / f"libzkelect1_{upstream}~rc1-1.deb"
+    _ok(_run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(out)], timeout=120), "dpkg-deb -b")
+    return out
+
+
 @pytest.fixture(scope="module")
-def debs():
+def debs(tmp_path_factory):
     folder = os.environ.get("ZKELECT_DEBS")
     if not folder:
         pytest.skip("ZKELECT_DEBS is not set: ./dev test builds the packages and sets it")
@@ -89,8 +114,15 @@ def debs():
         apt = [*sudo, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q",
                "--no-install-recommends", "-o", "DPkg::Lock::Timeout=900"]
         try:
+            # A system with an older libzkelect1: the same library under an
+            # earlier version, installed first, must upgrade in place.
+            older = _older(next(p for p in files if p.name.startswith("libzkelect1_")),
+                           tmp_path_factory.mktemp("older"))
+            _ok(_run([*apt, str(older)], timeout=1200), "apt-get install an older libzkelect1")
+            before = _version("libzkelect1")
             _ok(_run([*apt, *map(str, files)], timeout=1200), "apt-get install the .debs")
-            yield files
+            yield SimpleNamespace(files=files, before=before, after=_version("libzkelect1"),
+                                  new=_deb_version(files[0]))
         finally:
             _run([*sudo, "dpkg", "--purge", *PACKAGES], timeout=600)
             left = [p for p in PACKAGES if _installed(p)]
@@ -117,6 +149,13 @@ def _outside(tmp_path, name):
 def _token(out, what):
     m = re.search(r"leading with (?:fencing )?token (\d+)$", out.strip())
     assert m and int(m.group(1)) > 0, f"{what} did not lead:\n{out}"
+
+
+def test_an_older_libzkelect1_was_upgraded(debs):
+    assert debs.before.endswith("~rc1-1"), debs.before
+    assert debs.after == debs.new, (debs.before, debs.after, debs.new)
+    ok = _run(["dpkg", "--audit"], timeout=120)
+    assert ok.returncode == 0 and not ok.stdout.strip(), ok.stdout
 
 
 def test_c_readme_example_with_pkg_config(debs, zk, tmp_path):
