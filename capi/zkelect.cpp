@@ -14,8 +14,8 @@
 #include <set>
 #include <thread>
 
-#include "candidacy.h"
 #include "client.h"
+#include "election.h"
 #include "conf.h"
 #include "election_shared.h"
 #include "errors.h"
@@ -107,8 +107,8 @@ struct zkelect_client {
 
 struct zkelect_election {
     zkelect_client *owner = nullptr;
-    std::shared_ptr<ElectionShared> shared;
-    std::shared_ptr<Candidacy> candidacy;  // lives on the loop; posted to only
+    std::unique_ptr<Election> election;
+    ElectionShared *shared = nullptr;  // election->shared()
 
     std::mutex cb_mu;
     zkelect_event_cb cb = nullptr;
@@ -186,11 +186,6 @@ T *guarded_new(char *errbuf, size_t errlen, F &&body) noexcept {
     return nullptr;
 }
 
-int wait_ms_for(const Client &c) {
-    int t = c.negotiated_timeout_ms();
-    return t > 0 ? t : c.settings().session_timeout_ms;
-}
-
 std::unique_ptr<zkelect_event> wrap(std::unique_ptr<Event> ev) {
     if (!ev) return nullptr;
     auto out = std::make_unique<zkelect_event>();
@@ -202,11 +197,19 @@ bool in_own_callback(const zkelect_election *e) {
     return e->cb_thread.load() == std::this_thread::get_id();
 }
 
+// Joins the background thread outside cb_mu: its callback may call
+// zkelect_dispatch or zkelect_set_event_cb, which take cb_mu.
 void stop_background(zkelect_election *e) {
-    if (!e->bg.joinable()) return;
-    e->bg_stop.store(true);
+    std::thread bg;
+    {
+        std::lock_guard<std::mutex> lock(e->cb_mu);
+        if (!e->bg.joinable()) return;
+        bg = std::move(e->bg);
+        e->bg_stop.store(true);
+    }
     e->shared->queue.wake();
-    e->bg.join();
+    bg.join();
+    std::lock_guard<std::mutex> lock(e->cb_mu);
     e->bg_stop.store(false);
 }
 
@@ -393,11 +396,8 @@ zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *p
         }
         auto e = std::make_unique<zkelect_election>();
         e->owner = client;
-        e->shared = std::make_shared<ElectionShared>(path, participant_id);
-        e->candidacy = std::make_shared<Candidacy>(*client->client, e->shared);
-        Client *c = client->client.get();
-        auto cand = e->candidacy;
-        c->post([c, cand] { cand->attach(c->add_member(cand)); });
+        e->election = std::make_unique<Election>(*client->client, path, participant_id);
+        e->shared = &e->election->shared();
         std::lock_guard<std::mutex> lock(client->mu);
         client->elections.insert(e.get());
         return e.release();
@@ -413,19 +413,7 @@ int zkelect_election_destroy(zkelect_election_t *e) {
             e->shared->queue.close();
             e->shared->changed();
         });
-        Client *c = e->owner->client.get();
-        e->shared->leader_until.store(0);
-        auto done = std::make_shared<std::promise<void>>();
-        auto finished = done->get_future();
-        auto cand = e->candidacy;
-        c->post([cand, done] { cand->close([done] { done->set_value(); }); });
-        // The node's deletion is waited for, within bounds, while it can
-        // happen at all; otherwise (and past the bound) the loop keeps at it
-        // in the background, and the session's end removes the node anyway.
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms_for(*c));
-        while (finished.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready &&
-               c->connected() && std::chrono::steady_clock::now() < deadline) {
-        }
+        e->election->close();
         {
             std::lock_guard<std::mutex> lock(e->owner->mu);
             e->owner->elections.erase(e);
@@ -438,27 +426,14 @@ int zkelect_election_destroy(zkelect_election_t *e) {
 int zkelect_volunteer(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
-        Phase expect = Phase::kIdle;
-        if (!e->shared->phase.compare_exchange_strong(expect, Phase::kCandidate))
-            return expect == Phase::kClosed ? ZKELECT_ECLOSED : ZKELECT_ESTATE;
-        e->shared->last_error.store(0);
-        auto cand = e->candidacy;
-        e->owner->client->post([cand] { cand->volunteer(); });
-        return ZKELECT_OK;
+        return e->election->volunteer();
     });
 }
 
 int zkelect_resign(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
-        Phase expect = Phase::kCandidate;
-        if (!e->shared->phase.compare_exchange_strong(expect, Phase::kResigning))
-            return expect == Phase::kClosed ? ZKELECT_ECLOSED : ZKELECT_ESTATE;
-        // Leadership ends now, not when the loop gets to it.
-        e->shared->leader_until.store(0, std::memory_order_release);
-        auto cand = e->candidacy;
-        e->owner->client->post([cand] { cand->resign(); });
-        return ZKELECT_OK;
+        return e->election->resign();
     });
 }
 
@@ -469,33 +444,19 @@ int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
         if (!e) return ZKELECT_EINVAL;
         Inside inside(e->waiters);
         if (!inside) return ZKELECT_ECLOSED;
-        ElectionShared &s = *e->shared;
-        auto done = [&] {
-            return s.is_leader() || s.phase.load() != Phase::kCandidate ||
-                   s.last_error.load() != 0 || e->waiters.closing();
-        };
-        std::unique_lock<std::mutex> lock(s.mu);
-        if (timeout_ms < 0) s.cv.wait(lock, done);
-        else s.cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
-        if (s.is_leader()) return ZKELECT_OK;
-        if (s.phase.load() == Phase::kClosed || e->waiters.closing()) return ZKELECT_ECLOSED;
-        if (int err = s.last_error.load(); err != 0) return err;
-        if (s.phase.load() != Phase::kCandidate) return ZKELECT_ESTATE;
-        return ZKELECT_ETIMEDOUT;
+        return e->election->await_leader(timeout_ms, [e] { return e->waiters.closing(); });
     });
 }
 
 int zkelect_fencing_token(const zkelect_election_t *e, int64_t *token) {
     if (!e || !token) return ZKELECT_EINVAL;
-    if (!e->shared->is_leader()) return ZKELECT_ENOTLEADER;
-    *token = e->shared->token.load();
-    return ZKELECT_OK;
+    return e->election->fencing_token(token);
 }
 
 static int query(zkelect_client *client, const std::string &path, std::vector<ParticipantInfo> *out,
                  std::string *why) {
     Client &c = *client->client;
-    return c.participants(path, wait_ms_for(c), out, why);
+    return c.participants(path, c.effective_timeout_ms(), out, why);
 }
 
 int zkelect_leader_id(zkelect_election_t *e, char *buf, size_t len) {
@@ -629,8 +590,9 @@ int zkelect_set_background_event_cb(zkelect_election_t *e, zkelect_event_cb cb, 
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
         if (in_own_callback(e)) return ZKELECT_EDEADLK;
-        std::lock_guard<std::mutex> lock(e->cb_mu);
         stop_background(e);
+        std::lock_guard<std::mutex> lock(e->cb_mu);
+        if (e->bg.joinable()) return ZKELECT_ESTATE;  // another thread started one meanwhile
         if (!cb) return ZKELECT_OK;
         e->bg_cb = cb;
         e->bg_opaque = opaque;
@@ -734,7 +696,7 @@ int zkelect_observer_destroy(zkelect_observer_t *o) {
             obs->stop();
             done->set_value();
         });
-        finished.wait_for(std::chrono::milliseconds(wait_ms_for(*c)));
+        finished.wait_for(std::chrono::milliseconds(c->effective_timeout_ms()));
         {
             std::lock_guard<std::mutex> lock(o->owner->mu);
             o->owner->observers.erase(o);

@@ -11,6 +11,15 @@ std::string basename_of(const std::string &path) {
     size_t slash = path.rfind('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
+
+// The garbage key of one of our nodes: the uuid its name carries, so a node
+// found by its name and the same node found by its uuid are one entry.
+std::string uuid_in(const std::string &name) {
+    constexpr size_t kUuidLen = 36;
+    if (name.size() > 3 + kUuidLen && name.compare(0, 3, "_c_") == 0)
+        return name.substr(3, kUuidLen);
+    return name;
+}
 }  // namespace
 
 const char *Candidacy::state_name(State s) {
@@ -72,62 +81,78 @@ void Candidacy::fail(int code, int zk_rc, const std::string &message) {
     if (!node_.empty()) garbage_[uuid_] = node_;
     node_.clear();
     want_ = false;
-    shared_->last_error.store(code);
+    shared_->set_error(code);
     emit(EventType::kError, Reason::kNone, message, {}, {}, 0, code, zk_rc);
     set_state(State::kResigning);
     collect_garbage();
 }
 
-int64_t Candidacy::session_timeout_ms() const {
-    int64_t t = client_.negotiated_timeout_ms();
-    return t > 0 ? t : client_.settings().session_timeout_ms;
+int64_t Candidacy::margin_ns() const {
+    return lease::margin_ns(timeout_ns(), client_.settings().lease_margin_ms);
 }
 
-int64_t Candidacy::full_lease_ns() const {
-    int64_t t = session_timeout_ms();
-    int64_t margin = client_.settings().lease_margin_ms;
-    if (margin < 0) margin = std::max<int64_t>(t / 20, 10);
-    return std::max<int64_t>(t / 2 - margin, 0) * kNsPerMs;
-}
+int64_t Candidacy::full_lease_ns() const { return lease::full_ns(timeout_ns(), margin_ns()); }
 
-int64_t Candidacy::lease_until(int64_t sent) const {
-    // The quorum expires us no earlier than T after the last touch of our
-    // session it heard of. Touches it surely heard of, latest first found:
-    int64_t t = session_timeout_ms() * kNsPerMs;
-    int64_t touched = INT64_MIN / 2;
-    // - this connection's handshake, made by the quorum's leader itself;
-    if (client_.connected_at() <= sent) touched = client_.touch_floor();
-    // - a write of ours acknowledged by sent - T/4: its server reported it
-    //   within tickTime/2 <= T/4, and was still in the quorum at `sent`
-    //   (it acknowledges the write we are sending now);
-    for (const auto &[w, acked] : recent_writes_)
-        if (acked <= sent - t / 4) touched = std::max(touched, w);
-    // - a ping of the ZooKeeper client's, which sends one whenever it has
-    //   sent nothing for T/3, if the connection was up and the process ran
-    //   (a stopped process pings nobody) over [sent - 7T/12, sent - T/4].
-    int64_t quiet = sent - t / 4 - t / 3;
-    if (client_.connected_at() <= quiet && client_.awake_since() <= quiet)
-        touched = std::max(touched, quiet);
-    int64_t margin = t / 2 - full_lease_ns();
-    return std::min(sent + t / 2, touched + t) - margin;
+int64_t Candidacy::lease_until(int64_t sent) {
+    SessionFacts f = client_.session_facts();
+    f.margin_ns = margin_ns();
+    f.writes = &recent_writes_;
+    lease_timeout_ns_ = f.timeout_ns;
+    return lease::until(f, sent);
 }
 
 void Candidacy::note_write(int64_t sent) {
-    recent_writes_.emplace_back(sent, boottime_ns());
+    recent_writes_.push_back({sent, boottime_ns()});
     while (recent_writes_.size() > 4) recent_writes_.pop_front();
+}
+
+// A margin of T/2 or more leaves no lease: such a candidacy would wait
+// forever and never lead. Said once, when the timeout is known.
+void Candidacy::check_margin() {
+    if (margin_reported_ || lease::margin_fits(timeout_ns(), margin_ns())) return;
+    margin_reported_ = true;
+    fail(kEInval, 0,
+         "lease.margin.ms (" + std::to_string(margin_ns() / kNsPerMs) +
+             " ms) leaves no lease under the negotiated session timeout of " +
+             std::to_string(timeout_ns() / kNsPerMs) + " ms: it must be below half of it");
 }
 
 // --- commands ---------------------------------------------------------------
 
-void Candidacy::volunteer() {
+void Candidacy::volunteer(uint64_t command) {
+    applied_ = command;
     if (closing_) return;
+    lift_fence_if_latest();
     want_ = true;
-    shared_->last_error.store(0);
+    margin_reported_ = false;
     if (state_ == State::kResigning) return;  // enrolls once the old node is gone
     begin_enrollment();
 }
 
-void Candidacy::resign() {
+void Candidacy::resign(uint64_t command) {
+    applied_ = command;
+    if (state_ == State::kIdle && !want_) {
+        // Already stopped (an error did it): nothing to remove, and the
+        // RESIGNED of that stop was said.
+        lift_fence_if_latest();
+        shared_->settle(applied_);
+        return;
+    }
+    stop_resigning();
+    lift_fence_if_latest();
+    collect_garbage();
+}
+
+// The fence a resign put on the lease lasts until the loop has carried out
+// every command issued so far: a later resign's fence must not be lifted by
+// an earlier command.
+void Candidacy::lift_fence_if_latest() {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    if (applied_ == shared_->commands && shared_->phase.load() != Phase::kClosed)
+        shared_->lease.lift_fence();
+}
+
+void Candidacy::stop_resigning() {
     want_ = false;
     ++gen_;
     depose(Reason::kResigned);
@@ -145,10 +170,10 @@ void Candidacy::resign() {
     }
     node_.clear();
     set_state(State::kResigning);
-    collect_garbage();
 }
 
-void Candidacy::close(std::function<void()> done) {
+void Candidacy::close(uint64_t command, std::function<void()> done) {
+    applied_ = command;
     closing_ = true;
     close_done_ = std::move(done);
     if (leading_) {
@@ -162,13 +187,16 @@ void Candidacy::close(std::function<void()> done) {
         finish_resign();
         return;
     }
-    if (state_ != State::kResigning) resign();
-    else collect_garbage();
+    if (state_ != State::kResigning) stop_resigning();
+    collect_garbage();
 }
 
 // --- enrollment -------------------------------------------------------------
 
 void Candidacy::begin_enrollment() {
+    // A node still held is deleted, never forgotten: forgetting it would
+    // leave a ghost that blocks everyone behind it for the session's life.
+    if (!node_.empty()) garbage_[uuid_] = node_;
     ++gen_;
     keepalive_inflight_ = false;
     heir_ = false;
@@ -178,10 +206,13 @@ void Candidacy::begin_enrollment() {
     node_.clear();
     uuid_ = make_uuid();
     parent_attempts_ = 0;
+    if (!garbage_.empty()) collect_garbage();
     if (!client_.connected()) {
         set_state(State::kAwaitingSession);
         return;
     }
+    check_margin();
+    if (!want_) return;  // the margin check stopped it
     send_create();
 }
 
@@ -208,7 +239,8 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
         // A create we stopped waiting for (resign, a new enrollment): if it
         // landed, the node is ours and unwanted.
         if (r.rc == ZOK) {
-            garbage_[basename_of(r.value)] = basename_of(r.value);
+            std::string name = basename_of(r.value);
+            garbage_[uuid_in(name)] = name;
             collect_garbage();
         }
         return;
@@ -444,6 +476,10 @@ void Candidacy::claim() {
     set_state(State::kClaiming);
     pred_.clear();
     heir_ = false;
+#ifdef ZKELECT_MUTATION_HEIR_CLAIM_NO_LEASE
+    // Mutation: claim on the listing alone, with a full lease from now.
+    heir_lease_until_ = boottime_ns() + full_lease_ns();
+#endif
     if (heir_lease_until_ > boottime_ns()) {
         become_leader();
         return;
@@ -452,13 +488,17 @@ void Candidacy::claim() {
 }
 
 void Candidacy::become_leader() {
+    int64_t until = heir_lease_until_;
+    shared_->token.store(czxid_);
+    if (!shared_->lease.publish(until)) {
+        // The user resigned or closed after the claim was sent: that
+        // command is on its way here and wins; no term begins.
+        return;
+    }
     set_state(State::kLeading);
     leading_ = true;
     announced_pred_.clear();
-    int64_t until = heir_lease_until_;
     heir_lease_until_ = 0;
-    shared_->token.store(czxid_);
-    shared_->leader_until.store(until, std::memory_order_release);
     client_.bump(kTermsWon);
     emit(EventType::kElected, Reason::kNone, "elected", node_, shared_->id, czxid_);
     shared_->changed();
@@ -469,7 +509,7 @@ void Candidacy::become_leader() {
 void Candidacy::depose(Reason why) {
     if (!leading_) return;
     leading_ = false;
-    int64_t until = shared_->leader_until.exchange(0, std::memory_order_acq_rel);
+    int64_t until = shared_->lease.revoke();
     // Leadership that already ran out ended with its lease, whatever news
     // (a deleted node, an expiry) arrives first after a pause.
     if (why != Reason::kResigned && why != Reason::kClosed && until != 0 && boottime_ns() >= until)
@@ -509,7 +549,13 @@ void Candidacy::send_keepalive() {
     int64_t earns = lease_until(sent);
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
-    client_.session().check(node_path(node_), client_.on_loop([weak, gen, sent, earns](Reply &&r) {
+#ifdef ZKELECT_MUTATION_LEASE_BY_READS
+    // Mutation: a read stands in for the write that earns the lease.
+    auto send = [this](const std::string &p, ReplyFn fn) { client_.session().exists(p, false, std::move(fn)); };
+#else
+    auto send = [this](const std::string &p, ReplyFn fn) { client_.session().check(p, std::move(fn)); };
+#endif
+    send(node_path(node_), client_.on_loop([weak, gen, sent, earns](Reply &&r) {
         auto self = weak.lock();
         if (!self || gen != self->gen_) return;
         self->keepalive_inflight_ = false;
@@ -519,12 +565,9 @@ void Candidacy::send_keepalive() {
             int64_t until = earns;
             switch (self->state_) {
                 case State::kLeading: {
-                    // Only extend a lease still held: resign may have zeroed it
-                    // from the user's thread.
-                    int64_t cur = self->shared_->leader_until.load();
-                    while (cur != 0 && cur < until &&
-                           !self->shared_->leader_until.compare_exchange_weak(cur, until)) {
-                    }
+                    // Only extends a lease still held: resign may have
+                    // fenced it from the user's thread.
+                    self->shared_->lease.extend(until);
                     self->schedule_lease_check(until);
                     break;
                 }
@@ -537,8 +580,7 @@ void Candidacy::send_keepalive() {
                         // the reply crawled, or no touch of ours is known to
                         // have reached the quorum recently): try again once
                         // the write just acknowledged counts as one.
-                        self->retry_claim_at(boottime_ns() +
-                                             self->session_timeout_ms() * kNsPerMs / 4);
+                        self->retry_claim_at(boottime_ns() + self->timeout_ns() / 4);
                         break;
                     }
                     self->heir_lease_until_ = until;
@@ -565,9 +607,8 @@ void Candidacy::retry_claim_at(int64_t at) {
 void Candidacy::schedule_keepalive() {
     if (keepalive_scheduled_) return;
     keepalive_scheduled_ = true;
-    int64_t t = session_timeout_ms();
     std::weak_ptr<Candidacy> weak = weak_from_this();
-    client_.at(boottime_ns() + t * kNsPerMs / 6, [weak] {
+    client_.at(boottime_ns() + timeout_ns() / 6, [weak] {
         auto self = weak.lock();
         if (!self) return;
         self->keepalive_scheduled_ = false;
@@ -579,11 +620,15 @@ void Candidacy::schedule_keepalive() {
 }
 
 void Candidacy::schedule_lease_check(int64_t at) {
+#ifdef ZKELECT_MUTATION_NO_LEASE_TIMER
+    (void)at;
+    return;
+#endif
     std::weak_ptr<Candidacy> weak = weak_from_this();
     client_.at(at, [weak, at] {
         auto self = weak.lock();
         if (!self || !self->leading_) return;
-        int64_t until = self->shared_->leader_until.load();
+        int64_t until = self->shared_->lease.value();
         if (until != at || boottime_ns() < until) return;  // renewed since
         self->depose(Reason::kLeaseEnded);
         // Keep the node: a write acknowledged later proves we still hold
@@ -599,6 +644,23 @@ void Candidacy::on_connected(bool new_session) {
         emit(EventType::kReconnected, Reason::kNone, "reconnected (same session)");
     ++gen_;
     keepalive_inflight_ = false;
+    if (!new_session && lease_timeout_ns_ > timeout_ns()) {
+        // A shorter timeout was negotiated: the quorum's revalidation may
+        // expire the session at (handshake + T'), before a lease earned
+        // under the longer T ends.
+        int64_t cap = lease::cap_after_renegotiation(INT64_MAX, client_.touch_floor(), timeout_ns(),
+                                                     margin_ns());
+        if (heir_lease_until_ > cap) heir_lease_until_ = cap;
+        if (leading_ && shared_->lease.value() > cap) {
+            shared_->lease.cap(cap);
+            schedule_lease_check(shared_->lease.value());
+        }
+    }
+    lease_timeout_ns_ = std::min(lease_timeout_ns_, timeout_ns());
+    if (want_) {
+        check_margin();
+        if (!want_) return;
+    }
     switch (state_) {
         case State::kAwaitingSession:
             if (want_) send_create();
@@ -606,7 +668,9 @@ void Candidacy::on_connected(bool new_session) {
         case State::kCreating:
         case State::kRecovering:
             set_state(State::kRecovering);
-            client_.list(shared_->path, route(&Candidacy::on_recover_children));
+            // Synced: a server that has not yet applied our create must not
+            // make us believe it never happened.
+            client_.list(shared_->path, route(&Candidacy::on_recover_children), true);
             break;
         case State::kListing:
         case State::kFollowing:
@@ -673,9 +737,9 @@ void Candidacy::collect_garbage() {
             auto it = self->garbage_.find(key);
             if (it == self->garbage_.end() || it->second != name) return;
             if (r.rc == ZOK || r.rc == ZNONODE) {
-                self->garbage_.erase(it);
+                self->forget(name);
             } else if (r.rc == ZNOAUTH) {
-                self->garbage_.erase(it);
+                self->forget(name);
                 self->emit(EventType::kError, Reason::kNone,
                            "not allowed to delete our node " + name, {}, {}, 0, kEAuth, r.rc);
             } else {
@@ -685,9 +749,14 @@ void Candidacy::collect_garbage() {
         }));
     }
     if (unknown) {
-        client_.list(shared_->path, route(&Candidacy::on_garbage_children));
+        client_.list(shared_->path, route(&Candidacy::on_garbage_children), true);
     }
     if (garbage_.empty() && state_ == State::kResigning) finish_resign();
+}
+
+void Candidacy::forget(const std::string &name) {
+    for (auto it = garbage_.begin(); it != garbage_.end();)
+        it = it->second == name ? garbage_.erase(it) : std::next(it);
 }
 
 void Candidacy::on_garbage_children(uint64_t, const Listing &r) {
@@ -716,7 +785,6 @@ void Candidacy::finish_resign() {
     if (state_ != State::kResigning) return;
     if (closing_) {
         set_state(State::kClosed);
-        shared_->phase.store(Phase::kClosed);
         shared_->changed();
         auto done = std::move(close_done_);
         client_.remove_member(member_id_);
@@ -729,9 +797,9 @@ void Candidacy::finish_resign() {
         begin_enrollment();
         return;
     }
-    shared_->phase.store(Phase::kIdle);
+    // Idle before RESIGNED is seen: a volunteer made on that event succeeds.
+    shared_->settle(applied_);
     emit(EventType::kResigned, Reason::kNone, "resigned: node removed");
-    shared_->changed();
 }
 
 }  // namespace zkelect

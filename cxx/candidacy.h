@@ -32,12 +32,13 @@ public:
     Candidacy(Client &client, std::shared_ptr<ElectionShared> shared);
     void attach(uint64_t member_id) { member_id_ = member_id; }
 
-    // Commands, posted by the C boundary onto the loop.
-    void volunteer();
-    void resign();
+    // The user's commands, numbered by Election in the order they were
+    // issued, carried out here in that order.
+    void volunteer(uint64_t command);
+    void resign(uint64_t command);
     // Leave for good: like resign, then done() once no node is left (or the
     // session ended). The member removes itself from the client.
-    void close(std::function<void()> done);
+    void close(uint64_t command, std::function<void()> done);
 
     void on_connected(bool new_session) override;
     void on_suspended() override;
@@ -86,11 +87,16 @@ private:
               std::string node = {}, std::string id = {}, int64_t token = 0, int error = 0,
               int zk_rc = 0);
     void fail(int code, int zk_rc, const std::string &message);
-    int64_t session_timeout_ms() const;
+    void stop_resigning();
+    void lift_fence_if_latest();
+    void forget(const std::string &name);
+    void check_margin();
+    int64_t timeout_ns() const { return int64_t(client_.effective_timeout_ms()) * kNsPerMs; }
+    int64_t margin_ns() const;
     // The lease deadline an acknowledged write sent at `sent` earns, given
     // the writes sent before it (see docs/semantics.md, "Why that is safe").
     // Call when sending, before note_write of that write.
-    int64_t lease_until(int64_t sent) const;
+    int64_t lease_until(int64_t sent);
     int64_t full_lease_ns() const;  // T/2 - margin
     void note_write(int64_t sent);  // a write sent at `sent` acknowledged now
 
@@ -109,6 +115,9 @@ private:
 
     State state_ = State::kIdle;
     bool want_ = false;    // the user wants this candidacy in the election
+    uint64_t applied_ = 0; // the last user command carried out
+    int64_t lease_timeout_ns_ = 0;  // T the current leases were earned under
+    bool margin_reported_ = false;
     bool closing_ = false;
     std::function<void()> close_done_;
     uint64_t gen_ = 0;     // bumped whenever in-flight replies become stale
@@ -120,7 +129,7 @@ private:
     int64_t create_until_ = 0;
     // Our last acknowledged writes (creates, keepalives) in this session,
     // {sent, acknowledged}, newest last: touches we know happened.
-    std::deque<std::pair<int64_t, int64_t>> recent_writes_;
+    std::deque<AckedWrite> recent_writes_;
     std::string pred_;     // the predecessor we watch
     bool heir_ = false;    // pred_ was the lowest in our last listing
     std::string announced_pred_;
@@ -129,10 +138,11 @@ private:
     bool keepalive_inflight_ = false;
     int64_t keepalive_sent_ = 0;
     int64_t heir_lease_until_ = 0;  // lease earned while heir, not yet published
-    bool leading_ = false;
+    bool leading_ = false;  // a term began (ELECTED) and has not ended (DEPOSED)
     bool keepalive_scheduled_ = false;
 
-    // uuid -> node name ("" while unknown), nodes to delete.
+    // uuid -> node name ("" while unknown), nodes to delete. Keyed by the
+    // uuid the name carries, so one node is never listed twice.
     std::map<std::string, std::string> garbage_;
     // Names whose delete is on the wire, so a second pass does not resend it.
     std::set<std::string> deleting_;

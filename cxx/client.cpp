@@ -29,7 +29,7 @@ Client::Client(const Settings &settings) : settings_(settings) {
     try {
         open_session();
         awake_since_ = boottime_ns();
-        heartbeat(awake_since_);
+        heartbeat_due_ = awake_since_;
         loop_ = std::thread([this] { run(); });
     } catch (...) {
         session_.reset();
@@ -76,8 +76,10 @@ void Client::open_session() {
     known_paths_.clear();
     auto s = std::make_shared<ZkSession>(
         settings_,
-        [this, gen](int type, int state, const std::string &path) {
-            post([this, gen, type, state, path] { on_watch_event(gen, type, state, path); });
+        [this, gen](int type, int state, const std::string &path, int64_t stamp) {
+            post([this, gen, type, state, path, stamp] {
+                on_watch_event(gen, type, state, path, stamp);
+            });
         },
         &counters_[kZkRequests]);
     {
@@ -98,9 +100,7 @@ void Client::open_session() {
 // The step is small against the lease (T/2 - margin), so a leader whose
 // server died moves to a live one well within it.
 void Client::nudge_while_disconnected(uint64_t epoch) {
-    int64_t t = timeout_ms_.load();
-    if (t <= 0) t = settings_.session_timeout_ms;
-    int64_t step_ms = std::clamp<int64_t>(t / 16, 25, 1000);
+    int64_t step_ms = std::clamp<int64_t>(effective_timeout_ms() / 16, 25, 1000);
     at(boottime_ns() + step_ms * kNsPerMs, [this, epoch] {
         if (epoch != disconnect_epoch_ || connected()) return;
         session_->try_next_server();
@@ -144,19 +144,34 @@ ReplyFn Client::on_loop(std::function<void(Reply &&)> fn) {
     };
 }
 
-// A timer every T/12: when one fires late by more than T/24 the whole
-// process stood still (its ZooKeeper threads too), and the pings leases rely
-// on after a quiet spell may not have been sent.
-void Client::heartbeat(int64_t due) {
-    int64_t t = timeout_ms_.load();
-    if (t <= 0) t = settings_.session_timeout_ms;
-    int64_t now = boottime_ns();
-    if (now - due > t * kNsPerMs / 24) awake_since_ = now;
-    int64_t next = now + t * kNsPerMs / 12;
-    at(next, [this, next] { heartbeat(next); });
+// The liveness check: the loop wakes every heartbeat period; a wake-up
+// later than the slack means the whole process stood still (its ZooKeeper
+// threads too), and pings the lease relies on may not have gone out. It is
+// part of the loop, not a timer: it runs at the top of every turn, before
+// any reply or timer of that turn is handled, and again whenever a lease is
+// computed, and nothing in it allocates or can throw.
+void Client::check_liveness(int64_t now) {
+    int64_t t = int64_t(effective_timeout_ms()) * kNsPerMs;
+    if (now - heartbeat_due_ > lease::heartbeat_slack(t)) awake_since_ = now;
+    if (now >= heartbeat_due_) heartbeat_due_ = now + lease::heartbeat_period(t);
 }
 
-void Client::list(const std::string &path, ListingFn fn) {
+SessionFacts Client::session_facts() {
+    int64_t now = boottime_ns();
+    check_liveness(now);
+    SessionFacts f;
+    f.timeout_ns = int64_t(effective_timeout_ms()) * kNsPerMs;
+    f.touch_floor = touch_floor_;
+    f.connected_at = connected_at_;
+    f.awake_since = awake_since_;
+    f.unstuck_since = session_->unstuck_since(now);
+    return f;
+}
+
+void Client::list(const std::string &path, ListingFn fn, bool synced) {
+    // One session's requests are answered in order: a listing sent after
+    // the sync, now or when the one in flight returns, comes after it.
+    if (synced) session_->sync(path, ReplyFn([](Reply &&) {}));
     ListQueue &q = lists_[path];
     q.waiting.push_back(std::move(fn));
     if (!q.in_flight) send_listing(path);
@@ -193,6 +208,7 @@ void Client::at(int64_t at_ns, std::function<void()> fn) { timers_.emplace(at_ns
 void Client::run() {
     std::deque<std::function<void()>> batch;
     for (;;) {
+        check_liveness(boottime_ns());
         {
             std::lock_guard<std::mutex> lock(mu_);
             if (stopping_) return;
@@ -227,8 +243,10 @@ void Client::run() {
             if (!mailbox_.empty()) continue;
         }
         itimerspec its{};
-        if (!timers_.empty()) {
-            int64_t t = std::max<int64_t>(timers_.begin()->first, 1);
+        {
+            int64_t wake = heartbeat_due_;
+            if (!timers_.empty()) wake = std::min(wake, timers_.begin()->first);
+            int64_t t = std::max<int64_t>(wake, 1);
             its.it_value.tv_sec = t / 1000000000;
             its.it_value.tv_nsec = t % 1000000000;
         }
@@ -272,10 +290,11 @@ void Client::watch(const std::string &path, uint64_t member_id) {
     interest_.emplace(path, member_id);
 }
 
-void Client::on_watch_event(uint64_t gen, int type, int state, const std::string &path) {
+void Client::on_watch_event(uint64_t gen, int type, int state, const std::string &path,
+                            int64_t stamp) {
     if (gen != static_cast<uint64_t>(session_gen_.load())) return;  // a retired session
     if (type == ZOO_SESSION_EVENT) {
-        on_session_event(gen, state);
+        on_session_event(gen, state, stamp);
         return;
     }
     std::vector<uint64_t> ids;
@@ -291,7 +310,7 @@ void Client::on_watch_event(uint64_t gen, int type, int state, const std::string
     }
 }
 
-void Client::on_session_event(uint64_t, int state) {
+void Client::on_session_event(uint64_t, int state, int64_t stamp) {
     auto each = [this](auto &&fn) {
         std::vector<std::shared_ptr<Member>> ms;
         for (auto &[id, m] : members_) ms.push_back(m);
@@ -301,8 +320,11 @@ void Client::on_session_event(uint64_t, int state) {
         bool first = !ever_connected_;
         ever_connected_ = true;
         ++disconnect_epoch_;
-        connected_at_ = boottime_ns();
+        // Stamped on ZooKeeper's thread when it delivered the event: the
+        // handshake was before that, however late the loop gets here.
+        connected_at_ = stamp;
         timeout_ms_.store(session_->negotiated_timeout_ms());
+        session_->set_stuck_after(lease::stuck_after(int64_t(effective_timeout_ms()) * kNsPerMs));
         session_id_.store(session_->session_id());
         {
             std::lock_guard<std::mutex> lock(mu_);
@@ -315,7 +337,10 @@ void Client::on_session_event(uint64_t, int state) {
         if (!connected()) return;
         connected_.store(false, std::memory_order_release);
         nudge_while_disconnected(++disconnect_epoch_);
-        touch_floor_ = boottime_ns();  // a reconnect revalidates after this
+        // The connection broke after the latest request answered on it was
+        // sent (stamped on ZooKeeper's thread, in delivery order): a
+        // reconnect's revalidation comes after that.
+        touch_floor_ = std::max(touch_floor_, stamp);
         connected_at_ = INT64_MAX;
         each([](Member &m) { m.on_suspended(); });
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
@@ -358,12 +383,13 @@ int Client::participants(const std::string &path, int timeout_ms,
         *why = "the client is closing";
         return kEClosed;
     }
-    if (!connected()) {
-        // Requests would wait for a reconnect; bound them by the timeout.
-    }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     auto st = std::make_shared<QueryState>();
     st->outstanding = 1;
+    // "Who leads now" asked of a server that has not applied another
+    // session's latest create or delete would answer with the past: sync
+    // first (one more round trip, through the quorum's leader).
+    session->sync(path, ReplyFn([](Reply &&) {}));
     session->get_children(path, false, [st](Reply &&r) {
         std::lock_guard<std::mutex> lock(st->mu);
         st->rc = r.rc;

@@ -22,6 +22,7 @@
 
 #include "conf.h"
 #include "errors.h"
+#include "lease.h"
 #include "names.h"
 #include "zk_session.h"
 
@@ -71,6 +72,17 @@ public:
     int await_connected(int timeout_ms);
     bool connected() const { return connected_.load(std::memory_order_acquire); }
     int negotiated_timeout_ms() const { return timeout_ms_.load(std::memory_order_acquire); }
+    // The session timeout in force: negotiated once connected, else the
+    // configured one. The one place that rule lives.
+    int effective_timeout_ms() const {
+        int t = negotiated_timeout_ms();
+        return t > 0 ? t : settings_.session_timeout_ms;
+    }
+    // Commands posted but not yet run (tests drive interleavings with it).
+    size_t mailbox_size() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        return mailbox_.size();
+    }
     int64_t session_id() const { return session_id_.load(std::memory_order_acquire); }
     uint64_t counter(int c) const { return counters_[c].load(std::memory_order_relaxed); }
     void bump(Counter c) { counters_[c].fetch_add(1, std::memory_order_relaxed); }
@@ -92,15 +104,17 @@ public:
     // every request this session sent before (ZooKeeper answers one
     // session's requests in order). Callers that ask while a listing is in
     // flight share the next one: a client lists a path at most twice at
-    // once, however many candidacies it holds there.
-    void list(const std::string &path, ListingFn fn);
+    // once, however many candidacies it holds there. synced: a sync goes
+    // first, so the listing also sees every write the quorum committed
+    // before it (not only this server's view).
+    void list(const std::string &path, ListingFn fn, bool synced = false);
     // True once this session has seen path exist (a candidate created in it).
     bool path_known(const std::string &path) const { return known_paths_.count(path) != 0; }
     void set_path_known(const std::string &path) { known_paths_.insert(path); }
-    // CLOCK_BOOTTIME time since which the loop has run without a stall
-    // (a SIGSTOP, a frozen VM) longer than T/12: since then ZooKeeper's own
-    // threads have been free to ping.
-    int64_t awake_since() const { return awake_since_; }
+    // What the lease rules need to know about this session now (the
+    // liveness check runs first, so a stall that just ended is seen).
+    // timeout_ns and the touches; the candidacy adds its margin and writes.
+    SessionFacts session_facts();
     // The current connection's handshake (a session's creation, or its
     // revalidation on reconnect) is a touch made by the quorum's leader
     // itself, at a time no earlier than touch_floor() and no later than
@@ -117,11 +131,12 @@ private:
     void run();
     void open_session();
     void reopen_session();
-    void on_session_event(uint64_t gen, int state);
+    void on_session_event(uint64_t gen, int state, int64_t stamp);
     void nudge_while_disconnected(uint64_t epoch);
     void send_listing(const std::string &path);
-    void heartbeat(int64_t due);
-    void on_watch_event(uint64_t gen, int type, int state, const std::string &path);
+    void check_liveness(int64_t now);
+    void on_watch_event(uint64_t gen, int type, int state, const std::string &path,
+                        int64_t stamp);
     std::shared_ptr<ZkSession> session_snapshot();
 
     const Settings settings_;
@@ -136,7 +151,7 @@ private:
     // Mailbox and timers, woken through an eventfd and a CLOCK_BOOTTIME
     // timerfd so a process resumed from SIGSTOP or suspend fires overdue
     // lease timers at once.
-    std::mutex mu_;
+    mutable std::mutex mu_;
     std::condition_variable connected_cv_;
     std::deque<std::function<void()>> mailbox_;
     bool stopping_ = false;
@@ -151,6 +166,7 @@ private:
     bool ever_connected_ = false;  // in the current session
     uint64_t disconnect_epoch_ = 0;  // bumped on every connect and disconnect
     int64_t awake_since_ = INT64_MAX;  // until the first heartbeat
+    int64_t heartbeat_due_ = 0;
     int64_t touch_floor_ = 0;
     int64_t connected_at_ = INT64_MAX;
     struct ListQueue {

@@ -75,8 +75,9 @@ std::string apply(const std::string &key, const std::string &value, Settings *s)
         else return "leadership must be \"lease\" or \"strict\"";
     } else if (key == "lease.margin.ms") {
         if (value.empty()) s->lease_margin_ms = -1;
-        else if (!parse_int(value, 0, 60000, &s->lease_margin_ms))
-            return "lease.margin.ms must be an integer from 0 to 60000";
+        else if (!parse_int(value, 1, 60000, &s->lease_margin_ms))
+            return "lease.margin.ms must be an integer from 1 to 60000 (a lease without a "
+                   "margin is not safe against clock-rate differences)";
     } else if (key == "zk.log.level") {
         static constexpr const char *kLevels[] = {"none", "error", "warn", "info", "debug"};
         int level = -2;
@@ -121,6 +122,12 @@ bool Conf::settings(Settings *out, std::string *why) const {
     }
     if (s.acl_creator_only && s.auth_scheme.empty()) {
         *why = "election.acl \"creator\" needs zk.auth";
+        return false;
+    }
+    if (s.lease_margin_ms >= 0 && 2 * int64_t(s.lease_margin_ms) >= s.session_timeout_ms) {
+        *why = "lease.margin.ms (" + std::to_string(s.lease_margin_ms) +
+               ") must be below half of zk.session.timeout.ms (" +
+               std::to_string(s.session_timeout_ms) + "): no lease would be left";
         return false;
     }
     if (values_.find("zk.log.level") == values_.end()) s.log_level = 1;  // error

@@ -1,5 +1,6 @@
-// What a candidacy shares between the library's loop thread (the only
-// writer of its state) and the user's threads (readers, and the queue).
+// What a candidacy shares between the library's loop thread (the only one
+// that runs the state machine) and the user's threads (commands, readers,
+// the event queue).
 #pragma once
 
 #include <atomic>
@@ -10,9 +11,13 @@
 
 #include "clock.h"
 #include "event_queue.h"
+#include "lease.h"
 
 namespace zkelect {
 
+// The phase the user sees: what volunteer/resign may do now. User commands
+// move it forward (idle -> candidate -> resigning, any -> closed); the loop
+// only brings it back to idle once it has carried out the latest command.
 enum class Phase : int { kIdle, kCandidate, kResigning, kClosed };
 
 struct ElectionShared {
@@ -22,17 +27,33 @@ struct ElectionShared {
     const std::string id;
     EventQueue queue;
 
-    // The lease: CLOCK_BOOTTIME ns until which this candidacy leads; 0 when
-    // it does not. One atomic, so is_leader needs no lock and sees a
-    // consistent answer.
-    std::atomic<int64_t> leader_until{0};
+    // The one record of leadership: a deadline, read lock-free.
+    LeaseCell lease;
     std::atomic<int64_t> token{0};
+
+    bool is_leader() const { return lease.held(boottime_ns()); }
+
+    // Written under mu; atomics so readers need no lock.
     std::atomic<Phase> phase{Phase::kIdle};
     std::atomic<int> last_error{0};  // set when the candidacy stopped on an error
+    uint64_t commands = 0;           // under mu: user commands issued so far
 
-    bool is_leader() const {
-        int64_t until = leader_until.load(std::memory_order_acquire);
-        return until != 0 && boottime_ns() < until;
+    // The loop has carried out command number `applied` and the candidacy
+    // has come to rest: the phase returns to idle, unless the user already
+    // issued a newer command (it decides, when the loop gets to it).
+    bool settle(uint64_t applied) {
+        bool done;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            done = applied == commands && phase.load() != Phase::kClosed;
+            if (done) phase.store(Phase::kIdle);
+        }
+        cv.notify_all();
+        return done;
+    }
+    void set_error(int code) {
+        { std::lock_guard<std::mutex> lock(mu); last_error.store(code); }
+        cv.notify_all();
     }
 
     // await_leader waits here; the loop calls changed() after every change

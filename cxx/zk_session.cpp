@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "clock.h"
+
 namespace zkelect {
 
 struct ZkSession::Pending {
@@ -13,6 +15,7 @@ struct ZkSession::Pending {
     zoo_op_t op{};
     zoo_op_result_t result{};
     std::string path;
+    int64_t sent = 0;  // CLOCK_BOOTTIME
 };
 
 namespace {
@@ -74,6 +77,7 @@ ZkSession::Pending *ZkSession::track(ReplyFn fn) {
     auto p = std::make_unique<Pending>();
     p->owner = this;
     p->fn = std::move(fn);
+    p->sent = boottime_ns();
     Pending *raw = p.get();
     std::lock_guard<std::mutex> lock(mu_);
     pending_.emplace(raw, std::move(p));
@@ -90,6 +94,14 @@ void ZkSession::finish(const void *data, Reply &&reply) {
         if (it == p->owner->pending_.end()) return;
         own = std::move(it->second);
         p->owner->pending_.erase(it);
+        int64_t now = boottime_ns();
+        if (now - own->sent > p->owner->stuck_after_.load()) p->owner->stuck_ended_ = now;
+        bool answered = reply.rc != ZCONNECTIONLOSS && reply.rc != ZOPERATIONTIMEOUT &&
+                        reply.rc != ZCLOSING && reply.rc != ZINVALIDSTATE &&
+                        reply.rc != ZSESSIONEXPIRED && reply.rc != ZSYSTEMERROR &&
+                        reply.rc != ZMARSHALLINGERROR && reply.rc != ZBADARGUMENTS;
+        if (answered && own->sent > p->owner->last_answered_sent_)
+            p->owner->last_answered_sent_ = own->sent;
     }
     // Handlers only copy and forward; nothing may unwind into C frames.
     try {
@@ -163,10 +175,29 @@ void ZkSession::on_void(int rc, const void *data) {
 
 void ZkSession::on_watch(zhandle_t *, int type, int state, const char *path, void *ctx) {
     auto *self = static_cast<ZkSession *>(ctx);
+    int64_t stamp = boottime_ns();
+    if (type == ZOO_SESSION_EVENT && state != ZOO_CONNECTED_STATE) {
+        std::lock_guard<std::mutex> lock(self->mu_);
+        stamp = self->last_answered_sent_;
+    }
     try {
-        self->on_watch_(type, state, path ? std::string(path) : std::string());
+        self->on_watch_(type, state, path ? std::string(path) : std::string(), stamp);
     } catch (...) {
     }
+}
+
+void ZkSession::on_sync(int rc, const char *, const void *data) {
+    Reply r;
+    r.rc = rc;
+    finish(data, std::move(r));
+}
+
+int64_t ZkSession::unstuck_since(int64_t now) {
+    int64_t limit = stuck_after_.load();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto &entry : pending_)
+        if (now - entry.second->sent > limit) return INT64_MAX;
+    return stuck_ended_;
 }
 
 // Runs the handler at once when the request could not be queued.
@@ -218,6 +249,11 @@ void ZkSession::check(const std::string &path, ReplyFn fn) {
     p->path = path;
     zoo_check_op_init(&p->op, p->path.c_str(), -1);
     ZKE_SUBMIT(zoo_amulti(zh_, 1, &p->op, &p->result, &ZkSession::on_void, p));
+}
+
+void ZkSession::sync(const std::string &path, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    ZKE_SUBMIT(zoo_async(zh_, path.c_str(), &ZkSession::on_sync, p));
 }
 
 #undef ZKE_SUBMIT

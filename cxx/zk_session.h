@@ -43,8 +43,13 @@ struct Reply {
 };
 
 using ReplyFn = std::function<void(Reply &&)>;
-// ZooKeeper watch event: type, state, path (ZOO_SESSION_EVENT for sessions).
-using WatchFn = std::function<void(int type, int state, const std::string &path)>;
+// ZooKeeper watch event: type, state, path (ZOO_SESSION_EVENT for sessions),
+// and a CLOCK_BOOTTIME stamp taken on ZooKeeper's completion thread, which
+// delivers replies and events in the order the connection produced them:
+// for ZOO_CONNECTED_STATE the time of delivery (the handshake was before
+// it); for a lost connection (ZOO_CONNECTING_STATE) the sending time of the
+// latest request answered on that connection (it broke after that).
+using WatchFn = std::function<void(int type, int state, const std::string &path, int64_t stamp)>;
 
 class ZkSession {
 public:
@@ -67,6 +72,16 @@ public:
     // version check (-1) of path. Fires no watch; fails with ZNONODE when
     // the node is gone.
     void check(const std::string &path, ReplyFn fn);
+    // Brings the server up to date with the quorum's leader: requests sent
+    // after it see every write committed before it.
+    void sync(const std::string &path, ReplyFn fn);
+
+    // A request outstanding longer than this counts as stuck (libzookeeper
+    // sends no ping while one is outstanding). Any thread.
+    void set_stuck_after(int64_t ns) { stuck_after_.store(ns); }
+    // Since when no request has been outstanding longer than stuck_after;
+    // INT64_MAX when one is now. Any thread.
+    int64_t unstuck_since(int64_t now);
 
     int64_t session_id() const;
     int negotiated_timeout_ms() const;
@@ -83,6 +98,7 @@ private:
     static void on_strings(int rc, const struct String_vector *strings, const void *data);
     static void on_stat(int rc, const struct Stat *stat, const void *data);
     static void on_void(int rc, const void *data);
+    static void on_sync(int rc, const char *value, const void *data);
     static void on_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx);
 
     Settings settings_;
@@ -90,6 +106,9 @@ private:
     std::atomic<uint64_t> *requests_;
     std::mutex mu_;
     std::unordered_map<Pending *, std::unique_ptr<Pending>> pending_;
+    std::atomic<int64_t> stuck_after_{INT64_MAX};
+    int64_t stuck_ended_ = 0;          // under mu_
+    int64_t last_answered_sent_ = 0;   // under mu_
     zhandle_t *zh_ = nullptr;
 };
 

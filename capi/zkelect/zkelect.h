@@ -163,8 +163,13 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            disconnect; lease keeps leading while the lease
  *                            earned by the last write still runs.
  *  - "lease.margin.ms"       safety margin subtracted from the lease,
- *                            0..60000 (default: 1/20 of the session timeout,
- *                            at least 10).
+ *                            1..60000 (default: 1/20 of the session timeout,
+ *                            at least 10). It must be below half the session
+ *                            timeout: zkelect_client_new refuses one that is
+ *                            not below half of zk.session.timeout.ms, and a
+ *                            candidacy whose server negotiates a timeout for
+ *                            which it is too large stops with an ERROR event
+ *                            (ZKELECT_EINVAL) instead of waiting for ever.
  *  - "zk.log.level"          "error" (default), "none", "warn", "info",
  *                            "debug": the level of libzookeeper's own log to
  *                            stderr, or "keep" to leave it as it is. The level
@@ -352,8 +357,10 @@ ZKELECT_API int zkelect_fencing_token(const zkelect_election_t *election, int64_
 
 /**
  * Ask ZooKeeper which participant leads this election now and copy its id
- * into buf. Blocks for one or two round trips (at most the session
- * timeout). Returns 0, ZKELECT_ENOLEADER when there is no candidate,
+ * into buf. The answer is current as of the call: the server is first
+ * brought up to date with the quorum (a ZooKeeper sync), so a leader another
+ * session elected just before is seen. Blocks for two or three round trips
+ * (at most the session timeout). Returns 0, ZKELECT_ENOLEADER when there is no candidate,
  * ZKELECT_ERANGE when buf (len bytes) cannot hold the id and its NUL,
  * ZKELECT_ECONNLOSS / ZKELECT_ETIMEDOUT when ZooKeeper cannot be asked,
  * ZKELECT_EINVAL for NULL arguments.
@@ -362,7 +369,8 @@ ZKELECT_API int zkelect_leader_id(zkelect_election_t *election, char *buf, size_
 
 /**
  * Ask ZooKeeper for the candidates of this election, in queue order (the
- * leader first). Blocks for a few round trips. Returns NULL with a message
+ * leader first), current as of the call (synced with the quorum first, as
+ * zkelect_leader_id is). Blocks for a few round trips. Returns NULL with a message
  * in errbuf when ZooKeeper cannot be asked. The caller owns the result and
  * frees it with zkelect_participants_destroy().
  */

@@ -266,6 +266,7 @@ TEST_F(BadInput, ConfKeysAndValues) {
         {"leadership", "maybe"},
         {"leadership", "LEASE"},
         {"lease.margin.ms", "-1"},
+        {"lease.margin.ms", "0"},
         {"lease.margin.ms", "60001"},
         {"zk.log.level", "loud"},
     };
@@ -307,7 +308,7 @@ TEST_F(BadInput, ConfKeysAndValues) {
     // Good values are taken.
     for (auto kv : std::vector<std::pair<const char *, const char *>>{
              {"zk.session.timeout.ms", "1000"}, {"zk.session.timeout.ms", "3600000"},
-             {"leadership", "strict"}, {"lease.margin.ms", "0"}, {"zk.log.level", "keep"},
+             {"leadership", "strict"}, {"lease.margin.ms", "1"}, {"zk.log.level", "keep"},
              {"election.acl", "creator"}, {"zk.auth", "digest:u:p"}}) {
         EXPECT_EQ(zkelect_conf_set(conf, kv.first, kv.second, err, sizeof err), 0)
             << kv.first << "=" << kv.second << ": " << err;
@@ -492,4 +493,49 @@ TEST_F(BadInput, ParticipantsAccessorsOutOfRange) {
     EXPECT_STREQ(zkelect_event_id(ev.get()), "");
     EXPECT_EQ(zkelect_event_token(ev.get()), 0);
     EXPECT_EQ(zkelect_observer_destroy(o), 0);
+}
+
+// A margin of half the session timeout or more leaves no lease: refused when
+// the client is made, and reported (not waited on for ever) when the server
+// negotiates a timeout for which the margin is too large.
+TEST_F(BadInput, LeaseMarginThatLeavesNoLease) {
+    char err[256] = "";
+    zkelect_conf_t *conf = zkelect_conf_new();
+    ASSERT_NE(conf, nullptr);
+    ASSERT_EQ(zkelect_conf_set(conf, "zk.hosts", hosts().c_str(), err, sizeof err), 0) << err;
+    ASSERT_EQ(zkelect_conf_set(conf, "zk.session.timeout.ms", "4000", err, sizeof err), 0);
+    ASSERT_EQ(zkelect_conf_set(conf, "lease.margin.ms", "2000", err, sizeof err), 0);
+    err[0] = '\0';
+    EXPECT_EQ(zkelect_client_new(conf, err, sizeof err), nullptr);
+    expect_message(err, sizeof err, "lease.margin.ms", "margin = T/2");
+    ASSERT_EQ(zkelect_conf_set(conf, "lease.margin.ms", "1999", err, sizeof err), 0);
+    Client ok(zkelect_client_new(conf, err, sizeof err));
+    EXPECT_NE(ok, nullptr) << err;
+    ok.reset();
+
+    // Ask for the longest timeout; the ensemble grants its maximum.
+    Client probe = new_client(hosts(), 3600000);
+    ASSERT_TRUE(probe);
+    int granted = zkelect_client_session_timeout_ms(probe.get());
+    ASSERT_GT(granted, 0);
+    ASSERT_LT(granted, 3600000) << "the test needs an ensemble whose maxSessionTimeout is below 1 h";
+    ASSERT_EQ(zkelect_conf_set(conf, "zk.session.timeout.ms", "3600000", err, sizeof err), 0);
+    ASSERT_EQ(zkelect_conf_set(conf, "lease.margin.ms", std::to_string(granted / 2).c_str(), err,
+                               sizeof err), 0);
+    Client c(zkelect_client_new(conf, err, sizeof err));
+    zkelect_conf_destroy(conf);
+    ASSERT_TRUE(c) << err;
+    ASSERT_EQ(zkelect_client_await_connected(c.get(), 15000), 0);
+    std::string path = fresh_path("margin");
+    Election e = new_election(c.get(), path, "m");
+    ASSERT_TRUE(e);
+    ASSERT_EQ(zkelect_volunteer(e.get()), 0);
+    EXPECT_EQ(zkelect_await_leader(e.get(), 10000), ZKELECT_EINVAL);
+    Event ev(zkelect_next_event(e.get(), 5000));
+    ASSERT_TRUE(ev);
+    EXPECT_EQ(zkelect_event_type(ev.get()), ZKELECT_EV_ERROR) << describe(ev.get());
+    EXPECT_EQ(zkelect_event_error(ev.get()), ZKELECT_EINVAL);
+    EXPECT_NE(std::string(zkelect_event_message(ev.get())).find("lease.margin.ms"), std::string::npos)
+        << zkelect_event_message(ev.get());
+    EXPECT_EQ(nodes(path), 0u) << "a candidacy that cannot lead must not stand in the queue";
 }

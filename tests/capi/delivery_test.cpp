@@ -376,3 +376,53 @@ TEST(Delivery, DestroyRightAfterVolunteerLeavesNoNode) {
     leader.reset();
     EXPECT_TRUE(participants(checker.get(), path).empty());
 }
+
+// Issue 16, finding 7: replacing the background callback while it runs
+// must not deadlock when the callback itself touches the handle's
+// callbacks (set_event_cb, dispatch take the lock the replacement held
+// while it joined the callback's thread).
+namespace {
+struct Reentrant {
+    std::promise<void> inside;
+    std::shared_future<void> go;
+    std::atomic<int> calls{0};
+    std::atomic<int> set_rc{1}, dispatch_rc{1};
+};
+void reentrant_cb(zkelect_election_t *e, const zkelect_event_t *, void *opaque) {
+    auto *r = static_cast<Reentrant *>(opaque);
+    if (r->calls++ != 0) return;
+    r->inside.set_value();
+    r->go.wait();
+    r->set_rc = zkelect_set_event_cb(e, nullptr, nullptr);
+    r->dispatch_rc = zkelect_dispatch(e, 0);
+}
+}  // namespace
+
+TEST(Delivery, ReplacingTheBackgroundCallbackWhileItTouchesCallbacksDoesNotDeadlock) {
+    Client c = new_client();
+    ASSERT_TRUE(c);
+    Election e = new_election(c.get(), fresh_path(), "r");
+    ASSERT_TRUE(e);
+    auto r = std::make_unique<Reentrant>();
+    std::promise<void> go;
+    r->go = go.get_future().share();
+    ASSERT_EQ(zkelect_set_background_event_cb(e.get(), reentrant_cb, r.get()), 0);
+    ASSERT_EQ(zkelect_volunteer(e.get()), 0);
+    ASSERT_EQ(r->inside.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready)
+        << "no event reached the background callback";
+    auto replaced = std::async(std::launch::async, [&] {
+        return zkelect_set_background_event_cb(e.get(), nullptr, nullptr);
+    });
+    // Give the replacement the time to start joining, then let the callback
+    // take the handle's callback lock.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    go.set_value();
+    if (replaced.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+        ADD_FAILURE() << "zkelect_set_background_event_cb deadlocked against its own callback";
+        std::fflush(stdout);
+        std::_Exit(1);  // the deadlocked threads cannot be joined
+    }
+    EXPECT_EQ(replaced.get(), 0);
+    EXPECT_EQ(r->set_rc.load(), 0);
+    EXPECT_EQ(r->dispatch_rc.load(), ZKELECT_ESTATE);  // no dispatch callback is set now
+}

@@ -78,9 +78,9 @@ def _leftovers(hosts, root):
         zk.close()
 
 
-def run_program(prog, flavor, build_dir, test_env, root, timeout=150):
+def run_program(prog, flavor, build_dir, test_env, root, timeout=150, subdir="capi"):
     build = _flavor_dir(build_dir, flavor)
-    exe = build / "tests" / "capi" / prog
+    exe = build / "tests" / subdir / prog
     if flavor != "plain" and not (build / "build.ninja").is_file():
         pytest.skip(f"{build} is not configured (./dev test builds it)")
     if not exe.is_file():

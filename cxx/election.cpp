@@ -1,0 +1,105 @@
+#include "election.h"
+
+#include <chrono>
+#include <future>
+
+#include "candidacy.h"
+#include "errors.h"
+
+namespace zkelect {
+
+Election::Election(Client &client, std::string path, std::string id)
+    : client_(client),
+      shared_(std::make_shared<ElectionShared>(std::move(path), std::move(id))),
+      candidacy_(std::make_shared<Candidacy>(client, shared_)) {
+    Client *c = &client_;
+    auto cand = candidacy_;
+    client_.post([c, cand] { cand->attach(c->add_member(cand)); });
+}
+
+// RAII: a handle dropped without close() still leaves the election.
+Election::~Election() {
+    if (shared_->phase.load() != Phase::kClosed) close();
+}
+
+int Election::volunteer() {
+    uint64_t n;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        Phase p = shared_->phase.load();
+        if (p == Phase::kClosed) return kEClosed;
+        if (p != Phase::kIdle) return kEState;
+        shared_->phase.store(Phase::kCandidate);
+        shared_->last_error.store(0);
+        n = ++shared_->commands;
+    }
+    auto cand = candidacy_;
+    client_.post([cand, n] { cand->volunteer(n); });
+    return kOk;
+}
+
+int Election::resign() {
+    uint64_t n;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        Phase p = shared_->phase.load();
+        if (p == Phase::kClosed) return kEClosed;
+        if (p != Phase::kCandidate) return kEState;
+        shared_->phase.store(Phase::kResigning);
+        // Leadership ends now, not when the loop gets to it; a claim the
+        // loop makes before it sees this command cannot undo it.
+        shared_->lease.fence();
+        n = ++shared_->commands;
+    }
+    shared_->cv.notify_all();
+    auto cand = candidacy_;
+    client_.post([cand, n] { cand->resign(n); });
+    return kOk;
+}
+
+void Election::close() {
+    uint64_t n;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        shared_->phase.store(Phase::kClosed);
+        shared_->lease.fence();
+        n = ++shared_->commands;
+    }
+    shared_->cv.notify_all();
+    auto done = std::make_shared<std::promise<void>>();
+    auto finished = done->get_future();
+    auto cand = candidacy_;
+    client_.post([cand, n, done] { cand->close(n, [done] { done->set_value(); }); });
+    // The node's deletion is waited for, within bounds, while it can happen
+    // at all; otherwise (and past the bound) the loop keeps at it in the
+    // background, and the session's end removes the node anyway.
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(client_.effective_timeout_ms());
+    while (finished.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready &&
+           client_.connected() && std::chrono::steady_clock::now() < deadline) {
+    }
+}
+
+int Election::await_leader(int timeout_ms, const std::function<bool()> &abandon) {
+    ElectionShared &s = *shared_;
+    auto done = [&] {
+        return s.is_leader() || s.phase.load() != Phase::kCandidate || s.last_error.load() != 0 ||
+               abandon();
+    };
+    std::unique_lock<std::mutex> lock(s.mu);
+    if (timeout_ms < 0) s.cv.wait(lock, done);
+    else s.cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+    if (s.is_leader()) return kOk;
+    if (s.phase.load() == Phase::kClosed || abandon()) return kEClosed;
+    if (int err = s.last_error.load(); err != 0) return err;
+    if (s.phase.load() != Phase::kCandidate) return kEState;
+    return kETimedOut;
+}
+
+int Election::fencing_token(int64_t *token) const {
+    if (!shared_->is_leader()) return kENotLeader;
+    *token = shared_->token.load();
+    return kOk;
+}
+
+}  // namespace zkelect

@@ -1,0 +1,50 @@
+// One election handle, as the C API hands it out: the user's side of a
+// candidacy. It checks and records the user's commands (the phase), fences
+// the lease on resign and close, and hands the commands, numbered, to the
+// candidacy on the client's loop, which alone runs the state machine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "client.h"
+#include "election_shared.h"
+
+namespace zkelect {
+
+class Candidacy;
+
+class Election {
+public:
+    // Throws (bad_alloc) only; the path and id are checked by the caller.
+    Election(Client &client, std::string path, std::string id);
+    ~Election();
+    Election(const Election &) = delete;
+    Election &operator=(const Election &) = delete;
+
+    // Any thread. kOk, kEState (not idle / not a candidate), kEClosed.
+    int volunteer();
+    int resign();
+    // Leave for good: leadership ends at once, the node is deleted; waits
+    // for that while it can happen (connected), at most one session timeout.
+    void close();
+
+    bool is_leader() const { return shared_->is_leader(); }
+    // kOk when leading, else kEClosed, the candidacy's error, kEState (not a
+    // candidate) or kETimedOut. timeout_ms < 0: no limit. abandon() is
+    // checked on every wake-up (a closing handle).
+    int await_leader(int timeout_ms, const std::function<bool()> &abandon);
+    int fencing_token(int64_t *token) const;
+
+    ElectionShared &shared() { return *shared_; }
+    Client &client() { return client_; }
+
+private:
+    Client &client_;
+    std::shared_ptr<ElectionShared> shared_;
+    std::shared_ptr<Candidacy> candidacy_;  // lives on the loop; posted to only
+};
+
+}  // namespace zkelect

@@ -1,0 +1,105 @@
+#include "lease.h"
+
+#include <algorithm>
+
+namespace zkelect {
+namespace lease {
+
+constexpr int64_t kNsPerMs = 1000000;
+
+int64_t margin_ns(int64_t timeout_ns, int configured_ms) {
+    if (configured_ms >= 0) return int64_t(configured_ms) * kNsPerMs;
+    return std::max<int64_t>(timeout_ns / 20, 10 * kNsPerMs);
+}
+
+int64_t surely_heard(const SessionFacts &f, int64_t sent) {
+    const int64_t t = f.timeout_ns;
+    int64_t touched = INT64_MIN / 2;
+    // This connection's handshake (a session's creation or its revalidation
+    // on reconnect) is a touch made by the quorum's leader itself.
+    if (f.connected_at <= sent) touched = f.touch_floor;
+    // A write of ours acknowledged by sent - T/4: its server reported the
+    // touch to the quorum's leader within tickTime/2 <= T/4, and was still in
+    // the quorum after `sent` (it acknowledges the write being sent now).
+    if (f.writes) {
+        for (const auto &w : *f.writes)
+            if (w.acked <= sent - t / 4) touched = std::max(touched, w.sent);
+    }
+    // A ping: libzookeeper sends one after T/3 without sending anything,
+    // unless a request is outstanding. If over [quiet, sent - T/4] the
+    // connection was up, the process ran (a stall the liveness timer did not
+    // notice is allowed for) and no request was stuck, something reached the
+    // server in that window, early enough to have been reported.
+    const int64_t quiet = sent - t / 4 - t / 3 - stall_unnoticed(t);
+    if (f.connected_at <= quiet && f.awake_since <= quiet && f.unstuck_since <= quiet)
+        touched = std::max(touched, quiet);
+    return touched;
+}
+
+int64_t until(const SessionFacts &f, int64_t sent) {
+#ifdef ZKELECT_MUTATION_LEASE_BY_READS
+    // Mutation: every acknowledged request (reads too) earns a full lease.
+    return sent + full_ns(f.timeout_ns, f.margin_ns);
+#else
+    const int64_t t = f.timeout_ns;
+    return std::min(sent + t / 2, surely_heard(f, sent) + t) - f.margin_ns;
+#endif
+}
+
+int64_t cap_after_renegotiation(int64_t current, int64_t touch_floor, int64_t new_timeout_ns,
+                                int64_t new_margin_ns) {
+    if (current <= 0) return current;
+    return std::min(current, touch_floor + new_timeout_ns - new_margin_ns);
+}
+
+}  // namespace lease
+
+bool LeaseCell::publish(int64_t until) {
+#ifdef ZKELECT_MUTATION_RESIGN_NO_FENCE
+    v_.store(until, std::memory_order_release);
+    return true;
+#else
+    int64_t cur = v_.load(std::memory_order_acquire);
+    while (cur != kFenced) {
+        if (v_.compare_exchange_weak(cur, until, std::memory_order_acq_rel)) return true;
+    }
+    return false;
+#endif
+}
+
+void LeaseCell::extend(int64_t until) {
+    int64_t cur = v_.load(std::memory_order_acquire);
+    while (cur > 0 && cur < until &&
+           !v_.compare_exchange_weak(cur, until, std::memory_order_acq_rel)) {
+    }
+}
+
+int64_t LeaseCell::revoke() {
+    int64_t cur = v_.load(std::memory_order_acquire);
+    while (cur > 0) {
+        if (v_.compare_exchange_weak(cur, 0, std::memory_order_acq_rel)) return cur;
+    }
+    return 0;
+}
+
+void LeaseCell::fence() {
+#ifdef ZKELECT_MUTATION_RESIGN_NO_FENCE
+    v_.store(0, std::memory_order_release);
+#else
+    v_.store(kFenced, std::memory_order_release);
+#endif
+}
+
+void LeaseCell::lift_fence() {
+    int64_t expect = kFenced;
+    v_.compare_exchange_strong(expect, 0, std::memory_order_acq_rel);
+}
+
+void LeaseCell::cap(int64_t until) {
+    int64_t cur = v_.load(std::memory_order_acquire);
+    while (cur > 0 && cur > until &&
+           !v_.compare_exchange_weak(cur, until > 0 ? until : 1, std::memory_order_acq_rel)) {
+    }
+}
+
+}  // namespace zkelect

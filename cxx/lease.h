@@ -1,0 +1,123 @@
+// The lease: how long a candidacy may call itself leader after a write of
+// its session was acknowledged, given what it knows of the session's recent
+// touches. Pure arithmetic with its inputs passed in, so every rule of
+// docs/semantics.md ("Leadership is a lease") is a unit test
+// (tests/unit/lease_test.cpp), plus the one atomic that is_leader() reads.
+//
+// All times are CLOCK_BOOTTIME nanoseconds.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+
+namespace zkelect {
+
+// A write of ours (create or keepalive) that the quorum acknowledged.
+struct AckedWrite {
+    int64_t sent;
+    int64_t acked;
+};
+
+// What is known, when a write is sent, about the session's touches.
+struct SessionFacts {
+    int64_t timeout_ns = 0;  // T: the negotiated session timeout
+    int64_t margin_ns = 0;   // taken off every deadline (clock rates, scheduling)
+    // The current connection's handshake, a touch made by the quorum's
+    // leader, happened after touch_floor and before connected_at
+    // (INT64_MAX while disconnected).
+    int64_t touch_floor = 0;
+    int64_t connected_at = INT64_MAX;
+    // The process has run without a stall longer than the liveness slack
+    // since awake_since (INT64_MAX: a stall is being noticed right now).
+    int64_t awake_since = INT64_MAX;
+    // No request of the session has been outstanding longer than
+    // stuck_after(T) since unstuck_since (libzookeeper sends no ping while a
+    // request is outstanding).
+    int64_t unstuck_since = INT64_MAX;
+    const std::deque<AckedWrite> *writes = nullptr;  // newest last
+};
+
+namespace lease {
+
+// The margin for a configured value (-1: derived, max(T/20, 10 ms)).
+int64_t margin_ns(int64_t timeout_ns, int configured_ms);
+// Whether a margin leaves any lease at all under timeout T.
+inline bool margin_fits(int64_t timeout_ns, int64_t margin_ns) {
+    return margin_ns > 0 && margin_ns < timeout_ns / 2;
+}
+// T/2 - margin: the longest lease one write can earn.
+inline int64_t full_ns(int64_t timeout_ns, int64_t margin_ns) {
+    return timeout_ns / 2 - margin_ns > 0 ? timeout_ns / 2 - margin_ns : 0;
+}
+
+// The liveness check: a timer every T/24; one that runs more than T/24 late
+// means the process stood still (its ZooKeeper threads too), so pings due
+// in that time may not have gone out. A stall shorter than that goes
+// unnoticed: stall_unnoticed() is what the ping rule allows for.
+inline int64_t heartbeat_period(int64_t timeout_ns) { return timeout_ns / 24; }
+inline int64_t heartbeat_slack(int64_t timeout_ns) { return timeout_ns / 24; }
+inline int64_t stall_unnoticed(int64_t timeout_ns) {
+    return heartbeat_period(timeout_ns) + heartbeat_slack(timeout_ns);
+}
+// A request outstanding longer than this holds libzookeeper's pings back.
+inline int64_t stuck_after(int64_t timeout_ns) { return timeout_ns / 4; }
+
+// The latest touch of the session that the quorum surely heard of by the
+// time a write sent at `sent` is acknowledged; INT64_MIN / 2 when none is
+// known.
+int64_t surely_heard(const SessionFacts &f, int64_t sent);
+
+// The deadline an acknowledged write sent at `sent` earns:
+// min(sent + T/2, surely_heard + T) - margin. Compute it when sending.
+int64_t until(const SessionFacts &f, int64_t sent);
+
+// After a reconnect that negotiated a shorter timeout T', the quorum's
+// revalidation set the session's expiry to (handshake + T'); a lease earned
+// under the longer T must not outlive it.
+int64_t cap_after_renegotiation(int64_t current, int64_t touch_floor, int64_t new_timeout_ns,
+                                int64_t new_margin_ns);
+
+}  // namespace lease
+
+// The published lease of one candidacy: the deadline is_leader() compares
+// the clock with, lock-free. The loop thread publishes and extends it; a
+// user's resign or close fences it, and a fence cannot be overwritten by a
+// claim the loop had not yet seen the resign for: only the loop, handling
+// that resign, lifts it.
+class LeaseCell {
+public:
+    static constexpr int64_t kFenced = -1;
+
+    bool held(int64_t now) const {
+        int64_t v = v_.load(std::memory_order_acquire);
+#ifdef ZKELECT_MUTATION_IS_LEADER_NO_CLOCK
+        (void)now;
+        return v > 0;
+#else
+        return v > 0 && now < v;
+#endif
+    }
+    int64_t value() const { return v_.load(std::memory_order_acquire); }
+
+    // Loop thread. Start a term: false when fenced (a resign is on its way).
+    bool publish(int64_t until);
+    // Loop thread. Push the deadline of a held lease later; never revives
+    // one that was revoked or fenced.
+    void extend(int64_t until);
+    // Loop thread. End the term; returns the deadline it had (0 if none).
+    // A fence stays.
+    int64_t revoke();
+    // Any thread (resign, close): leadership ends now, and stays ended until
+    // the loop lifts the fence.
+    void fence();
+    // Loop thread, handling the resign that fenced.
+    void lift_fence();
+    // Lower a held deadline (a shorter renegotiated timeout).
+    void cap(int64_t until);
+
+private:
+    std::atomic<int64_t> v_{0};
+};
+
+}  // namespace zkelect

@@ -1,0 +1,259 @@
+// The engine driven through interleavings a timing-based test would hit
+// only by luck, against a real ensemble. A client's loop runs one mailbox
+// item at a time; a Gate posted into it holds the loop while replies and
+// watch events pile up behind it, and the test issues the user's commands
+// at the exact point in that order the scenario needs. Nothing is mocked:
+// requests and notifications are ZooKeeper's.
+//
+// Needs ZKELECT_TEST_HOSTS (run by tests/integration/test_engine.py).
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zookeeper/zookeeper.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client.h"
+#include "clock.h"
+#include "election.h"
+
+using namespace zkelect;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string hosts() {
+    const char *h = std::getenv("ZKELECT_TEST_HOSTS");
+    if (!h || !*h) {
+        std::fprintf(stderr, "FATAL: ZKELECT_TEST_HOSTS is not set (run through pytest)\n");
+        std::exit(2);
+    }
+    return h;
+}
+
+std::string fresh_path(const char *tag) {
+    static int n = 0;
+    const char *r = std::getenv("ZKELECT_TEST_ROOT");
+    std::string root = (r && *r) ? r : "/engine-" + std::to_string(getpid());
+    return root + "/" + tag + "-" + std::to_string(getpid()) + "-" + std::to_string(++n);
+}
+
+std::unique_ptr<Client> new_client(int timeout_ms = 2000) {
+    Settings s;
+    s.hosts = hosts();
+    s.session_timeout_ms = timeout_ms;
+    s.log_level = 0;  // libzookeeper quiet
+    auto c = std::make_unique<Client>(s);
+    EXPECT_EQ(c->await_connected(15000), kOk);
+    return c;
+}
+
+// Holds a client's loop until opened. close() returns once the loop is
+// inside the gate, so everything posted afterwards queues behind it.
+class Gate {
+public:
+    // Posts the gate; the loop stops when it gets there.
+    void place(Client &c) {
+        auto open = open_.get_future().share();
+        c.post([this, open] {
+            entered_.set_value();
+            open.wait();
+        });
+    }
+    // Returns once the loop is stopped at the gate.
+    bool reached() { return entered_.get_future().wait_for(10s) == std::future_status::ready; }
+    // place() and reached(): everything posted afterwards queues behind it.
+    void close(Client &c) {
+        place(c);
+        ASSERT_TRUE(reached()) << "the loop never reached the gate";
+    }
+    void open() { open_.set_value(); }
+
+private:
+    std::promise<void> entered_, open_;
+};
+
+// Bounded wait for a condition that the loop or ZooKeeper makes true.
+template <class F>
+bool eventually(F &&f, std::chrono::milliseconds limit = 10s) {
+    auto end = std::chrono::steady_clock::now() + limit;
+    while (!f()) {
+        if (std::chrono::steady_clock::now() > end) return false;
+        std::this_thread::sleep_for(1ms);
+    }
+    return true;
+}
+
+std::unique_ptr<Event> wait_for(Election &e, EventType t, int timeout_ms, std::vector<EventType> *seen) {
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return nullptr;
+        auto ev = e.shared().queue.pop(int(left.count()));
+        if (!ev) return nullptr;
+        if (seen) seen->push_back(ev->type);
+        if (ev->type == t) return ev;
+    }
+}
+
+size_t candidates_at(Client &c, const std::string &path) {
+    std::vector<ParticipantInfo> out;
+    std::string why;
+    EXPECT_EQ(c.participants(path, 10000, &out, &why), kOk) << why;
+    return out.size();
+}
+
+}  // namespace
+
+// Issue 16, finding 2: the heir's claim (its predecessor's deletion already
+// queued on the loop) must not make is_leader() answer 1, or ELECTED come,
+// after the user's resign returned.
+TEST(Interleaving, LateClaimCannotUndoResign) {
+    auto ca = new_client(), cb = new_client();
+    std::string path = fresh_path("late-claim");
+    Election a(*ca, path, "a"), b(*cb, path, "b");
+    ASSERT_EQ(a.volunteer(), kOk);
+    ASSERT_EQ(a.await_leader(10000, [] { return false; }), kOk);
+    ASSERT_EQ(b.volunteer(), kOk);
+    ASSERT_TRUE(wait_for(b, EventType::kFollowing, 10000, nullptr));
+    // The heir holds a lease before it is needed (its keepalive came back).
+    ASSERT_TRUE(eventually([&] { return cb->counter(kKeepalives) >= 1; }));
+
+    Gate gate;
+    gate.close(*cb);
+    size_t before = cb->mailbox_size();
+    ASSERT_EQ(a.resign(), kOk);
+    // The deletion of the heir's predecessor is now queued behind the gate.
+    ASSERT_TRUE(eventually([&] { return cb->mailbox_size() > before; }));
+    ASSERT_EQ(b.resign(), kOk);
+    ASSERT_FALSE(b.is_leader());
+    gate.open();
+
+    std::vector<EventType> seen;
+    std::atomic<bool> done{false};
+    std::atomic<int> ones{0};
+    std::thread sampler([&] {
+        while (!done.load()) ones += b.is_leader() ? 1 : 0;
+    });
+    auto resigned = wait_for(b, EventType::kResigned, 10000, &seen);
+    done = true;
+    sampler.join();
+    ASSERT_TRUE(resigned) << "no RESIGNED";
+    for (EventType t : seen) EXPECT_NE(t, EventType::kElected) << "ELECTED after resign returned";
+    EXPECT_EQ(ones.load(), 0) << "is_leader() answered 1 after resign returned";
+    EXPECT_EQ(candidates_at(*ca, path), 0u);
+}
+
+// Issue 16, finding 6: a candidacy that stops on an error while the user's
+// resign is queued must not let a volunteer in before that resign is
+// carried out (the phase would be overwritten and a second enrollment
+// would drop the first one's node: a ghost).
+TEST(Interleaving, ErrorDuringResignKeepsOnePhaseWriter) {
+    auto c = new_client();
+    std::string parent = fresh_path("error-resign");
+    // An election path that is an ephemeral node of another session:
+    // creating a candidate under it fails with ZNOCHILDRENFOREPHEMERALS.
+    {
+        zhandle_t *zh = zookeeper_init(hosts().c_str(), nullptr, 2000, nullptr, nullptr, 0);
+        ASSERT_NE(zh, nullptr);
+        int rc = ZCONNECTIONLOSS;
+        std::string prefix;
+        for (size_t at = 1; at != std::string::npos;) {
+            size_t next = parent.find('/', at);
+            if (next == std::string::npos) break;
+            prefix = parent.substr(0, next);
+            rc = ZCONNECTIONLOSS;
+            for (int i = 0; i < 250 && (rc == ZCONNECTIONLOSS || rc == ZINVALIDSTATE); ++i) {
+                rc = zoo_create(zh, prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+                if (rc == ZCONNECTIONLOSS || rc == ZINVALIDSTATE) std::this_thread::sleep_for(20ms);
+            }
+            ASSERT_TRUE(rc == ZOK || rc == ZNODEEXISTS) << prefix << ": " << zerror(rc);
+            at = next + 1;
+        }
+        rc = zoo_create(zh, parent.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+                        nullptr, 0);
+        ASSERT_EQ(rc, ZOK) << zerror(rc);
+        // The election path is the ephemeral node itself.
+        const std::string &path = parent;
+        Election e(*c, path, "e");
+
+        Gate g1, g2;
+        ASSERT_EQ(e.volunteer(), kOk);  // the loop sends the create
+        g1.close(*c);
+        ASSERT_TRUE(eventually([&] { return c->mailbox_size() >= 1; }));  // its failure is queued
+        g2.place(*c);
+        // Behind g1: the failed create, then g2; resign queues behind g2.
+        ASSERT_EQ(e.resign(), kOk);
+        g1.open();
+        ASSERT_TRUE(g2.reached());
+        // The loop has handled the failure and waits at g2; the resign is
+        // not carried out yet, so the user may not volunteer.
+        ASSERT_TRUE(eventually([&] { return e.shared().last_error.load() != 0; }));
+        EXPECT_EQ(e.volunteer(), kEState) << "volunteer accepted before the queued resign ran";
+        g2.open();
+        std::vector<EventType> seen;
+        ASSERT_TRUE(wait_for(e, EventType::kResigned, 10000, &seen));
+        ASSERT_TRUE(eventually([&] { return e.shared().phase.load() == Phase::kIdle; }));
+
+        // The obstacle goes; the next volunteer leads, with exactly one node.
+        zookeeper_close(zh);  // its ephemeral parent with it
+        ASSERT_TRUE(eventually([&] {
+            std::vector<ParticipantInfo> out;
+            std::string why;
+            return c->participants(parent, 2000, &out, &why) == kOk && out.empty();
+        }));
+        ASSERT_EQ(e.volunteer(), kOk);
+        ASSERT_EQ(e.await_leader(15000, [] { return false; }), kOk);
+        EXPECT_EQ(e.volunteer(), kEState);
+        EXPECT_EQ(candidates_at(*c, path), 1u);
+    }
+}
+
+// Issue 16, finding 4: resign while the create is in flight and another
+// candidacy's listing of the same path is in flight too: the node is found
+// both by the create's late reply and by a listing, and must be deleted and
+// RESIGNED said, not left waiting in kResigning.
+TEST(Interleaving, ResignDuringCreateWithAListingInFlight) {
+    auto c = new_client();
+    std::string path = fresh_path("resign-create");
+    Election first(*c, path, "first"), second(*c, path, "second");
+    ASSERT_EQ(first.volunteer(), kOk);
+    ASSERT_EQ(first.await_leader(10000, [] { return false; }), kOk);
+
+    Gate gate;
+    gate.close(*c);
+    Client *cp = c.get();
+    c->post([cp, path] { cp->list(path, [](const Listing &) {}); });  // in flight first
+    ASSERT_EQ(second.volunteer(), kOk);
+    ASSERT_EQ(second.resign(), kOk);
+    gate.open();
+    std::vector<EventType> seen;
+    EXPECT_TRUE(wait_for(second, EventType::kResigned, 10000, &seen)) << "stuck resigning";
+    EXPECT_TRUE(eventually([&] { return candidates_at(*c, path) == 1; }))
+        << "the resigned candidacy's node is left";
+    EXPECT_EQ(second.volunteer(), kOk);
+}
+
+// Issue 16, finding 1: after the loop stood still (here: held at a gate for
+// longer than the liveness slack), the first lease computed must already
+// know it, before any reply queued during the stall is handled.
+TEST(Interleaving, StallIsSeenBeforeTheNextReply) {
+    auto c = new_client(2000);
+    Gate gate;
+    gate.close(*c);
+    std::this_thread::sleep_for(400ms);  // the stall under test (> T/24 = 83 ms)
+    std::promise<int64_t> seen;
+    auto f = seen.get_future();
+    Client *cp = c.get();
+    c->post([cp, &seen] { seen.set_value(cp->session_facts().awake_since); });
+    int64_t released = boottime_ns();
+    gate.open();
+    ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+    EXPECT_GE(f.get(), released) << "a lease after the stall would count pings that were never sent";
+}

@@ -1,0 +1,203 @@
+// The lease rules of docs/semantics.md, one test per rule and per boundary:
+// each fails if its rule is dropped or its inequality flipped.
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "lease.h"
+
+using namespace zkelect;
+
+namespace {
+
+constexpr int64_t kMs = 1000000;
+constexpr int64_t T = 2000 * kMs;
+constexpr int64_t M = 100 * kMs;
+constexpr int64_t kSent = 1000000 * kMs;  // an arbitrary boot-clock time
+
+// A session that has been connected, awake and unstuck for ever, with no
+// write of ours acknowledged: only the ping rule can apply.
+SessionFacts quiet_session() {
+    SessionFacts f;
+    f.timeout_ns = T;
+    f.margin_ns = M;
+    f.touch_floor = 0;
+    f.connected_at = 1;
+    f.awake_since = 1;
+    f.unstuck_since = 1;
+    return f;
+}
+
+// The start of the window over which the ping rule needs the session
+// connected, awake and unstuck: sent - T/4 - T/3 - (T/24 + T/24).
+constexpr int64_t kQuiet = kSent - T / 4 - T / 3 - T / 12;
+
+}  // namespace
+
+TEST(LeaseMargin, DerivedIsTwentiethOfTimeoutWithTenMsFloor) {
+    EXPECT_EQ(lease::margin_ns(T, -1), T / 20);
+    EXPECT_EQ(lease::margin_ns(100 * kMs, -1), 10 * kMs);
+    EXPECT_EQ(lease::margin_ns(T, 250), 250 * kMs);
+}
+
+TEST(LeaseMargin, MustBePositiveAndBelowHalfTheTimeout) {
+    EXPECT_FALSE(lease::margin_fits(T, 0));
+    EXPECT_TRUE(lease::margin_fits(T, 1));
+    EXPECT_TRUE(lease::margin_fits(T, T / 2 - 1));
+    EXPECT_FALSE(lease::margin_fits(T, T / 2));
+    EXPECT_EQ(lease::full_ns(T, M), T / 2 - M);
+    EXPECT_EQ(lease::full_ns(T, T), 0);
+}
+
+TEST(LeaseLiveness, UnnoticedStallIsAtMostATwelfth) {
+    EXPECT_EQ(lease::heartbeat_period(T), T / 24);
+    EXPECT_EQ(lease::stall_unnoticed(T), T / 12);
+    EXPECT_LT(lease::stuck_after(T), T / 3);  // a ping is skipped only behind an older request
+}
+
+TEST(LeaseRules, NoKnownTouchEarnsNothing) {
+    SessionFacts f = quiet_session();
+    f.connected_at = INT64_MAX;  // disconnected: no handshake, no ping rule
+    EXPECT_LE(lease::until(f, kSent), kSent);
+}
+
+TEST(LeaseRules, HandshakeCountsFromItsFloorOnceConnectedBeforeSending) {
+    SessionFacts f = quiet_session();
+    f.awake_since = kSent;  // rule out pings
+    f.touch_floor = kSent - T * 3 / 4;
+    f.connected_at = kSent;
+    EXPECT_EQ(lease::until(f, kSent), f.touch_floor + T - M);
+    f.connected_at = kSent + 1;  // the handshake may come after the write
+    EXPECT_LE(lease::until(f, kSent), kSent);
+}
+
+TEST(LeaseRules, NeverLongerThanHalfTheTimeoutFromTheSend) {
+    SessionFacts f = quiet_session();
+    f.touch_floor = kSent;  // a touch as late as the send itself
+    f.connected_at = kSent;
+    EXPECT_EQ(lease::until(f, kSent), kSent + T / 2 - M);
+}
+
+TEST(LeaseRules, WriteCountsOnlyIfAcknowledgedAQuarterBeforeTheSend) {
+    SessionFacts f = quiet_session();
+    f.awake_since = kSent;  // rule out pings
+    std::deque<AckedWrite> writes{{kSent - T / 2, kSent - T / 4}};
+    f.writes = &writes;
+    EXPECT_EQ(lease::until(f, kSent), std::min(kSent + T / 2, kSent - T / 2 + T) - M);
+    writes.front().acked = kSent - T / 4 + 1;
+    EXPECT_LE(lease::until(f, kSent), kSent);
+    // The latest qualifying write wins, whatever the order.
+    writes = {{kSent - T, kSent - T + kMs}, {kSent - T * 2 / 3, kSent - T / 2}, {kSent - T * 3 / 4, kSent - T / 2}};
+    EXPECT_EQ(lease::until(f, kSent), kSent - T * 2 / 3 + T - M);
+}
+
+TEST(LeaseRules, PingCountsFromTheStartOfAQuietWindow) {
+    SessionFacts f = quiet_session();
+    EXPECT_EQ(lease::surely_heard(f, kSent), kQuiet);
+    EXPECT_EQ(lease::until(f, kSent), kQuiet + T - M);
+    EXPECT_LT(lease::until(f, kSent), kSent + T / 2 - M);  // shorter than a write's
+}
+
+TEST(LeaseRules, PingNeedsTheConnectionUpOverTheWindow) {
+    SessionFacts f = quiet_session();
+    f.connected_at = kQuiet;
+    EXPECT_EQ(lease::surely_heard(f, kSent), kQuiet);
+    f.connected_at = kQuiet + 1;
+    f.touch_floor = INT64_MIN / 2;
+    EXPECT_LT(lease::surely_heard(f, kSent), kQuiet);
+}
+
+TEST(LeaseRules, PingNeedsTheProcessAwakeOverTheWindow) {
+    SessionFacts f = quiet_session();
+    f.awake_since = kQuiet;
+    EXPECT_EQ(lease::surely_heard(f, kSent), kQuiet);
+    f.awake_since = kQuiet + 1;  // a stall ended inside the window: pings may be missing
+    EXPECT_LT(lease::surely_heard(f, kSent), kQuiet);
+    f.awake_since = INT64_MAX;   // a stall being noticed now
+    EXPECT_LT(lease::surely_heard(f, kSent), kQuiet);
+}
+
+TEST(LeaseRules, PingNeedsNoStuckRequestOverTheWindow) {
+    SessionFacts f = quiet_session();
+    f.unstuck_since = kQuiet;
+    EXPECT_EQ(lease::surely_heard(f, kSent), kQuiet);
+    f.unstuck_since = kQuiet + 1;
+    EXPECT_LT(lease::surely_heard(f, kSent), kQuiet);
+    f.unstuck_since = INT64_MAX;
+    EXPECT_LT(lease::surely_heard(f, kSent), kQuiet);
+}
+
+TEST(LeaseRules, PausedProcessLeasesOnlyFromWrites) {
+    // Resumed from a pause just now: the first keepalive after it earns
+    // nothing unless a write acknowledged before the pause still counts.
+    SessionFacts f = quiet_session();
+    f.awake_since = kSent - kMs;
+    EXPECT_LE(lease::until(f, kSent), kSent);
+    std::deque<AckedWrite> writes{{kSent - T / 2, kSent - T / 2 + kMs}};
+    f.writes = &writes;
+    EXPECT_EQ(lease::until(f, kSent), kSent + T / 2 - M);
+}
+
+TEST(LeaseRules, ShorterRenegotiatedTimeoutCapsALease) {
+    const int64_t t2 = 800 * kMs, m2 = 40 * kMs, floor = kSent;
+    EXPECT_EQ(lease::cap_after_renegotiation(kSent + T, floor, t2, m2), floor + t2 - m2);
+    EXPECT_EQ(lease::cap_after_renegotiation(kSent + kMs, floor, t2, m2), kSent + kMs);  // never raises
+    EXPECT_EQ(lease::cap_after_renegotiation(0, floor, t2, m2), 0);  // no lease stays none
+}
+
+TEST(LeaseCell, HeldOnlyBeforeItsDeadline) {
+    LeaseCell c;
+    EXPECT_FALSE(c.held(5));
+    ASSERT_TRUE(c.publish(100));
+    EXPECT_TRUE(c.held(99));
+    EXPECT_FALSE(c.held(100));
+}
+
+TEST(LeaseCell, FenceBeatsALaterClaim) {
+    // A resign returned; a claim the loop made before it saw that resign
+    // must not make is_leader() answer 1 again.
+    LeaseCell c;
+    c.fence();
+    EXPECT_FALSE(c.publish(1000));
+    EXPECT_FALSE(c.held(1));
+    c.extend(2000);
+    EXPECT_FALSE(c.held(1));
+    EXPECT_EQ(c.revoke(), 0);
+    EXPECT_EQ(c.value(), LeaseCell::kFenced);  // revoke keeps the fence
+    c.lift_fence();
+    EXPECT_TRUE(c.publish(1000));
+    EXPECT_TRUE(c.held(1));
+}
+
+TEST(LeaseCell, FenceEndsAHeldLease) {
+    LeaseCell c;
+    ASSERT_TRUE(c.publish(1000));
+    c.fence();
+    EXPECT_FALSE(c.held(1));
+}
+
+TEST(LeaseCell, ExtendNeverRevivesOrShortens) {
+    LeaseCell c;
+    c.extend(1000);
+    EXPECT_FALSE(c.held(1));  // nothing to extend
+    ASSERT_TRUE(c.publish(1000));
+    c.extend(500);
+    EXPECT_EQ(c.value(), 1000);
+    c.extend(2000);
+    EXPECT_EQ(c.value(), 2000);
+    EXPECT_EQ(c.revoke(), 2000);
+    c.extend(3000);
+    EXPECT_EQ(c.value(), 0);
+}
+
+TEST(LeaseCell, CapLowersButNeverEndsSilently) {
+    LeaseCell c;
+    ASSERT_TRUE(c.publish(1000));
+    c.cap(600);
+    EXPECT_EQ(c.value(), 600);
+    c.cap(900);
+    EXPECT_EQ(c.value(), 600);
+    c.cap(-5);  // already over: a deadline in the past, which the lease check ends with DEPOSED
+    EXPECT_EQ(c.value(), 1);
+    EXPECT_FALSE(c.held(1));
+}
