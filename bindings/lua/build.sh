@@ -15,7 +15,13 @@ CC=${CC:-cc}
 
 zk_cflags=$(pkg-config --cflags libzkelect)
 zk_libs=$(pkg-config --libs libzkelect)
-lua_cflags=$(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+# LUA_INCDIR: the headers of the Lua that will load the module (LuaRocks
+# passes its own, see zkelect-1.0.0-1.rockspec).
+if [ -n "${LUA_INCDIR:-}" ]; then
+    lua_cflags=-I$LUA_INCDIR
+else
+    lua_cflags=$(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+fi
 
 # The Lua layer travels inside the .so as a C array (NUL-terminated).
 {
