@@ -29,18 +29,23 @@ def main(argv):
     env = dict(os.environ)
     if env.get("ZKELECT_TEST_HOSTS"):
         env.setdefault("ZK_HOSTS", env["ZKELECT_TEST_HOSTS"])
-        return subprocess.run(argv, env=env, timeout=timeout).returncode
+        return _run(argv, env, timeout)
     ens = Ensemble(n=1)
     ens.start()
     try:
         env["ZKELECT_TEST_HOSTS"] = env["ZK_HOSTS"] = ens.connect_string
-        try:
-            return subprocess.run(argv, env=env, timeout=timeout).returncode
-        except subprocess.TimeoutExpired:
-            print(f"with_ensemble.py: {argv[0]} did not finish in {timeout} s", file=sys.stderr)
-            return 124
+        return _run(argv, env, timeout)
     finally:
         ens.stop()
+
+
+def _run(argv, env, timeout):
+    try:
+        return subprocess.run(argv, env=env, timeout=timeout).returncode
+    except subprocess.TimeoutExpired:
+        # subprocess.run has killed it by now.
+        print(f"with_ensemble.py: {argv[0]} did not finish in {timeout} s", file=sys.stderr)
+        return 124
 
 
 if __name__ == "__main__":
