@@ -20,6 +20,10 @@ once to every current and future connection through that proxy:
               shorter than the peers' patience).
   refuse      every new connection is accepted and reset at once (RST)
 
+FaultProxy(..., raw=True) forwards bytes without reading ZooKeeper's client
+framing (no packet counters, no drop rules): for links between servers,
+whose protocol frames differently (zkbed's peer_links).
+
 and one-shot actions:
 
   reset()                  RST every current connection (both ends; SO_LINGER 0)
@@ -238,6 +242,9 @@ class _Conn:
         self.t = {"c": None, "s": None}           # transports
         self.dead = {"c": False, "s": False}      # side closed by its peer
         self.framer = {C2S: _Framer(), S2C: _Framer()}
+        if proxy._raw:
+            for f in self.framer.values():
+                f.raw = True
         self.pending_up = []                      # bytes before upstream is up
         self.upstream_started = False
         self.damaged = False                      # lost bytes in a blackhole
@@ -552,7 +559,7 @@ class FaultProxy:
     """Proxy 127.0.0.1:<port> -> target; see the module docstring."""
 
     def __init__(self, target, listen_port=0, listen_host="127.0.0.1",
-                 loop_thread=None, name=None):
+                 loop_thread=None, name=None, raw=False):
         if isinstance(target, str):
             host, _, port = target.rpartition(":")
             target = (host or "127.0.0.1", int(port))
@@ -562,6 +569,11 @@ class FaultProxy:
         self._lt = loop_thread or LoopThread(self.name)
         self._lt.acquire()
         self._loop = self._lt.loop
+        # raw: never parse ZooKeeper client framing. ZooKeeper's server-to-
+        # server streams have another framing whose first words look like
+        # plausible lengths; parsing them would hold bytes back waiting for
+        # a "packet" that never completes.
+        self._raw = bool(raw)
         self._mode = "pass"
         self._discard = True
         self._delay = {C2S: None, S2C: None}

@@ -11,6 +11,10 @@ Library:
     ens.four(0, "wchc"); ens.mntr(0); ens.watch_counts()
     ens.stop()                       # idempotent; also at exit and on SIGTERM
 
+    ens = Ensemble(n=3, peer_links=True)   # server-to-server links through proxies
+    ens.isolate(1)                   # server 1 cut off from its peers, not its clients
+    ens.rejoin(1)
+
 Command line (another process, e.g. a C++ test, controls the same ensemble
 through the JSON state file in the directory):
 
@@ -449,7 +453,7 @@ class Ensemble:
     """n ZooKeeper servers on loopback. Index i is 0..n-1 (server id i+1)."""
 
     def __init__(self, n=3, tick_ms=200, base_dir=None, init_limit=20, sync_limit=10,
-                 heap="256m", extra_cfg=None):
+                 heap="256m", extra_cfg=None, peer_links=False):
         if n < 1:
             raise ValueError("n must be >= 1")
         if tick_ms < 10:
@@ -460,6 +464,15 @@ class Ensemble:
         self.sync_limit = int(sync_limit)
         self.heap = heap
         self.extra_cfg = dict(extra_cfg or {})
+        # peer_links: every server reaches each peer's quorum and election
+        # ports through a FaultProxy (tests/bed/faultproxy.py) owned by this
+        # object, so a test can cut a server off from its peers while its
+        # clients still reach it directly (isolate/rejoin). Each server's
+        # config names its own ports as they are and its peers' ports as the
+        # proxies' ports; ZooKeeper accepts configs that differ so.
+        self.peer_links = bool(peer_links)
+        self._links = {}          # (from i, to j, "quorum"|"election") -> FaultProxy
+        self._links_loop = None
         self._given_dir = base_dir
         self.base_dir = None
         self._created_dir = False
@@ -630,6 +643,21 @@ class Ensemble:
             cp, qp, ep = ports[3 * i: 3 * i + 3]
             servers.append({"id": i + 1, "dir": d, "client_port": cp, "quorum_port": qp,
                             "election_port": ep, "pid": None, "start_time": None})
+        self._close_links()
+        if self.peer_links and self.n > 1:
+            here = os.path.dirname(os.path.abspath(__file__))
+            if here not in sys.path:
+                sys.path.insert(0, here)
+            from faultproxy import FaultProxy, LoopThread
+            self._links_loop = LoopThread("zkbed-links")
+            for i in range(self.n):
+                for j in range(self.n):
+                    if i == j:
+                        continue
+                    for kind in ("quorum", "election"):
+                        self._links[(i, j, kind)] = FaultProxy(
+                            ("127.0.0.1", servers[j][kind + "_port"]), raw=True,
+                            loop_thread=self._links_loop, name=f"link-{i}-{j}-{kind}")
         for i, s in enumerate(servers):
             cfg = {
                 "tickTime": self.tick_ms,
@@ -661,8 +689,12 @@ class Ensemble:
             if self.n > 1:
                 with open(os.path.join(s["dir"], "data", "myid"), "w") as f:
                     f.write(f"{s['id']}\n")
-                for o in servers:
-                    lines.append(f"server.{o['id']}=127.0.0.1:{o['quorum_port']}:{o['election_port']}")
+                for j, o in enumerate(servers):
+                    qp, ep = o["quorum_port"], o["election_port"]
+                    if (i, j, "quorum") in self._links:
+                        qp = self._links[(i, j, "quorum")].port
+                        ep = self._links[(i, j, "election")].port
+                    lines.append(f"server.{o['id']}=127.0.0.1:{qp}:{ep}")
             with open(os.path.join(s["dir"], "zoo.cfg"), "w") as f:
                 f.write("\n".join(lines) + "\n")
         self._state = {"version": 1, "n": self.n, "tick_ms": self.tick_ms, "started": True,
@@ -884,6 +916,51 @@ class Ensemble:
             self.wait_quorum(timeout)
         return healed
 
+    # -- links between servers (peer_links=True) -------------------------------
+
+    def _require_links(self):
+        if not self._links:
+            raise ZkBedError("this ensemble was not started with peer_links=True")
+
+    def links_of(self, i):
+        """The proxies of every link from or to server i."""
+        self._require_links()
+        self._srv(i)
+        return [p for (a, b, _), p in self._links.items() if i in (a, b)]
+
+    def isolate(self, i):
+        """Cut server i off from its peers as a partition does: its links
+        to and from them stay open but carry nothing (no FIN, no RST), and
+        new ones reach nobody. Its clients still reach it. What ZooKeeper
+        itself makes of that: a follower keeps serving its clients' reads
+        and pings until it has heard nothing from its leader for
+        syncLimit x tickTime; the rest of the quorum stops hearing of its
+        sessions at once."""
+        for p in self.links_of(i):
+            p.blackhole()
+
+    def rejoin(self, i):
+        """Lift isolate(i): connections that lost bytes are reset (the
+        servers reconnect), new ones pass."""
+        for p in self.links_of(i):
+            p.set_pass()
+
+    def link_bytes(self, i):
+        """Bytes delivered over the links of server i so far (both ways):
+        a test proves a cut took effect by this number standing still."""
+        return sum(p.stats()["bytes_out_c2s"] + p.stats()["bytes_out_s2c"]
+                   for p in self.links_of(i))
+
+    def _close_links(self):
+        links, self._links = self._links, {}
+        for p in links.values():
+            with contextlib.suppress(Exception):
+                p.close()
+        if self._links_loop is not None:
+            lt, self._links_loop = self._links_loop, None
+            with contextlib.suppress(Exception):
+                lt.stop()
+
     # -- four-letter words and helpers ---------------------------------------
 
     def four(self, i, cmd, timeout=3.0):
@@ -1027,6 +1104,7 @@ class Ensemble:
             self._forget()
 
     def _forget(self):
+        self._close_links()
         self._stop_watchdog(kill_servers=False)
         with _LIVE_LOCK:
             _LIVE.discard(self)

@@ -194,10 +194,12 @@ def test_bindings_installed_where_debian_looks(installed):
     assert jni.exists(), f"no {jni} ({multiarch})"
 
     go = installed.prefix / "share" / "gocode" / "src" / "github.com" / "libzkelect" / "libzkelect" / "bindings" / "go"
-    for f in ("go.mod", "zkelect.go", "internal/capi/capi.go", "internal/capi/capi_wrap.c",
-              "internal/capi/version_check.go"):
-        assert (go / f).exists(), f"Go module source lacks {f}"
-    assert not list(go.rglob("*_test.go")), "tests installed with the Go module"
+    src = REPO / "bindings" / "go"
+    want = {p.relative_to(src).as_posix() for p in src.rglob("*.go") if not p.name.endswith("_test.go")}
+    want |= {"go.mod", "internal/capi/capi_wrap.c"}
+    got = {p.relative_to(go).as_posix() for p in go.rglob("*") if p.is_file()}
+    assert {"zkelect.go", "internal/capi/capi.go", "internal/capi/version_check.go"} <= want
+    assert got == want, f"installed Go module differs from the tree: missing {sorted(want - got)}, extra {sorted(got - want)}"
 
 
 def test_pc_url_is_the_project(installed):

@@ -123,12 +123,12 @@ TEST_F(BadInput, NullHandlesAndPointers) {
     };
     std::vector<Ctor> ctors = {
         {"client_new(NULL conf)", [&] { return (void *)zkelect_client_new(nullptr, err, sizeof err); }, "conf"},
-        {"election_new(NULL client)", [&] { return (void *)zkelect_election_new(nullptr, "/never-a", "x", err, sizeof err); }, "client"},
+        {"election_new(NULL client)", [&] { return (void *)zkelect_election_new(nullptr, (root() + "/never-a").c_str(), "x", err, sizeof err); }, "client"},
         {"election_new(NULL path)", [&] { return (void *)zkelect_election_new(client.get(), nullptr, "x", err, sizeof err); }, "path"},
         {"election_new(NULL id)", [&] { return (void *)zkelect_election_new(client.get(), (root() + "/never-nullid").c_str(), nullptr, err, sizeof err); }, "id"},
-        {"observer_new(NULL client)", [&] { return (void *)zkelect_observer_new(nullptr, "/never-b", err, sizeof err); }, "client"},
+        {"observer_new(NULL client)", [&] { return (void *)zkelect_observer_new(nullptr, (root() + "/never-b").c_str(), err, sizeof err); }, "client"},
         {"observer_new(NULL path)", [&] { return (void *)zkelect_observer_new(client.get(), nullptr, err, sizeof err); }, "path"},
-        {"client_participants(NULL client)", [&] { return (void *)zkelect_client_participants(nullptr, "/never-c", err, sizeof err); }, "client"},
+        {"client_participants(NULL client)", [&] { return (void *)zkelect_client_participants(nullptr, (root() + "/never-c").c_str(), err, sizeof err); }, "client"},
         {"client_participants(NULL path)", [&] { return (void *)zkelect_client_participants(client.get(), nullptr, err, sizeof err); }, "path"},
         {"participants(NULL election)", [&] { return (void *)zkelect_participants(nullptr, err, sizeof err); }, "election"},
     };
@@ -458,6 +458,11 @@ TEST(ErrorText, EveryCodeHasANameAndDescription) {
     EXPECT_STREQ(zkelect_reason_name(ZKELECT_REASON_RESIGNED), "resigned");
     EXPECT_STREQ(zkelect_reason_name(99), "unknown");
     EXPECT_EQ(zkelect_version(), unsigned(ZKELECT_VERSION_NUMBER));
+    EXPECT_STREQ(zkelect_version_string(), ZKELECT_PROJECT_VERSION)
+        << "library version differs from meson.build's project version";
+    unsigned maj = 0, min = 0, pat = 0;
+    ASSERT_EQ(std::sscanf(ZKELECT_PROJECT_VERSION, "%u.%u.%u", &maj, &min, &pat), 3);
+    EXPECT_EQ(zkelect_version(), (maj << 16) | (min << 8) | pat);
     char v[32];
     snprintf(v, sizeof v, "%d.%d.%d", ZKELECT_VERSION_MAJOR, ZKELECT_VERSION_MINOR,
              ZKELECT_VERSION_PATCH);

@@ -259,8 +259,60 @@ TEST(Delivery, DestroyFromAnotherThreadEndsBlockedNextEvent) {
         FAIL() << "next_event(-1) still blocked 5 s after destroy";
     }
     t.join();
-    std::printf("blocked next_event returned %s, %lld ms after destroy began\n",
-                got_f.get().c_str(), static_cast<long long>(now_ms() - t0));
+    std::string got_s = got_f.get();
+    std::printf("blocked next_event returned %s, %lld ms after destroy began\n", got_s.c_str(),
+                static_cast<long long>(now_ms() - t0));
+    // docs/threading.md: the woken reader gets NULL; a leader's DEPOSED(closed)
+    // may reach it first (docs/semantics.md, "What you see").
+    EXPECT_TRUE(got_s == "(none)" || got_s == "DEPOSED(closed)") << got_s;
+}
+
+namespace {
+struct SlowCb {
+    std::promise<void> entered;
+    std::promise<void> release;
+    std::shared_future<void> release_f{release.get_future().share()};
+    std::atomic<bool> fired{false};
+    std::atomic<int> seq{0};
+    std::atomic<int> cb_returned{0};
+    std::atomic<int> destroy_returned{0};
+};
+void slow_cb(zkelect_election_t *, const zkelect_event_t *ev, void *opaque) {
+    auto *s = static_cast<SlowCb *>(opaque);
+    if (zkelect_event_type(ev) != ZKELECT_EV_ELECTED || s->fired.exchange(true)) return;
+    s->entered.set_value();
+    s->release_f.wait_for(std::chrono::seconds(20));
+    s->cb_returned = ++s->seq;
+}
+}  // namespace
+
+// docs/threading.md: destroying the election from another thread waits for
+// a running background callback to return.
+TEST(Delivery, DestroyWaitsForARunningBackgroundCallback) {
+    Client c = new_client();
+    ASSERT_TRUE(c);
+    zkelect_election_t *x = zkelect_election_new(c.get(), fresh_path().c_str(), "x", nullptr, 0);
+    ASSERT_NE(x, nullptr);
+    SlowCb s;
+    ASSERT_EQ(zkelect_set_background_event_cb(x, slow_cb, &s), 0);
+    ASSERT_EQ(zkelect_volunteer(x), 0);
+    ASSERT_EQ(s.entered.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    std::promise<pid_t> tid;
+    int rc = -100;
+    std::thread d([&] {
+        tid.set_value(gettid_());
+        rc = zkelect_election_destroy(x);
+        s.destroy_returned = ++s.seq;
+    });
+    // The destroying thread sleeps in the kernel while the callback runs...
+    EXPECT_TRUE(wait_blocked(tid.get_future().get(), 5000));
+    EXPECT_EQ(s.destroy_returned.load(), 0) << "destroy returned while the callback ran";
+    s.release.set_value();
+    d.join();
+    EXPECT_EQ(rc, 0);
+    // ...and returns only after the callback did.
+    EXPECT_GT(s.cb_returned.load(), 0);
+    EXPECT_GT(s.destroy_returned.load(), s.cb_returned.load());
 }
 
 TEST(Delivery, DestroyFromAnotherThreadEndsBlockedAwaitLeader) {

@@ -9,13 +9,34 @@
  * Lines on stdout (one write(2) each; ns are CLOCK_REALTIME since the epoch):
  *   READY session=<hex> timeout=<ms>
  *   EVENT <TYPE> <ns> reason=<r> session=<hex>          (every library event)
- *   FLIP <0|1> <ns>                  is_leader changed (as seen by the loop)
+ *   FLIP <0|1> <ns> <first_mono> <prev_mono>
+ *                                    is_leader changed (as seen by the loop):
+ *                                    <first_mono> is CLOCK_MONOTONIC just
+ *                                    before the first call that answered the
+ *                                    new value, <prev_mono> just after the
+ *                                    last call that answered the old one, so
+ *                                    the samples of all processes of one
+ *                                    machine can be merged on one clock
  *   GAP <ms> <first> <ns>            the loop was not scheduled for <ms>;
  *                                    <first> is the first is_leader after it
  *   GAPCALL <ms> <value> <ns>        the pause fell inside one is_leader call,
  *                                    so its answer may predate the pause
+ *   AFTER <value> <ns>               after a GAP or GAPCALL: the answer of the
+ *                                    first is_leader call that began after
+ *                                    the pause (the one that counts)
  *   BYE
- * It stops after MAX_SECONDS or when stdin reaches EOF or reads "quit".
+ *   HOLE <start_mono> <end_mono>      the loop saw 1, was not scheduled for
+ *                                    more than 5 ms, and saw 1 again: what
+ *                                    is_leader answered in between is not
+ *                                    known, so a merge must not count the
+ *                                    hole as leading
+ *   ACK <resign|volunteer> <rc>      a command from stdin was carried out
+ *   END <value> <last_mono>          the loop stopped; <last_mono> is just
+ *                                    after its last is_leader call
+ *   KEEPALIVES <rc> <n>              answer to "keepalives": acknowledged
+ *                                    lease keepalives of the client so far
+ * stdin: "resign", "volunteer", "keepalives", "quit". It stops after MAX_SECONDS or when
+ * stdin reaches EOF or reads "quit".
  */
 #define _GNU_SOURCE
 #include <zkelect/zkelect.h>
@@ -33,6 +54,10 @@
 
 static zkelect_client_t *client;
 static atomic_int stop_flag;
+/* The reader thread's commands against destroy: it is detached and may still
+ * sit in fgets when MAX_SECONDS ends the run. */
+static pthread_mutex_t cmd_lock = PTHREAD_MUTEX_INITIALIZER;
+static int election_gone;
 
 static void say(const char *fmt, ...)
 {
@@ -70,11 +95,27 @@ static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opa
 
 static void *read_stdin(void *arg)
 {
-    (void)arg;
+    zkelect_election_t *e = arg;
     char line[128];
-    while (fgets(line, sizeof line, stdin))
+    while (fgets(line, sizeof line, stdin)) {
         if (!strncmp(line, "quit", 4))
             break;
+        pthread_mutex_lock(&cmd_lock);
+        if (election_gone) {
+            pthread_mutex_unlock(&cmd_lock);
+            break;
+        }
+        if (!strncmp(line, "resign", 6))
+            say("ACK resign %d", zkelect_resign(e));
+        else if (!strncmp(line, "volunteer", 9))
+            say("ACK volunteer %d", zkelect_volunteer(e));
+        else if (!strncmp(line, "keepalives", 10)) {
+            uint64_t n = 0;
+            int rc = zkelect_client_counter(client, ZKELECT_COUNTER_KEEPALIVES, &n);
+            say("KEEPALIVES %d %" PRIu64, rc, n);
+        }
+        pthread_mutex_unlock(&cmd_lock);
+    }
     atomic_store(&stop_flag, 1);
     return NULL;
 }
@@ -126,33 +167,53 @@ int main(int argc, char **argv)
         return 1;
     }
     pthread_t reader;
-    pthread_create(&reader, NULL, read_stdin, NULL);
+    pthread_create(&reader, NULL, read_stdin, e);
     pthread_detach(reader);
 
     /* BOOTTIME counts the stopped time, like the lease clock does. */
     const int64_t gap_ns = 300 * 1000000LL;
+    const int64_t hole_ns = 5 * 1000000LL;
     int64_t start = now_ns(CLOCK_BOOTTIME);
     int64_t prev_end = start;
+    int64_t prev_end_mono = now_ns(CLOCK_MONOTONIC);
     int last = 0;
+    int want_after = 0;
     struct timespec nap = {0, 100 * 1000};
     while (!atomic_load(&stop_flag) && prev_end - start < max_ns) {
+        int64_t m0 = now_ns(CLOCK_MONOTONIC);
         int64_t t0 = now_ns(CLOCK_BOOTTIME);
         int v = zkelect_is_leader(e);
         int64_t t1 = now_ns(CLOCK_BOOTTIME);
-        if (t0 - prev_end > gap_ns)
+        int64_t m1 = now_ns(CLOCK_MONOTONIC);
+        if (t0 - prev_end > gap_ns) {
             say("GAP %" PRId64 " %d %" PRId64, (t0 - prev_end) / 1000000, v,
                 now_ns(CLOCK_REALTIME));
-        else if (t1 - t0 > gap_ns)
+            say("AFTER %d %" PRId64, v, now_ns(CLOCK_REALTIME));
+            want_after = 0;
+        } else if (t1 - t0 > gap_ns) {
             say("GAPCALL %" PRId64 " %d %" PRId64, (t1 - t0) / 1000000, v,
                 now_ns(CLOCK_REALTIME));
+            want_after = 1;
+        } else if (want_after) {
+            say("AFTER %d %" PRId64, v, now_ns(CLOCK_REALTIME));
+            want_after = 0;
+        }
+        if (v == 1 && last == 1 && m0 - prev_end_mono > hole_ns)
+            say("HOLE %" PRId64 " %" PRId64, prev_end_mono, m0);
         if (v != last) {
-            say("FLIP %d %" PRId64, v, now_ns(CLOCK_REALTIME));
+            say("FLIP %d %" PRId64 " %" PRId64 " %" PRId64, v, now_ns(CLOCK_REALTIME), m0,
+                prev_end_mono);
             last = v;
         }
         prev_end = t1;
+        prev_end_mono = m1;
         nanosleep(&nap, NULL);
     }
+    say("END %d %" PRId64, last, prev_end_mono);
     zkelect_set_background_event_cb(e, NULL, NULL);
+    pthread_mutex_lock(&cmd_lock);
+    election_gone = 1;
+    pthread_mutex_unlock(&cmd_lock);
     zkelect_election_destroy(e);
     zkelect_client_destroy(client);
     say("BYE");

@@ -70,3 +70,31 @@ def test_wrapped_names_are_the_newest(zk, zk_path, spawn, kz, zkelect_bin, test_
     # the wrapped names, which stay the newest
     assert order2[0] == "2" and order2[-4:] == ["w1", "w2", "w3", "w4"], order2
     assert a.quit() == 0 and b.quit() == 0
+
+
+def test_minus_one_comes_before_zero(zk, zk_path, spawn, kz, zkelect_bin, test_env):
+    """The wrap from -1 to 0 (4294967295 -> 0 as unsigned): hand-made names
+    -2 and -1 are OLDER than the small numbers ZooKeeper gives the real
+    candidates, so the real first candidate follows -1 instead of leading.
+    Unsigned order would put -1 last and make the real candidate the leader;
+    with the 2^31 case above this pins serial-number order down."""
+    kz.ensure_path(zk_path)
+    hand = [("m2", -2), ("m1", -1)]
+    for pid, seq in hand:
+        kz.create(f"{zk_path}/_c_{uuid.uuid4()}-latch-{seq:010d}", pid.encode())
+    a = spawn(zk.connect_string, zk_path, 1, T)
+    a.wait_event("CONNECTED", "1", 15)
+    a.send("join")
+    fol = a.wait_line(lambda w: w[:3] == ["EVENT", "FOLLOWER", "1"] or w[:3] == ["EVENT", "LEADER", "1"],
+                      15, 0, "FOLLOWER or LEADER of 1")
+    st = status(zkelect_bin, zk.connect_string, zk_path, test_env)
+    order = [p["id"] for p in st["participants"]]
+    report("sequence_wrap_minus_one", order=order, first_event=fol[1][:5])
+    assert fol[1][1] == "FOLLOWER" and fol[1][4] == "pred=m1", fol[1]
+    assert order == ["m2", "m1", "1"], order
+    # once the hand-made names are gone, the real candidate leads
+    for name in kz.get_children(zk_path):
+        if kz.get(f"{zk_path}/{name}")[0].decode() in ("m1", "m2"):
+            kz.delete(f"{zk_path}/{name}")
+    a.wait_event("LEADER", "1", 10)
+    assert a.quit() == 0

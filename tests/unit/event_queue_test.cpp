@@ -2,6 +2,7 @@
 #include <poll.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -49,7 +50,20 @@ TEST(EventQueue, WakeEndsOneWait) {
     std::thread t([&] { EXPECT_EQ(q.pop(-1), nullptr); });
     q.wake();
     t.join();
-    EXPECT_EQ(q.pop(0), nullptr);  // the wake was used up
+    // The wake was used up: the next wait runs to its timeout. A leftover
+    // wake would end it at once (both return nullptr, so the time tells).
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(q.pop(150), nullptr);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(150));
+}
+
+TEST(EventQueue, WakeBeforeAnyWaitEndsTheNextWait) {
+    EventQueue q;
+    q.wake();
+    std::thread t([&] { EXPECT_EQ(q.pop(-1), nullptr); });   // would hang if the wake was lost
+    t.join();
+    q.push(make(7));
+    EXPECT_EQ(q.pop(0)->token, 7) << "a used-up wake must not swallow an event";
 }
 
 TEST(EventQueue, CloseEndsEveryWait) {

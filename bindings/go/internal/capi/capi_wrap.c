@@ -13,9 +13,9 @@ extern
 #ifdef __cplusplus
   "C"
 #endif
-  void cgo_panic__capi_f58005b79cbb0381(const char*);
+  void cgo_panic__capi_6d46bcae723a981e(const char*);
 static void _swig_gopanic(const char *p) {
-  cgo_panic__capi_f58005b79cbb0381(p);
+  cgo_panic__capi_6d46bcae723a981e(p);
 }
 
 
@@ -209,13 +209,52 @@ static const char *zkelect_swig_msg(int code)
     return zkelect_swig_errbuf;
 }
 
+/* The code of a failure the C API reports only by NULL and a message in
+ * errbuf (constructors, zkelect_participants). Every binding maps these the
+ * same way (bindings/README.md, "Error codes"; the Rust crate has its own
+ * copy of this rule):
+ *   "ZKELECT_<NAME>: text"  -> that code (the prefix is removed from errbuf:
+ *                              each language prints the name itself);
+ *   "out of memory"         -> ZKELECT_ENOMEM;
+ *   "internal error"        -> ZKELECT_EINTERNAL;
+ *   anything else           -> fallback (the documented cause: a bad
+ *                              argument, for every such function). */
+static int zkelect_swig_code_of(int fallback)
+{
+    char *msg = zkelect_swig_errbuf;
+    if (strncmp(msg, "ZKELECT_E", 9) == 0) {
+        const char *colon = strstr(msg, ": ");
+        for (int code = -1; colon != NULL && code >= -64; code--) {
+            const char *name = zkelect_err_name(code);
+            size_t n = strlen(name);
+            if (strcmp(name, "ZKELECT_EUNKNOWN") == 0)
+                break;
+            if ((size_t)(colon - msg) == n && strncmp(msg, name, n) == 0) {
+                memmove(msg, colon + 2, strlen(colon + 2) + 1);
+                return code;
+            }
+        }
+    }
+    if (strcmp(msg, "out of memory") == 0)
+        return ZKELECT_ENOMEM;
+    if (strcmp(msg, "internal error") == 0)
+        return ZKELECT_EINTERNAL;
+    return fallback;
+}
+
 
 #define ZKELECT_GO_MAX_STRINGS 8
 static __thread char *zkelect_go_strings[ZKELECT_GO_MAX_STRINGS];
 static __thread int zkelect_go_nstrings;
 
+__attribute__((noreturn)) static void zkelect_go_raise(int code, const char *msg);
+
+/* A Go string may hold NUL bytes; C would see it cut at the first one (an
+ * id "a\x00b" silently becoming "a"), so that is an EINVAL error. */
 static char *zkelect_go_string(const char *p, size_t n)
 {
+    if (n > 0 && memchr(p, '\0', n) != NULL)
+        zkelect_go_raise(-1, "a string argument holds a NUL byte");
     char *s = (char *)malloc(n + 1);
     if (s == NULL)
         _swig_gopanic("zkelect:-2:out of memory copying a string");
@@ -310,7 +349,7 @@ static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_f58005b79cbb0381(void *_swig_go_0) {
+void _wrap_Swig_free_capi_6d46bcae723a981e(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -320,7 +359,7 @@ void _wrap_Swig_free_capi_f58005b79cbb0381(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_f58005b79cbb0381(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_6d46bcae723a981e(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -333,7 +372,7 @@ void *_wrap_Swig_malloc_capi_f58005b79cbb0381(intgo _swig_go_0) {
 }
 
 
-void _wrap_delete_NativeConf_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go_0) {
+void _wrap_delete_NativeConf_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0) {
   struct zkelect_conf *arg1 = (struct zkelect_conf *) 0 ;
   
   arg1 = *(struct zkelect_conf **)&_swig_go_0; 
@@ -343,7 +382,7 @@ void _wrap_delete_NativeConf_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go
 }
 
 
-void _wrap_delete_NativeClient_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0) {
+void _wrap_delete_NativeClient_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
   struct zkelect_client *arg1 = (struct zkelect_client *) 0 ;
   
   arg1 = *(struct zkelect_client **)&_swig_go_0; 
@@ -353,7 +392,7 @@ void _wrap_delete_NativeClient_capi_f58005b79cbb0381(struct zkelect_client *_swi
 }
 
 
-void _wrap_delete_NativeElection_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+void _wrap_delete_NativeElection_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   struct zkelect_election *arg1 = (struct zkelect_election *) 0 ;
   
   arg1 = *(struct zkelect_election **)&_swig_go_0; 
@@ -363,7 +402,7 @@ void _wrap_delete_NativeElection_capi_f58005b79cbb0381(struct zkelect_election *
 }
 
 
-void _wrap_delete_NativeObserver_capi_f58005b79cbb0381(struct zkelect_observer *_swig_go_0) {
+void _wrap_delete_NativeObserver_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0) {
   struct zkelect_observer *arg1 = (struct zkelect_observer *) 0 ;
   
   arg1 = *(struct zkelect_observer **)&_swig_go_0; 
@@ -373,7 +412,7 @@ void _wrap_delete_NativeObserver_capi_f58005b79cbb0381(struct zkelect_observer *
 }
 
 
-void _wrap_delete_NativeEvent_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+void _wrap_delete_NativeEvent_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   struct zkelect_event *arg1 = (struct zkelect_event *) 0 ;
   
   arg1 = *(struct zkelect_event **)&_swig_go_0; 
@@ -383,7 +422,7 @@ void _wrap_delete_NativeEvent_capi_f58005b79cbb0381(struct zkelect_event *_swig_
 }
 
 
-void _wrap_delete_NativeParticipants_capi_f58005b79cbb0381(struct zkelect_participants *_swig_go_0) {
+void _wrap_delete_NativeParticipants_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0) {
   struct zkelect_participants *arg1 = (struct zkelect_participants *) 0 ;
   
   arg1 = *(struct zkelect_participants **)&_swig_go_0; 
@@ -393,7 +432,7 @@ void _wrap_delete_NativeParticipants_capi_f58005b79cbb0381(struct zkelect_partic
 }
 
 
-intgo _wrap_OK_capi_f58005b79cbb0381() {
+intgo _wrap_OK_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -405,7 +444,7 @@ intgo _wrap_OK_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EINVAL_capi_f58005b79cbb0381() {
+intgo _wrap_EINVAL_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -417,7 +456,7 @@ intgo _wrap_EINVAL_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ENOMEM_capi_f58005b79cbb0381() {
+intgo _wrap_ENOMEM_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -429,7 +468,7 @@ intgo _wrap_ENOMEM_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ESTATE_capi_f58005b79cbb0381() {
+intgo _wrap_ESTATE_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -441,7 +480,7 @@ intgo _wrap_ESTATE_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ECLOSED_capi_f58005b79cbb0381() {
+intgo _wrap_ECLOSED_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -453,7 +492,7 @@ intgo _wrap_ECLOSED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ETIMEDOUT_capi_f58005b79cbb0381() {
+intgo _wrap_ETIMEDOUT_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -465,7 +504,7 @@ intgo _wrap_ETIMEDOUT_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ECONNLOSS_capi_f58005b79cbb0381() {
+intgo _wrap_ECONNLOSS_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -477,7 +516,7 @@ intgo _wrap_ECONNLOSS_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ESESSION_EXPIRED_capi_f58005b79cbb0381() {
+intgo _wrap_ESESSION_EXPIRED_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -489,7 +528,7 @@ intgo _wrap_ESESSION_EXPIRED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EAUTH_capi_f58005b79cbb0381() {
+intgo _wrap_EAUTH_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -501,7 +540,7 @@ intgo _wrap_EAUTH_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ENOTSUP_capi_f58005b79cbb0381() {
+intgo _wrap_ENOTSUP_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -513,7 +552,7 @@ intgo _wrap_ENOTSUP_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EDEADLK_capi_f58005b79cbb0381() {
+intgo _wrap_EDEADLK_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -525,7 +564,7 @@ intgo _wrap_EDEADLK_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EZK_capi_f58005b79cbb0381() {
+intgo _wrap_EZK_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -537,7 +576,7 @@ intgo _wrap_EZK_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EINTERNAL_capi_f58005b79cbb0381() {
+intgo _wrap_EINTERNAL_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -549,7 +588,7 @@ intgo _wrap_EINTERNAL_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ENOLEADER_capi_f58005b79cbb0381() {
+intgo _wrap_ENOLEADER_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -561,7 +600,7 @@ intgo _wrap_ENOLEADER_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ERANGE_capi_f58005b79cbb0381() {
+intgo _wrap_ERANGE_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -573,7 +612,7 @@ intgo _wrap_ERANGE_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_ENOTLEADER_capi_f58005b79cbb0381() {
+intgo _wrap_ENOTLEADER_capi_6d46bcae723a981e() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -585,7 +624,7 @@ intgo _wrap_ENOTLEADER_capi_f58005b79cbb0381() {
 }
 
 
-_gostring_ _wrap_strerror_capi_f58005b79cbb0381(intgo _swig_go_0) {
+_gostring_ _wrap_strerror_capi_6d46bcae723a981e(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -598,7 +637,7 @@ _gostring_ _wrap_strerror_capi_f58005b79cbb0381(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_err_name_capi_f58005b79cbb0381(intgo _swig_go_0) {
+_gostring_ _wrap_err_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -611,7 +650,7 @@ _gostring_ _wrap_err_name_capi_f58005b79cbb0381(intgo _swig_go_0) {
 }
 
 
-intgo _wrap_version_capi_f58005b79cbb0381() {
+intgo _wrap_version_capi_6d46bcae723a981e() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -622,7 +661,7 @@ intgo _wrap_version_capi_f58005b79cbb0381() {
 }
 
 
-_gostring_ _wrap_version_string_capi_f58005b79cbb0381() {
+_gostring_ _wrap_version_string_capi_6d46bcae723a981e() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -633,16 +672,18 @@ _gostring_ _wrap_version_string_capi_f58005b79cbb0381() {
 }
 
 
-struct zkelect_conf *_wrap_conf_new_capi_f58005b79cbb0381() {
+struct zkelect_conf *_wrap_conf_new_capi_6d46bcae723a981e() {
   zkelect_conf_t *result = 0 ;
   struct zkelect_conf *_swig_go_result;
   
   
   {
+    zkelect_swig_errbuf[0] = '\0';
     result = (zkelect_conf_t *)zkelect_conf_new();
     if (result == NULL) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
-      zkelect_go_raise(ZKELECT_ENOMEM, zkelect_swig_msg(ZKELECT_ENOMEM));
+      int zkelect_code = zkelect_swig_code_of(ZKELECT_ENOMEM);
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(zkelect_code, zkelect_swig_msg(zkelect_code));
       /*@SWIG@*/;
     }
   }
@@ -651,7 +692,7 @@ struct zkelect_conf *_wrap_conf_new_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_conf_set_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_conf_set_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -672,7 +713,7 @@ intgo _wrap_conf_set_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go_0, _gos
   {
     result = (int)zkelect_conf_set(arg1,(char const *)arg2,(char const *)arg3,arg4,arg5);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -684,7 +725,7 @@ intgo _wrap_conf_set_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go_0, _gos
 }
 
 
-void _wrap_conf_destroy_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go_0) {
+void _wrap_conf_destroy_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
@@ -694,7 +735,7 @@ void _wrap_conf_destroy_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go_0) {
 }
 
 
-struct zkelect_client *_wrap_client_new_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go_0) {
+struct zkelect_client *_wrap_client_new_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -709,10 +750,12 @@ struct zkelect_client *_wrap_client_new_capi_f58005b79cbb0381(struct zkelect_con
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
   
   {
+    zkelect_swig_errbuf[0] = '\0';
     result = (zkelect_client_t *)zkelect_client_new((struct zkelect_conf const *)arg1,arg2,arg3);
     if (result == NULL) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
-      zkelect_go_raise(ZKELECT_EINVAL, zkelect_swig_msg(ZKELECT_EINVAL));
+      int zkelect_code = zkelect_swig_code_of(ZKELECT_EINVAL);
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(zkelect_code, zkelect_swig_msg(zkelect_code));
       /*@SWIG@*/;
     }
   }
@@ -721,7 +764,7 @@ struct zkelect_client *_wrap_client_new_capi_f58005b79cbb0381(struct zkelect_con
 }
 
 
-intgo _wrap_client_destroy_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_destroy_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -732,7 +775,7 @@ intgo _wrap_client_destroy_capi_f58005b79cbb0381(struct zkelect_client *_swig_go
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_client_destroy(arg1);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -742,7 +785,7 @@ intgo _wrap_client_destroy_capi_f58005b79cbb0381(struct zkelect_client *_swig_go
 }
 
 
-intgo _wrap_client_await_connected_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_await_connected_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -755,7 +798,7 @@ intgo _wrap_client_await_connected_capi_f58005b79cbb0381(struct zkelect_client *
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_client_await_connected(arg1,arg2);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -765,7 +808,7 @@ intgo _wrap_client_await_connected_capi_f58005b79cbb0381(struct zkelect_client *
 }
 
 
-intgo _wrap_client_is_connected_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_is_connected_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -778,7 +821,7 @@ intgo _wrap_client_is_connected_capi_f58005b79cbb0381(struct zkelect_client *_sw
 }
 
 
-intgo _wrap_client_session_timeout_ms_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_session_timeout_ms_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -791,7 +834,7 @@ intgo _wrap_client_session_timeout_ms_capi_f58005b79cbb0381(struct zkelect_clien
 }
 
 
-long long _wrap_client_session_id_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0) {
+long long _wrap_client_session_id_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -804,7 +847,7 @@ long long _wrap_client_session_id_capi_f58005b79cbb0381(struct zkelect_client *_
 }
 
 
-intgo _wrap_COUNTER_TERMS_WON_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_TERMS_WON_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -816,7 +859,7 @@ intgo _wrap_COUNTER_TERMS_WON_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -828,7 +871,7 @@ intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -840,7 +883,7 @@ intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -852,7 +895,7 @@ intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -864,7 +907,7 @@ intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -876,7 +919,7 @@ intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -888,7 +931,7 @@ intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_RECONNECTS_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_RECONNECTS_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -900,7 +943,7 @@ intgo _wrap_COUNTER_RECONNECTS_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_EXPIRIES_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_EXPIRIES_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -912,7 +955,7 @@ intgo _wrap_COUNTER_EXPIRIES_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_ZK_REQUESTS_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_ZK_REQUESTS_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -924,7 +967,7 @@ intgo _wrap_COUNTER_ZK_REQUESTS_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER_KEEPALIVES_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_KEEPALIVES_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -936,7 +979,19 @@ intgo _wrap_COUNTER_KEEPALIVES_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_COUNTER__COUNT_capi_f58005b79cbb0381() {
+intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_6d46bcae723a981e() {
+  enum zkelect_counter result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_COUNTER__COUNT_capi_6d46bcae723a981e() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -948,7 +1003,7 @@ intgo _wrap_COUNTER__COUNT_capi_f58005b79cbb0381() {
 }
 
 
-_gostring_ _wrap_counter_name_capi_f58005b79cbb0381(intgo _swig_go_0) {
+_gostring_ _wrap_counter_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -961,7 +1016,7 @@ _gostring_ _wrap_counter_name_capi_f58005b79cbb0381(intgo _swig_go_0) {
 }
 
 
-struct zkelect_election *_wrap_election_new_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct zkelect_election *_wrap_election_new_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -980,10 +1035,12 @@ struct zkelect_election *_wrap_election_new_capi_f58005b79cbb0381(struct zkelect
   arg3 = (char *)zkelect_go_string(_swig_go_2.p, (size_t)_swig_go_2.n); 
   
   {
+    zkelect_swig_errbuf[0] = '\0';
     result = (zkelect_election_t *)zkelect_election_new(arg1,(char const *)arg2,(char const *)arg3,arg4,arg5);
     if (result == NULL) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
-      zkelect_go_raise(ZKELECT_EINVAL, zkelect_swig_msg(ZKELECT_EINVAL));
+      int zkelect_code = zkelect_swig_code_of(ZKELECT_EINVAL);
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(zkelect_code, zkelect_swig_msg(zkelect_code));
       /*@SWIG@*/;
     }
   }
@@ -994,7 +1051,7 @@ struct zkelect_election *_wrap_election_new_capi_f58005b79cbb0381(struct zkelect
 }
 
 
-intgo _wrap_election_destroy_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+intgo _wrap_election_destroy_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1005,7 +1062,7 @@ intgo _wrap_election_destroy_capi_f58005b79cbb0381(struct zkelect_election *_swi
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_election_destroy(arg1);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -1015,7 +1072,7 @@ intgo _wrap_election_destroy_capi_f58005b79cbb0381(struct zkelect_election *_swi
 }
 
 
-intgo _wrap_volunteer_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+intgo _wrap_volunteer_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1026,7 +1083,7 @@ intgo _wrap_volunteer_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0)
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_volunteer(arg1);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -1036,7 +1093,7 @@ intgo _wrap_volunteer_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_resign_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+intgo _wrap_resign_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1047,7 +1104,7 @@ intgo _wrap_resign_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_resign(arg1);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -1057,7 +1114,7 @@ intgo _wrap_resign_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_leader_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_leader_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1070,7 +1127,7 @@ intgo _wrap_is_leader_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_await_leader_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_await_leader_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1083,7 +1140,7 @@ intgo _wrap_await_leader_capi_f58005b79cbb0381(struct zkelect_election *_swig_go
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_await_leader(arg1,arg2);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -1093,7 +1150,7 @@ intgo _wrap_await_leader_capi_f58005b79cbb0381(struct zkelect_election *_swig_go
 }
 
 
-struct zkelect_participants *_wrap_participants_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+struct zkelect_participants *_wrap_participants_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1108,10 +1165,12 @@ struct zkelect_participants *_wrap_participants_capi_f58005b79cbb0381(struct zke
   arg1 = *(zkelect_election_t **)&_swig_go_0; 
   
   {
+    zkelect_swig_errbuf[0] = '\0';
     result = (zkelect_participants_t *)zkelect_participants(arg1,arg2,arg3);
     if (result == NULL) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
-      zkelect_go_raise(ZKELECT_ECONNLOSS, zkelect_swig_msg(ZKELECT_ECONNLOSS));
+      int zkelect_code = zkelect_swig_code_of(ZKELECT_EINVAL);
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(zkelect_code, zkelect_swig_msg(zkelect_code));
       /*@SWIG@*/;
     }
   }
@@ -1120,7 +1179,7 @@ struct zkelect_participants *_wrap_participants_capi_f58005b79cbb0381(struct zke
 }
 
 
-struct zkelect_participants *_wrap_client_participants_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_participants *_wrap_client_participants_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1137,10 +1196,12 @@ struct zkelect_participants *_wrap_client_participants_capi_f58005b79cbb0381(str
   arg2 = (char *)zkelect_go_string(_swig_go_1.p, (size_t)_swig_go_1.n); 
   
   {
+    zkelect_swig_errbuf[0] = '\0';
     result = (zkelect_participants_t *)zkelect_client_participants(arg1,(char const *)arg2,arg3,arg4);
     if (result == NULL) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
-      zkelect_go_raise(ZKELECT_ECONNLOSS, zkelect_swig_msg(ZKELECT_ECONNLOSS));
+      int zkelect_code = zkelect_swig_code_of(ZKELECT_EINVAL);
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(zkelect_code, zkelect_swig_msg(zkelect_code));
       /*@SWIG@*/;
     }
   }
@@ -1150,7 +1211,7 @@ struct zkelect_participants *_wrap_client_participants_capi_f58005b79cbb0381(str
 }
 
 
-long long _wrap_participants_count_capi_f58005b79cbb0381(struct zkelect_participants *_swig_go_0) {
+long long _wrap_participants_count_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1163,7 +1224,7 @@ long long _wrap_participants_count_capi_f58005b79cbb0381(struct zkelect_particip
 }
 
 
-_gostring_ _wrap_participants_id_capi_f58005b79cbb0381(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_id_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1178,7 +1239,7 @@ _gostring_ _wrap_participants_id_capi_f58005b79cbb0381(struct zkelect_participan
 }
 
 
-_gostring_ _wrap_participants_node_capi_f58005b79cbb0381(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_node_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1193,7 +1254,7 @@ _gostring_ _wrap_participants_node_capi_f58005b79cbb0381(struct zkelect_particip
 }
 
 
-long long _wrap_participants_token_capi_f58005b79cbb0381(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_token_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1208,7 +1269,7 @@ long long _wrap_participants_token_capi_f58005b79cbb0381(struct zkelect_particip
 }
 
 
-long long _wrap_participants_ctime_ms_capi_f58005b79cbb0381(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_ctime_ms_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1223,7 +1284,7 @@ long long _wrap_participants_ctime_ms_capi_f58005b79cbb0381(struct zkelect_parti
 }
 
 
-void _wrap_participants_destroy_capi_f58005b79cbb0381(struct zkelect_participants *_swig_go_0) {
+void _wrap_participants_destroy_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
   arg1 = *(zkelect_participants_t **)&_swig_go_0; 
@@ -1233,7 +1294,7 @@ void _wrap_participants_destroy_capi_f58005b79cbb0381(struct zkelect_participant
 }
 
 
-intgo _wrap_EV_ELECTED_capi_f58005b79cbb0381() {
+intgo _wrap_EV_ELECTED_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1245,7 +1306,7 @@ intgo _wrap_EV_ELECTED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EV_DEPOSED_capi_f58005b79cbb0381() {
+intgo _wrap_EV_DEPOSED_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1257,7 +1318,7 @@ intgo _wrap_EV_DEPOSED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EV_FOLLOWING_capi_f58005b79cbb0381() {
+intgo _wrap_EV_FOLLOWING_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1269,7 +1330,7 @@ intgo _wrap_EV_FOLLOWING_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EV_SUSPENDED_capi_f58005b79cbb0381() {
+intgo _wrap_EV_SUSPENDED_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1281,7 +1342,7 @@ intgo _wrap_EV_SUSPENDED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EV_RECONNECTED_capi_f58005b79cbb0381() {
+intgo _wrap_EV_RECONNECTED_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1293,7 +1354,7 @@ intgo _wrap_EV_RECONNECTED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EV_EXPIRED_capi_f58005b79cbb0381() {
+intgo _wrap_EV_EXPIRED_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1305,7 +1366,7 @@ intgo _wrap_EV_EXPIRED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EV_LEADER_CHANGED_capi_f58005b79cbb0381() {
+intgo _wrap_EV_LEADER_CHANGED_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1317,7 +1378,7 @@ intgo _wrap_EV_LEADER_CHANGED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EV_ERROR_capi_f58005b79cbb0381() {
+intgo _wrap_EV_ERROR_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1329,7 +1390,7 @@ intgo _wrap_EV_ERROR_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_EV_RESIGNED_capi_f58005b79cbb0381() {
+intgo _wrap_EV_RESIGNED_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1341,7 +1402,19 @@ intgo _wrap_EV_RESIGNED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_REASON_NONE_capi_f58005b79cbb0381() {
+intgo _wrap_EV_WARNING_capi_6d46bcae723a981e() {
+  enum zkelect_event_type result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_EV_WARNING;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_REASON_NONE_capi_6d46bcae723a981e() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1353,7 +1426,7 @@ intgo _wrap_REASON_NONE_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_REASON_RESIGNED_capi_f58005b79cbb0381() {
+intgo _wrap_REASON_RESIGNED_capi_6d46bcae723a981e() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1365,7 +1438,7 @@ intgo _wrap_REASON_RESIGNED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_REASON_SUSPENDED_capi_f58005b79cbb0381() {
+intgo _wrap_REASON_SUSPENDED_capi_6d46bcae723a981e() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1377,7 +1450,7 @@ intgo _wrap_REASON_SUSPENDED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_REASON_LEASE_ENDED_capi_f58005b79cbb0381() {
+intgo _wrap_REASON_LEASE_ENDED_capi_6d46bcae723a981e() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1389,7 +1462,7 @@ intgo _wrap_REASON_LEASE_ENDED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_REASON_EXPIRED_capi_f58005b79cbb0381() {
+intgo _wrap_REASON_EXPIRED_capi_6d46bcae723a981e() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1401,7 +1474,7 @@ intgo _wrap_REASON_EXPIRED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_REASON_NODE_DELETED_capi_f58005b79cbb0381() {
+intgo _wrap_REASON_NODE_DELETED_capi_6d46bcae723a981e() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1413,7 +1486,7 @@ intgo _wrap_REASON_NODE_DELETED_capi_f58005b79cbb0381() {
 }
 
 
-intgo _wrap_REASON_CLOSED_capi_f58005b79cbb0381() {
+intgo _wrap_REASON_CLOSED_capi_6d46bcae723a981e() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1425,7 +1498,7 @@ intgo _wrap_REASON_CLOSED_capi_f58005b79cbb0381() {
 }
 
 
-struct zkelect_event *_wrap_next_event_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_next_event_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -1440,7 +1513,7 @@ struct zkelect_event *_wrap_next_event_capi_f58005b79cbb0381(struct zkelect_elec
 }
 
 
-intgo _wrap_event_fd_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+intgo _wrap_event_fd_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1451,7 +1524,7 @@ intgo _wrap_event_fd_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) 
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_event_fd(arg1);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -1461,7 +1534,7 @@ intgo _wrap_event_fd_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) 
 }
 
 
-intgo _wrap_wake_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+intgo _wrap_wake_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1472,7 +1545,7 @@ intgo _wrap_wake_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_wake(arg1);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -1482,7 +1555,7 @@ intgo _wrap_wake_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_event_type_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_type_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1495,7 +1568,7 @@ intgo _wrap_event_type_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
 }
 
 
-intgo _wrap_event_reason_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_reason_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1508,7 +1581,7 @@ intgo _wrap_event_reason_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0)
 }
 
 
-long long _wrap_event_token_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_token_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1521,7 +1594,7 @@ long long _wrap_event_token_capi_f58005b79cbb0381(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_error_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_error_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1534,7 +1607,7 @@ intgo _wrap_event_error_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) 
 }
 
 
-intgo _wrap_event_zk_rc_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_zk_rc_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1547,7 +1620,7 @@ intgo _wrap_event_zk_rc_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_event_message_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_message_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1560,7 +1633,7 @@ _gostring_ _wrap_event_message_capi_f58005b79cbb0381(struct zkelect_event *_swig
 }
 
 
-_gostring_ _wrap_event_node_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_node_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1573,7 +1646,7 @@ _gostring_ _wrap_event_node_capi_f58005b79cbb0381(struct zkelect_event *_swig_go
 }
 
 
-_gostring_ _wrap_event_id_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_id_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1586,7 +1659,7 @@ _gostring_ _wrap_event_id_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0
 }
 
 
-long long _wrap_event_time_ns_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_time_ns_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1599,7 +1672,7 @@ long long _wrap_event_time_ns_capi_f58005b79cbb0381(struct zkelect_event *_swig_
 }
 
 
-_gostring_ _wrap_event_type_name_capi_f58005b79cbb0381(intgo _swig_go_0) {
+_gostring_ _wrap_event_type_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1612,7 +1685,7 @@ _gostring_ _wrap_event_type_name_capi_f58005b79cbb0381(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_reason_name_capi_f58005b79cbb0381(intgo _swig_go_0) {
+_gostring_ _wrap_reason_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1625,7 +1698,7 @@ _gostring_ _wrap_reason_name_capi_f58005b79cbb0381(intgo _swig_go_0) {
 }
 
 
-void _wrap_event_destroy_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0) {
+void _wrap_event_destroy_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   
   arg1 = *(zkelect_event_t **)&_swig_go_0; 
@@ -1635,7 +1708,7 @@ void _wrap_event_destroy_capi_f58005b79cbb0381(struct zkelect_event *_swig_go_0)
 }
 
 
-struct zkelect_observer *_wrap_observer_new_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_observer *_wrap_observer_new_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1652,10 +1725,12 @@ struct zkelect_observer *_wrap_observer_new_capi_f58005b79cbb0381(struct zkelect
   arg2 = (char *)zkelect_go_string(_swig_go_1.p, (size_t)_swig_go_1.n); 
   
   {
+    zkelect_swig_errbuf[0] = '\0';
     result = (zkelect_observer_t *)zkelect_observer_new(arg1,(char const *)arg2,arg3,arg4);
     if (result == NULL) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
-      zkelect_go_raise(ZKELECT_EINVAL, zkelect_swig_msg(ZKELECT_EINVAL));
+      int zkelect_code = zkelect_swig_code_of(ZKELECT_EINVAL);
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(zkelect_code, zkelect_swig_msg(zkelect_code));
       /*@SWIG@*/;
     }
   }
@@ -1665,7 +1740,7 @@ struct zkelect_observer *_wrap_observer_new_capi_f58005b79cbb0381(struct zkelect
 }
 
 
-struct zkelect_event *_wrap_observer_next_event_capi_f58005b79cbb0381(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_observer_next_event_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -1680,7 +1755,7 @@ struct zkelect_event *_wrap_observer_next_event_capi_f58005b79cbb0381(struct zke
 }
 
 
-intgo _wrap_observer_event_fd_capi_f58005b79cbb0381(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_event_fd_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1691,7 +1766,7 @@ intgo _wrap_observer_event_fd_capi_f58005b79cbb0381(struct zkelect_observer *_sw
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_observer_event_fd(arg1);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -1701,7 +1776,7 @@ intgo _wrap_observer_event_fd_capi_f58005b79cbb0381(struct zkelect_observer *_sw
 }
 
 
-intgo _wrap_observer_wake_capi_f58005b79cbb0381(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_wake_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1712,7 +1787,7 @@ intgo _wrap_observer_wake_capi_f58005b79cbb0381(struct zkelect_observer *_swig_g
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_observer_wake(arg1);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -1722,7 +1797,7 @@ intgo _wrap_observer_wake_capi_f58005b79cbb0381(struct zkelect_observer *_swig_g
 }
 
 
-intgo _wrap_observer_destroy_capi_f58005b79cbb0381(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_destroy_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1733,7 +1808,7 @@ intgo _wrap_observer_destroy_capi_f58005b79cbb0381(struct zkelect_observer *_swi
     zkelect_swig_errbuf[0] = '\0';
     result = (int)zkelect_observer_destroy(arg1);
     if (result < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(result, zkelect_swig_msg(result));
       /*@SWIG@*/;
     }
@@ -1743,7 +1818,7 @@ intgo _wrap_observer_destroy_capi_f58005b79cbb0381(struct zkelect_observer *_swi
 }
 
 
-long long _wrap_fencing_token_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+long long _wrap_fencing_token_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1755,7 +1830,7 @@ long long _wrap_fencing_token_capi_f58005b79cbb0381(struct zkelect_election *_sw
     zkelect_swig_rc = 0;
     result = (int64_t)zkelect_swig_fencing_token((struct zkelect_election const *)arg1);
     if (zkelect_swig_rc < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(zkelect_swig_rc, zkelect_swig_msg(zkelect_swig_rc));
       /*@SWIG@*/;
     }
@@ -1765,7 +1840,7 @@ long long _wrap_fencing_token_capi_f58005b79cbb0381(struct zkelect_election *_sw
 }
 
 
-_gostring_ _wrap_leader_id_capi_f58005b79cbb0381(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_id_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1777,7 +1852,7 @@ _gostring_ _wrap_leader_id_capi_f58005b79cbb0381(struct zkelect_election *_swig_
     zkelect_swig_rc = 0;
     result = (char *)zkelect_swig_leader_id(arg1);
     if (zkelect_swig_rc < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(zkelect_swig_rc, zkelect_swig_msg(zkelect_swig_rc));
       /*@SWIG@*/;
     }
@@ -1788,7 +1863,7 @@ _gostring_ _wrap_leader_id_capi_f58005b79cbb0381(struct zkelect_election *_swig_
 }
 
 
-long long _wrap_client_counter_capi_f58005b79cbb0381(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_client_counter_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int64_t result;
@@ -1802,7 +1877,7 @@ long long _wrap_client_counter_capi_f58005b79cbb0381(struct zkelect_client *_swi
     zkelect_swig_rc = 0;
     result = (int64_t)zkelect_swig_client_counter((struct zkelect_client const *)arg1,arg2);
     if (zkelect_swig_rc < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(zkelect_swig_rc, zkelect_swig_msg(zkelect_swig_rc));
       /*@SWIG@*/;
     }
@@ -1812,7 +1887,7 @@ long long _wrap_client_counter_capi_f58005b79cbb0381(struct zkelect_client *_swi
 }
 
 
-_gostring_ _wrap_conf_get_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
+_gostring_ _wrap_conf_get_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *result = 0 ;
@@ -1826,7 +1901,7 @@ _gostring_ _wrap_conf_get_capi_f58005b79cbb0381(struct zkelect_conf *_swig_go_0,
     zkelect_swig_rc = 0;
     result = (char *)zkelect_swig_conf_get((struct zkelect_conf const *)arg1,(char const *)arg2);
     if (zkelect_swig_rc < 0) {
-      /*@SWIG:../swig/go.i,56,ZKELECT_RAISE@*/
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
       zkelect_go_raise(zkelect_swig_rc, zkelect_swig_msg(zkelect_swig_rc));
       /*@SWIG@*/;
     }

@@ -1,0 +1,236 @@
+"""Claims of docs/api.md, docs/threading.md and docs/semantics.md checked
+against the real ensemble, through the public C API (ctypes, tests/
+integration/zkc.py): authentication and ACLs, the time bounds of blocking
+calls while the server does not answer, calls made from inside callbacks,
+and the observer's connection events."""
+
+import ctypes as C
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+for d in (HERE, HERE.parent / "bed"):
+    if str(d) not in sys.path:
+        sys.path.insert(0, str(d))
+
+import zkc  # noqa: E402
+from faultproxy import ProxiedEnsemble  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def api(build_dir):
+    return zkc.Api(build_dir)
+
+
+@pytest.fixture
+def kz_direct(zk):
+    from kazoo.client import KazooClient
+    c = KazooClient(hosts=zk.connect_string, timeout=4.0)
+    c.start(timeout=10)
+    yield c
+    c.stop()
+    c.close()
+
+
+@pytest.fixture
+def proxied(zk):
+    pe = ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)])
+    yield pe
+    pe.close()
+
+
+@pytest.fixture
+def handles(api):
+    """Elections, observers and clients made by a test, freed in that order."""
+    made = {"e": [], "o": [], "c": []}
+    yield made
+    for e in made["e"]:
+        if e:
+            api.lib.zkelect_election_destroy(e)
+    for o in made["o"]:
+        api.lib.zkelect_observer_destroy(o)
+    for c in made["c"]:
+        api.lib.zkelect_client_destroy(c)
+
+
+def _client(api, handles, hosts, timeout_ms=4000, **conf):
+    c = api.client(zk_hosts=hosts, zk_session_timeout_ms=timeout_ms, zk_log_level="none", **conf)
+    handles["c"].append(c)
+    assert api.lib.zkelect_client_await_connected(c, 15000) == 0
+    return c
+
+
+def _election(api, handles, client, path, pid):
+    e = api.election(client, path, pid)
+    handles["e"].append(e)
+    return e
+
+
+def test_creator_acl_locks_out_another_identity(api, handles, zk):
+    """election.acl=creator: the nodes the library creates carry only the
+    creating identity (zk.auth); a candidate authenticated as someone else
+    cannot join: await_leader answers ZKELECT_EAUTH and an ERROR event
+    carries it. No node of the refused candidate is left."""
+    # Not under /t: if /t did not exist yet, the library would create it
+    # with alice-only ACLs and lock every later test out.
+    root = f"/acl-{uuid.uuid4().hex[:8]}"
+    path = f"{root}/leader"
+    ca = _client(api, handles, zk.connect_string, zk_auth="digest:alice:pw-a",
+                 election_acl="creator")
+    a = _election(api, handles, ca, path, "alice")
+    assert api.lib.zkelect_volunteer(a) == 0
+    assert api.lib.zkelect_await_leader(a, 15000) == 0
+    from kazoo.client import KazooClient
+    from kazoo.exceptions import NoAuthError
+    anon = KazooClient(hosts=zk.connect_string, timeout=4.0)
+    alice = KazooClient(hosts=zk.connect_string, timeout=4.0,
+                        auth_data=[("digest", "alice:pw-a")])
+    anon.start(timeout=10)
+    alice.start(timeout=10)
+    try:
+        _acl_checks(api, handles, zk, path, a, anon, alice, NoAuthError)
+        for e in list(handles["e"]):
+            api.lib.zkelect_election_destroy(e)
+            handles["e"].remove(e)
+        alice.delete(root, recursive=True)
+    finally:
+        for k in (anon, alice):
+            k.stop()
+            k.close()
+
+
+def _acl_checks(api, handles, zk, path, a, anon, alice, NoAuthError):
+    with pytest.raises(NoAuthError):
+        anon.get_children(path)
+    kids = alice.get_children(path)
+    assert len(kids) == 1
+    for node in (path, f"{path}/{kids[0]}"):
+        acls, _ = alice.get_acls(node)
+        assert [(x.id.scheme, x.id.id.split(":")[0]) for x in acls] == [("digest", "alice")], \
+            (node, acls)
+
+    cb = _client(api, handles, zk.connect_string, zk_auth="digest:bob:pw-b",
+                 election_acl="creator")
+    b = _election(api, handles, cb, path, "bob")
+    api.lib.zkelect_volunteer(b)
+    assert api.lib.zkelect_await_leader(b, 10000) == zkc.EAUTH
+    ev, seen = api.wait_event(b, ("ERROR",), 10)
+    assert ev["error"] == zkc.EAUTH, seen
+    assert len(alice.get_children(path)) == 1, "the refused candidate left a node"
+    assert api.lib.zkelect_is_leader(a) == 1
+
+
+def test_blocking_calls_are_bounded_while_the_server_is_silent(api, handles, zk, proxied):
+    """docs/threading.md: leader_id() and participants() block at most the
+    session timeout; election_destroy() waits for its node's deletion at
+    most the session timeout. Here the server does not answer at all (a
+    black hole, as a partition): each call must come back with an error
+    within that bound instead of hanging."""
+    T = 2000
+    slack_ms = 1500     # scheduling on a loaded machine, not a speed target
+    path = f"/t/bounded-{uuid.uuid4().hex[:8]}"
+    c = _client(api, handles, proxied.connect_string, T)
+    e = _election(api, handles, c, path, "1")
+    assert api.lib.zkelect_volunteer(e) == 0
+    assert api.lib.zkelect_await_leader(e, 15000) == 0
+    proxied.blackhole()
+    took = {}
+    t0 = time.monotonic()
+    rc, _ = api.leader_id(e)
+    took["leader_id"] = (time.monotonic() - t0) * 1000
+    assert rc != 0, "leader_id answered through a black hole"
+    err = C.create_string_buffer(256)
+    t0 = time.monotonic()
+    p = api.lib.zkelect_participants(e, err, 256)
+    took["participants"] = (time.monotonic() - t0) * 1000
+    if p:
+        api.lib.zkelect_participants_destroy(p)
+    assert not p, "participants answered through a black hole"
+    t0 = time.monotonic()
+    assert api.lib.zkelect_election_destroy(e) in (0, zkc.ETIMEDOUT, -6)
+    handles["e"].remove(e)
+    took["election_destroy"] = (time.monotonic() - t0) * 1000
+    print("blocking calls through a black hole (ms):", {k: round(v) for k, v in took.items()})
+    for k, v in took.items():
+        assert v <= T + slack_ms, f"{k} blocked {v:.0f} ms, more than the session timeout {T} ms"
+    proxied.heal()
+
+
+def test_calls_from_inside_callbacks(api, handles, zk):
+    """docs/threading.md: a callback may call any function but the destroy
+    of its own election (ZKELECT_EDEADLK): is_leader, leader_id (a round
+    trip), resign, volunteer, and the destroy of another handle."""
+    path = f"/t/incb-{uuid.uuid4().hex[:8]}"
+    c = _client(api, handles, zk.connect_string)
+    other = _election(api, handles, c, path + "-other", "x")
+    e = _election(api, handles, c, path, "1")
+    seen = {}
+    done = threading.Event()
+
+    @zkc.CB
+    def on_event(election, event, _opaque):
+        typ = api.lib.zkelect_event_type(event)
+        if typ == 1 and "is_leader" not in seen:                   # ELECTED
+            seen["is_leader"] = api.lib.zkelect_is_leader(election)
+            seen["leader_id"] = api.leader_id(election)
+            seen["destroy_own"] = api.lib.zkelect_election_destroy(election)
+            seen["destroy_other"] = api.lib.zkelect_election_destroy(other)
+            seen["resign"] = api.lib.zkelect_resign(election)
+            seen["is_leader_after_resign"] = api.lib.zkelect_is_leader(election)
+            # documented: ESTATE while the resign is still carried out
+            seen["volunteer_during_resign"] = api.lib.zkelect_volunteer(election)
+        elif typ == 9 and "volunteer" not in seen:                 # RESIGNED
+            seen["volunteer"] = api.lib.zkelect_volunteer(election)
+            done.set()
+
+    assert api.lib.zkelect_set_background_event_cb(e, on_event, None) == 0
+    assert api.lib.zkelect_volunteer(e) == 0
+    assert done.wait(20), f"the callback never got ELECTED and RESIGNED: {seen}"
+    handles["e"].remove(other)
+    assert seen["is_leader"] == 1
+    assert seen["leader_id"] == (0, "1")
+    assert seen["destroy_own"] == zkc.EDEADLK
+    assert seen["destroy_other"] == 0
+    assert seen["resign"] == 0
+    assert seen["is_leader_after_resign"] == 0
+    assert seen["volunteer_during_resign"] == -3
+    assert seen["volunteer"] == 0
+    # the volunteer from inside the callback took effect: it leads again
+    assert api.lib.zkelect_await_leader(e, 15000) == 0
+    assert api.lib.zkelect_set_background_event_cb(e, zkc.CB(0), None) == 0
+
+
+def test_observer_sees_suspended_reconnected_expired(api, handles, zk, proxied):
+    """docs/api.md: an observer's queue gets SUSPENDED, RECONNECTED and
+    EXPIRED besides LEADER_CHANGED. A reset is a disconnect within the
+    session; a black hole past the session timeout expires it."""
+    T = 2000
+    path = f"/t/observer-{uuid.uuid4().hex[:8]}"
+    c = _client(api, handles, proxied.connect_string, T)
+    o = api.observer(c, path)
+    handles["o"].append(o)
+    api.wait_event(o, ("LEADER_CHANGED",), 10, observer=True)
+    proxied.reset()
+    api.wait_event(o, ("SUSPENDED",), 10, observer=True)
+    api.wait_event(o, ("RECONNECTED",), 10, observer=True)
+    proxied.blackhole()
+    api.wait_event(o, ("SUSPENDED",), 10, observer=True)
+    # the session must expire on the servers before the client comes back
+    sid = api.lib.zkelect_client_session_id(c)
+    deadline = time.monotonic() + 3 * T / 1000 + 10
+    while any(f"0x{sid & (2**64 - 1):x}" in zk.four(i, "cons") for i in range(zk.n)):
+        assert time.monotonic() < deadline, "the session never expired on the servers"
+        time.sleep(0.1)
+    # what came before the heal (a reset may bring a second SUSPENDED/
+    # RECONNECTED pair while the client reconnects) is not the point here
+    for _ in range(1000):
+        if api.observer_event(o, 0) is None:
+            break
+    proxied.heal()
+    ev, seen = api.wait_event(o, ("EXPIRED",), 3 * T / 1000 + 10, observer=True)
+    assert "RECONNECTED" not in [s["type"] for s in seen[:-1]], seen

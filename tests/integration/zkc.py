@@ -1,0 +1,124 @@
+"""The public C API of libzkelect through ctypes, for tests that need many
+small programs' worth of calls against the real ensemble (test_claims.py).
+Only functions of capi/zkelect/zkelect.h; the library is the one of the
+tested build (ZKELECT_BUILD_DIR/capi)."""
+
+import ctypes as C
+import os
+from pathlib import Path
+
+EV = {1: "ELECTED", 2: "DEPOSED", 3: "FOLLOWING", 4: "SUSPENDED", 5: "RECONNECTED",
+      6: "EXPIRED", 7: "LEADER_CHANGED", 8: "ERROR", 9: "RESIGNED"}
+REASON = {0: "none", 1: "resigned", 2: "suspended", 3: "lease_ended", 4: "expired",
+          5: "node_deleted", 6: "closed"}
+EAUTH, EDEADLK, ETIMEDOUT, ECLOSED = -8, -10, -5, -4
+
+CB = C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, C.c_void_p)
+
+
+def load(build_dir):
+    lib = C.CDLL(str(Path(build_dir) / "capi" / "libzkelect.so.1"))
+    P, I, S, L = C.c_void_p, C.c_int, C.c_char_p, C.c_int64
+    sig = {
+        "zkelect_conf_new": (P, []), "zkelect_conf_set": (I, [P, S, S, S, C.c_size_t]),
+        "zkelect_conf_destroy": (None, [P]),
+        "zkelect_client_new": (P, [P, S, C.c_size_t]), "zkelect_client_destroy": (I, [P]),
+        "zkelect_client_await_connected": (I, [P, I]),
+        "zkelect_client_session_id": (L, [P]),
+        "zkelect_election_new": (P, [P, S, S, S, C.c_size_t]),
+        "zkelect_election_destroy": (I, [P]), "zkelect_volunteer": (I, [P]),
+        "zkelect_resign": (I, [P]), "zkelect_is_leader": (I, [P]),
+        "zkelect_await_leader": (I, [P, I]), "zkelect_leader_id": (I, [P, S, C.c_size_t]),
+        "zkelect_participants": (P, [P, S, C.c_size_t]),
+        "zkelect_participants_count": (C.c_size_t, [P]),
+        "zkelect_participants_destroy": (None, [P]),
+        "zkelect_next_event": (P, [P, I]), "zkelect_event_type": (I, [P]),
+        "zkelect_event_reason": (I, [P]), "zkelect_event_error": (I, [P]),
+        "zkelect_event_token": (L, [P]), "zkelect_event_id": (S, [P]),
+        "zkelect_event_destroy": (None, [P]),
+        "zkelect_set_event_cb": (I, [P, CB, P]), "zkelect_dispatch": (I, [P, I]),
+        "zkelect_set_background_event_cb": (I, [P, CB, P]),
+        "zkelect_observer_new": (P, [P, S, S, C.c_size_t]),
+        "zkelect_observer_next_event": (P, [P, I]), "zkelect_observer_destroy": (I, [P]),
+    }
+    for name, (res, args) in sig.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    return lib
+
+
+class Api:
+    def __init__(self, build_dir):
+        self.lib = load(build_dir)
+
+    def client(self, **conf):
+        lib = self.lib
+        c = lib.zkelect_conf_new()
+        err = C.create_string_buffer(512)
+        try:
+            for k, v in conf.items():
+                key = k.replace("_", ".")
+                if lib.zkelect_conf_set(c, key.encode(), str(v).encode(), err, 512) != 0:
+                    raise ValueError(f"{key}={v}: {err.value.decode()}")
+            cl = lib.zkelect_client_new(c, err, 512)
+        finally:
+            lib.zkelect_conf_destroy(c)
+        if not cl:
+            raise RuntimeError(err.value.decode())
+        return cl
+
+    def election(self, client, path, pid):
+        err = C.create_string_buffer(512)
+        e = self.lib.zkelect_election_new(client, path.encode(), pid.encode(), err, 512)
+        if not e:
+            raise RuntimeError(err.value.decode())
+        return e
+
+    def observer(self, client, path):
+        err = C.create_string_buffer(512)
+        o = self.lib.zkelect_observer_new(client, path.encode(), err, 512)
+        if not o:
+            raise RuntimeError(err.value.decode())
+        return o
+
+    def decode(self, ev):
+        lib = self.lib
+        d = {"type": EV.get(lib.zkelect_event_type(ev)),
+             "reason": REASON.get(lib.zkelect_event_reason(ev)),
+             "error": lib.zkelect_event_error(ev)}
+        lib.zkelect_event_destroy(ev)
+        return d
+
+    def next_event(self, e, timeout_ms):
+        ev = self.lib.zkelect_next_event(e, timeout_ms)
+        return self.decode(ev) if ev else None
+
+    def observer_event(self, o, timeout_ms):
+        ev = self.lib.zkelect_observer_next_event(o, timeout_ms)
+        return self.decode(ev) if ev else None
+
+    def wait_event(self, e, types, timeout_s, observer=False):
+        """Events until one whose type is in `types`; (that event, all seen)."""
+        import time
+        deadline = time.monotonic() + timeout_s
+        seen = []
+        while True:
+            left = int((deadline - time.monotonic()) * 1000)
+            if left <= 0:
+                raise AssertionError(f"no {types} within {timeout_s} s; saw {seen}")
+            d = (self.observer_event if observer else self.next_event)(e, min(left, 500))
+            if d is None:
+                continue
+            seen.append(d)
+            if d["type"] in types:
+                return d, seen
+
+    def leader_id(self, e):
+        buf = C.create_string_buffer(1100)
+        rc = self.lib.zkelect_leader_id(e, buf, 1100)
+        return rc, buf.value.decode()
+
+
+def build_dir():
+    d = os.environ.get("ZKELECT_BUILD_DIR")
+    return Path(d).resolve() if d else Path(__file__).resolve().parents[2] / "build"
