@@ -22,7 +22,7 @@ constexpr Key kKeys[] = {
     {"election.acl", "open"},
     {"leadership", "lease"},
     {"lease.margin.ms", ""},
-    {"zk.log.level", "error"},
+    {"zk.log.level", "keep"},
 };
 
 const Key *find_key(const std::string &name) {
@@ -130,7 +130,6 @@ bool Conf::settings(Settings *out, std::string *why) const {
                std::to_string(s.session_timeout_ms) + "): no lease would be left";
         return false;
     }
-    if (values_.find("zk.log.level") == values_.end()) s.log_level = 1;  // error
     *out = s;
     return true;
 }

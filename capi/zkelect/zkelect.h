@@ -101,6 +101,52 @@ ZKELECT_API const char *zkelect_strerror(int code);
  *  unknown code. Never NULL; never freed. Any thread. */
 ZKELECT_API const char *zkelect_err_name(int code);
 
+/**
+ * Why the last call of this thread that failed, failed: a message that
+ * names the problem, beginning with the code's name ("ZKELECT_EINVAL: ...").
+ * Every function that returns a negative code or NULL on failure sets it;
+ * a call that succeeds leaves it as it was (like errno), so read it right
+ * after the failure. Functions with an errbuf write the same message there.
+ * The string belongs to the calling thread and stays valid until its next
+ * failing call; never NULL ("" before any failure). Since 1.1.
+ */
+ZKELECT_API const char *zkelect_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Log                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/** Levels of the log, most severe first. */
+enum zkelect_log_level {
+    ZKELECT_LOG_NONE = 0,
+    ZKELECT_LOG_ERROR = 1,
+    ZKELECT_LOG_WARN = 2,
+    ZKELECT_LOG_INFO = 3,
+    ZKELECT_LOG_DEBUG = 4
+};
+
+/**
+ * Receives one log line (without a trailing newline; valid during the call
+ * only) of the given ZKELECT_LOG_* level. Called on the library's and the
+ * ZooKeeper client's threads, concurrently with the host's code, one call
+ * at a time; it must not block for long and must not call zkelect_*
+ * functions that wait (destroy, await, next_event with a timeout).
+ */
+typedef void (*zkelect_log_cb)(int level, const char *message, void *opaque);
+
+/**
+ * Where the log of every client of this process goes. By default nowhere:
+ * the library never writes to its host's stderr. cb receives the lines of
+ * `level` and more severe; level ZKELECT_LOG_NONE or cb NULL turns the log
+ * off. Today the log is the ZooKeeper client's own (connection attempts,
+ * server errors); its level is process-wide in libzookeeper, so this call is
+ * too (the "zk.log.level" key, from 1.0, sets the same level when a client
+ * is made). Any thread; takes effect at once for every client. Returns 0, or
+ * ZKELECT_EINVAL for a level outside ZKELECT_LOG_NONE..ZKELECT_LOG_DEBUG.
+ * Since 1.1.
+ */
+ZKELECT_API int zkelect_set_log_cb(int level, zkelect_log_cb cb, void *opaque);
+
 /* ------------------------------------------------------------------------ */
 /* Version                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -170,11 +216,12 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            candidacy whose server negotiates a timeout for
  *                            which it is too large stops with an ERROR event
  *                            (ZKELECT_EINVAL) instead of waiting for ever.
- *  - "zk.log.level"          "error" (default), "none", "warn", "info",
- *                            "debug": the level of libzookeeper's own log to
- *                            stderr, or "keep" to leave it as it is. The level
- *                            is process-global in libzookeeper: the last
- *                            client created sets it.
+ *  - "zk.log.level"          "keep" (default: leave it as it is), "none",
+ *                            "error", "warn", "info", "debug": libzookeeper's
+ *                            log level, which is process-global (the last
+ *                            client created sets it). The log itself goes to
+ *                            the callback of zkelect_set_log_cb, or nowhere;
+ *                            never to stderr. Prefer zkelect_set_log_cb.
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 
