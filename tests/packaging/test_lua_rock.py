@@ -1,4 +1,4 @@
-"""The LuaRocks spec (bindings/lua/zkelect-1.0.0-1.rockspec): `luarocks make`
+"""The LuaRocks spec (bindings/lua/zkelect-<version>-1.rockspec): `luarocks make`
 builds and installs the module into a tree of its own, and the README's
 Lua example, with only `luarocks path` for that tree, elects a leader on
 the test ensemble.
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-ROCKSPEC = REPO / "bindings" / "lua" / "zkelect-1.0.0-1.rockspec"
+VERSION = re.search(r"version\s*:\s*'([^']+)'", (REPO / "meson.build").read_text()).group(1)
+ROCKSPEC = REPO / "bindings" / "lua" / f"zkelect-{VERSION}-1.rockspec"
 
 
 def _run(cmd, timeout=300, **kw):
@@ -25,7 +26,8 @@ def _run(cmd, timeout=300, **kw):
 
 
 def test_rockspec_version_is_the_project_version():
-    version = re.search(r"version\s*:\s*'([^']+)'", (REPO / "meson.build").read_text()).group(1)
+    version = VERSION
+    assert ROCKSPEC.exists(), f"no rockspec for version {version}: {ROCKSPEC}"
     text = ROCKSPEC.read_text()
     assert f'version = "{version}-1"' in text and f'tag = "v{version}"' in text
     assert ROCKSPEC.name == f"zkelect-{version}-1.rockspec"

@@ -8,6 +8,7 @@ away from meson, so nothing on the machine has to be uninstalled.
 """
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -68,7 +69,7 @@ def test_auto_without_swig_configures_says_why_and_installs_no_binding(tmp_path)
     assert "lua module: not built (needs swig" in out, out[-3000:]
     assert "java jar  : not built (needs swig" in out or "java jar: not built (needs swig" in out, out[-3000:]
     files = _installed(bdir)
-    assert any(f.endswith("/libzkelect.so.1.0.0") for f in files), files
+    assert any(re.search(r"/libzkelect\.so\.1\.\d+\.\d+$", f) for f in files), files
     stray = [f for f in files if "/lua/" in f or "/java/" in f or "/jni/" in f or "/gocode/" in f]
     assert not stray, f"bindings installed without swig: {stray}"
 

@@ -34,35 +34,37 @@ typedef struct { void* array; intgo len; intgo cap; } _goslice_;
 typedef _gostring_ swig_type_1;
 typedef _gostring_ swig_type_2;
 typedef _gostring_ swig_type_3;
-typedef _gostring_ swig_type_4;
+typedef void* swig_type_4;
 typedef _gostring_ swig_type_5;
-typedef long long swig_type_6;
+typedef _gostring_ swig_type_6;
 typedef _gostring_ swig_type_7;
-typedef _gostring_ swig_type_8;
+typedef long long swig_type_8;
 typedef _gostring_ swig_type_9;
 typedef _gostring_ swig_type_10;
-typedef long long swig_type_11;
+typedef _gostring_ swig_type_11;
 typedef _gostring_ swig_type_12;
 typedef long long swig_type_13;
 typedef _gostring_ swig_type_14;
 typedef long long swig_type_15;
-typedef long long swig_type_16;
+typedef _gostring_ swig_type_16;
 typedef long long swig_type_17;
 typedef long long swig_type_18;
 typedef long long swig_type_19;
 typedef long long swig_type_20;
-typedef _gostring_ swig_type_21;
-typedef _gostring_ swig_type_22;
+typedef long long swig_type_21;
+typedef long long swig_type_22;
 typedef _gostring_ swig_type_23;
-typedef long long swig_type_24;
+typedef _gostring_ swig_type_24;
 typedef _gostring_ swig_type_25;
-typedef _gostring_ swig_type_26;
+typedef long long swig_type_26;
 typedef _gostring_ swig_type_27;
-typedef long long swig_type_28;
+typedef _gostring_ swig_type_28;
 typedef _gostring_ swig_type_29;
 typedef long long swig_type_30;
 typedef _gostring_ swig_type_31;
-typedef _gostring_ swig_type_32;
+typedef long long swig_type_32;
+typedef _gostring_ swig_type_33;
+typedef _gostring_ swig_type_34;
 extern void _wrap_Swig_free_capi_6d46bcae723a981e(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_6d46bcae723a981e(swig_intgo arg1);
 extern void _wrap_delete_NativeConf_capi_6d46bcae723a981e(uintptr_t arg1);
@@ -89,17 +91,24 @@ extern swig_intgo _wrap_ERANGE_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_ENOTLEADER_capi_6d46bcae723a981e(void);
 extern swig_type_1 _wrap_strerror_capi_6d46bcae723a981e(swig_intgo arg1);
 extern swig_type_2 _wrap_err_name_capi_6d46bcae723a981e(swig_intgo arg1);
+extern swig_type_3 _wrap_last_error_capi_6d46bcae723a981e(void);
+extern swig_intgo _wrap_LOG_NONE_capi_6d46bcae723a981e(void);
+extern swig_intgo _wrap_LOG_ERROR_capi_6d46bcae723a981e(void);
+extern swig_intgo _wrap_LOG_WARN_capi_6d46bcae723a981e(void);
+extern swig_intgo _wrap_LOG_INFO_capi_6d46bcae723a981e(void);
+extern swig_intgo _wrap_LOG_DEBUG_capi_6d46bcae723a981e(void);
+extern swig_intgo _wrap_set_log_cb_capi_6d46bcae723a981e(swig_intgo arg1, swig_type_4 arg2, uintptr_t arg3);
 extern swig_intgo _wrap_version_capi_6d46bcae723a981e(void);
-extern swig_type_3 _wrap_version_string_capi_6d46bcae723a981e(void);
+extern swig_type_5 _wrap_version_string_capi_6d46bcae723a981e(void);
 extern uintptr_t _wrap_conf_new_capi_6d46bcae723a981e(void);
-extern swig_intgo _wrap_conf_set_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_4 arg2, swig_type_5 arg3);
+extern swig_intgo _wrap_conf_set_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_6 arg2, swig_type_7 arg3);
 extern void _wrap_conf_destroy_capi_6d46bcae723a981e(uintptr_t arg1);
 extern uintptr_t _wrap_client_new_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_client_destroy_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_client_await_connected_capi_6d46bcae723a981e(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_client_is_connected_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_client_session_timeout_ms_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_6 _wrap_client_session_id_capi_6d46bcae723a981e(uintptr_t arg1);
+extern swig_type_8 _wrap_client_session_id_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_COUNTER_TERMS_WON_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_6d46bcae723a981e(void);
@@ -113,20 +122,20 @@ extern swig_intgo _wrap_COUNTER_ZK_REQUESTS_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_COUNTER_KEEPALIVES_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_COUNTER__COUNT_capi_6d46bcae723a981e(void);
-extern swig_type_7 _wrap_counter_name_capi_6d46bcae723a981e(swig_intgo arg1);
-extern uintptr_t _wrap_election_new_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_8 arg2, swig_type_9 arg3);
+extern swig_type_9 _wrap_counter_name_capi_6d46bcae723a981e(swig_intgo arg1);
+extern uintptr_t _wrap_election_new_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_10 arg2, swig_type_11 arg3);
 extern swig_intgo _wrap_election_destroy_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_volunteer_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_resign_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_is_leader_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_await_leader_capi_6d46bcae723a981e(uintptr_t arg1, swig_intgo arg2);
 extern uintptr_t _wrap_participants_capi_6d46bcae723a981e(uintptr_t arg1);
-extern uintptr_t _wrap_client_participants_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_10 arg2);
-extern swig_type_11 _wrap_participants_count_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_12 _wrap_participants_id_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_13 arg2);
-extern swig_type_14 _wrap_participants_node_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_15 arg2);
-extern swig_type_16 _wrap_participants_token_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_17 arg2);
-extern swig_type_18 _wrap_participants_ctime_ms_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_19 arg2);
+extern uintptr_t _wrap_client_participants_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_12 arg2);
+extern swig_type_13 _wrap_participants_count_capi_6d46bcae723a981e(uintptr_t arg1);
+extern swig_type_14 _wrap_participants_id_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_15 arg2);
+extern swig_type_16 _wrap_participants_node_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_17 arg2);
+extern swig_type_18 _wrap_participants_token_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_19 arg2);
+extern swig_type_20 _wrap_participants_ctime_ms_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_21 arg2);
 extern void _wrap_participants_destroy_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_EV_ELECTED_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_EV_DEPOSED_capi_6d46bcae723a981e(void);
@@ -150,25 +159,25 @@ extern swig_intgo _wrap_event_fd_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_wake_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_event_type_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_event_reason_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_20 _wrap_event_token_capi_6d46bcae723a981e(uintptr_t arg1);
+extern swig_type_22 _wrap_event_token_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_event_error_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_event_zk_rc_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_21 _wrap_event_message_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_22 _wrap_event_node_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_23 _wrap_event_id_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_24 _wrap_event_time_ns_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_25 _wrap_event_type_name_capi_6d46bcae723a981e(swig_intgo arg1);
-extern swig_type_26 _wrap_reason_name_capi_6d46bcae723a981e(swig_intgo arg1);
+extern swig_type_23 _wrap_event_message_capi_6d46bcae723a981e(uintptr_t arg1);
+extern swig_type_24 _wrap_event_node_capi_6d46bcae723a981e(uintptr_t arg1);
+extern swig_type_25 _wrap_event_id_capi_6d46bcae723a981e(uintptr_t arg1);
+extern swig_type_26 _wrap_event_time_ns_capi_6d46bcae723a981e(uintptr_t arg1);
+extern swig_type_27 _wrap_event_type_name_capi_6d46bcae723a981e(swig_intgo arg1);
+extern swig_type_28 _wrap_reason_name_capi_6d46bcae723a981e(swig_intgo arg1);
 extern void _wrap_event_destroy_capi_6d46bcae723a981e(uintptr_t arg1);
-extern uintptr_t _wrap_observer_new_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_27 arg2);
+extern uintptr_t _wrap_observer_new_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_29 arg2);
 extern uintptr_t _wrap_observer_next_event_capi_6d46bcae723a981e(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_observer_event_fd_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_observer_wake_capi_6d46bcae723a981e(uintptr_t arg1);
 extern swig_intgo _wrap_observer_destroy_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_28 _wrap_fencing_token_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_29 _wrap_leader_id_capi_6d46bcae723a981e(uintptr_t arg1);
-extern swig_type_30 _wrap_client_counter_capi_6d46bcae723a981e(uintptr_t arg1, swig_intgo arg2);
-extern swig_type_31 _wrap_conf_get_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_32 arg2);
+extern swig_type_30 _wrap_fencing_token_capi_6d46bcae723a981e(uintptr_t arg1);
+extern swig_type_31 _wrap_leader_id_capi_6d46bcae723a981e(uintptr_t arg1);
+extern swig_type_32 _wrap_client_counter_capi_6d46bcae723a981e(uintptr_t arg1, swig_intgo arg2);
+extern swig_type_33 _wrap_conf_get_capi_6d46bcae723a981e(uintptr_t arg1, swig_type_34 arg2);
 #undef intgo
 */
 import "C"
@@ -479,6 +488,60 @@ func Err_name(arg1 int) (_swig_ret string) {
 	return swig_r_1
 }
 
+func Last_error() (_swig_ret string) {
+	var swig_r string
+	swig_r_p := C._wrap_last_error_capi_6d46bcae723a981e()
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+ swig_r_1 = swigCopyString(swig_r) 
+	return swig_r_1
+}
+
+type Enum_SS_zkelect_log_level int
+func _swig_getLOG_NONE() (_swig_ret Enum_SS_zkelect_log_level) {
+	var swig_r Enum_SS_zkelect_log_level
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_NONE_capi_6d46bcae723a981e())
+	return swig_r
+}
+
+var LOG_NONE Enum_SS_zkelect_log_level = _swig_getLOG_NONE()
+func _swig_getLOG_ERROR() (_swig_ret Enum_SS_zkelect_log_level) {
+	var swig_r Enum_SS_zkelect_log_level
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_ERROR_capi_6d46bcae723a981e())
+	return swig_r
+}
+
+var LOG_ERROR Enum_SS_zkelect_log_level = _swig_getLOG_ERROR()
+func _swig_getLOG_WARN() (_swig_ret Enum_SS_zkelect_log_level) {
+	var swig_r Enum_SS_zkelect_log_level
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_WARN_capi_6d46bcae723a981e())
+	return swig_r
+}
+
+var LOG_WARN Enum_SS_zkelect_log_level = _swig_getLOG_WARN()
+func _swig_getLOG_INFO() (_swig_ret Enum_SS_zkelect_log_level) {
+	var swig_r Enum_SS_zkelect_log_level
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_INFO_capi_6d46bcae723a981e())
+	return swig_r
+}
+
+var LOG_INFO Enum_SS_zkelect_log_level = _swig_getLOG_INFO()
+func _swig_getLOG_DEBUG() (_swig_ret Enum_SS_zkelect_log_level) {
+	var swig_r Enum_SS_zkelect_log_level
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_DEBUG_capi_6d46bcae723a981e())
+	return swig_r
+}
+
+var LOG_DEBUG Enum_SS_zkelect_log_level = _swig_getLOG_DEBUG()
+func Set_log_cb(arg1 int, arg2 _swig_fnptr, arg3 uintptr) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := arg1
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int)(C._wrap_set_log_cb_capi_6d46bcae723a981e(C.swig_intgo(_swig_i_0), C.swig_type_4(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	return swig_r
+}
+
 func Version() (_swig_ret uint) {
 	var swig_r uint
 	swig_r = (uint)(C._wrap_version_capi_6d46bcae723a981e())
@@ -506,7 +569,7 @@ func Conf_set(arg1 NativeConf, arg2 string, arg3 string) (_swig_ret int) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_conf_set_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_4)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_5)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_conf_set_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -671,7 +734,7 @@ func Election_new(arg1 NativeClient, arg2 string, arg3 string) (_swig_ret Native
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (NativeElection)(SwigcptrNativeElection(C._wrap_election_new_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_8)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_9)(unsafe.Pointer(&_swig_i_2)))))
+	swig_r = (NativeElection)(SwigcptrNativeElection(C._wrap_election_new_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_2)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -728,7 +791,7 @@ func Client_participants(arg1 NativeClient, arg2 string) (_swig_ret NativePartic
 	var swig_r NativeParticipants
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -746,7 +809,7 @@ func Participants_id(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_id_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), C.swig_type_13(_swig_i_1))
+	swig_r_p := C._wrap_participants_id_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), C.swig_type_15(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -757,7 +820,7 @@ func Participants_node(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_node_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), C.swig_type_15(_swig_i_1))
+	swig_r_p := C._wrap_participants_node_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), C.swig_type_17(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -768,7 +831,7 @@ func Participants_token(arg1 NativeParticipants, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_token_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), C.swig_type_17(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_token_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), C.swig_type_19(_swig_i_1)))
 	return swig_r
 }
 
@@ -776,7 +839,7 @@ func Participants_ctime_ms(arg1 NativeParticipants, arg2 int64) (_swig_ret int64
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), C.swig_type_19(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), C.swig_type_21(_swig_i_1)))
 	return swig_r
 }
 
@@ -1029,7 +1092,7 @@ func Observer_new(arg1 NativeClient, arg2 string) (_swig_ret NativeObserver) {
 	var swig_r NativeObserver
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_27)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_29)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1094,7 +1157,7 @@ func Conf_get(arg1 NativeConf, arg2 string) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_conf_get_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_conf_get_capi_6d46bcae723a981e(C.uintptr_t(_swig_i_0), *(*C.swig_type_34)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

@@ -650,6 +650,94 @@ _gostring_ _wrap_err_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
 }
 
 
+_gostring_ _wrap_last_error_capi_6d46bcae723a981e() {
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  
+  result = (char *)zkelect_last_error();
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_LOG_NONE_capi_6d46bcae723a981e() {
+  enum zkelect_log_level result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_LOG_NONE;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_LOG_ERROR_capi_6d46bcae723a981e() {
+  enum zkelect_log_level result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_LOG_ERROR;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_LOG_WARN_capi_6d46bcae723a981e() {
+  enum zkelect_log_level result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_LOG_WARN;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_LOG_INFO_capi_6d46bcae723a981e() {
+  enum zkelect_log_level result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_LOG_INFO;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_LOG_DEBUG_capi_6d46bcae723a981e() {
+  enum zkelect_log_level result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_LOG_DEBUG;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_set_log_cb_capi_6d46bcae723a981e(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
+  int arg1 ;
+  zkelect_log_cb arg2 = (zkelect_log_cb) 0 ;
+  void *arg3 = (void *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = (int)_swig_go_0; 
+  arg2 = *(zkelect_log_cb *)&_swig_go_1; 
+  arg3 = *(void **)&_swig_go_2; 
+  
+  result = (int)zkelect_set_log_cb(arg1,arg2,arg3);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 intgo _wrap_version_capi_6d46bcae723a981e() {
   unsigned int result;
   intgo _swig_go_result;
