@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"zkelect.dev/zkelect/internal/capi"
+	"github.com/libzkelect/libzkelect/bindings/go/internal/capi"
 )
 
 // EventType says what an Event reports (ZKELECT_EV_* of zkelect.h).

@@ -87,6 +87,7 @@ pub const ZKELECT_COUNTER_RECONNECTS: c_int = 7;
 pub const ZKELECT_COUNTER_EXPIRIES: c_int = 8;
 pub const ZKELECT_COUNTER_ZK_REQUESTS: c_int = 9;
 pub const ZKELECT_COUNTER_KEEPALIVES: c_int = 10;
+/// Since 1.1.
 pub const ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP: c_int = 11;
 pub const ZKELECT_COUNTER__COUNT: c_int = 12;
 
@@ -100,7 +101,9 @@ pub const ZKELECT_EV_EXPIRED: c_int = 6;
 pub const ZKELECT_EV_LEADER_CHANGED: c_int = 7;
 pub const ZKELECT_EV_ERROR: c_int = 8;
 pub const ZKELECT_EV_RESIGNED: c_int = 9;
+/// Since 1.1: events were dropped (the token counts them).
 pub const ZKELECT_EV_OVERFLOW: c_int = 10;
+/// Since 1.1: nothing failed, but an operator should act (the message says what).
 pub const ZKELECT_EV_WARNING: c_int = 11;
 
 // enum zkelect_reason
