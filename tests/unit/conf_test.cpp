@@ -41,7 +41,12 @@ TEST(Conf, SettingsNeedHosts) {
     EXPECT_EQ(s.auth_scheme, "digest");
     EXPECT_EQ(s.auth_credentials, "u:p");
     EXPECT_TRUE(s.acl_creator_only);
-    EXPECT_EQ(s.log_level, 1) << "libzookeeper's INFO chatter is off unless asked for";
+    // 1.1: libzookeeper's level is left alone unless asked (its log goes to
+    // the log callback, not to stderr).
+    EXPECT_EQ(s.log_level, -1);
+    ASSERT_EQ(c.set("zk.log.level", "error"), "");
+    ASSERT_TRUE(c.settings(&s, &why));
+    EXPECT_EQ(s.log_level, 1);
     ASSERT_EQ(c.set("zk.log.level", "keep"), "");
     ASSERT_TRUE(c.settings(&s, &why));
     EXPECT_EQ(s.log_level, -1);
