@@ -234,3 +234,32 @@ def test_observer_sees_suspended_reconnected_expired(api, handles, zk, proxied):
     proxied.heal()
     ev, seen = api.wait_event(o, ("EXPIRED",), 3 * T / 1000 + 10, observer=True)
     assert "RECONNECTED" not in [s["type"] for s in seen[:-1]], seen
+
+
+def test_failover_wakes_nobody_behind_the_heir(api, handles, zk):
+    """docs/semantics.md, Costs: per failover no candidate behind the heir
+    wakes (each still watches the same predecessor), and the heir that knew
+    it was heir claims with no request at all. Counted with the clients'
+    request counters around one resign, with keepalives T/6 = 5 s apart so
+    none falls into the failover."""
+    T = 30000
+    path = f"/t/costs-{uuid.uuid4().hex[:8]}"
+    cs, es = [], []
+    for k in range(4):
+        c = _client(api, handles, zk.connect_string, T)
+        e = _election(api, handles, c, path, str(k + 1))
+        assert api.lib.zkelect_volunteer(e) == 0
+        api.wait_event(e, ("ELECTED",) if k == 0 else ("FOLLOWING",), 15)
+        cs.append(c)
+        es.append(e)
+    REQ, KA = 9, 10
+    before = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[1:]]
+    assert api.lib.zkelect_resign(es[0]) == 0
+    api.wait_event(es[1], ("ELECTED",), 10)
+    after = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[1:]]
+    delta = [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, before)]
+    print("requests, keepalives during the failover (heir, 3rd, 4th):", delta)
+    assert delta[1] == (0, 0) and delta[2] == (0, 0), f"a candidate behind the heir woke: {delta}"
+    # the heir: no request beyond a keepalive that happened to fall due
+    assert delta[0][0] <= delta[0][1], f"the heir sent requests to claim: {delta[0]}"
+    assert api.lib.zkelect_is_leader(es[1]) == 1
