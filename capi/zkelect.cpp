@@ -30,13 +30,15 @@ static_assert(int(ZKELECT_EINVAL) == int(kEInval) && int(ZKELECT_ENOTLEADER) == 
               "error codes drifted");
 static_assert(ZKELECT_EV_ELECTED == int(EventType::kElected) &&
                   ZKELECT_EV_RESIGNED == int(EventType::kResigned) &&
-                  ZKELECT_EV_LEADER_CHANGED == int(EventType::kLeaderChanged),
+                  ZKELECT_EV_LEADER_CHANGED == int(EventType::kLeaderChanged) &&
+                  ZKELECT_EV_WARNING == int(EventType::kWarning),
               "event types drifted");
 static_assert(ZKELECT_REASON_CLOSED == int(Reason::kClosed) &&
                   ZKELECT_REASON_LEASE_ENDED == int(Reason::kLeaseEnded),
               "reasons drifted");
 static_assert(int(ZKELECT_COUNTER__COUNT) == int(kCounterCount) &&
-                  int(ZKELECT_COUNTER_KEEPALIVES) == int(kKeepalives),
+                  int(ZKELECT_COUNTER_KEEPALIVES) == int(kKeepalives) &&
+                  int(ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP) == int(kSequenceNearWrap),
               "counters drifted");
 
 struct zkelect_conf {
@@ -370,7 +372,7 @@ const char *zkelect_counter_name(int counter) {
     static const char *const kNames[] = {
         "terms_won",          "deposed_resigned", "deposed_suspended", "deposed_lease_ended",
         "deposed_expired",    "deposed_node_deleted", "deposed_closed", "reconnects",
-        "expiries",           "zk_requests",      "keepalives"};
+        "expiries",           "zk_requests",      "keepalives",         "sequence_near_wrap"};
     if (counter < 0 || counter >= ZKELECT_COUNTER__COUNT) return nullptr;
     return kNames[counter];
 }
@@ -626,8 +628,8 @@ void zkelect_event_destroy(zkelect_event_t *ev) { delete ev; }
 const char *zkelect_event_type_name(int type) {
     static const char *const kNames[] = {"UNKNOWN",     "ELECTED", "DEPOSED",        "FOLLOWING",
                                          "SUSPENDED",   "RECONNECTED", "EXPIRED",
-                                         "LEADER_CHANGED", "ERROR", "RESIGNED"};
-    return type >= 1 && type <= 9 ? kNames[type] : "UNKNOWN";
+                                         "LEADER_CHANGED", "ERROR", "RESIGNED", "UNKNOWN", "WARNING"};
+    return type >= 1 && type <= 11 ? kNames[type] : "UNKNOWN";
 }
 
 const char *zkelect_reason_name(int reason) {

@@ -398,6 +398,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     if (!garbage_.empty()) collect_garbage();
 
     const auto &order = r.order;
+    warn_near_wrap(order);
     auto found = r.position.find(node_);
     size_t me = found == r.position.end() ? order.size() : found->second;
     if (me == order.size()) {
@@ -420,6 +421,29 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     if (heir_) {
         send_keepalive();
         schedule_keepalive();
+    }
+}
+
+// ZooKeeper's sequence is a signed 32-bit counter per parent that wraps
+// after 2^31 creates. Our order is right across the wrap; Curator's
+// LeaderLatch sorts the suffix as text, so in a shared path a wrapped
+// "-2147483648" would lead for Curator while an older node leads for us.
+// 2^24 creates before the wrap leaves an operator time to move.
+void Candidacy::warn_near_wrap(const std::vector<Candidate> &order) {
+    constexpr int32_t kNear = INT32_MAX - (1 << 24) + 1;
+    if (wrap_warned_) return;
+    for (const auto &c : order) {
+        if (c.seq >= kNear || c.seq < 0) {
+            wrap_warned_ = true;
+            client_.bump(kSequenceNearWrap);
+            emit(EventType::kWarning, Reason::kNone,
+                 "sequence numbers under " + shared_->path + " reached " + std::to_string(c.seq) +
+                     " and wrap at 2147483647: Curator LeaderLatch participants in this path "
+                     "will disagree about the order after the wrap; move the election to a "
+                     "fresh path (or delete and re-create " + shared_->path + " while empty)",
+                 c.name);
+            return;
+        }
     }
 }
 

@@ -91,6 +91,7 @@ private:
     void lift_fence_if_latest();
     void forget(const std::string &name);
     void check_margin();
+    void warn_near_wrap(const std::vector<Candidate> &order);
     int64_t timeout_ns() const { return int64_t(client_.effective_timeout_ms()) * kNsPerMs; }
     int64_t margin_ns() const;
     // The lease deadline an acknowledged write sent at `sent` earns, given
@@ -118,6 +119,7 @@ private:
     uint64_t applied_ = 0; // the last user command carried out
     int64_t lease_timeout_ns_ = 0;  // T the current leases were earned under
     bool margin_reported_ = false;
+    bool wrap_warned_ = false;
     bool closing_ = false;
     std::function<void()> close_done_;
     uint64_t gen_ = 0;     // bumped whenever in-flight replies become stale

@@ -34,6 +34,7 @@ enum class EventType : int {
     kLeaderChanged = 7,
     kError = 8,
     kResigned = 9,
+    kWarning = 11,
 };
 
 enum class Reason : int {
@@ -58,7 +59,8 @@ enum Counter : int {
     kExpiries = 8,
     kZkRequests = 9,
     kKeepalives = 10,
-    kCounterCount = 11,
+    kSequenceNearWrap = 11,
+    kCounterCount = 12,
 };
 
 // Map a ZooKeeper return code to the closest library code.

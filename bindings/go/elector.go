@@ -2,6 +2,7 @@ package zkelect
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -87,9 +88,10 @@ func newPump() *pump {
 	return &pump{done: make(chan struct{}), stopped: make(chan struct{})}
 }
 
-// start runs next (a blocking pull returning false when none came) in a
-// goroutine, once. After stop it returns a closed channel.
-func (p *pump) start(next func(ms int) (Event, bool)) <-chan Event {
+// start runs next (one bounded pull: an event, nil when none came, or an
+// error once the handle is closed) in a goroutine, once. After stop it
+// returns a closed channel.
+func (p *pump) start(next func(ms int) (capi.NativeEvent, error)) <-chan Event {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ch != nil {
@@ -111,12 +113,15 @@ func (p *pump) start(next func(ms int) (Event, bool)) <-chan Event {
 			default:
 			}
 			// Bounded, so that a wake lost to a race cannot hang Close.
-			ev, ok := next(500)
-			if !ok {
+			raw, err := next(int(waitSlice / time.Millisecond))
+			if err != nil {
+				return
+			}
+			if raw == nil || raw.Swigcptr() == 0 {
 				continue
 			}
 			select {
-			case ch <- ev:
+			case ch <- takeEvent(raw):
 			case <-p.done:
 				return
 			}
@@ -148,9 +153,9 @@ type Elector struct {
 	ownsClient bool
 	path, id   string
 
-	mu sync.RWMutex // Close takes it exclusively; every other call shares it
-	h  capi.NativeElection
-	p  *pump
+	g guard
+	h capi.NativeElection // nil once closed; read and written under g.mu
+	p *pump
 }
 
 // NewElector starts a session of its own (closed with the Elector) and makes
@@ -176,6 +181,11 @@ func (c *Client) NewElector(path, id string) (*Elector, error) {
 		eh, err := call(func() capi.NativeElection { return capi.Election_new(h, path, id) })
 		if err == nil {
 			e = &Elector{client: c, path: path, id: id, h: eh, p: newPump()}
+			// A forgotten Elector still leaves the election: its node would
+			// otherwise keep it first in line until the process exits. The
+			// Close runs on a goroutine of its own because it may wait for
+			// ZooKeeper, and the runtime runs all finalizers on one.
+			runtime.SetFinalizer(e, func(e *Elector) { go e.Close() })
 		}
 		return err
 	})
@@ -190,8 +200,11 @@ func (e *Elector) ID() string   { return e.id }
 func (e *Elector) Client() *Client { return e.client }
 
 func (e *Elector) use(f func(h capi.NativeElection) error) error {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+	if e.g.closing.Load() {
+		return &Error{Code: CodeClosed, Message: "elector is closed"}
+	}
+	e.g.mu.RLock()
+	defer e.g.mu.RUnlock()
 	if e.h == nil {
 		return &Error{Code: CodeClosed, Message: "elector is closed"}
 	}
@@ -264,29 +277,27 @@ func (e *Elector) Participants() ([]Participant, error) {
 	return out, err
 }
 
-func (e *Elector) next(ms int) (Event, bool) {
-	var ev capi.NativeEvent
-	_ = e.use(func(h capi.NativeElection) error { ev = capi.Next_event(h, ms); return nil })
-	if ev == nil || ev.Swigcptr() == 0 {
-		return Event{}, false
-	}
-	return takeEvent(ev), true
+// pull is one bounded wait for an event.
+func (e *Elector) pull(ms int) (ev capi.NativeEvent, err error) {
+	err = e.use(func(h capi.NativeElection) error { ev = capi.Next_event(h, ms); return nil })
+	return ev, err
 }
 
 // Events returns the channel of this Elector's events, in order, fed by one
 // goroutine that runs until Close (which closes the channel). Do not mix
-// with NextEvent.
-func (e *Elector) Events() <-chan Event { return e.p.start(e.next) }
+// with NextEvent. While that goroutine runs it references the Elector, so
+// an Elector whose Events was called is never freed by the garbage
+// collector: Close it.
+func (e *Elector) Events() <-chan Event { return e.p.start(e.pull) }
 
 // NextEvent takes the next event, waiting up to timeout (0: do not wait,
-// < 0: no limit); ok is false when none came. For callers that do not use
-// Events.
-func (e *Elector) NextEvent(timeout time.Duration) (ev Event, ok bool) {
-	ms := int(timeout / time.Millisecond)
-	if timeout < 0 {
-		ms = -1
-	}
-	return e.next(ms)
+// < 0: no limit; any positive duration is honoured, however long). It
+// returns ErrTimeout when no event came in time or Wake was called, and
+// ErrClosed once the Elector is closed, including for a call that was
+// waiting when Close began (it returns within 200 ms of it). For callers
+// that do not use Events.
+func (e *Elector) NextEvent(timeout time.Duration) (Event, error) {
+	return nextEvent(&e.g, timeout, e.pull)
 }
 
 // EventFD is a descriptor readable while events wait (level-triggered), for
@@ -300,22 +311,39 @@ func (e *Elector) EventFD() (int, error) {
 	return fd, err
 }
 
-// Wake makes a waiting (or the next) NextEvent return at once.
-func (e *Elector) Wake() error { return e.rc(capi.Wake) }
+// Wake makes one waiting (or the next) NextEvent return ErrTimeout at once.
+func (e *Elector) Wake() error {
+	e.g.wakes.Add(1)
+	return e.rc(capi.Wake)
+}
+
+// wakeC wakes a pull blocked in C, also while closing.
+func (e *Elector) wakeC() {
+	e.g.mu.RLock()
+	defer e.g.mu.RUnlock()
+	if e.h != nil {
+		_, _ = call(func() int { return capi.Wake(e.h) })
+	}
+}
 
 // Close leaves the election (deleting the candidate's node), stops the
 // Events goroutine, frees the handle, and closes the client if NewElector
-// made it. A second Close returns nil.
+// made it. Calls waiting on the Elector in other goroutines return
+// ErrClosed; Close waits for them at most one 200 ms slice, then for the
+// node's deletion at most the session timeout. A second Close returns nil.
 func (e *Elector) Close() error {
-	e.p.stop(func() { _ = e.Wake() })
-	e.mu.Lock()
+	e.g.closing.Store(true)
+	e.p.stop(e.wakeC)
+	e.wakeC()
+	e.g.mu.Lock()
 	if e.h == nil {
-		e.mu.Unlock()
+		e.g.mu.Unlock()
 		return nil
 	}
 	_, err := call(func() int { return capi.Election_destroy(e.h) })
 	e.h = nil
-	e.mu.Unlock()
+	e.g.mu.Unlock()
+	runtime.SetFinalizer(e, nil)
 	if e.ownsClient {
 		if cerr := e.client.Close(); err == nil {
 			err = cerr

@@ -1,7 +1,7 @@
 package zkelect
 
 import (
-	"sync"
+	"runtime"
 	"time"
 
 	"zkelect.dev/zkelect/internal/capi"
@@ -12,8 +12,8 @@ import (
 // every change, plus Suspended, Reconnected, Expired and Failed.
 type Observer struct {
 	client *Client
-	mu     sync.RWMutex
-	h      capi.NativeObserver
+	g      guard
+	h      capi.NativeObserver // nil once closed; under g.mu
 	p      *pump
 }
 
@@ -24,6 +24,8 @@ func (c *Client) NewObserver(path string) (*Observer, error) {
 		oh, err := call(func() capi.NativeObserver { return capi.Observer_new(h, path) })
 		if err == nil {
 			o = &Observer{client: c, h: oh, p: newPump()}
+			// As for Elector: a forgotten Observer is freed.
+			runtime.SetFinalizer(o, func(o *Observer) { go o.Close() })
 		}
 		return err
 	})
@@ -31,33 +33,33 @@ func (c *Client) NewObserver(path string) (*Observer, error) {
 }
 
 func (o *Observer) use(f func(h capi.NativeObserver) error) error {
-	o.mu.RLock()
-	defer o.mu.RUnlock()
+	if o.g.closing.Load() {
+		return &Error{Code: CodeClosed, Message: "observer is closed"}
+	}
+	o.g.mu.RLock()
+	defer o.g.mu.RUnlock()
 	if o.h == nil {
 		return &Error{Code: CodeClosed, Message: "observer is closed"}
 	}
 	return f(o.h)
 }
 
-func (o *Observer) next(ms int) (Event, bool) {
-	var ev capi.NativeEvent
-	_ = o.use(func(h capi.NativeObserver) error { ev = capi.Observer_next_event(h, ms); return nil })
-	if ev == nil || ev.Swigcptr() == 0 {
-		return Event{}, false
-	}
-	return takeEvent(ev), true
+// pull is one bounded wait for an event.
+func (o *Observer) pull(ms int) (ev capi.NativeEvent, err error) {
+	err = o.use(func(h capi.NativeObserver) error { ev = capi.Observer_next_event(h, ms); return nil })
+	return ev, err
 }
 
-// Events is the channel of the observer's events, closed by Close.
-func (o *Observer) Events() <-chan Event { return o.p.start(o.next) }
+// Events is the channel of the observer's events, closed by Close. As for
+// Elector.Events, the goroutine feeding it keeps the Observer reachable
+// until Close.
+func (o *Observer) Events() <-chan Event { return o.p.start(o.pull) }
 
-// NextEvent takes the next event, waiting up to timeout (< 0: no limit).
-func (o *Observer) NextEvent(timeout time.Duration) (Event, bool) {
-	ms := int(timeout / time.Millisecond)
-	if timeout < 0 {
-		ms = -1
-	}
-	return o.next(ms)
+// NextEvent takes the next event, waiting up to timeout (< 0: no limit):
+// ErrTimeout when none came in time or Wake was called, ErrClosed once
+// closed (also for a call waiting when Close began).
+func (o *Observer) NextEvent(timeout time.Duration) (Event, error) {
+	return nextEvent(&o.g, timeout, o.pull)
 }
 
 // EventFD is readable while events wait; owned by the library.
@@ -70,23 +72,38 @@ func (o *Observer) EventFD() (int, error) {
 	return fd, err
 }
 
-// Wake makes a waiting (or the next) NextEvent return at once.
+// Wake makes one waiting (or the next) NextEvent return ErrTimeout at once.
 func (o *Observer) Wake() error {
+	o.g.wakes.Add(1)
 	return o.use(func(h capi.NativeObserver) error {
 		_, err := call(func() int { return capi.Observer_wake(h) })
 		return err
 	})
 }
 
-// Close stops watching and frees the observer. Idempotent.
+// wakeC wakes a pull blocked in C, also while closing.
+func (o *Observer) wakeC() {
+	o.g.mu.RLock()
+	defer o.g.mu.RUnlock()
+	if o.h != nil {
+		_, _ = call(func() int { return capi.Observer_wake(o.h) })
+	}
+}
+
+// Close stops watching and frees the observer; calls waiting on it return
+// ErrClosed, and Close waits for them at most one 200 ms slice.
+// Idempotent.
 func (o *Observer) Close() error {
-	o.p.stop(func() { _ = o.Wake() })
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	o.g.closing.Store(true)
+	o.p.stop(o.wakeC)
+	o.wakeC()
+	o.g.mu.Lock()
+	defer o.g.mu.Unlock()
 	if o.h == nil {
 		return nil
 	}
 	_, err := call(func() int { return capi.Observer_destroy(o.h) })
 	o.h = nil
+	runtime.SetFinalizer(o, nil)
 	return err
 }

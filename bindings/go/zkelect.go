@@ -15,6 +15,7 @@ package zkelect
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -80,7 +81,11 @@ func Connect(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{h: h}, nil
+	c := &Client{h: h}
+	// A forgotten Client ends its session. Electors and Observers reference
+	// their Client, so the runtime finalizes them first (see SetFinalizer).
+	runtime.SetFinalizer(c, func(c *Client) { go c.Close() })
+	return c, nil
 }
 
 // use runs f with the handle unless the client is closed.
@@ -93,11 +98,11 @@ func (c *Client) use(f func(h capi.NativeClient) error) error {
 	return f(c.h)
 }
 
-// awaitSlices waits in slices of at most 200 ms so that a cancelled ctx
+// awaitSlices waits in slices of at most waitSlice so that a cancelled ctx
 // and Close are noticed quickly; wait returns ErrTimeout for a slice run out.
 func awaitSlices(ctx context.Context, wait func(ms int) error) error {
 	for {
-		slice := 200 * time.Millisecond
+		slice := waitSlice
 		if d, ok := ctx.Deadline(); ok {
 			if left := time.Until(d); left < slice {
 				slice = left
@@ -221,5 +226,6 @@ func (c *Client) Close() error {
 		return err // nothing was freed: the handle stays usable
 	}
 	c.h = nil
+	runtime.SetFinalizer(c, nil)
 	return err
 }

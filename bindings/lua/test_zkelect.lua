@@ -62,6 +62,8 @@ test("errors carry code, name and message", function()
   check(err.message:find("no.such.key", 1, true), "message %q does not name the key", err.message)
   check(tostring(err):find("ZKELECT_EINVAL", 1, true), "tostring: %s", tostring(err))
   local c = zkelect.connect{ hosts = hosts }
+  err = catch(c.elector, c, fresh_path("nul"), "a\0b")
+  check(err.code == zkelect.EINVAL, "an id with a NUL byte gave %s", err.name)
   err = catch(c.elector, c, "relative/path", "x")
   check(err.code == zkelect.EINVAL, "bad path gave %s", err.name)
   local e = c:elector(fresh_path("errors"), "idle")
@@ -198,6 +200,77 @@ test("observer reports the leader", function()
   ev = next_of(o, "LEADER_CHANGED")
   check(ev.id == "" and ev.token == 0, "after resign: %s", ev.id)
   c:close(); e:close()
+end)
+
+test("closing an elector's own client closes both, without an error", function()
+  local path = fresh_path("ownclient")
+  local e = elector(path, "lua-own")
+  enroll(e)
+  local ok, err = pcall(function() e:client():close() end)
+  check(ok, "client():close() raised %s", tostring(err))
+  err = catch(e.volunteer, e)
+  check(err.code == zkelect.ECLOSED, "volunteer after the client closed gave %s", err.name)
+  err = catch(e:client().session_id, e:client())
+  check(err.code == zkelect.ECLOSED, "the client is not closed: %s", err.name)
+end)
+
+test("an unknown option is an error, dotted or not", function()
+  for _, key in ipairs({ "session_timeout", "no.such.key" }) do
+    local err = catch(zkelect.connect, { hosts = hosts, [key] = 4000 })
+    check(err.code == zkelect.EINVAL, "%s gave %s", key, err.name)
+    check(err.message:find(key, 1, true), "message %q does not name %s", err.message, key)
+  end
+end)
+
+test("timeouts accept any number and saturate", function()
+  local path = fresh_path("timeouts")
+  local a, b = elector(path, "lua-a"), elector(path, "lua-b")
+  enroll(a); enroll(b)
+  -- A float with an integer value, a fraction, and a value past C's int.
+  check(b:await_leader(1e2) == false, "await_leader(1e2) of a follower")
+  check(b:await_leader(0.5) == false, "await_leader(0.5) of a follower")
+  check(b:next_event(1e2) == nil, "next_event(1e2) on a quiet queue")
+  local err = catch(b.await_leader, b, 0 / 0)
+  check(err.code == zkelect.EINVAL, "await_leader(NaN) gave %s", err.name)
+  a:close()
+  -- 2^32 ms was truncated to 0 (do not wait): the ELECTED that follows
+  -- a's leaving must be waited for.
+  local ev = b:next_event(2 ^ 32)
+  while ev and ev.type ~= "ELECTED" do ev = b:next_event(1 << 32) end
+  check(ev and ev.type == "ELECTED", "next_event(2^32) gave %s", ev and ev.type)
+  check(b:await_leader(1 << 40) == true, "await_leader(2^40) of the leader")
+  b:close()
+end)
+
+test("a client whose close is refused stays usable and is closed later", function()
+  local c = zkelect.connect{ hosts = hosts }
+  -- A raw election the layer does not know of: the client's destroy is
+  -- refused (ESTATE) and must not lose the handle.
+  local raw_e = zkelect.election_new(c._h, fresh_path("estate"), "raw")
+  local err = catch(c.close, c)
+  check(err.code == zkelect.ESTATE, "close gave %s", err.name)
+  check(math.type(c:session_id()) == "integer", "the client is unusable after a refused close")
+  zkelect.election_destroy(raw_e)
+  c:close()
+  err = catch(c.session_id, c)
+  check(err.code == zkelect.ECLOSED, "after close: %s", err.name)
+end)
+
+test("__gc resigns at once and frees at the next call", function()
+  local path = fresh_path("gcdefer")
+  local watcher = zkelect.connect{ hosts = hosts }
+  do
+    local e = elector(path, "lua-forgotten")
+    enroll(e)
+  end
+  collectgarbage("collect")
+  collectgarbage("collect")
+  -- The finalizer only resigned (non-blocking); the handles wait for the
+  -- next call into the library, or zkelect.collect().
+  check(zkelect.collect() >= 2, "collect() freed nothing (election and client expected)")
+  check(ids(watcher:participants(path)) == "", "after collection: %s", ids(watcher:participants(path)))
+  check(zkelect.collect() == 0, "a second collect() freed something")
+  watcher:close()
 end)
 
 local failed = 0

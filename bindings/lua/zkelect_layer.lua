@@ -7,7 +7,8 @@
 --
 -- Objects here own their raw handles and free them in a fixed order
 -- (elections and observers before their client), from close(), from a
--- to-be-closed variable (local e <close> = ...) or from __gc. Errors are
+-- to-be-closed variable (local e <close> = ...) or, for objects nobody
+-- closed, after __gc (see "Collected handles" below). Errors are
 -- raised as tables {code=, name=, message=} (see lua.i); the calls whose
 -- "no" is an ordinary answer (await_leader timing out, no leader, not
 -- leading) return false or nil instead.
@@ -32,7 +33,74 @@ local function unless(codes, f, ...)
   error(res, 0)
 end
 
--- Friendly option names; any other key is passed to zkelect_conf_set as is.
+---------------------------------------------------------------------------
+-- Collected handles
+--
+-- __gc runs at whatever allocation triggers the collector, so it must not
+-- block, and a destroy may wait for ZooKeeper for up to the session
+-- timeout. A collected elector is only resigned there (non-blocking: it
+-- stops leading and its node is deleted in the background), and its
+-- handles wait in `graveyard` until the next call of this module that may
+-- block anyway (connect, close, awaits, next_event, queries), an explicit
+-- zkelect.collect(), or the closing of the Lua state, whichever comes
+-- first. Elections and observers are destroyed before clients.
+
+local graveyard = {}
+
+local function bury(kind, h)
+  raw.disown(h)
+  graveyard[#graveyard + 1] = { kind, h }
+end
+
+local destroyers = {
+  election = raw.election_destroy,
+  observer = raw.observer_destroy,
+  client = raw.client_destroy,
+}
+
+-- Destroy the buried handles; returns how many were freed. A client still
+-- refused (ESTATE: handles the layer does not know of) is kept for later.
+local function collect()
+  if #graveyard == 0 then return 0 end
+  local list = graveyard
+  graveyard = {}
+  local freed = 0
+  for _, clients in ipairs({ false, true }) do
+    for _, g in ipairs(list) do
+      if (g[1] == "client") == clients then
+        local ok, err = pcall(destroyers[g[1]], g[2])
+        if ok then
+          freed = freed + 1
+        elseif code_of(err) == M.ESTATE then
+          bury(g[1], g[2])
+        end
+      end
+    end
+  end
+  return freed
+end
+M.collect = collect
+
+-- Frees what is still buried when the Lua state closes: made before any
+-- handle, so finalized after them all.
+M._graveyard_keeper = setmetatable({}, { __gc = function() collect() end })
+
+local INT_MAX = 2147483647
+
+-- A timeout in ms for the C API: nil gives `default`; negative, infinite or
+-- past C's int (24.8 days) means no limit (-1); a fraction rounds up.
+local function timeout_ms(t, default)
+  if t == nil then return default end
+  if type(t) ~= "number" then
+    error(raw.make_error(M.EINVAL, "timeout must be a number of ms, not " .. type(t)), 3)
+  end
+  if t ~= t then error(raw.make_error(M.EINVAL, "timeout is NaN"), 3) end
+  if t < 0 or t > INT_MAX then return -1 end
+  return math.ceil(t)
+end
+
+-- Friendly option names; keys with a dot are libzkelect's own and passed to
+-- zkelect_conf_set as they are; any other key is a mistake and an error.
 local option_keys = {
   hosts = "zk.hosts",
   session_timeout_ms = "zk.session.timeout.ms",
@@ -49,7 +117,13 @@ local function make_conf(opts)
   local ok, err = pcall(function()
     for k, v in pairs(opts) do
       local key = option_keys[k] or (type(k) == "string" and k:find(".", 1, true) and k)
-      if key then raw.conf_set(conf, key, tostring(v)) end
+      if not key then
+        error(raw.make_error(M.EINVAL, string.format(
+          "unknown option %q (options: hosts, session_timeout_ms, connect_timeout_ms, auth, "
+          .. "acl, leadership, lease_margin_ms, log_level, or a libzkelect key such as "
+          .. "\"zk.session.timeout.ms\")", tostring(k))), 0)
+      end
+      raw.conf_set(conf, key, tostring(v))
     end
   end)
   if not ok then
@@ -104,6 +178,7 @@ Client.__index = Client
 
 function M.connect(opts)
   assert(type(opts) == "table", "zkelect.connect: options table expected")
+  collect()
   local conf = make_conf(opts)
   local ok, c = pcall(raw.client_new, conf)
   raw.conf_destroy(conf)
@@ -117,8 +192,12 @@ function Client:_handle()
 end
 
 -- true when connected, false when timeout_ms ran out.
-function Client:await_connected(timeout_ms)
-  return unless({ M.ETIMEDOUT }, raw.client_await_connected, self:_handle(), timeout_ms or -1) ~= nil
+-- (nil or negative: zk.connect.timeout.ms, as in C).
+function Client:await_connected(ms)
+  collect()
+  local t = timeout_ms(ms, -1)
+  if t < 0 and ms ~= nil and ms >= 0 then t = INT_MAX end -- past C's int: saturate
+  return unless({ M.ETIMEDOUT }, raw.client_await_connected, self:_handle(), t) ~= nil
 end
 function Client:is_connected() return raw.client_is_connected(self:_handle()) == 1 end
 function Client:session_id() return raw.client_session_id(self:_handle()) end
@@ -143,18 +222,34 @@ function Client:counters()
 end
 
 function Client:participants(path)
+  collect()
   return participants_list(raw.client_participants(self:_handle(), path))
 end
 
+-- Closes the client's electors and observers, then the session. When the
+-- library refuses (ESTATE: a handle made with the raw functions is still
+-- open) the client stays open and usable, and the error is raised.
 function Client:close()
-  if not self._h then return end
-  for child in pairs(self._children) do child:close() end
-  local h = self._h
+  if not self._h or self._closing then return end
+  collect()
+  -- An elector that owns this client closes it when closed: _closing
+  -- tells it this close is already under way.
+  self._closing = true
+  local ok, err = pcall(function()
+    for child in pairs(self._children) do child:close() end
+  end)
+  self._closing = nil
+  if not ok then error(err, 0) end
+  raw.client_destroy(self._h)
   self._h = nil
-  raw.client_destroy(h)
 end
-Client.__gc = Client.close
 Client.__close = Client.close
+function Client:__gc()
+  if self._h then
+    bury("client", self._h)
+    self._h = nil
+  end
+end
 
 ---------------------------------------------------------------------------
 -- Elector: one candidacy
@@ -163,6 +258,7 @@ local Elector = {}
 Elector.__index = Elector
 
 local function new_elector(client, path, id, owns_client)
+  collect()
   local h = raw.election_new(client:_handle(), path, id)
   local e = setmetatable({ _h = h, _client = client, _owns = owns_client, path = path, id = id },
                          Elector)
@@ -200,15 +296,18 @@ function Elector:volunteer() raw.volunteer(self:_handle()) end
 function Elector:resign() raw.resign(self:_handle()) end
 function Elector:is_leader() return self._h ~= nil and raw.is_leader(self._h) == 1 end
 
--- true once leading, false when timeout_ms ran out (nil or < 0: no limit).
-function Elector:await_leader(timeout_ms)
-  return unless({ M.ETIMEDOUT }, raw.await_leader, self:_handle(), timeout_ms or -1) ~= nil
+-- true once leading, false when timeout_ms ran out (nil, < 0 or past 24.8
+-- days: no limit; any number of ms, 1e3 and 0.5 included).
+function Elector:await_leader(ms)
+  collect()
+  return unless({ M.ETIMEDOUT }, raw.await_leader, self:_handle(), timeout_ms(ms, -1)) ~= nil
 end
 
--- The next event as a table, or nil when timeout_ms (0: none, < 0: no
--- limit) ran out or wake() was called.
-function Elector:next_event(timeout_ms)
-  local ev = raw.next_event(self:_handle(), timeout_ms or 0)
+-- The next event as a table, or nil when timeout_ms (nil or 0: none, < 0:
+-- no limit) ran out or wake() was called.
+function Elector:next_event(ms)
+  collect()
+  local ev = raw.next_event(self:_handle(), timeout_ms(ms, 0))
   if ev == nil then return nil end
   return event_table(ev)
 end
@@ -219,6 +318,7 @@ function Elector:wake() raw.wake(self:_handle()) end
 
 -- The leader's participant id, or nil when nobody is a candidate.
 function Elector:leader_id()
+  collect()
   return unless({ M.ENOLEADER }, raw.leader_id, self:_handle())
 end
 
@@ -228,6 +328,7 @@ function Elector:fencing_token()
 end
 
 function Elector:participants()
+  collect()
   return participants_list(raw.participants(self:_handle()))
 end
 
@@ -235,14 +336,21 @@ function Elector:client() return self._client end
 
 function Elector:close()
   if not self._h then return end
+  collect()
   local h = self._h
   self._h = nil
   self._client._children[self] = nil
   raw.election_destroy(h)
-  if self._owns then self._client:close() end
+  if self._owns and not self._client._closing then self._client:close() end
 end
-Elector.__gc = Elector.close
 Elector.__close = Elector.close
+function Elector:__gc()
+  if self._h then
+    pcall(raw.resign, self._h) -- ESTATE when not a candidate: nothing to leave
+    bury("election", self._h)
+    self._h = nil
+  end
+end
 
 ---------------------------------------------------------------------------
 -- Observer: who leads, without taking part
@@ -262,8 +370,9 @@ function Observer:_handle()
   return self._h
 end
 
-function Observer:next_event(timeout_ms)
-  local ev = raw.observer_next_event(self:_handle(), timeout_ms or 0)
+function Observer:next_event(ms)
+  collect()
+  local ev = raw.observer_next_event(self:_handle(), timeout_ms(ms, 0))
   if ev == nil then return nil end
   return event_table(ev)
 end
@@ -272,13 +381,19 @@ function Observer:wake() raw.observer_wake(self:_handle()) end
 
 function Observer:close()
   if not self._h then return end
+  collect()
   local h = self._h
   self._h = nil
   self._client._children[self] = nil
   raw.observer_destroy(h)
 end
-Observer.__gc = Observer.close
 Observer.__close = Observer.close
+function Observer:__gc()
+  if self._h then
+    bury("observer", self._h)
+    self._h = nil
+  end
+end
 
 M.Client, M.Elector, M.Observer = Client, Elector, Observer
 M.VERSION = raw.version_string()

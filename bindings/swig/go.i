@@ -21,8 +21,14 @@
 static __thread char *zkelect_go_strings[ZKELECT_GO_MAX_STRINGS];
 static __thread int zkelect_go_nstrings;
 
+__attribute__((noreturn)) static void zkelect_go_raise(int code, const char *msg);
+
+/* A Go string may hold NUL bytes; C would see it cut at the first one (an
+ * id "a\x00b" silently becoming "a"), so that is an EINVAL error. */
 static char *zkelect_go_string(const char *p, size_t n)
 {
+    if (n > 0 && memchr(p, '\0', n) != NULL)
+        zkelect_go_raise(-1, "a string argument holds a NUL byte");
     char *s = (char *)malloc(n + 1);
     if (s == NULL)
         _swig_gopanic("zkelect:-2:out of memory copying a string");

@@ -42,6 +42,21 @@ static int zkelect_lua_make_error(lua_State *L)
 %}
 %native(make_error) int zkelect_lua_make_error(lua_State *L);
 
+/* disown(handle): SWIG's own __gc will no longer destroy it. The layer's
+ * __gc hands collected handles to its graveyard (destroyed later, outside
+ * the collector); it runs before SWIG's __gc of the same handle because Lua
+ * finalizes in reverse order of creation and the handle is made first. */
+%{
+static int zkelect_lua_disown(lua_State *L)
+{
+    swig_lua_userdata *u = (swig_lua_userdata *)lua_touserdata(L, 1);
+    luaL_argcheck(L, u != NULL, 1, "a zkelect handle expected");
+    u->own = 0;
+    return 0;
+}
+%}
+%native(disown) int zkelect_lua_disown(lua_State *L);
+
 %define ZKELECT_RAISE(code, msg)
     zkelect_lua_push_error(L, code, msg);
     SWIG_fail;
@@ -52,11 +67,60 @@ static int zkelect_lua_make_error(lua_State *L)
 %typemap(in, checkfn="lua_isinteger") int64_t, size_t
 %{ $1 = ($1_ltype)lua_tointeger(L, $input); %}
 
-/* Integers stay integers: timeouts and counter numbers are ints. */
-%typemap(in, checkfn="lua_isinteger") int
-%{ $1 = (int)lua_tointeger(L, $input); %}
+/* Any number is accepted for an int (timeouts come as 1e3 or 2^32 just as
+ * often as 1000): an integer saturates to C's int range instead of
+ * wrapping, a fraction is rounded away from zero (0.5 ms must still wait),
+ * NaN is an EINVAL error. */
+%{
+#include <limits.h>
+
+static int zkelect_lua_toint(lua_State *L, int idx, int *out)
+{
+    if (lua_isinteger(L, idx)) {
+        lua_Integer v = lua_tointeger(L, idx);
+        *out = v > INT_MAX ? INT_MAX : v < INT_MIN ? INT_MIN : (int)v;
+        return 1;
+    }
+    lua_Number d = lua_tonumber(L, idx);
+    if (d != d)
+        return 0;
+    if (d >= (lua_Number)INT_MAX) {
+        *out = INT_MAX;
+    } else if (d <= (lua_Number)INT_MIN) {
+        *out = INT_MIN;
+    } else {
+        int i = (int)d; /* truncates toward zero */
+        if ((lua_Number)i < d)
+            i++;
+        else if ((lua_Number)i > d)
+            i--;
+        *out = i;
+    }
+    return 1;
+}
+%}
+%typemap(in, checkfn="lua_isnumber") int %{
+    if (!zkelect_lua_toint(L, $input, &$1)) {
+        zkelect_lua_push_error(L, ZKELECT_EINVAL, "argument $argnum of $symname is NaN");
+        SWIG_fail;
+    }
+%}
 %typemap(out) int
 %{ lua_pushinteger(L, (lua_Integer)$1); SWIG_arg++; %}
+
+/* A Lua string may hold NUL bytes; C would see it cut at the first one (an
+ * id "a\0b" silently becoming "a"), so that is an EINVAL error. Lua owns
+ * the bytes for the call: nothing to copy or free. */
+%typemap(in, checkfn="SWIG_lua_isnilstring") char *, const char * %{
+    {
+        size_t zkelect_len = 0;
+        $1 = ($1_ltype)lua_tolstring(L, $input, &zkelect_len);
+        if ($1 != NULL && strlen($1) != zkelect_len) {
+            zkelect_lua_push_error(L, ZKELECT_EINVAL, "argument $argnum of $symname holds a NUL byte");
+            SWIG_fail;
+        }
+    }
+%}
 
 /* The idiomatic layer (bindings/lua/zkelect_layer.lua), embedded by the build as
  * the C string ZKELECT_LUA_LAYER and run with the module table as its

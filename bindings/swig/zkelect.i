@@ -46,6 +46,39 @@ static const char *zkelect_swig_msg(int code)
         snprintf(zkelect_swig_errbuf, sizeof zkelect_swig_errbuf, "%s", zkelect_strerror(code));
     return zkelect_swig_errbuf;
 }
+
+/* The code of a failure the C API reports only by NULL and a message in
+ * errbuf (constructors, zkelect_participants). Every binding maps these the
+ * same way (bindings/README.md, "Error codes"; the Rust crate has its own
+ * copy of this rule):
+ *   "ZKELECT_<NAME>: text"  -> that code (the prefix is removed from errbuf:
+ *                              each language prints the name itself);
+ *   "out of memory"         -> ZKELECT_ENOMEM;
+ *   "internal error"        -> ZKELECT_EINTERNAL;
+ *   anything else           -> fallback (the documented cause: a bad
+ *                              argument, for every such function). */
+static int zkelect_swig_code_of(int fallback)
+{
+    char *msg = zkelect_swig_errbuf;
+    if (strncmp(msg, "ZKELECT_E", 9) == 0) {
+        const char *colon = strstr(msg, ": ");
+        for (int code = -1; colon != NULL && code >= -64; code--) {
+            const char *name = zkelect_err_name(code);
+            size_t n = strlen(name);
+            if (strcmp(name, "ZKELECT_EUNKNOWN") == 0)
+                break;
+            if ((size_t)(colon - msg) == n && strncmp(msg, name, n) == 0) {
+                memmove(msg, colon + 2, strlen(colon + 2) + 1);
+                return code;
+            }
+        }
+    }
+    if (strcmp(msg, "out of memory") == 0)
+        return ZKELECT_ENOMEM;
+    if (strcmp(msg, "internal error") == 0)
+        return ZKELECT_EINTERNAL;
+    return fallback;
+}
 %}
 
 #if defined(SWIGGO)
@@ -169,13 +202,15 @@ struct zkelect_participants {};
 %enddef
 
 /* A constructor returning NULL with a message in errbuf. The header gives
- * no code for these failures; `code` is the one that fits its documented
- * causes. */
+ * no code for these failures: zkelect_swig_code_of reads it from the
+ * message, else `code` is the one that fits the documented causes. */
 %define ZKELECT_CHECK_NEW(func, code)
 %exception func {
+    zkelect_swig_errbuf[0] = '\0';
     $action
     if (result == NULL) {
-        ZKELECT_RAISE(code, zkelect_swig_msg(code));
+        int zkelect_code = zkelect_swig_code_of(code);
+        ZKELECT_RAISE(zkelect_code, zkelect_swig_msg(zkelect_code));
     }
 }
 %enddef
@@ -202,8 +237,8 @@ ZKELECT_CHECK_RC(zkelect_election_destroy)
 ZKELECT_CHECK_RC(zkelect_volunteer)
 ZKELECT_CHECK_RC(zkelect_resign)
 ZKELECT_CHECK_RC(zkelect_await_leader)
-ZKELECT_CHECK_NEW(zkelect_participants, ZKELECT_ECONNLOSS)
-ZKELECT_CHECK_NEW(zkelect_client_participants, ZKELECT_ECONNLOSS)
+ZKELECT_CHECK_NEW(zkelect_participants, ZKELECT_EINVAL)
+ZKELECT_CHECK_NEW(zkelect_client_participants, ZKELECT_EINVAL)
 ZKELECT_CHECK_RC(zkelect_event_fd)
 ZKELECT_CHECK_RC(zkelect_wake)
 ZKELECT_CHECK_NEW(zkelect_observer_new, ZKELECT_EINVAL)

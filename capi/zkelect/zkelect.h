@@ -260,7 +260,8 @@ enum zkelect_counter {
     ZKELECT_COUNTER_EXPIRIES = 8,           /* sessions expired */
     ZKELECT_COUNTER_ZK_REQUESTS = 9,        /* requests sent to ZooKeeper */
     ZKELECT_COUNTER_KEEPALIVES = 10,        /* lease keepalives acknowledged */
-    ZKELECT_COUNTER__COUNT = 11
+    ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP = 11, /* WARNING events: sequence near its wrap (1.1) */
+    ZKELECT_COUNTER__COUNT = 12
 };
 
 /** Read counter into *value. Returns 0, or ZKELECT_EINVAL for NULL or an
@@ -420,7 +421,16 @@ enum zkelect_event_type {
     /** A failure: zkelect_event_error(), _zk_rc(), _message(). */
     ZKELECT_EV_ERROR = 8,
     /** The resign finished: the node is gone; volunteer may be called. */
-    ZKELECT_EV_RESIGNED = 9
+    ZKELECT_EV_RESIGNED = 9,
+    /** Nothing failed, but an operator should act; _message() says what.
+     *  Today: the election path's sequence numbers are near the point where
+     *  ZooKeeper wraps them (2^31 creates under the path). libzkelect orders
+     *  across the wrap; Curator's LeaderLatch does not, so a path shared
+     *  with Curator participants must be replaced (a fresh path, or the
+     *  parent deleted and re-created while empty) before it gets there.
+     *  Said once per candidacy. Since 1.1; older consumers must ignore types
+     *  they do not know. */
+    ZKELECT_EV_WARNING = 11
 };
 
 /** Why a DEPOSED event happened. */

@@ -4,6 +4,11 @@ order; then each leader in turn resigns, and leadership must pass through
 every one of them in queue order, with growing fencing tokens, while all
 five agree, as ZooKeeper tells them, on who leads.
 
+Every participant id holds a 4-byte UTF-8 character (outside the BMP) and
+a 2-byte one: each id is written by one language and read back by all the
+others (FOLLOWING events, `who`), so a binding that mangles UTF-8 either
+way (Java's modified UTF-8 did) fails here.
+
 Each candidate is a small program of its language (tests/bindings/crosslang/,
 and bindings/rust/zkelect/examples/candidate.rs) speaking one request/
 response protocol on stdin/stdout:
@@ -29,6 +34,7 @@ HERE = Path(__file__).resolve().parent / "crosslang"
 BUILD_TIMEOUT = 900
 REPLY_TIMEOUT = 40
 ORDER = ["go", "java", "lua", "rust", "c"]
+ID = {name: f"{name}-\U0001F600-\u00e9" for name in ORDER}
 
 
 def _run(cmd, env, cwd=REPO, timeout=BUILD_TIMEOUT):
@@ -94,7 +100,8 @@ class Candidate:
         self.err_path = logdir / f"{name}.stderr"
         self._err = open(self.err_path, "w")
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._err, text=True, bufsize=1, env=env)
+                                     stderr=self._err, text=True, encoding="utf-8", bufsize=1,
+                                     env=env)
         self.lines = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -167,8 +174,9 @@ def test_five_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp
     try:
         for name in ORDER:
             argv, extra = progs[name]
-            cands.append(Candidate(name, argv + [zk.connect_string, zk_path, name],
-                                   dict(test_env, **extra), tmp_path))
+            # The JVM decodes its arguments by the locale: a UTF-8 one.
+            cands.append(Candidate(name, argv + [zk.connect_string, zk_path, ID[name]],
+                                   dict(test_env, LC_ALL="C.UTF-8", **extra), tmp_path))
         for c in cands:
             assert c.line(60) == "READY", c.name
 
@@ -180,7 +188,7 @@ def test_five_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp
             if i == 0:
                 assert re.fullmatch(r"ELECTED \d+", first[0]), (c.name, first)
             else:
-                assert first[0] == f"FOLLOWING {ORDER[i - 1]}", (c.name, first)
+                assert first[0] == f"FOLLOWING {ID[ORDER[i - 1]]}", (c.name, first)
 
         last_token = 0
         for i, leader in enumerate(cands):
@@ -202,9 +210,10 @@ def test_five_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp
             for c in cands:
                 while True:
                     said = c.cmd("who")
-                    if said == f"LEADS {leader.name}" or time.monotonic() > deadline:
+                    if said == f"LEADS {ID[leader.name]}" or time.monotonic() > deadline:
                         break
-                assert said == f"LEADS {leader.name}", f"{c.name} says {said!r}, {leader.name} leads"
+                assert said == f"LEADS {ID[leader.name]}", \
+                    f"{c.name} says {said!r}, {ID[leader.name]!r} leads"
 
             assert leader.cmd("resign") == "OK", leader.name
             assert leader.cmd("leader?") == "IS 0", leader.name

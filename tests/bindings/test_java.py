@@ -48,7 +48,7 @@ def java_out(build_dir):
 def _junit(env, out):
     cp = f"{out}/zkelect.jar:{out}/test-classes:{JUNIT}"
     return _run(["java", f"-Djava.library.path={out}", "-cp", cp,
-                 "org.junit.runner.JUnitCore", "org.zkelect.ElectorTest"], env)
+                 "org.junit.runner.JUnitCore", "org.zkelect.ElectorTest", "org.zkelect.LifecycleTest"], env)
 
 
 def test_junit(test_env, java_out):
@@ -56,7 +56,7 @@ def test_junit(test_env, java_out):
     out = proc.stdout + "\n" + proc.stderr
     assert proc.returncode == 0, f"JUnit failed (exit {proc.returncode}):\n{out}"
     m = re.search(r"OK \((\d+) tests\)", proc.stdout)
-    assert m and int(m.group(1)) >= 6, out
+    assert m and int(m.group(1)) >= 14, out
 
 
 def test_junit_fails_without_an_ensemble(test_env, java_out):

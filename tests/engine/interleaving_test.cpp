@@ -257,3 +257,43 @@ TEST(Interleaving, StallIsSeenBeforeTheNextReply) {
     ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
     EXPECT_GE(f.get(), released) << "a lease after the stall would count pings that were never sent";
 }
+
+// Issue 16, finding 10: a path whose sequence numbers near the wrap gets a
+// WARNING (once) and a counter, and the election goes on.
+TEST(Interleaving, SequenceNearTheWrapIsWarnedOnce) {
+    auto c = new_client();
+    std::string path = fresh_path("near-wrap");
+    zhandle_t *zh = zookeeper_init(hosts().c_str(), nullptr, 2000, nullptr, nullptr, 0);
+    ASSERT_NE(zh, nullptr);
+    std::string prefix;
+    for (size_t at = 1;;) {
+        size_t next = path.find('/', at);
+        prefix = next == std::string::npos ? path : path.substr(0, next);
+        int rc = ZCONNECTIONLOSS;
+        for (int i = 0; i < 250 && (rc == ZCONNECTIONLOSS || rc == ZINVALIDSTATE); ++i) {
+            rc = zoo_create(zh, prefix.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+            if (rc == ZCONNECTIONLOSS || rc == ZINVALIDSTATE) std::this_thread::sleep_for(20ms);
+        }
+        ASSERT_TRUE(rc == ZOK || rc == ZNODEEXISTS) << prefix << ": " << zerror(rc);
+        if (next == std::string::npos) break;
+        at = next + 1;
+    }
+    // A foreign candidate (another library's, by the layout) far along.
+    std::string far = path + "/_c_00000000-0000-4000-8000-000000000000-latch-2147480000";
+    ASSERT_EQ(zoo_create(zh, far.c_str(), "far", 3, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, nullptr, 0),
+              ZOK);
+    Election e(*c, path, "w");
+    ASSERT_EQ(e.volunteer(), kOk);
+    std::vector<EventType> seen;
+    auto w = wait_for(e, EventType::kWarning, 10000, &seen);
+    ASSERT_TRUE(w) << "no WARNING";
+    EXPECT_NE(w->message.find("2147480000"), std::string::npos) << w->message;
+    EXPECT_EQ(c->counter(kSequenceNearWrap), 1u);
+    ASSERT_EQ(e.await_leader(10000, [] { return false; }), kOk);  // ours sorts first
+    ASSERT_EQ(e.resign(), kOk);
+    ASSERT_TRUE(wait_for(e, EventType::kResigned, 10000, &seen));
+    ASSERT_EQ(e.volunteer(), kOk);
+    ASSERT_EQ(e.await_leader(10000, [] { return false; }), kOk);
+    EXPECT_EQ(c->counter(kSequenceNearWrap), 1u) << "warned more than once";
+    zookeeper_close(zh);
+}

@@ -59,6 +59,9 @@ public final class Candidate {
     }
 
     public static void main(String[] args) throws Exception {
+        // Ids are UTF-8 on the wire to the test, whatever the locale says.
+        System.setOut(new java.io.PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
+                StandardCharsets.UTF_8));
         if (args.length != 3) {
             System.err.println("usage: Candidate HOSTS PATH ID");
             System.exit(2);

@@ -18,13 +18,13 @@
 //! methods take `&self`; share an `Election` between threads with `Arc`.
 //!
 //! Events are pulled (`next_event`, `events()`) or waited for on the event
-//! file descriptor (`AsFd`); no library thread ever calls into Rust.
+//! file descriptor (`event_fd()`); no library thread ever calls into Rust.
 
 use std::borrow::Cow;
 use std::ffi::{CStr, CString};
 use std::fmt;
 use std::os::raw::{c_char, c_int};
-use std::os::unix::io::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::unix::io::BorrowedFd;
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -181,6 +181,43 @@ const ERRBUF: usize = 512;
 fn errbuf_message(buf: &[c_char]) -> String {
     let bytes: Vec<u8> = buf.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
     String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The error of a call that reports failure only by NULL and a message
+/// (constructors, participants). The same rule as the SWIG bindings
+/// (bindings/swig/zkelect.i, `zkelect_swig_code_of`): a message
+/// "ZKELECT_<NAME>: text" carries its code (the prefix is dropped: Display
+/// adds the name), "out of memory" is ENOMEM, "internal error" EINTERNAL,
+/// anything else `fallback`, the code of the documented causes.
+fn null_error(buf: &[c_char], fallback: c_int) -> Error {
+    let msg = errbuf_message(buf);
+    if let Some((name, rest)) = msg.split_once(": ") {
+        if name.starts_with("ZKELECT_E") {
+            let known = (1..=64)
+                .map(|n| -n)
+                .map(|code| (code, static_str(unsafe { sys::zkelect_err_name(code) })))
+                .take_while(|&(_, n)| n != "ZKELECT_EUNKNOWN")
+                .find(|&(_, n)| n == name);
+            if let Some((code, _)) = known {
+                return Error::with_message(code, rest);
+            }
+        }
+    }
+    match msg.as_str() {
+        "out of memory" => Error::with_message(sys::ZKELECT_ENOMEM, msg),
+        "internal error" => Error::with_message(sys::ZKELECT_EINTERNAL, msg),
+        _ => Error::with_message(fallback, msg),
+    }
+}
+
+/// The descriptor `zkelect_event_fd` (or the observer's) returned, or its
+/// error: a negative code is never handed out as a descriptor.
+fn event_fd_result<'a>(rc: c_int) -> Result<BorrowedFd<'a>> {
+    if rc < 0 {
+        return Err(Error::from_code(rc));
+    }
+    // Valid for as long as the handle, which the caller's borrow ties it to.
+    Ok(unsafe { BorrowedFd::borrow_raw(rc) })
 }
 
 /// Milliseconds for the C API: rounded up (a 0.5 ms wait must not become
@@ -356,7 +393,7 @@ impl Client {
         let raw = unsafe { sys::zkelect_client_new(conf.raw.as_ptr(), buf.as_mut_ptr(), buf.len()) };
         match NonNull::new(raw) {
             Some(raw) => Ok(Client { inner: Arc::new(ClientInner { raw }) }),
-            None => Err(Error::with_message(sys::ZKELECT_EINVAL, errbuf_message(&buf))),
+            None => Err(null_error(&buf, sys::ZKELECT_EINVAL)),
         }
     }
 
@@ -461,9 +498,7 @@ pub struct Participant {
 impl Participant {
     fn collect(raw: *mut sys::zkelect_participants_t, errbuf: &[c_char]) -> Result<Vec<Participant>> {
         if raw.is_null() {
-            // The C call signals failure only by NULL and a message; the
-            // usual cause is that ZooKeeper could not be asked.
-            return Err(Error::with_message(sys::ZKELECT_EZK, errbuf_message(errbuf)));
+            return Err(null_error(errbuf, sys::ZKELECT_EINVAL));
         }
         let n = unsafe { sys::zkelect_participants_count(raw) };
         let list = (0..n)
@@ -518,7 +553,7 @@ impl Election {
                 path: path.to_string(),
                 id: participant_id.to_string(),
             }),
-            None => Err(Error::with_message(sys::ZKELECT_EINVAL, errbuf_message(&buf))),
+            None => Err(null_error(&buf, sys::ZKELECT_EINVAL)),
         }
     }
 
@@ -619,18 +654,14 @@ impl Election {
     }
 }
 
-impl AsRawFd for Election {
-    /// Readable exactly while events wait (level-triggered). Owned by the
-    /// library: never read, write or close it.
-    fn as_raw_fd(&self) -> RawFd {
-        unsafe { sys::zkelect_event_fd(self.raw()) }
-    }
-}
-
-impl AsFd for Election {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        // Valid for as long as the handle, which the borrow ties it to.
-        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
+impl Election {
+    /// A descriptor readable exactly while events wait (level-triggered),
+    /// for poll/epoll/mio. Owned by the library: never read, write or close
+    /// it. Made on the first call; an error (`ErrorKind::Internal` or
+    /// `NoMemory`) when it cannot be, e.g. when the process is out of
+    /// descriptors, in which case a later call tries again.
+    pub fn event_fd(&self) -> Result<BorrowedFd<'_>> {
+        event_fd_result(unsafe { sys::zkelect_event_fd(self.raw()) })
     }
 }
 
@@ -672,7 +703,7 @@ impl Observer {
         let raw = unsafe { sys::zkelect_observer_new(client.raw(), p.as_ptr(), buf.as_mut_ptr(), buf.len()) };
         match NonNull::new(raw) {
             Some(raw) => Ok(Observer { raw, client: client.clone() }),
-            None => Err(Error::with_message(sys::ZKELECT_EINVAL, errbuf_message(&buf))),
+            None => Err(null_error(&buf, sys::ZKELECT_EINVAL)),
         }
     }
 
@@ -701,15 +732,10 @@ impl Observer {
     }
 }
 
-impl AsRawFd for Observer {
-    fn as_raw_fd(&self) -> RawFd {
-        unsafe { sys::zkelect_observer_event_fd(self.raw()) }
-    }
-}
-
-impl AsFd for Observer {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
+impl Observer {
+    /// As `Election::event_fd`, for the observer's events.
+    pub fn event_fd(&self) -> Result<BorrowedFd<'_>> {
+        event_fd_result(unsafe { sys::zkelect_observer_event_fd(self.raw()) })
     }
 }
 

@@ -307,3 +307,27 @@ fn bad_input_is_an_error_not_a_crash() {
     assert_eq!(major, 1);
     assert!(zkelect::version_string().starts_with("1."));
 }
+
+/// A NULL from participants (or a constructor) carries its code in the
+/// library's message: a bad path is an argument error, not "ZooKeeper";
+/// the same rule as the SWIG bindings (bindings/README.md, Error codes).
+#[test]
+fn participants_errors_carry_their_code() {
+    let c = client();
+    for bad in ["relative/path", "/double//slash"] {
+        let err = c.participants(bad).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{bad:?}: {err}");
+    }
+    // Nobody listens on port 1: asking ZooKeeper fails for lack of a
+    // connection, and says so.
+    let mut conf = Conf::new();
+    conf.set("zk.hosts", "127.0.0.1:1").unwrap();
+    conf.set("zk.session.timeout.ms", "1000").unwrap();
+    let dead = Client::new(&conf).unwrap();
+    let err = dead.participants("/some/path").unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::ConnectionLoss | ErrorKind::TimedOut),
+        "participants without a server: {err}"
+    );
+    assert!(!err.message.starts_with("ZKELECT_"), "the code's name left in the message: {err}");
+}

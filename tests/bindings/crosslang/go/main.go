@@ -97,7 +97,7 @@ loop:
 			reply = "LEADS " + id
 		case "events":
 			var lines []string
-			for ev, ok := e.NextEvent(wait); ok; ev, ok = e.NextEvent(0) {
+			for ev, nerr := e.NextEvent(wait); nerr == nil; ev, nerr = e.NextEvent(0) {
 				lines = append(lines, describe(ev))
 			}
 			reply = strings.Join(append(lines, "END"), "\n")

@@ -11,11 +11,57 @@ import java.util.function.Function;
  * {@link Observer}s, which must be closed before it. Thread-safe.
  */
 public final class Client implements AutoCloseable {
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-    private NativeClient h;
+    /**
+     * The native side of a Client, run by the Cleaner once the Client is
+     * unreachable. Electors and Observers reference their Client, so it
+     * becomes unreachable with or after them; when the Cleaner reaches the
+     * client first, the destroy refuses (open handles), the client is marked
+     * abandoned and the last of its handles to close destroys it.
+     */
+    static final class State implements Runnable {
+        final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+        private NativeClient h;
+        private volatile boolean abandoned;
 
-    private Client(NativeClient h) {
-        this.h = h;
+        State(NativeClient h) {
+            this.h = h;
+        }
+
+        void close() {
+            lock.writeLock().lock();
+            try {
+                if (h != null) {
+                    ZkelectNative.client_destroy(h); // ESTATE: nothing freed, h kept
+                    h = null;
+                }
+            } finally {
+                lock.writeLock().unlock();
+            }
+        }
+
+        @Override
+        public void run() {
+            try {
+                close();
+            } catch (ZkelectException e) {
+                abandoned = true;
+            }
+        }
+
+        void childClosed() {
+            if (abandoned) {
+                run();
+            }
+        }
+    }
+
+    final State st;
+    private final int connectTimeoutMs;
+
+    private Client(NativeClient h, int connectTimeoutMs) {
+        this.st = new State(h);
+        this.connectTimeoutMs = connectTimeoutMs;
+        Handle.CLEANER.register(this, st);
     }
 
     /** A session on the ZooKeeper ensemble at hosts ("host:port,..."). */
@@ -34,34 +80,46 @@ public final class Client implements AutoCloseable {
             for (Map.Entry<String, String> kv : settings.entrySet()) {
                 ZkelectNative.conf_set(conf, kv.getKey(), kv.getValue());
             }
-            return new Client(ZkelectNative.client_new(conf));
+            int connectMs = Integer.parseInt(ZkelectNative.conf_get(conf, "zk.connect.timeout.ms"));
+            return new Client(ZkelectNative.client_new(conf), connectMs);
         } finally {
             ZkelectNative.conf_destroy(conf);
         }
     }
 
     <T> T use(Function<NativeClient, T> f) {
-        lock.readLock().lock();
+        st.lock.readLock().lock();
         try {
-            if (h == null) {
+            if (st.h == null) {
                 throw new ZkelectException(ZkelectException.ECLOSED, "client is closed");
             }
-            return f.apply(h);
+            return f.apply(st.h);
         } finally {
-            lock.readLock().unlock();
+            st.lock.readLock().unlock();
         }
     }
 
-    /** True once connected, false when timeoutMs ran out. */
-    public boolean awaitConnected(int timeoutMs) {
-        try {
-            use(c -> ZkelectNative.client_await_connected(c, timeoutMs));
-            return true;
-        } catch (ZkelectException e) {
-            if (e.code() == ZkelectException.ETIMEDOUT) {
+    /**
+     * True once connected, false when timeoutMs ran out (negative: the
+     * configured zk.connect.timeout.ms, as in C). Waits in 200 ms slices so
+     * that close() is not held up.
+     */
+    public boolean awaitConnected(long timeoutMs) {
+        long start = System.nanoTime();
+        long limit = Handle.limitNanos(timeoutMs < 0 ? connectTimeoutMs : timeoutMs);
+        while (true) {
+            int slice = Handle.sliceMs(start, limit);
+            try {
+                use(c -> ZkelectNative.client_await_connected(c, slice));
+                return true;
+            } catch (ZkelectException e) {
+                if (e.code() != ZkelectException.ETIMEDOUT) {
+                    throw e;
+                }
+            }
+            if (Handle.ranOut(start, limit)) {
                 return false;
             }
-            throw e;
         }
     }
 
@@ -106,18 +164,11 @@ public final class Client implements AutoCloseable {
     /**
      * Ends the session (ZooKeeper removes its nodes at once). Throws
      * ZkelectException(ESTATE), freeing nothing, while an Elector or
-     * Observer of it is open. A second close does nothing.
+     * Observer of it is open. A second close does nothing. A Client nobody
+     * closes is closed by a Cleaner once it and its handles are unreachable.
      */
     @Override
     public void close() {
-        lock.writeLock().lock();
-        try {
-            if (h != null) {
-                ZkelectNative.client_destroy(h);
-                h = null;
-            }
-        } finally {
-            lock.writeLock().unlock();
-        }
+        st.close();
     }
 }

@@ -24,7 +24,9 @@ public final class Elector extends Handle<NativeElection> {
     private final String id;
 
     Elector(Client client, String path, String id, boolean ownsClient) {
-        super(client.use(c -> ZkelectNative.election_new(c, path, id)), "elector " + id);
+        super(new State<>(client.use(c -> ZkelectNative.election_new(c, path, id)), "elector " + id,
+                client.st, ownsClient, ZkelectNative::next_event, ZkelectNative::wake,
+                ZkelectNative::election_destroy));
         this.client = client;
         this.ownsClient = ownsClient;
         this.path = path;
@@ -79,17 +81,19 @@ public final class Elector extends Handle<NativeElection> {
     }
 
     /**
-     * True once leading, false when timeoutMs ran out. Waits in short slices
-     * so that close() from another thread is not held up.
+     * True once leading, false when timeoutMs ran out (negative: no limit;
+     * any positive value is honoured, however long). Waits in slices of
+     * 200 ms so that close() from another thread is held up at most that
+     * long (this call then throws ECLOSED).
      */
     public boolean awaitLeader(long timeoutMs) throws InterruptedException {
-        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        long start = System.nanoTime();
+        long limit = limitNanos(timeoutMs);
         while (true) {
             if (Thread.interrupted()) {
                 throw new InterruptedException();
             }
-            long left = (deadline - System.nanoTime()) / 1_000_000L;
-            int slice = (int) Math.max(0, Math.min(200, left));
+            int slice = sliceMs(start, limit);
             try {
                 rc(x -> ZkelectNative.await_leader(x, slice));
                 return true;
@@ -98,7 +102,7 @@ public final class Elector extends Handle<NativeElection> {
                     throw e;
                 }
             }
-            if (left <= 0) {
+            if (ranOut(start, limit)) {
                 return false;
             }
         }
@@ -131,31 +135,16 @@ public final class Elector extends Handle<NativeElection> {
         return rc(ZkelectNative::event_fd);
     }
 
-    @Override
-    NativeEvent pull(NativeElection h, int timeoutMs) {
-        return ZkelectNative.next_event(h, timeoutMs);
-    }
-
-    @Override
-    void wake(NativeElection h) {
-        ZkelectNative.wake(h);
-    }
-
-    @Override
-    void destroy(NativeElection h) {
-        ZkelectNative.election_destroy(h);
-    }
-
     /**
      * Leaves the election (the node is deleted before this returns, within
      * the session timeout), stops the listener thread, frees the handle,
-     * and closes the session if {@link #create} made it.
+     * and closes the session if {@link #create} made it. An Elector nobody
+     * closes is closed the same way by a Cleaner once unreachable (but not
+     * while a listener runs: its thread references the Elector); that may
+     * be late, so close what you open.
      */
     @Override
     public void close() {
         super.close();
-        if (ownsClient) {
-            client.close();
-        }
     }
 }

@@ -5,27 +5,23 @@ package org.zkelect;
  * with the current leader (or none), then on every change.
  */
 public final class Observer extends Handle<NativeObserver> {
+    /** Keeps the Client reachable while its Observer is: the Cleaner must
+     *  not end a session under an open observer. */
+    private final Client client;
+
     Observer(Client client, String path) {
-        super(client.use(c -> ZkelectNative.observer_new(c, path)), "observer " + path);
+        super(new State<>(client.use(c -> ZkelectNative.observer_new(c, path)), "observer " + path,
+                client.st, false, ZkelectNative::observer_next_event, ZkelectNative::observer_wake,
+                ZkelectNative::observer_destroy));
+        this.client = client;
+    }
+
+    public Client client() {
+        return client;
     }
 
     /** Readable while events wait (level-triggered); owned by the library. */
     public int eventFd() {
         return rc(ZkelectNative::observer_event_fd);
-    }
-
-    @Override
-    NativeEvent pull(NativeObserver h, int timeoutMs) {
-        return ZkelectNative.observer_next_event(h, timeoutMs);
-    }
-
-    @Override
-    void wake(NativeObserver h) {
-        ZkelectNative.observer_wake(h);
-    }
-
-    @Override
-    void destroy(NativeObserver h) {
-        ZkelectNative.observer_destroy(h);
     }
 }

@@ -31,6 +31,11 @@ public class ZkelectException extends RuntimeException {
         this.code = code;
     }
 
+    /** Thrown from native code: the message as the library's UTF-8 bytes. */
+    ZkelectException(int code, byte[] utf8Message) {
+        this(code, Utf8.decode(utf8Message));
+    }
+
     /** The ZKELECT_E* code. */
     public int code() {
         return code;
