@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -19,6 +18,7 @@
 #include "conf.h"
 #include "election_shared.h"
 #include "errors.h"
+#include "log_sink.h"
 #include "names.h"
 #include "observer.h"
 
@@ -30,9 +30,11 @@ static_assert(int(ZKELECT_EINVAL) == int(kEInval) && int(ZKELECT_ENOTLEADER) == 
               "error codes drifted");
 static_assert(ZKELECT_EV_ELECTED == int(EventType::kElected) &&
                   ZKELECT_EV_RESIGNED == int(EventType::kResigned) &&
+                  ZKELECT_EV_OVERFLOW == int(EventType::kOverflow) &&
                   ZKELECT_EV_LEADER_CHANGED == int(EventType::kLeaderChanged) &&
                   ZKELECT_EV_WARNING == int(EventType::kWarning),
               "event types drifted");
+static_assert(ZKELECT_EVENT_QUEUE_MAX == EventQueue::kMaxEvents, "queue bound drifted");
 static_assert(ZKELECT_REASON_CLOSED == int(Reason::kClosed) &&
                   ZKELECT_REASON_LEASE_ENDED == int(Reason::kLeaseEnded),
               "reasons drifted");
@@ -144,7 +146,29 @@ struct zkelect_participants {
 
 namespace {
 
-void write_err(char *errbuf, size_t errlen, const std::string &msg) {
+// zkelect_last_error(): per thread, like errno. t_error_set tells the
+// boundary that the failing call already said why.
+thread_local std::string t_last_error;
+thread_local bool t_error_set = false;
+
+void set_last_error(int code, const std::string &why) {
+    t_last_error = std::string(zkelect_err_name(code)) + ": " + why;
+    t_error_set = true;
+}
+
+// A failure with its reason: recorded for zkelect_last_error, code returned.
+int fail(int code, const std::string &why) {
+    set_last_error(code, why);
+    return code;
+}
+
+void write_err(char *errbuf, size_t errlen, const std::string &msg, int code = ZKELECT_EINVAL) {
+    if (msg.compare(0, 8, "ZKELECT_") == 0) {
+        t_last_error = msg;
+        t_error_set = true;
+    } else {
+        set_last_error(code, msg);
+    }
     if (!errbuf || errlen == 0) return;
     size_t n = std::min(msg.size(), errlen - 1);
     std::memcpy(errbuf, msg.data(), n);
@@ -165,13 +189,22 @@ R guarded(R on_error, F &&body) noexcept {
 
 template <class F>
 int guarded_code(F &&body) noexcept {
+    int rc;
+    t_error_set = false;
     try {
-        return body();
+        rc = body();
     } catch (const std::bad_alloc &) {
-        return ZKELECT_ENOMEM;
+        rc = ZKELECT_ENOMEM;
     } catch (...) {
-        return ZKELECT_EINTERNAL;
+        rc = ZKELECT_EINTERNAL;
     }
+    if (rc < 0 && !t_error_set) {
+        try {
+            set_last_error(rc, zkelect_strerror(rc));
+        } catch (...) {
+        }
+    }
+    return rc;
 }
 
 template <class T, class F>
@@ -179,11 +212,20 @@ T *guarded_new(char *errbuf, size_t errlen, F &&body) noexcept {
     try {
         return body();
     } catch (const std::bad_alloc &) {
-        write_err(errbuf, errlen, "out of memory");
+        try {
+            write_err(errbuf, errlen, "out of memory", ZKELECT_ENOMEM);
+        } catch (...) {
+        }
     } catch (const std::exception &e) {
-        write_err(errbuf, errlen, e.what());
+        try {
+            write_err(errbuf, errlen, e.what());
+        } catch (...) {
+        }
     } catch (...) {
-        write_err(errbuf, errlen, "internal error");
+        try {
+            write_err(errbuf, errlen, "internal error", ZKELECT_EINTERNAL);
+        } catch (...) {
+        }
     }
     return nullptr;
 }
@@ -265,6 +307,18 @@ const char *zkelect_err_name(int code) {
     }
 }
 
+const char *zkelect_last_error(void) { return t_last_error.c_str(); }
+
+int zkelect_set_log_cb(int level, zkelect_log_cb cb, void *opaque) {
+    return guarded_code([&]() -> int {
+        if (level < ZKELECT_LOG_NONE || level > ZKELECT_LOG_DEBUG)
+            return fail(ZKELECT_EINVAL, "log level " + std::to_string(level) +
+                                            " is not one of ZKELECT_LOG_NONE..ZKELECT_LOG_DEBUG");
+        set_log_sink(level, cb, opaque);
+        return ZKELECT_OK;
+    });
+}
+
 unsigned zkelect_version(void) { return ZKELECT_VERSION_NUMBER; }
 const char *zkelect_version_string(void) { return ZKELECT_VERSION_STRING; }
 
@@ -285,7 +339,7 @@ int zkelect_conf_set(zkelect_conf_t *conf, const char *key, const char *value, c
         std::string why = conf->conf.set(key, value);
         if (!why.empty()) {
             write_err(errbuf, errlen, why);
-            return ZKELECT_EINVAL;
+            return Conf::unsupported(key, value) ? ZKELECT_ENOTSUP : ZKELECT_EINVAL;
         }
         return ZKELECT_OK;
     });
@@ -363,9 +417,13 @@ int64_t zkelect_client_session_id(const zkelect_client_t *client) {
 }
 
 int zkelect_client_counter(const zkelect_client_t *client, int counter, uint64_t *value) {
-    if (!client || !value || counter < 0 || counter >= ZKELECT_COUNTER__COUNT) return ZKELECT_EINVAL;
-    *value = client->client->counter(counter);
-    return ZKELECT_OK;
+    return guarded_code([&]() -> int {
+        if (!client || !value) return fail(ZKELECT_EINVAL, !client ? "client is NULL" : "value is NULL");
+        if (counter < 0 || counter >= ZKELECT_COUNTER__COUNT)
+            return fail(ZKELECT_EINVAL, "no counter " + std::to_string(counter));
+        *value = client->client->counter(counter);
+        return ZKELECT_OK;
+    });
 }
 
 const char *zkelect_counter_name(int counter) {
@@ -451,8 +509,10 @@ int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
 }
 
 int zkelect_fencing_token(const zkelect_election_t *e, int64_t *token) {
-    if (!e || !token) return ZKELECT_EINVAL;
-    return e->election->fencing_token(token);
+    return guarded_code([&]() -> int {
+        if (!e || !token) return ZKELECT_EINVAL;
+        return e->election->fencing_token(token);
+    });
 }
 
 static int query(zkelect_client *client, const std::string &path, std::vector<ParticipantInfo> *out,
@@ -466,10 +526,13 @@ int zkelect_leader_id(zkelect_election_t *e, char *buf, size_t len) {
         if (!e || !buf) return ZKELECT_EINVAL;
         std::vector<ParticipantInfo> list;
         std::string why;
-        if (int rc = query(e->owner, e->shared->path, &list, &why); rc != ZKELECT_OK) return rc;
-        if (list.empty()) return ZKELECT_ENOLEADER;
+        if (int rc = query(e->owner, e->shared->path, &list, &why); rc != ZKELECT_OK)
+            return fail(rc, why);
+        if (list.empty()) return fail(ZKELECT_ENOLEADER, "no candidate under " + e->shared->path);
         const std::string &id = list.front().id;
-        if (len < id.size() + 1) return ZKELECT_ERANGE;
+        if (len < id.size() + 1)
+            return fail(ZKELECT_ERANGE, "the leader's id needs " + std::to_string(id.size() + 1) +
+                                            " bytes, the buffer has " + std::to_string(len));
         std::memcpy(buf, id.c_str(), id.size() + 1);
         return ZKELECT_OK;
     });
@@ -536,7 +599,9 @@ static int queue_fd(EventQueue &q) {
     return fd >= 0 ? fd : (errno == ENOMEM ? ZKELECT_ENOMEM : ZKELECT_EINTERNAL);
 }
 
-int zkelect_event_fd(zkelect_election_t *e) { return e ? queue_fd(e->shared->queue) : ZKELECT_EINVAL; }
+int zkelect_event_fd(zkelect_election_t *e) {
+    return guarded_code([&] { return e ? queue_fd(e->shared->queue) : int(ZKELECT_EINVAL); });
+}
 
 int zkelect_wake(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
@@ -628,7 +693,7 @@ void zkelect_event_destroy(zkelect_event_t *ev) { delete ev; }
 const char *zkelect_event_type_name(int type) {
     static const char *const kNames[] = {"UNKNOWN",     "ELECTED", "DEPOSED",        "FOLLOWING",
                                          "SUSPENDED",   "RECONNECTED", "EXPIRED",
-                                         "LEADER_CHANGED", "ERROR", "RESIGNED", "UNKNOWN", "WARNING"};
+                                         "LEADER_CHANGED", "ERROR", "RESIGNED", "OVERFLOW", "WARNING"};
     return type >= 1 && type <= 11 ? kNames[type] : "UNKNOWN";
 }
 
@@ -654,13 +719,7 @@ zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *p
         auto o = std::make_unique<zkelect_observer>();
         o->owner = client;
         o->shared = std::make_shared<ObserverShared>(path);
-        o->observer = std::make_shared<Observer>(*client->client, o->shared);
-        Client *c = client->client.get();
-        auto obs = o->observer;
-        c->post([c, obs] {
-            obs->attach(c->add_member(obs));
-            obs->start();
-        });
+        o->observer = Observer::open(*client->client, o->shared);
         std::lock_guard<std::mutex> lock(client->mu);
         client->observers.insert(o.get());
         return o.release();
@@ -676,7 +735,9 @@ zkelect_event_t *zkelect_observer_next_event(zkelect_observer_t *o, int timeout_
     });
 }
 
-int zkelect_observer_event_fd(zkelect_observer_t *o) { return o ? queue_fd(o->shared->queue) : ZKELECT_EINVAL; }
+int zkelect_observer_event_fd(zkelect_observer_t *o) {
+    return guarded_code([&] { return o ? queue_fd(o->shared->queue) : int(ZKELECT_EINVAL); });
+}
 
 int zkelect_observer_wake(zkelect_observer_t *o) {
     return guarded_code([&]() -> int {
@@ -690,15 +751,7 @@ int zkelect_observer_destroy(zkelect_observer_t *o) {
     return guarded_code([&]() -> int {
         if (!o) return ZKELECT_EINVAL;
         o->waiters.close_and_drain([o] { o->shared->queue.close(); });
-        Client *c = o->owner->client.get();
-        auto obs = o->observer;
-        auto done = std::make_shared<std::promise<void>>();
-        auto finished = done->get_future();
-        c->post([obs, done] {
-            obs->stop();
-            done->set_value();
-        });
-        finished.wait_for(std::chrono::milliseconds(c->effective_timeout_ms()));
+        o->observer->stop_and_wait();
         {
             std::lock_guard<std::mutex> lock(o->owner->mu);
             o->owner->observers.erase(o);

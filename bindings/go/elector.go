@@ -6,22 +6,23 @@ import (
 	"sync"
 	"time"
 
-	"zkelect.dev/zkelect/internal/capi"
+	"github.com/libzkelect/libzkelect/bindings/go/internal/capi"
 )
 
 // EventType says what an Event reports (ZKELECT_EV_* of zkelect.h).
 type EventType int
 
 const (
-	Elected       EventType = 1 // this candidacy leads; Token is the fencing token
-	Deposed       EventType = 2 // it stopped leading; Reason says why
-	Following     EventType = 3 // enrolled, not leading; Node/ID name the predecessor
-	Suspended     EventType = 4 // connection lost; the session may survive
-	Reconnected   EventType = 5 // reconnected within the same session
-	Expired       EventType = 6 // session expired; the candidacy volunteers again
-	LeaderChanged EventType = 7 // (Observer) ID/Token name the new leader, or none
-	Failed        EventType = 8 // an asynchronous failure; Err says which
-	Resigned      EventType = 9 // the resign finished; Volunteer may be called
+	Elected       EventType = 1  // this candidacy leads; Token is the fencing token
+	Deposed       EventType = 2  // it stopped leading; Reason says why
+	Following     EventType = 3  // enrolled, not leading; Node/ID name the predecessor
+	Suspended     EventType = 4  // connection lost; the session may survive
+	Reconnected   EventType = 5  // reconnected within the same session
+	Expired       EventType = 6  // session expired; the candidacy volunteers again
+	LeaderChanged EventType = 7  // (Observer) ID/Token name the new leader, or none
+	Failed        EventType = 8  // an asynchronous failure; Err says which
+	Resigned      EventType = 9  // the resign finished; Volunteer may be called
+	Overflow      EventType = 10 // the queue was full: Token older events were dropped
 )
 
 func (t EventType) String() string { return capi.Event_type_name(int(t)) }

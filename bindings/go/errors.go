@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"zkelect.dev/zkelect/internal/capi"
+	"github.com/libzkelect/libzkelect/bindings/go/internal/capi"
 )
 
 // Code is one of libzkelect's error codes (ZKELECT_E*), negative.

@@ -1,18 +1,20 @@
 #!/bin/sh
-# Regenerate internal/capi from bindings/swig/zkelect.i (run by
-# `go generate ./...` from bindings/go, or directly). Needs swig and
-# `pkg-config libzkelect` (PKG_CONFIG_PATH may name the build's
-# meson-uninstalled directory).
+# Regenerate the committed SWIG layer internal/capi from bindings/swig/*.i
+# and the public header. Run it (or `go generate ./...` in bindings/go) after
+# changing either, and commit the result: Go users build the module with
+# cgo alone, no swig. tests/packaging/test_go_layer.py fails when the
+# committed files differ from what this script writes.
+#
+#   gen.sh [OUTDIR]      (default: internal/capi beside this script)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/internal/capi
-# shellcheck disable=SC2046  # the -I flags are meant to split
+out=${1:-$here/internal/capi}
+mkdir -p "$out"
+# Only the source tree's header, named relative to this folder: SWIG
+# writes its input paths into the output, which must not depend on a build
+# dir or on where the checkout is.
+cd "$here"
 swig -go -cgo -intgosize 64 -module capi -Werror \
-    $(pkg-config --cflags-only-I libzkelect) \
-    -o "$out/capi_wrap.c.tmp" -outdir "$out" "$here/../swig/zkelect.i"
+    -I../../capi \
+    -o "$out/capi_wrap.c.tmp" -outdir "$out" ../swig/zkelect.i
 mv "$out/capi_wrap.c.tmp" "$out/capi_wrap.c"
-# Go's build cache does not key on what pkg-config answers: record the
-# answer in a generated source file, so a library found elsewhere (another
-# build directory) rebuilds the package instead of linking stale flags.
-printf '\n// pkg-config libzkelect: %s %s\n' \
-    "$(pkg-config --cflags libzkelect)" "$(pkg-config --libs libzkelect)" >> "$out/capi.go"

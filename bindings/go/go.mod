@@ -1,3 +1,3 @@
-module zkelect.dev/zkelect
+module github.com/libzkelect/libzkelect/bindings/go
 
 go 1.21

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"zkelect.dev/zkelect/internal/capi"
+	"github.com/libzkelect/libzkelect/bindings/go/internal/capi"
 )
 
 // waitSlice is the longest single wait inside the C library. Every

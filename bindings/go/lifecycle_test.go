@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"zkelect.dev/zkelect"
+	zkelect "github.com/libzkelect/libzkelect/bindings/go"
 )
 
 // closeLimit bounds how long Close may take while other goroutines are

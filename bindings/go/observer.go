@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"time"
 
-	"zkelect.dev/zkelect/internal/capi"
+	"github.com/libzkelect/libzkelect/bindings/go/internal/capi"
 )
 
 // Observer watches who leads an election without taking part (like etcd's

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"zkelect.dev/zkelect/internal/capi"
+	"github.com/libzkelect/libzkelect/bindings/go/internal/capi"
 )
 
 // Version is the runtime library's version, "major.minor.patch".

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"zkelect.dev/zkelect"
+	zkelect "github.com/libzkelect/libzkelect/bindings/go"
 )
 
 // These tests run against a real ZooKeeper ensemble named by

@@ -4,14 +4,14 @@
 #   OUTDIR/libzkelect_jni.so    the JNI library (links libzkelect)
 #   OUTDIR/test-classes         the JUnit 4 tests (when junit4 is installed)
 #
-#   bindings/java/build.sh [OUTDIR]     (default: $ZKELECT_BUILD_DIR/bindings/java)
+#   bindings/java/build.sh [OUTDIR]     (default: $ZKELECT_BUILD_DIR/script-bindings/java)
 #
 # Run with: java -Djava.library.path=OUTDIR -cp OUTDIR/zkelect.jar ...
 # (or -Dorg.zkelect.jni=OUTDIR/libzkelect_jni.so). Needs swig, a JDK,
 # pkg-config libzkelect.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:-${ZKELECT_BUILD_DIR:?set ZKELECT_BUILD_DIR or pass OUTDIR}/bindings/java}
+out=${1:-${ZKELECT_BUILD_DIR:?set ZKELECT_BUILD_DIR or pass OUTDIR}/script-bindings/java}
 CC=${CC:-cc}
 JAVA_HOME=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
 JUNIT=${JUNIT:-/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar}

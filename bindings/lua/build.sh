@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build the Lua 5.4 module zkelect.so from bindings/swig/zkelect.i.
 #
-#   bindings/lua/build.sh [OUTDIR]      (default: $ZKELECT_BUILD_DIR/bindings/lua)
+#   bindings/lua/build.sh [OUTDIR]      (default: $ZKELECT_BUILD_DIR/script-bindings/lua)
 #
 # Finds libzkelect with pkg-config (PKG_CONFIG_PATH may point at the build's
 # meson-uninstalled directory) and Lua's headers with pkg-config lua5.4. The
@@ -9,13 +9,19 @@
 # provides Lua's symbols. Then: LUA_CPATH="OUTDIR/?.so;;" lua5.4 ...
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:-${ZKELECT_BUILD_DIR:?set ZKELECT_BUILD_DIR or pass OUTDIR}/bindings/lua}
+out=${1:-${ZKELECT_BUILD_DIR:?set ZKELECT_BUILD_DIR or pass OUTDIR}/script-bindings/lua}
 mkdir -p "$out"
 CC=${CC:-cc}
 
 zk_cflags=$(pkg-config --cflags libzkelect)
 zk_libs=$(pkg-config --libs libzkelect)
-lua_cflags=$(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+# LUA_INCDIR: the headers of the Lua that will load the module (LuaRocks
+# passes its own, see zkelect-1.0.0-1.rockspec).
+if [ -n "${LUA_INCDIR:-}" ]; then
+    lua_cflags=-I$LUA_INCDIR
+else
+    lua_cflags=$(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
+fi
 
 # The Lua layer travels inside the .so as a C array (NUL-terminated).
 {

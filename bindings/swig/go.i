@@ -1,7 +1,7 @@
 /*
  * go.i - Go specifics of the zkelect SWIG interface (included by zkelect.i).
  *
- * The generated package (zkelect.dev/zkelect/internal/capi) finds the
+ * The generated package (github.com/libzkelect/libzkelect/bindings/go/internal/capi) finds the
  * library through pkg-config. A failing call panics with
  * "zkelect:<code>:<message>"; the public Go package recovers that panic at
  * its boundary and returns it as an *Error, so no panic reaches its users.

@@ -1,4 +1,4 @@
-"""The ABI promises of DESIGN.md section 3: only zkelect_* exported, under the
+"""The ABI promises of docs/design.md ("The C API"): only zkelect_* exported, under the
 version node ZKELECT_1.0, SONAME libzkelect.so.1, a header that is plain C99
 and also valid C++, and every function the header declares really exported."""
 import os
@@ -25,17 +25,39 @@ def test_exports_exactly_the_header_functions(build_dir):
     out = subprocess.run(["nm", "-D", "--defined-only", str(library(build_dir))],
                          capture_output=True, text=True, check=True).stdout
     exported = sorted({l.split()[-1].split("@")[0] for l in out.splitlines()
-                       if l.split()[-1] != "ZKELECT_1.0"})
+                       if not re.fullmatch(r"ZKELECT_\d+\.\d+", l.split()[-1])})
     stray = [s for s in exported if not s.startswith("zkelect_")]
     assert not stray, "symbols outside zkelect_*: %s" % stray[:10]
     assert exported == header_functions()
 
 
+def header_since():
+    """{function: "1.0" or the version its doc comment says it came in}."""
+    text = HEADER.read_text()
+    since = {}
+    for m in re.finditer(r"(/\*\*(?:(?!\*/).)*\*/)?\s*ZKELECT_API[^;(]*?\b(zkelect_\w+)\s*\(",
+                         text, re.S):
+        doc = m.group(1) or ""
+        v = re.search(r"Since (\d+\.\d+)", doc)
+        since[m.group(2)] = v.group(1) if v else "1.0"
+    return since
+
+
 def test_symbols_carry_the_version_node(build_dir):
+    """Each function is in the version node of the release that added it
+    (its doc comment says "Since 1.x"; none means 1.0): a function added
+    later must never land in an older node."""
     out = subprocess.run(["objdump", "-T", str(library(build_dir))],
                          capture_output=True, text=True, check=True).stdout
-    ours = [l for l in out.splitlines() if " zkelect_" in l]
-    assert ours and all("ZKELECT_1.0" in l for l in ours)
+    nodes = {}
+    for l in out.splitlines():
+        w = l.split()
+        if w and w[-1].startswith("zkelect_"):
+            nodes[w[-1]] = w[-2]
+    since = header_since()
+    assert nodes and set(nodes) == set(since)
+    wrong = {f: (nodes[f], "ZKELECT_" + v) for f, v in since.items() if nodes[f] != "ZKELECT_" + v}
+    assert not wrong, f"functions in the wrong version node (have, want): {wrong}"
 
 
 def test_soname(build_dir):

@@ -74,18 +74,17 @@ def _build_all(env, build_dir, out):
 
     go_env = dict(env, GOFLAGS="-mod=mod", CGO_ENABLED="1")
     go_env.setdefault("GOTOOLCHAIN", "local")
-    _run(["go", "generate", "./..."], go_env, cwd=REPO / "bindings" / "go")
     _run(["go", "build", "-o", str(out / "candidate_go"), "."], go_env, cwd=HERE / "go")
     progs["go"] = ([str(out / "candidate_go")], {})
 
-    java_out = build_dir / "bindings" / "java"
+    java_out = build_dir / "script-bindings" / "java"
     _run(["sh", str(REPO / "bindings" / "java" / "build.sh"), str(java_out)], env)
     jar = java_out / "zkelect.jar"
     _run(["javac", "-d", str(out), "-cp", str(jar), str(HERE / "Candidate.java")], env)
     progs["java"] = (["java", f"-Djava.library.path={java_out}", "-cp", f"{jar}{os.pathsep}{out}",
                       "Candidate"], {})
 
-    lua_out = build_dir / "bindings" / "lua"
+    lua_out = build_dir / "script-bindings" / "lua"
     _run(["sh", str(REPO / "bindings" / "lua" / "build.sh"), str(lua_out)], env)
     progs["lua"] = (["lua5.4", str(HERE / "candidate.lua")], {"LUA_CPATH": f"{lua_out}/?.so;;"})
     return progs

@@ -38,7 +38,7 @@ def java_out(build_dir):
     env = dict(os.environ)
     env["ZKELECT_BUILD_DIR"] = str(build_dir)
     env["PKG_CONFIG_PATH"] = str(build_dir / "meson-uninstalled") + ":" + env.get("PKG_CONFIG_PATH", "")
-    out = build_dir / "bindings" / "java"
+    out = build_dir / "script-bindings" / "java"
     proc = _run(["sh", str(JAVA / "build.sh"), str(out)], env)
     if proc.returncode != 0:
         pytest.fail(f"bindings/java/build.sh failed:\n{proc.stdout}\n{proc.stderr}", pytrace=False)

@@ -1,5 +1,5 @@
 """The Lua 5.4 module (bindings/lua): built by bindings/lua/build.sh into
-<build dir>/bindings/lua/zkelect.so (SWIG from bindings/swig/*.i), then
+<build dir>/script-bindings/lua/zkelect.so (apart from Meson's own bindings/lua) (SWIG from bindings/swig/*.i), then
 bindings/lua/test_zkelect.lua run with lua5.4 against the shared ensemble,
 and the README example run as written.
 """
@@ -36,7 +36,7 @@ def lua_env(build_dir):
     env["ZKELECT_BUILD_DIR"] = str(build_dir)
     env["PKG_CONFIG_PATH"] = str(build_dir / "meson-uninstalled") + ":" + env.get("PKG_CONFIG_PATH", "")
     env["LD_LIBRARY_PATH"] = str(build_dir / "capi") + ":" + env.get("LD_LIBRARY_PATH", "")
-    out = build_dir / "bindings" / "lua"
+    out = build_dir / "script-bindings" / "lua"
     proc = _run(["sh", str(LUA / "build.sh"), str(out)], env)
     if proc.returncode != 0:
         pytest.fail(f"bindings/lua/build.sh failed:\n{proc.stdout}\n{proc.stderr}", pytrace=False)

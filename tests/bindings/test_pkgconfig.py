@@ -62,7 +62,9 @@ def installed(build_dir):
     prefix = base / "prefix"
     shutil.rmtree(prefix, ignore_errors=True)
     env = _clean_env()
-    setup = ["meson", "setup", str(bdir), str(REPO), f"--prefix={prefix}", "-Dtests=false"]
+    # both: the static archive is part of what a distribution ships.
+    setup = ["meson", "setup", str(bdir), str(REPO), f"--prefix={prefix}", "-Dtests=false",
+             "-Ddefault_library=both", "-Dlua=enabled", "-Djava=enabled", "-Dgo=enabled"]
     if (bdir / "build.ninja").exists():
         setup.insert(2, "--reconfigure")
     _ok(_run(setup, env=env, cwd=REPO), "meson setup")
@@ -137,6 +139,75 @@ def test_consumer_builds_with_pkg_config_only_and_elects(installed, zk, zk_path,
     finally:
         kz.stop()
         kz.close()
+
+
+def test_static_link_with_pkg_config_static_elects(installed, zk, zk_path, tmp_path):
+    """A program linked against libzkelect.a with nothing but
+    `pkg-config --static` flags: the engine is C++, so Libs.private must
+    bring libstdc++ to a link driven by cc."""
+    archives = sorted(installed.prefix.rglob("libzkelect.a"))
+    assert len(archives) == 1, f"libzkelect.a installed {len(archives)} times: {archives}"
+    # Only the archive in a folder searched first, so -lzkelect cannot
+    # pick the shared library.
+    static_dir = tmp_path / "static"
+    static_dir.mkdir()
+    shutil.copy(archives[0], static_dir / "libzkelect.a")
+    shutil.copy(CONSUMER, tmp_path / "elect.c")
+    env = dict(installed.env)
+    _ok(_run(["sh", "-c", f"cc elect.c -o elect-static -L{static_dir} "
+                          "$(pkg-config --static --cflags --libs libzkelect)"],
+             cwd=tmp_path, env=env), "cc elect.c $(pkg-config --static --cflags --libs libzkelect)")
+    ldd = _ok(_run(["ldd", str(tmp_path / "elect-static")], env=env), "ldd").stdout
+    assert "libzkelect" not in ldd, f"linked libzkelect dynamically:\n{ldd}"
+    proc = _run([str(tmp_path / "elect-static"), zk.connect_string, zk_path, "c-static"],
+                timeout=90, env=env)
+    assert proc.returncode == 0, f"elect-static failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    assert re.fullmatch(r"LEADER c-static token=\d+", proc.stdout.splitlines()[1]), proc.stdout
+
+
+def test_bindings_installed_where_debian_looks(installed):
+    """Meson installs each binding where the language finds it without any
+    environment variable (relative to the prefix, for Debian's prefix /usr)."""
+    libdir = installed.libdir
+    multiarch = libdir.name  # lib/<multiarch> on Debian
+    lua_cmod = _ok(_run(["pkg-config", f"--define-variable=prefix={installed.prefix}",
+                         "--variable=INSTALL_CMOD", "lua5.4"]), "pkg-config lua5.4").stdout.strip()
+    assert Path(lua_cmod) == libdir / "lua" / "5.4", (lua_cmod, libdir)
+    lua_mod = Path(lua_cmod) / "zkelect.so"
+    assert lua_mod.exists(), f"no {lua_mod}"
+    needed = _ok(_run(["readelf", "-d", str(lua_mod)]), "readelf").stdout
+    assert "libzkelect.so.1" in needed and "liblua" not in needed, needed
+
+    java = installed.prefix / "share" / "java"
+    version = _pc_fields(installed.pc.read_text())["Version"]
+    jar = java / f"zkelect-{version}.jar"
+    assert jar.exists(), sorted(p.name for p in java.iterdir())
+    link = java / "zkelect.jar"
+    assert link.is_symlink() and os.readlink(link) == jar.name, link
+    import zipfile
+    with zipfile.ZipFile(jar) as z:
+        manifest = z.read("META-INF/MANIFEST.MF").decode()
+        names = set(z.namelist())
+    assert f"Implementation-Version: {version}" in manifest, manifest
+    assert {"org/zkelect/Elector.class", "org/zkelect/ZkelectNativeJNI.class"} <= names, sorted(names)[:20]
+    jni = libdir / "jni" / "libzkelect_jni.so"
+    assert jni.exists(), f"no {jni} ({multiarch})"
+
+    go = installed.prefix / "share" / "gocode" / "src" / "github.com" / "libzkelect" / "libzkelect" / "bindings" / "go"
+    src = REPO / "bindings" / "go"
+    want = {p.relative_to(src).as_posix() for p in src.rglob("*.go") if not p.name.endswith("_test.go")}
+    want |= {"go.mod", "internal/capi/capi_wrap.c"}
+    got = {p.relative_to(go).as_posix() for p in go.rglob("*") if p.is_file()}
+    assert {"zkelect.go", "internal/capi/capi.go", "internal/capi/version_check.go"} <= want
+    assert got == want, f"installed Go module differs from the tree: missing {sorted(want - got)}, extra {sorted(got - want)}"
+
+
+def test_pc_url_is_the_project(installed):
+    fields = _pc_fields(installed.pc.read_text())
+    meson = (REPO / "meson.build").read_text()
+    url = re.search(r"project_url\s*=\s*'([^']+)'", meson).group(1)
+    assert fields.get("URL") == url, fields
+    assert ".invalid" not in url and url.startswith("https://"), url
 
 
 def test_only_zkelect_symbols_are_exported(installed):

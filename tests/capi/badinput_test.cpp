@@ -8,6 +8,12 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <mutex>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 using namespace capi;
 
@@ -316,6 +322,23 @@ TEST_F(BadInput, ConfKeysAndValues) {
     zkelect_conf_destroy(conf);
 }
 
+// Debian's libzookeeper-mt has no TLS: the zk.tls.* keys say so with
+// ENOTSUP and name the alternative; a build that has it takes them.
+TEST_F(BadInput, TlsKeysWithoutTlsAreEnotsup) {
+    zkelect_conf_t *conf = zkelect_conf_new();
+    ASSERT_NE(conf, nullptr);
+    for (const char *k : {"zk.tls.ca", "zk.tls.cert", "zk.tls.key", "zk.tls.key.password"}) {
+        char err[512] = "";
+        EXPECT_EQ(zkelect_conf_set(conf, k, "", err, sizeof err), 0) << k << ": " << err;
+        int rc = zkelect_conf_set(conf, k, "/etc/zk/f.pem", err, sizeof err);
+        if (rc == 0) continue;  // a libzookeeper with zookeeper_init_ssl
+        EXPECT_EQ(rc, ZKELECT_ENOTSUP) << k << ": " << zkelect_err_name(rc);
+        expect_message(err, sizeof err, k, k);
+        expect_message(err, sizeof err, "tunnel", k);
+    }
+    zkelect_conf_destroy(conf);
+}
+
 TEST_F(BadInput, BadParticipantIds) {
     std::string path = fresh_path("never-ids");
     const std::vector<std::pair<std::string, std::string>> bad = {
@@ -327,6 +350,13 @@ TEST_F(BadInput, BadParticipantIds) {
         {"\xed\xa0\x80", "utf-8"},     // surrogate
         {"\xf4\x90\x80\x80", "utf-8"}, // above U+10FFFF
         {"\x80", "utf-8"},             // lone continuation
+        {"", "empty"},
+        {"evil\nLEADER fake token=1", "control character"},
+        {"tab\there", "control character"},
+        {"cr\r", "control character"},
+        {"\x1b[2J", "control character"},  // an escape sequence
+        {"del\x7f", "control character"},
+        {"nel\xc2\x85", "control character"},  // U+0085, a C1 line break
     };
     for (auto &b : bad) {
         char err[256] = "";
@@ -543,4 +573,99 @@ TEST_F(BadInput, LeaseMarginThatLeavesNoLease) {
     EXPECT_NE(std::string(zkelect_event_message(ev.get())).find("lease.margin.ms"), std::string::npos)
         << zkelect_event_message(ev.get());
     EXPECT_EQ(nodes(path), 0u) << "a candidacy that cannot lead must not stand in the queue";
+}
+
+// zkelect_last_error: the reason of this thread's last failure, with the
+// code's name first; a success leaves it alone.
+TEST_F(BadInput, LastErrorNamesTheCodeAndTheProblem) {
+    EXPECT_EQ(zkelect_volunteer(nullptr), ZKELECT_EINVAL);
+    EXPECT_EQ(std::string(zkelect_last_error()).rfind("ZKELECT_EINVAL: ", 0), 0u) << zkelect_last_error();
+    Election e = new_election(client.get(), fresh_path("last-error"), "x");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(zkelect_resign(e.get()), ZKELECT_ESTATE);
+    EXPECT_EQ(std::string(zkelect_last_error()).rfind("ZKELECT_ESTATE: ", 0), 0u) << zkelect_last_error();
+    EXPECT_EQ(zkelect_is_leader(e.get()), 0);  // not a failure: leaves the message
+    EXPECT_EQ(std::string(zkelect_last_error()).rfind("ZKELECT_ESTATE: ", 0), 0u);
+    int64_t tok;
+    EXPECT_EQ(zkelect_fencing_token(e.get(), &tok), ZKELECT_ENOTLEADER);
+    EXPECT_EQ(std::string(zkelect_last_error()).rfind("ZKELECT_ENOTLEADER: ", 0), 0u);
+    zkelect_conf_t *conf = zkelect_conf_new();
+    char err[256] = "";
+    EXPECT_EQ(zkelect_conf_set(conf, "zk.session.timeout.ms", "12", err, sizeof err), ZKELECT_EINVAL);
+    EXPECT_EQ(std::string(zkelect_last_error()), "ZKELECT_EINVAL: " + std::string(err));
+    zkelect_conf_destroy(conf);
+    // Per thread: another thread's failure does not change ours.
+    std::thread([] { zkelect_wake(nullptr); }).join();
+    EXPECT_EQ(std::string(zkelect_last_error()), "ZKELECT_EINVAL: " + std::string(err));
+    EXPECT_EQ(zkelect_set_log_cb(7, nullptr, nullptr), ZKELECT_EINVAL);
+}
+
+// A library never writes to its host's stderr unless asked: a client that
+// keeps failing to reach its ensemble prints nothing; with a log callback
+// set, the same lines reach the callback instead.
+namespace {
+struct LogLines {
+    std::mutex mu;
+    std::vector<std::pair<int, std::string>> lines;
+};
+void collect_log(int level, const char *message, void *opaque) {
+    auto *l = static_cast<LogLines *>(opaque);
+    std::lock_guard<std::mutex> lock(l->mu);
+    l->lines.emplace_back(level, message);
+}
+}  // namespace
+
+TEST(Log, NothingOnStderrUnlessAskedThenTheCallbackGetsIt) {
+    // A port that refuses: nothing listens on it once the socket closes.
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(s, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    socklen_t alen = sizeof a;
+    ASSERT_EQ(getsockname(s, reinterpret_cast<sockaddr *>(&a), &alen), 0);
+    close(s);
+    std::string dead = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+
+    char path[] = "/tmp/zkelect-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    unlink(path);
+    std::fflush(stderr);
+    int saved = dup(2);
+    ASSERT_GE(saved, 0);
+    dup2(fd, 2);
+    auto run_client = [&] {
+        char err[256] = "";
+        zkelect_conf_t *conf = zkelect_conf_new();
+        zkelect_conf_set(conf, "zk.hosts", dead.c_str(), err, sizeof err);
+        zkelect_client_t *c = zkelect_client_new(conf, err, sizeof err);
+        zkelect_conf_destroy(conf);
+        if (!c) return;
+        EXPECT_EQ(zkelect_client_await_connected(c, 1500), ZKELECT_ETIMEDOUT);
+        zkelect_client_destroy(c);
+    };
+    run_client();
+    std::fflush(stderr);
+    off_t quiet = lseek(fd, 0, SEEK_END);
+    LogLines log;
+    ASSERT_EQ(zkelect_set_log_cb(ZKELECT_LOG_ERROR, collect_log, &log), 0);
+    run_client();
+    ASSERT_EQ(zkelect_set_log_cb(ZKELECT_LOG_NONE, nullptr, nullptr), 0);
+    std::fflush(stderr);
+    off_t after = lseek(fd, 0, SEEK_END);
+    dup2(saved, 2);
+    close(saved);
+    std::string printed(static_cast<size_t>(after), '\0');
+    pread(fd, printed.data(), printed.size(), 0);
+    close(fd);
+    EXPECT_EQ(quiet, 0) << "the library wrote to stderr unasked:\n" << printed.substr(0, 2000);
+    EXPECT_EQ(after, 0) << "with a callback set, lines still went to stderr:\n" << printed.substr(0, 2000);
+    std::lock_guard<std::mutex> lock(log.mu);
+    ASSERT_FALSE(log.lines.empty()) << "the callback got none of the connection errors";
+    for (auto &[level, line] : log.lines) {
+        EXPECT_EQ(level, ZKELECT_LOG_ERROR) << line;
+        EXPECT_EQ(line.find('\n'), std::string::npos) << "a line with a newline: " << line;
+    }
 }

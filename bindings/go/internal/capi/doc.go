@@ -3,9 +3,10 @@
 // panics "zkelect:<code>:<message>". Package zkelect is the API to use; it
 // recovers those panics into errors.
 //
-// The wrapper sources are generated from bindings/swig/zkelect.i, never
-// committed: run `go generate ./...` in bindings/go (swig and pkg-config
-// libzkelect needed) before building.
+// capi.go and capi_wrap.c are generated from bindings/swig/zkelect.i and
+// committed, so building the module needs cgo and libzkelect's headers
+// (pkg-config libzkelect), never swig. After changing the interface, run
+// `go generate ./...` in bindings/go (swig needed) and commit the result.
 package capi
 
 //go:generate sh ../../gen.sh

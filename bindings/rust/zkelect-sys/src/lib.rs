@@ -72,6 +72,8 @@ pub const ZKELECT_ENOTLEADER: c_int = -15;
 
 /// `#define ZKELECT_ID_MAX`: longest participant id in bytes, without the NUL.
 pub const ZKELECT_ID_MAX: usize = 1024;
+/// `#define ZKELECT_EVENT_QUEUE_MAX`: most events a handle's queue holds.
+pub const ZKELECT_EVENT_QUEUE_MAX: usize = 1024;
 
 // enum zkelect_counter
 pub const ZKELECT_COUNTER_TERMS_WON: c_int = 0;
@@ -85,7 +87,9 @@ pub const ZKELECT_COUNTER_RECONNECTS: c_int = 7;
 pub const ZKELECT_COUNTER_EXPIRIES: c_int = 8;
 pub const ZKELECT_COUNTER_ZK_REQUESTS: c_int = 9;
 pub const ZKELECT_COUNTER_KEEPALIVES: c_int = 10;
-pub const ZKELECT_COUNTER__COUNT: c_int = 11;
+/// Since 1.1.
+pub const ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP: c_int = 11;
+pub const ZKELECT_COUNTER__COUNT: c_int = 12;
 
 // enum zkelect_event_type
 pub const ZKELECT_EV_ELECTED: c_int = 1;
@@ -97,6 +101,10 @@ pub const ZKELECT_EV_EXPIRED: c_int = 6;
 pub const ZKELECT_EV_LEADER_CHANGED: c_int = 7;
 pub const ZKELECT_EV_ERROR: c_int = 8;
 pub const ZKELECT_EV_RESIGNED: c_int = 9;
+/// Since 1.1: events were dropped (the token counts them).
+pub const ZKELECT_EV_OVERFLOW: c_int = 10;
+/// Since 1.1: nothing failed, but an operator should act (the message says what).
+pub const ZKELECT_EV_WARNING: c_int = 11;
 
 // enum zkelect_reason
 pub const ZKELECT_REASON_NONE: c_int = 0;

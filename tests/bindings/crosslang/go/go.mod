@@ -2,6 +2,6 @@ module zkelect.dev/crosslang
 
 go 1.21
 
-require zkelect.dev/zkelect v0.0.0
+require github.com/libzkelect/libzkelect/bindings/go v0.0.0
 
-replace zkelect.dev/zkelect => ../../../../bindings/go
+replace github.com/libzkelect/libzkelect/bindings/go => ../../../../bindings/go

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"zkelect.dev/zkelect"
+	zkelect "github.com/libzkelect/libzkelect/bindings/go"
 )
 
 func describe(ev zkelect.Event) string {

@@ -1,0 +1,235 @@
+"""The Debian packages, installed, serve each language's README example run
+from a folder outside the repository, against a real ensemble.
+
+`./dev test` builds the packages (./dev package) and names their folder in
+ZKELECT_DEBS; this module installs them with apt (root, or sudo without a
+password: CI is root on a throwaway machine), runs the examples with an
+environment that points nowhere into the build tree, and purges the
+packages afterwards so the other suites keep using the build tree.
+
+- C: the README's example, `cc elect.c $(pkg-config --cflags --libs libzkelect)`;
+- Go: a fresh module requiring the installed module source
+  (/usr/share/gocode/src/...) through a replace line, a fresh build cache;
+- Lua: a plain `require "zkelect"` (no LUA_CPATH);
+- Java: `java -cp /usr/share/java/zkelect.jar Example.java`, no -D flag;
+- Rust: a fresh crate with a path dependency on bindings/rust/zkelect,
+  finding the installed library through pkg-config;
+- and the packages install over an older libzkelect1 as an upgrade.
+"""
+
+import contextlib
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGES = ["libzkelect1", "libzkelect-dev", "zkelect", "lua-zkelect", "libzkelect-jni",
+            "libzkelect-java", "golang-github-libzkelect-libzkelect-dev"]
+GO_MODULE = "github.com/libzkelect/libzkelect/bindings/go"
+GO_SRC = Path("/usr/share/gocode/src") / GO_MODULE
+# One holder at a time on this machine: two runs installing and purging the
+# same packages would pull them from under each other.
+LOCK = "/tmp/zkelect-installed-debs.lock"
+TIMEOUT = 600
+
+
+def _run(cmd, timeout=TIMEOUT, **kw):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"{cmd} did not finish in {timeout} s:\n{e.stdout or ''}\n{e.stderr or ''}",
+                    pytrace=False)
+
+
+def _ok(proc, what):
+    if proc.returncode != 0:
+        pytest.fail(f"{what} failed (exit {proc.returncode}):\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}",
+                    pytrace=False)
+    return proc
+
+
+def _installed(pkg):
+    proc = _run(["dpkg-query", "-W", "-f=${Status}", pkg], timeout=60)
+    return proc.returncode == 0 and "install ok installed" in proc.stdout
+
+
+def _clean_env(tmp):
+    """os.environ without anything that leads into the build tree."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "LD_LIBRARY_PATH", "LIBRARY_PATH",
+                        "CPATH", "C_INCLUDE_PATH", "LUA_CPATH", "LUA_PATH", "LUA_CPATH_5_4",
+                        "LUA_PATH_5_4", "CLASSPATH", "ZKELECT_BUILD_DIR", "ZKELECT_LIB_DIR",
+                        "ZKELECT_INCLUDE_DIR", "GOFLAGS", "CARGO_TARGET_DIR", "JAVA_TOOL_OPTIONS")}
+    env["HOME"] = os.environ.get("HOME", str(tmp))
+    return env
+
+
+def _version(pkg):
+    return _run(["dpkg-query", "-W", "-f=${Version}", pkg], timeout=60).stdout.strip()
+
+
+def _deb_version(deb):
+    return _ok(_run(["dpkg-deb", "-f", str(deb), "Version"], timeout=60), "dpkg-deb -f").stdout.strip()
+
+
+def _older(deb, tmp):
+    """deb repacked as version <upstream>~rc1-1: sorts before the real one."""
+    root = tmp / "root"
+    _ok(_run(["dpkg-deb", "-R", str(deb), str(root)], timeout=120), "dpkg-deb -R")
+    control = root / "DEBIAN" / "control"
+    version = _deb_version(deb)
+    upstream = version.split("-")[0]
+    text = control.read_text().replace(f"Version: {version}\n", f"Version: {upstream}~rc1-1\n")
+    assert f"{upstream}~rc1-1" in text, text
+    control.write_text(text)
+    out = tmp / f"libzkelect1_{upstream}~rc1-1.deb"
+    _ok(_run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(out)], timeout=120), "dpkg-deb -b")
+    return out
+
+
+@pytest.fixture(scope="module")
+def debs(tmp_path_factory):
+    folder = os.environ.get("ZKELECT_DEBS")
+    if not folder:
+        pytest.skip("ZKELECT_DEBS is not set: ./dev test builds the packages and sets it")
+    folder = Path(folder)
+    files = sorted(p for p in folder.glob("*.deb") if "-dbgsym_" not in p.name)
+    names = {p.name.split("_")[0] for p in files}
+    assert names == set(PACKAGES), f"{folder} holds {sorted(names)}, expected {PACKAGES}"
+    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    if sudo and _run(["sudo", "-n", "true"], timeout=30).returncode != 0:
+        pytest.fail("installing the packages needs root (or sudo without a password)", pytrace=False)
+    lock = open(LOCK, "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        already = [p for p in PACKAGES if _installed(p)]
+        assert not already, (f"{already} are installed already; this test purges what it installs "
+                             "and will not remove someone else's")
+        apt = [*sudo, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q",
+               "--no-install-recommends", "-o", "DPkg::Lock::Timeout=900"]
+        try:
+            # A system with an older libzkelect1: the same library under an
+            # earlier version, installed first, must upgrade in place.
+            older = _older(next(p for p in files if p.name.startswith("libzkelect1_")),
+                           tmp_path_factory.mktemp("older"))
+            _ok(_run([*apt, str(older)], timeout=1200), "apt-get install an older libzkelect1")
+            before = _version("libzkelect1")
+            _ok(_run([*apt, *map(str, files)], timeout=1200), "apt-get install the .debs")
+            yield SimpleNamespace(files=files, before=before, after=_version("libzkelect1"),
+                                  new=_deb_version(files[0]))
+        finally:
+            _run([*sudo, "dpkg", "--purge", *PACKAGES], timeout=600)
+            left = [p for p in PACKAGES if _installed(p)]
+            assert not left, f"{left} still installed after the purge"
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+
+def _readme_block(path, marker_re):
+    text = path.read_text()
+    m = re.search(marker_re, text, re.S)
+    assert m, f"{path} has no example matching {marker_re}"
+    return m.group(1)
+
+
+def _outside(tmp_path, name):
+    d = tmp_path / name
+    d.mkdir()
+    assert not d.resolve().is_relative_to(REPO.resolve())
+    return d
+
+
+def _token(out, what):
+    m = re.search(r"leading with (?:fencing )?token (\d+)$", out.strip())
+    assert m and int(m.group(1)) > 0, f"{what} did not lead:\n{out}"
+
+
+def test_an_older_libzkelect1_was_upgraded(debs):
+    assert debs.before.endswith("~rc1-1"), debs.before
+    assert debs.after == debs.new, (debs.before, debs.after, debs.new)
+    ok = _run(["dpkg", "--audit"], timeout=120)
+    assert ok.returncode == 0 and not ok.stdout.strip(), ok.stdout
+
+
+def test_c_readme_example_with_pkg_config(debs, zk, tmp_path):
+    d = _outside(tmp_path, "c")
+    (d / "elect.c").write_text(_readme_block(REPO / "README.md", r"## Use it from C.*?```c\n(.*?)```"))
+    env = _clean_env(tmp_path)
+    _ok(_run(["sh", "-c", "cc elect.c -o elect $(pkg-config --cflags --libs libzkelect)"], cwd=d, env=env),
+        "cc elect.c $(pkg-config --cflags --libs libzkelect)")
+    ldd = _ok(_run(["ldd", str(d / "elect")], env=env), "ldd").stdout
+    m = re.search(r"libzkelect\.so\.1 => (\S+)", ldd)
+    assert m, ldd
+    # /lib is /usr/lib on a merged-/usr system: compare the files.
+    owner = _ok(_run(["dpkg", "-S", os.path.realpath(m.group(1))], env=env), "dpkg -S").stdout
+    assert owner.startswith("libzkelect1:"), f"the example loads {m.group(1)}, owned by {owner}"
+    proc = _ok(_run([str(d / "elect"), zk.connect_string], cwd=d, env=env, timeout=120), "the C example")
+    _token(proc.stdout, "the C example")
+
+
+def test_go_readme_example_in_a_fresh_module(debs, zk, tmp_path):
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    assert os.path.exists(go), "go is not installed"
+    assert (GO_SRC / "go.mod").exists(), f"the Go package installed no module source at {GO_SRC}"
+    d = _outside(tmp_path, "goex")
+    (d / "main.go").write_text(_readme_block(REPO / "bindings" / "README.md",
+                                             r"<!-- go-example -->\s*```go\n(.*?)```"))
+    (d / "go.mod").write_text(f"module example\n\ngo 1.21\n\nrequire {GO_MODULE} v1.0.0\n\n"
+                              f"replace {GO_MODULE} => {GO_SRC}\n")
+    env = _clean_env(tmp_path)
+    # A fresh build cache: Go's cache does not key on pkg-config's answer,
+    # so a cache warmed on the build tree could hide a broken install.
+    env.update(GOCACHE=str(tmp_path / "gocache"), GOMODCACHE=str(tmp_path / "gomod"),
+               GOPATH=str(tmp_path / "gopath"), GOFLAGS="-mod=mod", GOPROXY="off",
+               GOTOOLCHAIN="local", CGO_ENABLED="1", ZK_HOSTS=zk.connect_string)
+    proc = _ok(_run([go, "run", "."], cwd=d, env=env, timeout=900), "go run of the Go example")
+    _token(proc.stdout, "the Go example")
+
+
+def test_lua_readme_example_with_a_plain_require(debs, zk, tmp_path):
+    d = _outside(tmp_path, "lua")
+    (d / "example.lua").write_text(_readme_block(REPO / "bindings" / "README.md",
+                                                 r"<!-- lua-example -->\s*```lua\n(.*?)```"))
+    env = _clean_env(tmp_path)
+    env["ZK_HOSTS"] = zk.connect_string
+    where = _ok(_run(["lua5.4", "-e", 'print(package.searchpath("zkelect", package.cpath))'],
+                     cwd=d, env=env), "package.searchpath").stdout.strip()
+    assert where.startswith("/usr/lib/") and where.endswith("/lua/5.4/zkelect.so"), where
+    proc = _ok(_run(["lua5.4", "example.lua"], cwd=d, env=env, timeout=120), "the Lua example")
+    _token(proc.stdout, "the Lua example")
+
+
+def test_java_readme_example_with_the_system_jar_and_no_flag(debs, zk, tmp_path):
+    d = _outside(tmp_path, "java")
+    (d / "Example.java").write_text(_readme_block(REPO / "bindings" / "README.md",
+                                                  r"<!-- java-example -->\s*```java\n(.*?)```"))
+    env = _clean_env(tmp_path)
+    env["ZK_HOSTS"] = zk.connect_string
+    proc = _ok(_run(["java", "-cp", "/usr/share/java/zkelect.jar", "Example.java"], cwd=d, env=env,
+                    timeout=300), "java -cp /usr/share/java/zkelect.jar Example.java")
+    _token(proc.stdout, "the Java example")
+
+
+def test_rust_readme_example_in_a_fresh_crate(debs, zk, tmp_path):
+    cargo = shutil.which("cargo") or os.path.expanduser("~/.cargo/bin/cargo")
+    assert os.path.exists(cargo), "cargo is not installed"
+    d = _outside(tmp_path, "rustex")
+    (d / "src").mkdir()
+    (d / "src" / "main.rs").write_text(_readme_block(REPO / "bindings" / "rust" / "README.md",
+                                                     r"## Example.*?```rust\n(.*?)```"))
+    (d / "Cargo.toml").write_text(
+        '[package]\nname = "example"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        f'[dependencies]\nzkelect = {{ path = "{REPO / "bindings" / "rust" / "zkelect"}" }}\n')
+    env = _clean_env(tmp_path)
+    env.update(CARGO_TARGET_DIR=str(tmp_path / "target"), CARGO_TERM_COLOR="never")
+    env["PATH"] = f"{os.path.dirname(cargo)}:{env.get('PATH', '')}"
+    proc = _ok(_run([cargo, "run", "-q", "--", zk.connect_string], cwd=d, env=env,
+                    timeout=900), "cargo run of the Rust example")
+    _token(proc.stdout, "the Rust example")
