@@ -530,6 +530,7 @@ TEST(Delivery, ExceptionFromCallbackIsCaughtAtTheBoundary) {
             << (background ? "background" : "dispatch") << ": events after a throw were lost";
         if (background) ASSERT_EQ(zkelect_set_background_event_cb(x.get(), nullptr, nullptr), 0);
     }
+}
 
 // A candidacy whose events nobody reads, through hundreds of real terms: its
 // queue stays at ZKELECT_EVENT_QUEUE_MAX, led by one OVERFLOW event counting
