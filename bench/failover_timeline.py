@@ -3,11 +3,11 @@
 time goes"), against the bench ensemble that is already running.
 
 Runs `zkelect candidate` participants (one per process, the participant
-protocol of ../shared/bench/README.md) with `--set zk.log.level=debug`, so the
+protocol of docs/design.md) with `--set zk.log.level=debug`, so the
 ZooKeeper C client logs every request it queues, every response and watch
 event it receives (IO thread) and hands over (completion thread). Its log
 timestamps have millisecond resolution, too coarse for segments of a few
-hundred microseconds, so an LD_PRELOAD shim (compiled here into a temp dir)
+hundred microseconds, so an LD_PRELOAD shim (bench/zkts.c, built by Meson)
 prefixes each log line with CLOCK_REALTIME nanoseconds, the clock of the EVENT
 lines. The driver resigns the leader in rotation; for each failover the new
 leader's log and the events give the segments RESIGNED -> delete queued ->
@@ -16,8 +16,8 @@ notification received -> requests queued -> answers -> LEADER.
 Also measured, in the same run:
   - the floor: read RTT (getChildren), write RTT (multi{check}) and the two
     pipelined (multi then getChildren, as the engine sends them), per server,
-    by a small C program against -lzookeeper_mt (async calls, like the engine),
-    on a second session in turn with host re-resolution off; and fdatasync
+    by a small C program against -lzookeeper_mt (bench/zkftl.c; async calls,
+    like the engine), on a second session in turn with host re-resolution off; and fdatasync
     of small writes on the filesystem of the ensemble's data;
   - the same failovers without the debug log: libzkelect, libzkelect with
     zoo_set_servers_resolution_delay(-1) preloaded (an experiment: no host
@@ -34,7 +34,7 @@ Also measured, in the same run:
 
 Prints a markdown report on stdout; --json keeps the raw numbers.
 
-  bench/failover_timeline.py [--binary BUILD/tools/zkelect] [--failovers 40]
+  bench/failover_timeline.py --connect HOSTS [--binary BUILD/tools/zkelect] [--failovers 40]
                              [--callgrind 30] [--json FILE]
 Loopback only; every process started here is stopped by its PID.
 """
@@ -50,248 +50,19 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import queue
+
+try:
+    # tests/bed on PYTHONPATH (./dev sets it): the participant-protocol driver
+    from participant import EOF, Hub, Participant, protocol_args
+except ImportError as e:
+    sys.exit("failover_timeline: %s: run it with PYTHONPATH=%s"
+             % (e, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tests", "bed")))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_CONNECT = "127.0.0.1:21811,127.0.0.1:21812,127.0.0.1:21813"
 DEFAULT_BINARY = os.path.join(HERE, "..", "build-release", "tools", "zkelect")
-DEFAULT_KAZOO = os.path.join(HERE, "..", "..", "shared", "bench", "participants", "kazoo",
-                             "kazoo_participant.py")
-
-# ---------------------------------------------------------------------------
-# C helpers, compiled into a temp dir
-
-SHIM_C = r"""
-/* LD_PRELOAD: the ZooKeeper C client writes each log line with one
- * __fprintf_chk(stderr, ...); prefix it with CLOCK_REALTIME ns. */
-#define _GNU_SOURCE
-#include <stdarg.h>
-#include <stdio.h>
-#include <time.h>
-#include <unistd.h>
-int __vfprintf_chk(FILE *, int, const char *, va_list);
-int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    if (fp == stderr) {
-        struct timespec ts;
-        char buf[8192];
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int h = snprintf(buf, sizeof buf, "%lld ", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-        n = vsnprintf(buf + h, sizeof buf - h, fmt, ap);
-        if (n >= 0) {
-            size_t len = (size_t)h + ((size_t)n < sizeof buf - h ? (size_t)n : sizeof buf - h - 1);
-            ssize_t w = write(fileno(fp), buf, len); /* one write: lines never interleave */
-            (void)w;
-        }
-    } else {
-        n = __vfprintf_chk(fp, flag, fmt, ap);
-    }
-    va_end(ap);
-    return n;
-}
-"""
-
-RESOLVE_OFF_C = r"""
-/* LD_PRELOAD experiment: every zookeeper_init'ed handle gets
- * zoo_set_servers_resolution_delay(zh, -1) (no host re-resolution on each
- * loop iteration of the C client's IO thread). */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <zookeeper/zookeeper.h>
-typedef zhandle_t *(*init_fn)(const char *, watcher_fn, int, const clientid_t *, void *, int);
-zhandle_t *zookeeper_init(const char *host, watcher_fn fn, int recv_timeout,
-                          const clientid_t *clientid, void *context, int flags)
-{
-    init_fn real = (init_fn)dlsym(RTLD_NEXT, "zookeeper_init");
-    zhandle_t *zh = real(host, fn, recv_timeout, clientid, context, flags);
-    if (zh) zoo_set_servers_resolution_delay(zh, -1);
-    return zh;
-}
-"""
-
-FLOOR_C = r"""
-/* zkftl rtt HOSTS PATH COUNT: read / write / pipelined round trips, async API,
- * on two sessions to HOSTS used in turn: "a" with the C client's defaults,
- * "b" with zoo_set_servers_resolution_delay(-1) (no host re-resolution on
- * each loop iteration of the IO thread).
- * zkftl rm HOSTS PATH...: delete (empty) nodes, in the order given. */
-#define _GNU_SOURCE
-#define THREADED /* the synchronous API */
-#include <zookeeper/zookeeper.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int connected, pending;
-static int64_t done_at[2];
-static int rcs[2];
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
-{
-    (void)zh; (void)path; (void)ctx;
-    if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE) {
-        pthread_mutex_lock(&mu);
-        connected++;
-        pthread_cond_broadcast(&cv);
-        pthread_mutex_unlock(&mu);
-    }
-}
-static void mark(int which, int rc)
-{
-    int64_t t = now_ns();
-    pthread_mutex_lock(&mu);
-    done_at[which] = t;
-    rcs[which] = rc;
-    pending--;
-    pthread_cond_broadcast(&cv);
-    pthread_mutex_unlock(&mu);
-}
-static void strings_cb(int rc, const struct String_vector *s, const void *d)
-{
-    (void)s;
-    mark((int)(intptr_t)d, rc);
-}
-static void void_cb(int rc, const void *d) { mark((int)(intptr_t)d, rc); }
-static int wait_cond(int connections)
-{
-    struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += 10;
-    pthread_mutex_lock(&mu);
-    while (connections ? connected < connections : pending > 0) {
-        if (pthread_cond_timedwait(&cv, &mu, &dl)) {
-            pthread_mutex_unlock(&mu);
-            return -1;
-        }
-    }
-    pthread_mutex_unlock(&mu);
-    return 0;
-}
-static void set_pending(int n)
-{
-    pthread_mutex_lock(&mu);
-    pending = n;
-    pthread_mutex_unlock(&mu);
-}
-static void print_arr(const char *name, const int64_t *a, int n, int last)
-{
-    printf("\"%s\":[", name);
-    for (int i = 0; i < n; i++) printf("%s%lld", i ? "," : "", (long long)a[i]);
-    printf("]%s", last ? "" : ",");
-}
-struct sess {
-    zhandle_t *zh;
-    char node[512];
-    zoo_op_t op;
-    zoo_op_result_t res;
-    int64_t *rd, *wr, *pw, *pr;
-};
-static int one_round(struct sess *s, const char *path, int i)
-{
-    int64_t t0;
-    set_pending(1);
-    t0 = now_ns();
-    zoo_aget_children(s->zh, path, 0, strings_cb, (void *)0);
-    if (wait_cond(0) || rcs[0]) return -1;
-    if (i >= 0) s->rd[i] = done_at[0] - t0;
-    set_pending(1);
-    t0 = now_ns();
-    zoo_amulti(s->zh, 1, &s->op, &s->res, void_cb, (void *)1);
-    if (wait_cond(0) || rcs[1]) return -1;
-    if (i >= 0) s->wr[i] = done_at[1] - t0;
-    set_pending(2); /* as the engine sends them: the write first, then the read */
-    t0 = now_ns();
-    zoo_amulti(s->zh, 1, &s->op, &s->res, void_cb, (void *)1);
-    zoo_aget_children(s->zh, path, 0, strings_cb, (void *)0);
-    if (wait_cond(0) || rcs[0] || rcs[1]) return -1;
-    if (i >= 0) {
-        s->pw[i] = done_at[1] - t0;
-        s->pr[i] = done_at[0] - t0;
-    }
-    return 0;
-}
-int main(int argc, char **argv)
-{
-    if (argc < 3) {
-        fprintf(stderr, "usage: zkftl rtt HOSTS PATH COUNT | zkftl rm HOSTS PATH...\n");
-        return 2;
-    }
-    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    int rtt = strcmp(argv[1], "rtt") == 0;
-    struct sess s[2];
-    memset(s, 0, sizeof s);
-    int ns = rtt ? 2 : 1;
-    for (int k = 0; k < ns; k++) {
-        s[k].zh = zookeeper_init(argv[2], watcher, 4000, 0, 0, 0);
-        if (!s[k].zh) return 1;
-        if (k == 1) zoo_set_servers_resolution_delay(s[k].zh, -1);
-    }
-    if (wait_cond(ns)) {
-        fprintf(stderr, "no connection to %s\n", argv[2]);
-        return 1;
-    }
-    if (!rtt) {
-        for (int i = 3; i < argc; i++) zoo_delete(s[0].zh, argv[i], -1);
-        zookeeper_close(s[0].zh);
-        return 0;
-    }
-    if (argc < 5) return 2;
-    const char *path = argv[3];
-    int count = atoi(argv[4]), warm = 20;
-    int rc = zoo_create(s[0].zh, path, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-    if (rc != ZOK && rc != ZNODEEXISTS) {
-        fprintf(stderr, "create %s: %s\n", path, zerror(rc));
-        return 1;
-    }
-    for (int k = 0; k < 2; k++) {
-        snprintf(s[k].node, sizeof s[k].node, "%s/n%d", path, k);
-        rc = zoo_create(s[k].zh, s[k].node, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
-        if (rc != ZOK) {
-            fprintf(stderr, "create %s: %s\n", s[k].node, zerror(rc));
-            return 1;
-        }
-        zoo_check_op_init(&s[k].op, s[k].node, -1);
-        s[k].rd = calloc(count, 8);
-        s[k].wr = calloc(count, 8);
-        s[k].pw = calloc(count, 8);
-        s[k].pr = calloc(count, 8);
-    }
-    for (int i = -warm; i < count; i++)
-        for (int k = 0; k < 2; k++)
-            if (one_round(&s[(i & 1) ? 1 - k : k], path, i)) return 1;
-    printf("{\"hosts\":\"%s\",\"server_a\":\"%s\",\"server_b\":\"%s\",", argv[2],
-           zoo_get_current_server(s[0].zh), zoo_get_current_server(s[1].zh));
-    print_arr("read_ns", s[0].rd, count, 0);
-    print_arr("write_ns", s[0].wr, count, 0);
-    print_arr("pipe_write_ns", s[0].pw, count, 0);
-    print_arr("pipe_read_ns", s[0].pr, count, 0);
-    print_arr("b_read_ns", s[1].rd, count, 0);
-    print_arr("b_write_ns", s[1].wr, count, 0);
-    print_arr("b_pipe_write_ns", s[1].pw, count, 0);
-    print_arr("b_pipe_read_ns", s[1].pr, count, 1);
-    printf("}\n");
-    for (int k = 0; k < 2; k++) zoo_delete(s[k].zh, s[k].node, -1);
-    zoo_delete(s[0].zh, path, -1);
-    for (int k = 0; k < 2; k++) zookeeper_close(s[k].zh);
-    return 0;
-}
-"""
+DEFAULT_KAZOO = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
 
 # ---------------------------------------------------------------------------
 # statistics
@@ -370,87 +141,54 @@ def server_modes(connect):
 # participants
 
 
-class Ev:
-    __slots__ = ("kind", "id", "ns", "rx")
-
-    def __init__(self, kind, pid, ns, rx):
-        self.kind, self.id, self.ns, self.rx = kind, pid, ns, rx
-
-
 class Group:
-    """N participants, one per process, ids 1..N; participant i is process i-1."""
+    """N participants, one per process, ids 1..N; participant i is process
+    i-1. Driven by tests/bed/participant.py; each process's stdout is also
+    kept beside its stderr log, every line prefixed with its arrival time."""
 
     def __init__(self, label, argvs, envs, stderr_paths, connect, path, timeout_ms):
         self.label = label
-        self.procs = []
-        self.q = queue.Queue()
-        self.state = {}
-        self.events = []
-        self.threads = []
+        self.hub = Hub()
         self.stderr_paths = stderr_paths
+        self.procs = []
         for i, (argv, env, errp) in enumerate(zip(argvs, envs, stderr_paths)):
-            full = argv + ["--connect", connect, "--path", path, "--first-id", str(i + 1),
-                           "--count", "1", "--session-timeout-ms", str(timeout_ms)]
-            if getattr(argv, "extra", None):
-                full += argv.extra
-            errf = open(errp, "wb")
-            p = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errf,
-                                 env=env, start_new_session=True, text=True, bufsize=1)
-            errf.close()
-            self.procs.append(p)
-            t = threading.Thread(target=self._reader, args=(i, p), daemon=True)
-            t.start()
-            self.threads.append(t)
+            full = list(argv) + protocol_args(connect, path, i + 1, 1, timeout_ms) + \
+                list(getattr(argv, "extra", ()))
+            self.procs.append(Participant(full, env, name="%s[%d]" % (label, i + 1), stderr=errp,
+                                          hub=self.hub, keep_stdout=errp[:-len(".stderr")] + ".stdout"))
 
-    def _reader(self, idx, p):
-        # every stdout line is also kept next to the stderr log
-        with open(self.stderr_paths[idx][:-len(".stderr")] + ".stdout", "w") as keep:
-            for line in p.stdout:
-                rx = time.time_ns()
-                keep.write("%d %s" % (rx, line))
-                keep.flush()
-                self.q.put((idx, line.rstrip("\n"), rx))
-        self.q.put((idx, None, time.time_ns()))
+    @property
+    def state(self):
+        return self.hub.state
 
-    def _take(self, item):
-        idx, line, rx = item
-        if line is None:
-            self.state["exit%d" % idx] = True
-            return
-        w = line.split()
-        if len(w) >= 4 and w[0] == "EVENT":
-            try:
-                ev = Ev(w[1], w[2], int(w[3]), rx)
-            except ValueError:
-                return
-            self.state[ev.id] = ev.kind
-            self.events.append(ev)
+    @property
+    def events(self):
+        """Every Event (ns: the participant's stamp, rx: its arrival here)."""
+        return self.hub.events
 
     def wait(self, pred, timeout, what):
-        deadline = time.monotonic() + timeout
-        while True:
-            r = pred()
-            if r:
-                return r
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("%s: timed out after %.0f s waiting for %s (states %s)"
-                                   % (self.label, timeout, what, self.ids_state()))
-            try:
-                item = self.q.get(timeout=left)
-            except queue.Empty:
-                continue
-            self._take(item)
-            if item[1] is None:
+        """Until pred() holds, re-checked at every line; TimeoutError at the
+        deadline, RuntimeError when a participant process ends."""
+        if pred():
+            return pred()
+
+        def offer(line):
+            if line.words == EOF:
+                idx = self.procs.index(line.src)
                 raise RuntimeError("%s: participant process %d exited (see %s)"
-                                   % (self.label, item[0], self.stderr_paths[item[0]]))
+                                   % (self.label, idx, self.stderr_paths[idx]))
+            return pred()
+        try:
+            return self.hub.wait(offer, timeout, what)
+        except AssertionError:
+            raise TimeoutError("%s: timed out after %.0f s waiting for %s (states %s)"
+                               % (self.label, timeout, what, self.ids_state())) from None
 
     def ids_state(self):
         return {str(i + 1): self.state.get(str(i + 1)) for i in range(len(self.procs))}
 
     def send(self, idx, line):
-        self.procs[idx].stdin.write(line + "\n")
-        self.procs[idx].stdin.flush()
+        self.procs[idx].send(line)
 
     def start(self, timeout):
         n = len(self.procs)
@@ -512,21 +250,9 @@ class Group:
 
     def stop(self):
         for p in self.procs:
-            try:
-                p.stdin.write("quit\n")
-                p.stdin.close()
-            except (OSError, ValueError):
-                pass
-        deadline = time.monotonic() + 15
-        for p in self.procs:
-            try:
-                p.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                log("%s: pid %d did not quit; killing it" % (self.label, p.pid))
-                p.kill()
-                p.wait(timeout=5)
-        for t in self.threads:
-            t.join(timeout=5)
+            if p.quit(15) is None:
+                log("%s: pid %d did not quit; killed" % (self.label, p.pid))
+            p.close()
 
 
 class Argv(list):
@@ -1450,37 +1176,27 @@ def report(ctx, R):
 # ---------------------------------------------------------------------------
 
 
-def compile_helpers(tmp):
-    resoff = os.path.join(tmp, "zkresoff.so")
-    with open(os.path.join(tmp, "zkresoff.c"), "w") as f:
-        f.write(RESOLVE_OFF_C)
-    r = subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", resoff, os.path.join(tmp, "zkresoff.c"),
-                        "-lzookeeper_mt", "-ldl"], capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        log("resolution shim did not compile (%s): experiment skipped" % r.stderr)
-        resoff = None
-    shim = os.path.join(tmp, "zkts.so")
-    zkftl = os.path.join(tmp, "zkftl")
-    with open(os.path.join(tmp, "zkts.c"), "w") as f:
-        f.write(SHIM_C)
-    with open(os.path.join(tmp, "zkftl.c"), "w") as f:
-        f.write(FLOOR_C)
-    r = subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", shim, os.path.join(tmp, "zkts.c")],
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        log("shim did not compile (%s); falling back to the log's millisecond stamps" % r.stderr)
+def find_helpers(build):
+    """The C helpers bench/meson.build made: (zkts.so, zkftl, zkresoff.so).
+    Without the log shim the timelines fall back to the log's millisecond
+    stamps; without zkresoff the experiment is skipped."""
+    d = os.path.join(build, "bench")
+    shim, zkftl, resoff = (os.path.join(d, x) for x in ("zkts.so", "zkftl", "zkresoff.so"))
+    if not os.access(zkftl, os.X_OK):
+        raise RuntimeError("%s is missing: build first (ninja -C %s)" % (zkftl, build))
+    if not os.path.exists(shim):
+        log("%s is missing: falling back to the log's millisecond stamps" % shim)
         shim = None
-    r = subprocess.run(["cc", "-O2", "-o", zkftl, os.path.join(tmp, "zkftl.c"), "-lzookeeper_mt",
-                        "-lpthread"], capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        raise RuntimeError("floor program did not compile: %s" % r.stderr)
+    if not os.path.exists(resoff):
+        log("%s is missing: resolution experiment skipped" % resoff)
+        resoff = None
     return shim, zkftl, resoff
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--binary", default=DEFAULT_BINARY)
-    ap.add_argument("--connect", default=DEFAULT_CONNECT)
+    ap.add_argument("--connect", required=True, help="connect string of a running ensemble")
     ap.add_argument("--kazoo", default=DEFAULT_KAZOO, help="kazoo participant ('' to skip)")
     ap.add_argument("--failovers", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=3)
@@ -1516,7 +1232,7 @@ def main():
     R = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_start": loadavg(),
          "modes": server_modes(a.connect), "timelines": [], "compare": []}
     try:
-        ctx.shim, ctx.zkftl, ctx.resoff = compile_helpers(tmp)
+        ctx.shim, ctx.zkftl, ctx.resoff = find_helpers(os.path.dirname(os.path.dirname(a.binary)))
         if not a.resolve_experiment:
             ctx.resoff = None
         ns = [int(x) for x in a.n.split(",") if x]

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Where a graceful failover's time goes, with the bench ensemble already up
-# (../shared/bench/zk/start-ensemble.sh):
+# Where a graceful failover's time goes, against a running ensemble whose
+# connect string is in $CONNECT, e.g. one of the test bed's with the bench's
+# tick:  python3 tests/bed/zkbed.py start --dir /tmp/zkprof --tick-ms 500
+#        (its last line is the connect string; stop it with `stop --dir`)
 #   - perf stat (software counters: task-clock, context switches) of the whole
 #     driver + participants tree, 100 graceful failovers at N=2, per library;
 #     the driver's own share is the same for every library;
@@ -12,7 +14,7 @@
 #     with kazoo, client CPU per failover, and instructions per failover under
 #     callgrind (per object, per role, top functions).
 #
-#   bench/profile.sh BUILD_DIR [OUTFILE]
+#   CONNECT=HOSTS bench/profile.sh BUILD_DIR [OUTFILE]
 # PARTS (default "perf,scale,timeline") picks sections; TRIALS (100) the perf
 # failovers; TIMELINE_ARGS extra options for failover_timeline.py (default:
 # 40 failovers per run, callgrind over 30).
@@ -20,27 +22,26 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=$(cd "${1:?usage: bench/profile.sh BUILD_DIR [OUTFILE]}" && pwd)
 OUT=${2:-/dev/stdout}
-SHARED=${ZKELECT_SHARED_BENCH:-$HERE/../../shared/bench}
+CONNECT=${CONNECT:?set CONNECT to the connect string of a running ensemble}
 TMP=$(mktemp -d /tmp/zkelect-profile-XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 export LD_LIBRARY_PATH=$BUILD/capi${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PKG_CONFIG_PATH=$BUILD/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+# the participant-protocol driver and the ensemble helpers
+export PYTHONPATH=$HERE/../tests/bed${PYTHONPATH:+:$PYTHONPATH}
 
 PARTS=${PARTS:-perf,scale,timeline}
 has() { case ",$PARTS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 if has perf; then
-  mkdir -p "$TMP/curator"
-  cp "$SHARED"/participants/curator/{CuratorParticipant.java,build.sh,run.sh} "$TMP/curator/"
-  chmod +x "$TMP"/curator/*.sh
-  "$TMP/curator/build.sh" >&2
+  "$HERE/participants/curator/build.sh" "$TMP/curator" >&2
+  export CURATOR_CLASSES=$TMP/curator
 fi
-has scale && cc -O2 -o "$TMP/scale" "$HERE/scale.c" $(pkg-config --cflags --libs libzkelect) -lpthread
 
 TRIALS=${TRIALS:-100}
 drive() { # name impl-args...
   local name=$1; shift
   perf stat -e task-clock,context-switches,cpu-migrations -x, -o "$TMP/$name.perf" -- \
-    /usr/bin/python3 "$SHARED/peer_bench.py" "$@" --name "$name" --tests graceful --n 2 \
+    /usr/bin/python3 "$HERE/election_bench.py" "$@" --name "$name" --connect "$CONNECT" --tests graceful --n 2 \
     --per-proc 1 --trials "$TRIALS" --warmup 5 --gap 0.02 --json "$TMP/$name.json" \
     --log-dir "$TMP/logs" >/dev/null
   /usr/bin/python3 - "$name" "$TMP/$name.perf" "$TMP/$name.json" <<'EOF'
@@ -70,7 +71,7 @@ Where a graceful failover's time goes (issue 5: "a profile of where the time
 goes" for the targets not met). A graceful failover: the leader resigns
 (deletes its znode); the next candidate must become leader. On the bench
 ensemble (3 servers on loopback, tickTime 500 ms), with the participant
-protocol of ../shared/bench/README.md:
+protocol of docs/design.md:
 
 - perf stat of the whole benchmark tree (software counters; hardware counters
   are not available on this machine) and the in-process failover latency, as
@@ -93,12 +94,12 @@ EOF
        "$(nproc) CPUs, load average at start $(cut -d' ' -f1-3 /proc/loadavg)."
   echo
   if has perf; then
-    echo "## perf stat: whole driver + participants tree, $TRIALS graceful failovers at N=2 (peer_bench.py)"
+    echo "## perf stat: whole driver + participants tree, $TRIALS graceful failovers at N=2 (election_bench.py)"
     echo
     echo '```'
     drive libzkelect --impl-cmd "$BUILD/tools/zkelect candidate"
-    drive kazoo --impl kazoo
-    drive curator --impl-cmd "$TMP/curator/run.sh"
+    drive kazoo --impl-cmd "/usr/bin/python3 $HERE/participants/kazoo/kazoo_participant.py"
+    drive curator --impl-cmd "$HERE/participants/curator/run.sh"
     echo '```'
     echo
   fi
@@ -106,7 +107,7 @@ EOF
     echo "## In-process libzkelect: 2 candidacies on 2 sessions, resign -> next ELECTED (library event times)"
     echo
     echo '```'
-    "$TMP/scale" --candidacies 2 --sessions 2 --failovers "$TRIALS" 2>/dev/null | /usr/bin/python3 -c '
+    "$BUILD/bench/zkelect-bench-scale" --connect "$CONNECT" --candidacies 2 --sessions 2 --failovers "$TRIALS" 2>/dev/null | /usr/bin/python3 -c '
 import json, statistics, sys
 d = json.load(sys.stdin)
 s = sorted(d["failover_ms"])
@@ -120,7 +121,7 @@ print("in-process failovers=%d median=%.2f ms p90=%.2f ms min=%.2f ms; requests 
     echo
     # shellcheck disable=SC2086
     /usr/bin/python3 "$HERE/failover_timeline.py" --binary "$BUILD/tools/zkelect" \
-      --kazoo "$SHARED/participants/kazoo/kazoo_participant.py" \
+      --connect "$CONNECT" --kazoo "$HERE/participants/kazoo/kazoo_participant.py" \
       ${TIMELINE_ARGS:---failovers 40 --callgrind 30 --callgrind-roles 15}
     echo
   fi

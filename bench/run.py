@@ -4,12 +4,15 @@
   bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale]
   bench/run.py --report-only bench/results/raw/STAMP
 
-Starts the fixed-port bench ensemble of ../shared/bench (127.0.0.1:21811-21813),
-runs the shared driver peer_bench.py for `zkelect candidate`, Curator's
-LeaderLatch and kazoo's Election with the same options in the same run, the
-in-process C programs of this folder, then the C-client floor, stops the
-ensemble (by PID, also on failure) and writes bench/results/<stamp>.md and
-bench/results/LATEST.md, with every raw result under bench/results/raw/<stamp>/.
+Starts a 3-server ZooKeeper ensemble on loopback (tests/bed/zkbed.py, tickTime
+500 ms, sessions of 1-20 s, fsync on), runs the driver bench/election_bench.py
+for `zkelect candidate`, Curator's LeaderLatch and kazoo's Election (the
+participants in bench/participants/) with the same options in the same run,
+the in-process C programs of this folder, then the C-client floor
+(bench/zkfloor.c), stops the ensemble (by PID, also on failure) and writes
+bench/results/<stamp>.md and bench/results/LATEST.md, with every raw result
+under bench/results/raw/<stamp>/. The C programs are built by Meson
+(bench/meson.build) into BUILD_DIR/bench.
 """
 import argparse
 import datetime
@@ -31,8 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 IMPLS = ["libzkelect", "curator", "kazoo"]
 PARTS = IMPLS + ["floor", "micro", "scale"]
-ENSEMBLE = "127.0.0.1:21811,127.0.0.1:21812,127.0.0.1:21813"
-TICK_MS = 500  # the bench ensemble's tickTime (start-ensemble.sh)
+TICK_MS = 500  # the bench ensemble's tickTime
 FLOOR_PLACEMENT = "ensemble: full connect string (random, like the participants)"
 
 
@@ -40,12 +42,18 @@ def log(msg):
     print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
 
 
-def shared_bench():
-    d = os.environ.get("ZKELECT_SHARED_BENCH") or os.path.join(REPO, "..", "shared", "bench")
-    d = os.path.abspath(d)
-    if not os.path.isfile(os.path.join(d, "peer_bench.py")):
-        sys.exit("bench: the shared harness is not at %s (set ZKELECT_SHARED_BENCH)" % d)
-    return d
+def start_ensemble():
+    """The bench ensemble: ZooKeeper's defaults where the test bed relaxes
+    them (fsync, preallocation), sessions up to the herd test's 20 s."""
+    try:
+        from zkbed import Ensemble
+    except ImportError as e:
+        sys.exit("bench: %s: tests/bed must be on PYTHONPATH (./dev bench sets it)" % e)
+    ens = Ensemble(n=3, tick_ms=TICK_MS, init_limit=10, sync_limit=5,
+                   extra_cfg={"maxSessionTimeout": 40 * TICK_MS, "forceSync": "yes",
+                              "preAllocSize": 65536})
+    ens.start()
+    return ens
 
 
 # --------------------------------------------------------------------------
@@ -100,47 +108,26 @@ def run_logged(cmd, logpath, timeout, env=None, stdout_path=None):
                 out.close()
 
 
-def build_c_programs(build, outdir):
-    env = dict(os.environ)
-    env["PKG_CONFIG_PATH"] = os.path.join(build, "meson-uninstalled") + (
-        ":" + env["PKG_CONFIG_PATH"] if env.get("PKG_CONFIG_PATH") else "")
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libzkelect"], env=env,
-                           check=True, capture_output=True, text=True).stdout.split()
-    progs = {}
-    for name in ("isleader", "memcand", "scale", "pausecheck"):
-        exe = os.path.join(outdir, "zkelect-bench-" + name)
-        extra = ["-ldl", "-rdynamic"] if name == "isleader" else []
-        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-Wall", "-Wextra", "-o", exe,
-                        os.path.join(HERE, name + ".c")] + flags + ["-lpthread"] + extra,
-                       check=True)
-        progs[name] = exe
+def c_programs(build):
+    progs = {name: os.path.join(build, "bench", "zkelect-bench-" + name)
+             for name in ("isleader", "memcand", "scale", "pausecheck")}
+    progs["zkfloor"] = os.path.join(build, "bench", "zkfloor")
+    missing = [p for p in progs.values() if not os.access(p, os.X_OK)]
+    if missing:
+        sys.exit("bench: %s missing (ninja -C %s builds them)" % (", ".join(missing), build))
     return progs
 
 
-def prepare_curator(shared, tmp):
-    """Copy the Curator participant into tmp and build it there, so nothing
-    is written into the shared harness."""
-    d = os.path.join(tmp, "curator")
-    os.makedirs(d)
-    for f in ("CuratorParticipant.java", "build.sh", "run.sh"):
-        shutil.copy(os.path.join(shared, "participants", "curator", f), d)
-        os.chmod(os.path.join(d, f), 0o755)
-    subprocess.run([os.path.join(d, "build.sh")], check=True)
-    return os.path.join(d, "run.sh")
-
-
-def prepare_floor(shared, tmp):
-    d = os.path.join(tmp, "floor")
-    shutil.copytree(os.path.join(shared, "floor"), d)
-    for root, dirs, files in os.walk(d):
-        os.chmod(root, 0o755)
-        for f in files:
-            os.chmod(os.path.join(root, f), 0o755)
-    return os.path.join(d, "run-floor.sh")
+def prepare_curator(tmp):
+    """Build the Curator participant into tmp (nothing is written into the
+    source tree); returns its command and environment."""
+    classes = os.path.join(tmp, "curator")
+    subprocess.run([os.path.join(HERE, "participants", "curator", "build.sh"), classes], check=True)
+    env = dict(os.environ, CURATOR_CLASSES=classes)
+    return os.path.join(HERE, "participants", "curator", "run.sh"), env
 
 
 def run_all(a):
-    shared = shared_bench()
     parts = [p.strip() for p in a.only.split(",")] if a.only else PARTS
     bad = [p for p in parts if p not in PARTS]
     if bad:
@@ -151,7 +138,7 @@ def run_all(a):
     tmp = tempfile.mkdtemp(prefix="zkelect-bench-")
     runlog = os.path.join(raw, "run.log")
     # event logs are too big to commit but are what a failover is dissected from
-    logdir = os.path.join("/tmp/peer_bench_logs", stamp)
+    logdir = os.path.join(tempfile.gettempdir(), "zkelect-bench-logs", stamp)
     build = os.path.abspath(a.build)
     zkelect = os.path.join(build, "tools", "zkelect")
     if "libzkelect" in parts and not os.access(zkelect, os.X_OK):
@@ -161,17 +148,16 @@ def run_all(a):
             "load_start": os.getloadavg(), "cpus": os.cpu_count(), "failures": [],
             "commit": git_describe()}
 
-    progs = {}
-    if "micro" in parts or "scale" in parts:
-        progs = build_c_programs(build, tmp)
-    impl_args = {"libzkelect": ["--impl-cmd", shlex.join([zkelect, "candidate"]), "--name", "libzkelect"],
-                 "kazoo": ["--impl", "kazoo", "--name", "kazoo"]}
+    progs = c_programs(build)
+    kazoo = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
+    impl_cmd = {"libzkelect": shlex.join([zkelect, "candidate"]),
+                "kazoo": shlex.join(["/usr/bin/python3", kazoo])}
+    impl_env = {}
     if "curator" in parts:
-        impl_args["curator"] = ["--impl-cmd", prepare_curator(shared, tmp), "--name", "curator"]
-    floor_sh = prepare_floor(shared, tmp) if "floor" in parts else None
+        cmd, impl_env["curator"] = prepare_curator(tmp)
+        impl_cmd["curator"] = shlex.quote(cmd)
 
-    started = False
-    stop = os.path.join(shared, "zk", "stop-ensemble.sh")
+    ens = None
 
     def on_term(signum, frame):
         raise SystemExit("bench: signal %d" % signum)
@@ -181,13 +167,9 @@ def run_all(a):
     try:
         if not a.connect:
             log("starting the bench ensemble")
-            rc = run_logged([os.path.join(shared, "zk", "start-ensemble.sh")], runlog, 150)
-            started = rc == 0  # a failed start stops what it started below anyway
-            if rc != 0:
-                subprocess.run([stop], timeout=60)
-                sys.exit("bench: the ensemble did not start (is another bench running? "
-                         "ports 21811-21813); see %s" % runlog)
-        connect = a.connect or ENSEMBLE
+            ens = start_ensemble()
+            log("ensemble up: %s" % ens.connect_string)
+        connect = a.connect or ens.connect_string
 
         def prog(name, args, timeout):
             out = os.path.join(raw, name + ".json")
@@ -208,17 +190,18 @@ def run_all(a):
             order = active[gi % len(active):] + active[:gi % len(active)] if active else []
             for impl in order:
                 out = os.path.join(raw, "%s-%s.json" % (impl, group))
-                cmd = ["/usr/bin/python3", os.path.join(shared, "peer_bench.py")] + impl_args[impl] + \
-                      ["--connect", connect, "--json", out, "--log-dir", logdir] + gargs
-                rc = run_logged(cmd, runlog, 3600)
+                cmd = ["/usr/bin/python3", os.path.join(HERE, "election_bench.py"),
+                       "--impl-cmd", impl_cmd[impl], "--name", impl,
+                       "--connect", connect, "--json", out, "--log-dir", logdir] + gargs
+                rc = run_logged(cmd, runlog, 3600, env=impl_env.get(impl))
                 if rc != 0:
                     meta["failures"].append("%s %s: driver exited %d" % (impl, group, rc))
 
-        if floor_sh:
-            env = dict(os.environ)
-            if a.quick:
-                env.update(FLOOR_N="300", FLOOR_W="60")
-            rc = run_logged([floor_sh, os.path.join(raw, "floor.txt")], runlog, 1200, env=env)
+        if "floor" in parts:
+            n, w = (300, 60) if a.quick else (1000, 200)
+            rc = run_logged([progs["zkfloor"], "--connect", connect, "--count", str(n),
+                             "--warmup", str(w), "--label", FLOOR_PLACEMENT], runlog, 1200,
+                            stdout_path=os.path.join(raw, "floor.txt"))
             if rc != 0:
                 meta["failures"].append("floor exited %d" % rc)
         if "scale" in parts:
@@ -228,9 +211,9 @@ def run_all(a):
 
     finally:
         signal.signal(signal.SIGTERM, old)
-        if started:
+        if ens is not None:
             log("stopping the bench ensemble")
-            subprocess.run([stop], timeout=120)
+            ens.stop()
         meta["elapsed_s"] = time.monotonic() - t_start
         meta["load_end"] = os.getloadavg()
         with open(os.path.join(raw, "meta.json"), "w") as f:
@@ -671,8 +654,8 @@ def main():
     ap.add_argument("--build", help="meson build dir holding tools/zkelect and capi/libzkelect.so")
     ap.add_argument("--quick", action="store_true", help="fewer trials: a smoke run of a few minutes")
     ap.add_argument("--only", help="comma list of: " + ",".join(PARTS))
-    ap.add_argument("--connect", help="use this running ensemble instead of starting the bench one "
-                    "(the herd counters and floor expect the bench ensemble's ports)")
+    ap.add_argument("--connect", help="use this running ensemble instead of starting one (its "
+                    "servers must answer the four-letter words mntr, wchs and wchp)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--scale-candidacies", type=int, default=10000)
     ap.add_argument("--scale-sessions", type=int, default=100)

@@ -31,9 +31,11 @@ static_assert(int(ZKELECT_EINVAL) == int(kEInval) && int(ZKELECT_ENOTLEADER) == 
               "error codes drifted");
 static_assert(ZKELECT_EV_ELECTED == int(EventType::kElected) &&
                   ZKELECT_EV_RESIGNED == int(EventType::kResigned) &&
+                  ZKELECT_EV_OVERFLOW == int(EventType::kOverflow) &&
                   ZKELECT_EV_LEADER_CHANGED == int(EventType::kLeaderChanged) &&
                   ZKELECT_EV_WARNING == int(EventType::kWarning),
               "event types drifted");
+static_assert(ZKELECT_EVENT_QUEUE_MAX == EventQueue::kMaxEvents, "queue bound drifted");
 static_assert(ZKELECT_REASON_CLOSED == int(Reason::kClosed) &&
                   ZKELECT_REASON_LEASE_ENDED == int(Reason::kLeaseEnded),
               "reasons drifted");
@@ -338,7 +340,7 @@ int zkelect_conf_set(zkelect_conf_t *conf, const char *key, const char *value, c
         std::string why = conf->conf.set(key, value);
         if (!why.empty()) {
             write_err(errbuf, errlen, why);
-            return ZKELECT_EINVAL;
+            return Conf::unsupported(key, value) ? ZKELECT_ENOTSUP : ZKELECT_EINVAL;
         }
         return ZKELECT_OK;
     });
@@ -692,7 +694,7 @@ void zkelect_event_destroy(zkelect_event_t *ev) { delete ev; }
 const char *zkelect_event_type_name(int type) {
     static const char *const kNames[] = {"UNKNOWN",     "ELECTED", "DEPOSED",        "FOLLOWING",
                                          "SUSPENDED",   "RECONNECTED", "EXPIRED",
-                                         "LEADER_CHANGED", "ERROR", "RESIGNED", "UNKNOWN", "WARNING"};
+                                         "LEADER_CHANGED", "ERROR", "RESIGNED", "OVERFLOW", "WARNING"};
     return type >= 1 && type <= 11 ? kNames[type] : "UNKNOWN";
 }
 

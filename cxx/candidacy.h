@@ -1,4 +1,4 @@
-// One candidacy: the election recipe of DESIGN.md section 1 as a state
+// One candidacy: the election recipe of docs/design.md as a state
 // machine with named states, run only on its client's loop thread.
 //
 //   Idle ──volunteer──▶ AwaitingSession ──connected──▶ Creating

@@ -17,6 +17,10 @@
 
 namespace zkelect {
 
+// Pause before a new session after a server granted none (see
+// on_session_event): long against a handshake, short against a session.
+constexpr int64_t kBrokenServerRetryMs = 1000;
+
 Client::Client(const Settings &settings) : settings_(settings) {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     timer_fd_ = timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -317,6 +321,10 @@ void Client::on_session_event(uint64_t, int state, int64_t stamp) {
         for (auto &m : ms) fn(*m);
     };
     if (state == ZOO_CONNECTED_STATE) {
+        // A handshake that grants no session (id 0, timeout <= 0) comes from
+        // a broken or hostile server: libzookeeper calls it connected, then
+        // expired. It is neither for us.
+        if (session_->session_id() == 0 || session_->negotiated_timeout_ms() <= 0) return;
         bool first = !ever_connected_;
         ever_connected_ = true;
         ++disconnect_epoch_;
@@ -350,8 +358,12 @@ void Client::on_session_event(uint64_t, int state, int64_t stamp) {
         each([](Member &m) { m.on_expired(); });
         // The old handle is dead; a new session takes over. Its close runs
         // here, on the loop (it joins ZooKeeper's threads, which never wait
-        // on us), or on the last query still holding it.
-        reopen_session();
+        // on us), or on the last query still holding it. A session that
+        // expired without ever being granted was refused by a broken server:
+        // wait before asking again, or the two would ping-pong thousands of
+        // connections a second.
+        if (ever_connected_) reopen_session();
+        else at(boottime_ns() + kBrokenServerRetryMs * kNsPerMs, [this] { reopen_session(); });
     } else if (state == ZOO_AUTH_FAILED_STATE) {
         connected_.store(false, std::memory_order_release);
         ++disconnect_epoch_;  // the handle is dead: nothing to nudge

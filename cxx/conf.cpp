@@ -23,7 +23,19 @@ constexpr Key kKeys[] = {
     {"leadership", "lease"},
     {"lease.margin.ms", ""},
     {"zk.log.level", "keep"},
+    {"zk.tls.ca", ""},
+    {"zk.tls.cert", ""},
+    {"zk.tls.key", ""},
+    {"zk.tls.key.password", ""},
 };
+
+#ifdef ZKELECT_HAVE_ZK_TLS
+constexpr bool kHaveTls = true;
+#else
+constexpr bool kHaveTls = false;
+#endif
+
+bool is_tls_key(const std::string &key) { return key.compare(0, 7, "zk.tls.") == 0; }
 
 const Key *find_key(const std::string &name) {
     for (const auto &k : kKeys)
@@ -86,11 +98,23 @@ std::string apply(const std::string &key, const std::string &value, Settings *s)
         if (value == "keep") level = -1;
         if (level == -2) return "zk.log.level must be keep, none, error, warn, info or debug";
         s->log_level = level;
+    } else if (is_tls_key(key)) {
+        if (value.empty()) return {};
+        if (!kHaveTls)
+            return key + ": this build's ZooKeeper C client (libzookeeper-mt) has no TLS "
+                         "(no zookeeper_init_ssl); connect through a local TLS tunnel such "
+                         "as stunnel to the servers' secureClientPort instead (docs/tls.md)";
+        // libzookeeper splits its TLS argument at commas.
+        if (value.find(',') != std::string::npos) return key + " must not contain ','";
     }
     return {};
 }
 
 }  // namespace
+
+bool Conf::unsupported(const std::string &key, const std::string &value) {
+    return !kHaveTls && is_tls_key(key) && !value.empty();
+}
 
 std::string Conf::set(const std::string &key, const std::string &value) {
     if (!find_key(key)) return "unknown configuration key \"" + key + "\"";
@@ -129,6 +153,18 @@ bool Conf::settings(Settings *out, std::string *why) const {
                ") must be below half of zk.session.timeout.ms (" +
                std::to_string(s.session_timeout_ms) + "): no lease would be left";
         return false;
+    }
+    std::string ca, cert, key, password;
+    get("zk.tls.ca", &ca);
+    get("zk.tls.cert", &cert);
+    get("zk.tls.key", &key);
+    get("zk.tls.key.password", &password);
+    if (!ca.empty() || !cert.empty() || !key.empty()) {
+        if (ca.empty() || cert.empty() || key.empty()) {
+            *why = "TLS needs all of zk.tls.ca, zk.tls.cert and zk.tls.key";
+            return false;
+        }
+        s.tls = ca + "," + cert + "," + key + (password.empty() ? "" : "," + password);
     }
     *out = s;
     return true;

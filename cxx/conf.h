@@ -18,12 +18,17 @@ struct Settings {
     Leadership leadership = Leadership::kLease;
     int lease_margin_ms = -1;  // -1: derived from the negotiated timeout
     int log_level = -1;        // -1: leave libzookeeper's global level alone
+    // zookeeper_init_ssl's "ca,cert,key[,password]"; empty: plain TCP.
+    std::string tls;
 };
 
 class Conf {
 public:
     // Empty string on success, else why (the key is named).
     std::string set(const std::string &key, const std::string &value);
+    // True when key is known but this build cannot honour a value for it
+    // (zk.tls.* without TLS in libzookeeper): set() refused it for that.
+    static bool unsupported(const std::string &key, const std::string &value);
     // False for an unknown key.
     bool get(const std::string &key, std::string *value) const;
     // Settings for a client, or a message in *why.

@@ -34,6 +34,7 @@ enum class EventType : int {
     kLeaderChanged = 7,
     kError = 8,
     kResigned = 9,
+    kOverflow = 10,
     kWarning = 11,
 };
 

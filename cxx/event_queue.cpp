@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <string>
 #include <system_error>
 
 namespace zkelect {
@@ -41,6 +42,24 @@ void EventQueue::push(std::unique_ptr<Event> ev) {
     {
         std::lock_guard<std::mutex> lock(mu_);
         if (events_.empty()) set_readable(true);
+        if (events_.size() >= kMaxEvents) {
+            // Full: the marker holds the front slot and absorbs the oldest
+            // real event behind it; a new marker takes the slot of the
+            // oldest event, so it stands for two.
+            if (events_.front()->type == EventType::kOverflow) {
+                events_.erase(events_.begin() + 1);
+                events_.front()->token += 1;
+                dropped_ += 1;
+            } else {
+                events_.pop_front();
+                auto marker = std::make_unique<Event>();
+                marker->type = EventType::kOverflow;
+                marker->token = 2;
+                events_.front() = std::move(marker);
+                dropped_ += 2;
+            }
+            events_.front()->time_ns = ev->time_ns;
+        }
         events_.push_back(std::move(ev));
     }
     cv_.notify_one();
@@ -61,6 +80,10 @@ std::unique_ptr<Event> EventQueue::pop(int timeout_ms) {
     if (events_.empty()) return nullptr;
     auto ev = std::move(events_.front());
     events_.pop_front();
+    if (ev->type == EventType::kOverflow)
+        ev->message = std::to_string(ev->token) +
+                      " events dropped: the queue was full (nobody read it); the state now "
+                      "is what is_leader and the events after this one say";
     if (events_.empty()) set_readable(false);
     return ev;
 }
@@ -79,6 +102,11 @@ void EventQueue::close() {
         closed_ = true;
     }
     cv_.notify_all();
+}
+
+uint64_t EventQueue::dropped() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return dropped_;
 }
 
 size_t EventQueue::size() const {

@@ -28,8 +28,15 @@ struct Event {
     int64_t time_ns = 0;  // CLOCK_REALTIME when the library saw it
 };
 
+// Bounded: a queue nobody reads holds at most kMaxEvents events. When a
+// push finds it full, the oldest events go, replaced by one kOverflow marker
+// at the front whose token counts the events it stands for; so a reader who
+// comes back sees that it missed some, how many, and then the newest events
+// in order (the newest say most about the state now).
 class EventQueue {
 public:
+    static constexpr size_t kMaxEvents = 1024;
+
     EventQueue() = default;
     ~EventQueue();
     EventQueue(const EventQueue &) = delete;
@@ -46,6 +53,8 @@ public:
     // The fd, made on first call (-1 with errno set when none can be made).
     int fd();
     size_t size() const;
+    // Events discarded for lack of room since the queue was made.
+    uint64_t dropped() const;
 
 private:
     void set_readable(bool readable);  // called with mu_ held; no-op without fd
@@ -53,6 +62,7 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<std::unique_ptr<Event>> events_;
+    uint64_t dropped_ = 0;
     unsigned wakes_ = 0;
     bool closed_ = false;
     int fd_ = -1;

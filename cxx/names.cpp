@@ -10,7 +10,7 @@ namespace {
 
 // The code points ZooKeeper refuses in a path (PathUtils.validatePath).
 bool forbidden_code_point(uint32_t cp) {
-    return (cp > 0 && cp <= 0x1f) || (cp >= 0x7f && cp <= 0x9f) ||
+    return cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) ||
            (cp >= 0xd800 && cp <= 0xf8ff) || (cp >= 0xfff0 && cp <= 0xffff);
 }
 
@@ -110,8 +110,15 @@ std::string check_hosts(std::string_view hosts) {
 }
 
 std::string check_participant_id(std::string_view id) {
+    // Ids end up in other programs' one-line-per-record outputs and logs; an
+    // empty or control-character id could only confuse or forge those.
+    if (id.empty()) return "participant id is empty";
     if (id.size() > 1024) return "participant id is longer than ZKELECT_ID_MAX (1024) bytes";
-    if (!decode_utf8(id, nullptr)) return "participant id is not valid UTF-8";
+    std::vector<uint32_t> cps;
+    if (!decode_utf8(id, &cps)) return "participant id is not valid UTF-8";
+    for (uint32_t cp : cps)
+        if (cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f))
+            return "participant id contains a control character (U+0000-U+001F, U+007F-U+009F)";
     return {};
 }
 

@@ -51,6 +51,14 @@ ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
     }
     // Every handle logs through the process's sink, which drops messages
     // unless the host asked for them (zkelect_set_log_cb): never stderr.
+#ifdef ZKELECT_HAVE_ZK_TLS
+    if (!settings_.tls.empty()) {
+        zh_ = zookeeper_init_ssl(settings_.hosts.c_str(), settings_.tls.c_str(),
+                                 &ZkSession::on_watch, settings_.session_timeout_ms, nullptr, this,
+                                 0);
+        if (zh_) zoo_set_log_callback(zh_, &zk_log_message);
+    } else
+#endif
     zh_ = zookeeper_init2(settings_.hosts.c_str(), &ZkSession::on_watch,
                           settings_.session_timeout_ms, nullptr, this, 0, &zk_log_message);
     if (!zh_)

@@ -1,6 +1,6 @@
 /*
- * zkelect candidate: the participant line protocol of DESIGN.md section 6
- * (../shared/bench/README.md, "Participant protocol"). Benchmarks and
+ * zkelect candidate: the participant line protocol of docs/design.md
+ * ("The participant line protocol"). Benchmarks and
  * cross-checks parse its stdout, so every EVENT line is a contract.
  *
  * One thread: poll(2) over stdin, a signalfd and every election's event fd.
@@ -30,7 +30,7 @@ struct participant {
     enum pstate state;          /* the last state printed */
     int joined;
     int rejoin;                 /* volunteer again once RESIGNED arrives */
-    char pred[ZKELECT_ID_MAX + 1];
+    char pred[4 * ZKELECT_ID_MAX + 8]; /* escaped: ids come from ZooKeeper */
 };
 
 static void usage(FILE *f)
@@ -38,6 +38,7 @@ static void usage(FILE *f)
     fputs("usage: zkelect candidate --connect HOSTS --path P --first-id I --count K\n"
           "                         --session-timeout-ms T [--shared-session]\n"
           "                         [--connect-timeout-ms MS] [--set KEY=VALUE]...\n"
+          "                         [--auth-file FILE]\n"
           "\n"
           "Hosts K election participants with ids I..I+K-1, each on its own ZooKeeper\n"
           "session (one shared session with --shared-session), driven by commands on\n"
@@ -64,7 +65,8 @@ static void event_line(const char *kind, const struct participant *p, int64_t ns
 static void info_event(const struct participant *p, const zkelect_event_t *ev)
 {
     int type = zkelect_event_type(ev);
-    const char *msg = zkelect_event_message(ev);
+    char msg[2048];
+    zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
     if (type == ZKELECT_EV_ERROR)
         zt_writeln(out_fd, "INFO %s error %" PRId64 " code=%s zk_rc=%d message=%s", p->id,
                    zkelect_event_time_ns(ev), zkelect_err_name(zkelect_event_error(ev)),
@@ -87,7 +89,7 @@ static void volunteer(struct participant *p)
 
 static void handle_event(struct participant *p, zkelect_event_t *ev, int quitting)
 {
-    char extra[ZKELECT_ID_MAX + 64];
+    char extra[4 * ZKELECT_ID_MAX + 64];
     int64_t ns = zkelect_event_time_ns(ev);
     switch (zkelect_event_type(ev)) {
     case ZKELECT_EV_ELECTED:
@@ -110,7 +112,8 @@ static void handle_event(struct participant *p, zkelect_event_t *ev, int quittin
         }
         break;
     case ZKELECT_EV_FOLLOWING: {
-        const char *pred = zkelect_event_id(ev);
+        char pred[sizeof p->pred];
+        zt_escape(zkelect_event_id(ev), pred, sizeof pred);
         if (p->state != P_FOLLOWER) {
             snprintf(extra, sizeof extra, "pred=%s", pred);
             event_line("FOLLOWER", p, ns, extra);
@@ -247,96 +250,22 @@ static void shutdown_all(struct participant *ps, int n, zkelect_client_t *shared
 
 int zt_cmd_candidate(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"connect", required_argument, 0, 'c'},
-        {"path", required_argument, 0, 'p'},
-        {"first-id", required_argument, 0, 'i'},
-        {"count", required_argument, 0, 'k'},
-        {"session-timeout-ms", required_argument, 0, 't'},
-        {"connect-timeout-ms", required_argument, 0, 'C'},
-        {"shared-session", no_argument, 0, 's'},
-        {"set", required_argument, 0, 'S'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    const char *hosts = getenv("ZKELECT_CONNECT");
-    const char *path = NULL;
-    int64_t first = -1, count = -1, session_ms = 10000,
-            connect_ms = ZT_DEFAULT_CONNECT_TIMEOUT_MS;
-    int have_first = 0, shared_session = 0;
-    struct zt_settings settings = {{0}, 0};
-
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': hosts = optarg; break;
-        case 'p': path = optarg; break;
-        case 'i':
-            if (zt_parse_i64(optarg, INT64_MIN / 2, INT64_MAX / 2, &first)) {
-                zt_err("--first-id: not an integer: '%s'", optarg);
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            have_first = 1;
-            break;
-        case 'k':
-            if (zt_opt_i64("--count", optarg, 1, 100000, &count)) {
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 't':
-            if (zt_opt_i64("--session-timeout-ms", optarg, 1000, 3600000, &session_ms)) {
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 'C':
-            if (zt_opt_i64("--connect-timeout-ms", optarg, 1, 3600000, &connect_ms)) {
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 's': shared_session = 1; break;
-        case 'S':
-            if (zt_settings_add(&settings, optarg)) {
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 'h': usage(stdout); return ZT_EXIT_OK;
-        default:
-            if (optopt)
-                zt_err("option needs a value or is unknown: %s", argv[optind - 1]);
-            else
-                zt_err("unknown option: %s", argv[optind - 1]);
-            usage(stderr);
-            return ZT_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        zt_err("unexpected argument: %s", argv[optind]);
-        usage(stderr);
-        return ZT_EXIT_USAGE;
-    }
-    if (!hosts || !*hosts || !path || !have_first || count < 1) {
+    struct zt_opts o = {0};
+    o.count_max = 100000;
+    int prc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_COUNT | ZT_O_CANDIDATE, &o, usage);
+    if (prc >= 0)
+        return prc;
+    if (!o.have_first || o.count < 1) {
         zt_err("--connect (or ZKELECT_CONNECT), --path, --first-id and --count are required");
         usage(stderr);
         return ZT_EXIT_USAGE;
     }
+    const char *path = o.path;
+    int64_t first = o.first_id, count = o.count;
+    int shared_session = o.shared;
 
     /* A driver that went away must not kill us mid-shutdown. */
     int sfd = zt_signalfd(0);
-
-    zkelect_conf_t *conf = zt_make_conf(hosts, session_ms, connect_ms);
-    if (!conf)
-        return ZT_EXIT_USAGE;
-    if (zt_settings_apply(&settings, conf)) {
-        zkelect_conf_destroy(conf);
-        return ZT_EXIT_USAGE;
-    }
 
     int n = (int)count;
     struct participant *ps = calloc((size_t)n, sizeof *ps);
@@ -355,11 +284,9 @@ int zt_cmd_candidate(int argc, char **argv)
             ps[i].client = shared;
             continue;
         }
-        ps[i].client = zkelect_client_new(conf, err, sizeof err);
+        ps[i].client = zt_client(&o, &rc_exit);
         if (!ps[i].client) {
-            zt_err("cannot start a ZooKeeper client for %s: %s", hosts, err);
             usage(stderr);
-            rc_exit = ZT_EXIT_USAGE;
             goto out;
         }
         if (shared_session)
@@ -376,17 +303,16 @@ int zt_cmd_candidate(int argc, char **argv)
             goto out;
         }
     }
-    int64_t deadline = zt_monotonic_ms() + connect_ms;
+    int64_t deadline = zt_monotonic_ms() + o.connect_ms;
     for (int i = 0; i < n; i++) {
-        int64_t left = deadline - zt_monotonic_ms();
-        int rc = zkelect_client_await_connected(ps[i].client, left > 0 ? (int)left : 0);
-        if (rc != 0) {
-            if (rc == ZKELECT_ETIMEDOUT)
-                zt_err("cannot connect to ZooKeeper at %s within %" PRId64 " ms", hosts,
-                       connect_ms);
-            else
-                zt_err("cannot connect to ZooKeeper at %s: %s", hosts, zkelect_strerror(rc));
-            rc_exit = rc == ZKELECT_ETIMEDOUT ? ZT_EXIT_CONNECT : ZT_EXIT_FAILURE;
+        /* One deadline for all: they were connecting in parallel. */
+        struct zt_opts left = o;
+        left.connect_ms = deadline - zt_monotonic_ms();
+        if (left.connect_ms < 1)
+            left.connect_ms = 1;
+        int rc = zt_await(ps[i].client, &left);
+        if (rc >= 0) {
+            rc_exit = rc;
             goto out;
         }
         event_line("CONNECTED", &ps[i], zt_realtime_ns(), NULL);
@@ -461,7 +387,6 @@ int zt_cmd_candidate(int argc, char **argv)
 out:
     shutdown_all(ps, n, shared);
     free(ps);
-    zkelect_conf_destroy(conf);
     if (sfd >= 0)
         close(sfd);
     return rc_exit;

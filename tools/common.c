@@ -1,8 +1,12 @@
 #define _GNU_SOURCE
 #include "common.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -14,14 +18,92 @@
 
 const char *zt_prog = "zkelect";
 
+/* ---- Logging -------------------------------------------------------------- */
+
+static int log_pipe[2] = {-1, -1};
+static pthread_t log_thread;
+static unsigned long log_dropped;
+
+static void *log_pump(void *arg)
+{
+    (void)arg;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(log_pipe[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        size_t off = 0;
+        while (off < (size_t)n) {
+            ssize_t w = write(STDERR_FILENO, buf + off, (size_t)n - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break; /* stderr gone: nothing else to tell anyone */
+            off += (size_t)w;
+        }
+    }
+    return NULL;
+}
+
+int zt_log_start(void)
+{
+    if (pipe2(log_pipe, O_CLOEXEC) != 0)
+        return -1;
+    /* Only our end is non-blocking: stderr itself is shared with the child
+     * and must keep the mode it has. */
+    fcntl(log_pipe[1], F_SETFL, fcntl(log_pipe[1], F_GETFL) | O_NONBLOCK);
+    fcntl(log_pipe[1], F_SETPIPE_SZ, 1 << 16);
+    if (pthread_create(&log_thread, NULL, log_pump, NULL) != 0) {
+        close(log_pipe[0]);
+        close(log_pipe[1]);
+        log_pipe[0] = log_pipe[1] = -1;
+        return -1;
+    }
+    return 0;
+}
+
+void zt_log_stop(void)
+{
+    if (log_pipe[1] < 0)
+        return;
+    if (log_dropped) {
+        char msg[128];
+        int n = snprintf(msg, sizeof msg, "%s: %lu log lines dropped (stderr was not read)\n",
+                         zt_prog, log_dropped);
+        fcntl(log_pipe[1], F_SETFL, fcntl(log_pipe[1], F_GETFL) & ~O_NONBLOCK);
+        ssize_t ignored = write(log_pipe[1], msg, (size_t)n);
+        (void)ignored;
+    }
+    close(log_pipe[1]);
+    log_pipe[1] = -1;
+    pthread_join(log_thread, NULL);
+    close(log_pipe[0]);
+    log_pipe[0] = -1;
+}
+
+static void emit_line(const char *line)
+{
+    if (log_pipe[1] >= 0) {
+        size_t n = strlen(line);
+        /* Lines up to PIPE_BUF go in whole or not at all. */
+        if (write(log_pipe[1], line, n) != (ssize_t)n)
+            log_dropped++;
+        return;
+    }
+    zt_writeln(STDERR_FILENO, "%.*s", (int)strcspn(line, "\n"), line);
+}
+
 void zt_err(const char *fmt, ...)
 {
-    char msg[2048];
+    char msg[2048], line[2200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    zt_writeln(STDERR_FILENO, "%s: %s", zt_prog, msg);
+    snprintf(line, sizeof line, "%s: %s\n", zt_prog, msg);
+    emit_line(line);
 }
 
 int zt_writeln(int fd, const char *fmt, ...)
@@ -63,6 +145,8 @@ int zt_writeln(int fd, const char *fmt, ...)
     return rc;
 }
 
+/* ---- Clocks and numbers --------------------------------------------------- */
+
 int64_t zt_realtime_ns(void)
 {
     struct timespec ts;
@@ -74,6 +158,13 @@ int64_t zt_monotonic_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t zt_boottime_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -92,6 +183,7 @@ int zt_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 
 int zt_signalfd(int with_sigchld)
 {
+    signal(SIGCHLD, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -107,7 +199,9 @@ int zt_signalfd(int with_sigchld)
     return sfd;
 }
 
-int zt_opt_i64(const char *name, const char *arg, int64_t lo, int64_t hi, int64_t *out)
+/* ---- Options -------------------------------------------------------------- */
+
+static int opt_i64(const char *name, const char *arg, int64_t lo, int64_t hi, int64_t *out)
 {
     if (zt_parse_i64(arg, lo, hi, out) == 0)
         return 0;
@@ -115,115 +209,362 @@ int zt_opt_i64(const char *name, const char *arg, int64_t lo, int64_t hi, int64_
     return -1;
 }
 
-int zt_settings_add(struct zt_settings *s, const char *kv)
+int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
+             void (*usage)(FILE *))
 {
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv) {
-        zt_err("--set: expected KEY=VALUE, got '%s'", kv);
-        return -1;
+    static const struct {
+        struct option opt;
+        unsigned group;
+    } table[] = {
+        {{"connect", required_argument, 0, 'c'}, ZT_O_CONNECT},
+        {{"path", required_argument, 0, 'p'}, ZT_O_CONNECT},
+        {{"session-timeout-ms", required_argument, 0, 't'}, ZT_O_CONNECT},
+        {{"connect-timeout-ms", required_argument, 0, 'C'}, ZT_O_CONNECT},
+        {{"set", required_argument, 0, 'S'}, ZT_O_CONNECT},
+        {{"auth-file", required_argument, 0, 'A'}, ZT_O_CONNECT},
+        {{"json", no_argument, 0, 'j'}, ZT_O_JSON},
+        {{"count", required_argument, 0, 'n'}, ZT_O_COUNT},
+        {{"id", required_argument, 0, 'i'}, ZT_O_ID},
+        {{"grace", required_argument, 0, 'g'}, ZT_O_RUN},
+        {{"once", no_argument, 0, 'o'}, ZT_O_RUN},
+        {{"quiet", no_argument, 0, 'q'}, ZT_O_RUN},
+        {{"first-id", required_argument, 0, 'f'}, ZT_O_CANDIDATE},
+        {{"shared-session", no_argument, 0, 's'}, ZT_O_CANDIDATE},
+    };
+    struct option opts[sizeof table / sizeof table[0] + 2];
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].group & accepted)
+            opts[k++] = table[i].opt;
+    opts[k++] = (struct option){"help", no_argument, 0, 'h'};
+    opts[k] = (struct option){0, 0, 0, 0};
+
+    int64_t count_max = o->count_max > 0 ? o->count_max : INT64_MAX;
+    memset(o, 0, sizeof *o);
+    o->hosts = getenv("ZKELECT_CONNECT");
+    o->session_ms = 10000;
+    o->connect_ms = ZT_DEFAULT_CONNECT_TIMEOUT_MS;
+    o->grace_ms = 5000;
+    o->count_max = count_max;
+
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'c': o->hosts = optarg; break;
+        case 'p': o->path = optarg; break;
+        case 'i': o->id = optarg; break;
+        case 'A': o->auth_file = optarg; break;
+        case 't': bad = opt_i64("--session-timeout-ms", optarg, 1000, 3600000, &o->session_ms); break;
+        case 'C': bad = opt_i64("--connect-timeout-ms", optarg, 1, 3600000, &o->connect_ms); break;
+        case 'g': bad = opt_i64("--grace", optarg, 0, 86400000, &o->grace_ms); break;
+        case 'n': bad = opt_i64("--count", optarg, 1, count_max, &o->count); break;
+        case 'f':
+            bad = opt_i64("--first-id", optarg, INT64_MIN / 2, INT64_MAX / 2, &o->first_id);
+            o->have_first = 1;
+            break;
+        case 'j': o->json = 1; break;
+        case 'o': o->once = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 's': o->shared = 1; break;
+        case 'S': {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                zt_err("--set: expected KEY=VALUE, got '%s'", optarg);
+                bad = 1;
+            } else if (o->nsettings >= ZT_MAX_SETTINGS) {
+                zt_err("--set: at most %d settings", ZT_MAX_SETTINGS);
+                bad = 1;
+            } else {
+                o->settings[o->nsettings++] = optarg;
+            }
+            break;
+        }
+        case 'h': usage(stdout); return ZT_EXIT_OK;
+        default:
+            zt_err("unknown option or missing value: %s", argv[optind - 1]);
+            bad = 1;
+        }
+        if (bad) {
+            usage(stderr);
+            return ZT_EXIT_USAGE;
+        }
     }
-    if (s->n >= ZT_MAX_SETTINGS) {
-        zt_err("--set: at most %d settings", ZT_MAX_SETTINGS);
-        return -1;
+    if (accepted & ZT_O_RUN) {
+        if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
+            zt_err("the command must follow '--'");
+            usage(stderr);
+            return ZT_EXIT_USAGE;
+        }
+        if (optind >= argc) {
+            zt_err("no command given (zkelect run [options] -- CMD [ARGS...])");
+            usage(stderr);
+            return ZT_EXIT_USAGE;
+        }
+        o->cmd = argv + optind;
+    } else if (optind < argc) {
+        zt_err("unexpected argument: %s", argv[optind]);
+        usage(stderr);
+        return ZT_EXIT_USAGE;
     }
-    s->kv[s->n++] = kv;
+    if (!o->hosts || !*o->hosts || !o->path) {
+        zt_err("--connect (or ZKELECT_CONNECT) and --path are required");
+        usage(stderr);
+        return ZT_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* ---- Connecting ----------------------------------------------------------- */
+
+/* Credentials stay off the command line (ps shows argv to every user): a
+ * file or the environment. Returns 0 with *out set (NULL when none given),
+ * -1 after printing why. */
+static int read_auth(const struct zt_opts *o, char *buf, size_t len, const char **out)
+{
+    *out = NULL;
+    if (o->auth_file) {
+        int fd = open(o->auth_file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            zt_err("--auth-file %s: %s", o->auth_file, strerror(errno));
+            return -1;
+        }
+        ssize_t n = read(fd, buf, len - 1);
+        close(fd);
+        if (n < 0 || (size_t)n >= len - 1) {
+            zt_err("--auth-file %s: %s", o->auth_file,
+                   n < 0 ? strerror(errno) : "longer than 4 KiB");
+            return -1;
+        }
+        buf[n] = '\0';
+        buf[strcspn(buf, "\r\n")] = '\0';
+        *out = buf;
+        return 0;
+    }
+    const char *env = getenv("ZKELECT_AUTH");
+    if (env && *env)
+        *out = env;
     return 0;
 }
 
-int zt_settings_apply(const struct zt_settings *s, zkelect_conf_t *conf)
-{
-    for (int i = 0; i < s->n; i++) {
-        char key[128], err[512] = "";
-        const char *eq = strchr(s->kv[i], '=');
-        size_t klen = (size_t)(eq - s->kv[i]);
-        if (klen >= sizeof key) {
-            zt_err("--set: key too long in '%s'", s->kv[i]);
-            return -1;
-        }
-        memcpy(key, s->kv[i], klen);
-        key[klen] = '\0';
-        if (zkelect_conf_set(conf, key, eq + 1, err, sizeof err) != 0) {
-            zt_err("--set %s: %s", s->kv[i], err);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-zkelect_conf_t *zt_make_conf(const char *hosts, int64_t session_timeout_ms,
-                             int64_t connect_timeout_ms)
+zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
 {
     char err[512] = "";
-    char num[32];
+    char num[32], authbuf[4096];
+    /* The library's messages name the key; `what` adds where a value came
+     * from when the key alone would not say. */
+    const char *what = NULL;
     zkelect_conf_t *conf = zkelect_conf_new();
     if (!conf) {
         zt_err("out of memory");
+        *exit_code = ZT_EXIT_FAILURE;
         return NULL;
     }
-    if (zkelect_conf_set(conf, "zk.hosts", hosts, err, sizeof err) != 0)
+    if (zkelect_conf_set(conf, "zk.hosts", o->hosts, err, sizeof err) != 0)
         goto bad;
     /* The library leaves libzookeeper's own (chatty, INFO) log alone unless
      * told; a command-line tool keeps stderr for its own one-line errors. */
     const char *zk_log = getenv("ZKELECT_ZK_LOG_LEVEL");
+    what = zk_log && *zk_log ? "ZKELECT_ZK_LOG_LEVEL" : NULL;
     if (zkelect_conf_set(conf, "zk.log.level", zk_log && *zk_log ? zk_log : "none", err,
                          sizeof err) != 0)
         goto bad;
-    if (session_timeout_ms > 0) {
-        snprintf(num, sizeof num, "%" PRId64, session_timeout_ms);
-        if (zkelect_conf_set(conf, "zk.session.timeout.ms", num, err, sizeof err) != 0)
-            goto bad;
-    }
-    if (connect_timeout_ms > 0) {
-        snprintf(num, sizeof num, "%" PRId64, connect_timeout_ms);
-        if (zkelect_conf_set(conf, "zk.connect.timeout.ms", num, err, sizeof err) != 0)
-            goto bad;
-    }
-    return conf;
-bad:
-    zt_err("%s", err);
-    zkelect_conf_destroy(conf);
-    return NULL;
-}
-
-zkelect_client_t *zt_connect(const zkelect_conf_t *conf, const char *hosts,
-                             int64_t connect_timeout_ms, int *exit_code)
-{
-    char err[512] = "";
-    zkelect_client_t *client = zkelect_client_new(conf, err, sizeof err);
-    if (!client) {
-        zt_err("cannot start a ZooKeeper client for %s: %s", hosts, err);
-        *exit_code = ZT_EXIT_FAILURE;
+    snprintf(num, sizeof num, "%" PRId64, o->session_ms);
+    what = NULL;
+    if (zkelect_conf_set(conf, "zk.session.timeout.ms", num, err, sizeof err) != 0)
+        goto bad;
+    snprintf(num, sizeof num, "%" PRId64, o->connect_ms);
+    if (zkelect_conf_set(conf, "zk.connect.timeout.ms", num, err, sizeof err) != 0)
+        goto bad;
+    const char *auth = NULL;
+    if (read_auth(o, authbuf, sizeof authbuf, &auth) != 0) {
+        zkelect_conf_destroy(conf);
+        *exit_code = ZT_EXIT_USAGE;
         return NULL;
     }
-    int rc = zkelect_client_await_connected(client, (int)connect_timeout_ms);
-    if (rc != 0) {
-        if (rc == ZKELECT_ETIMEDOUT)
-            zt_err("cannot connect to ZooKeeper at %s within %" PRId64 " ms", hosts,
-                   connect_timeout_ms);
-        else
-            zt_err("cannot connect to ZooKeeper at %s: %s", hosts, zkelect_strerror(rc));
-        *exit_code = rc == ZKELECT_ETIMEDOUT ? ZT_EXIT_CONNECT : ZT_EXIT_FAILURE;
-        zkelect_client_destroy(client);
+    what = o->auth_file ? "--auth-file" : "ZKELECT_AUTH";
+    if (auth && zkelect_conf_set(conf, "zk.auth", auth, err, sizeof err) != 0)
+        goto bad;
+    explicit_bzero(authbuf, sizeof authbuf);
+    for (int i = 0; i < o->nsettings; i++) {
+        char key[128];
+        const char *eq = strchr(o->settings[i], '=');
+        size_t klen = (size_t)(eq - o->settings[i]);
+        if (klen >= sizeof key) {
+            zt_err("--set: key too long in '%s'", o->settings[i]);
+            zkelect_conf_destroy(conf);
+            *exit_code = ZT_EXIT_USAGE;
+            return NULL;
+        }
+        memcpy(key, o->settings[i], klen);
+        key[klen] = '\0';
+        what = "--set";
+        if (zkelect_conf_set(conf, key, eq + 1, err, sizeof err) != 0)
+            goto bad;
+    }
+    zkelect_client_t *client = zkelect_client_new(conf, err, sizeof err);
+    zkelect_conf_destroy(conf);
+    if (!client) {
+        /* Everything that makes client_new fail is in what we were given
+         * (a malformed connect string): a usage error. */
+        zt_err("cannot start a ZooKeeper client for %s: %s", o->hosts, err);
+        *exit_code = ZT_EXIT_USAGE;
         return NULL;
     }
     return client;
+bad:
+    explicit_bzero(authbuf, sizeof authbuf);
+    if (what)
+        zt_err("%s: %s", what, err);
+    else
+        zt_err("%s", err);
+    zkelect_conf_destroy(conf);
+    *exit_code = ZT_EXIT_USAGE;
+    return NULL;
+}
+
+int zt_exit_for(int code)
+{
+    switch (code) {
+    case ZKELECT_OK: return ZT_EXIT_OK;
+    case ZKELECT_EAUTH: return ZT_EXIT_DENIED;
+    case ZKELECT_ETIMEDOUT: return ZT_EXIT_CONNECT;
+    case ZKELECT_EINVAL: return ZT_EXIT_USAGE;
+    default: return ZT_EXIT_FAILURE;
+    }
+}
+
+int zt_await(zkelect_client_t *client, const struct zt_opts *o)
+{
+    int rc = zkelect_client_await_connected(client, (int)o->connect_ms);
+    if (rc == 0)
+        return -1;
+    if (rc == ZKELECT_ETIMEDOUT)
+        zt_err("cannot connect to ZooKeeper at %s within %" PRId64 " ms", o->hosts,
+               o->connect_ms);
+    else
+        zt_err("cannot connect to ZooKeeper at %s: %s", o->hosts, zkelect_strerror(rc));
+    return rc == ZKELECT_EINVAL ? ZT_EXIT_FAILURE : zt_exit_for(rc);
+}
+
+/* ---- Untrusted text ------------------------------------------------------- */
+
+/* Length of the valid, non-control UTF-8 sequence at p (2..4), else 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    size_t n;
+    uint32_t cp;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    if (cp >= 0x80 && cp <= 0x9f) /* C1 controls */
+        return 0;
+    if (cp == 0x2028 || cp == 0x2029) /* line and paragraph separators */
+        return 0;
+    return n;
+}
+
+static void escape(const char *s, char *out, size_t outlen, int word)
+{
+    if (outlen < 8) {
+        if (outlen)
+            out[0] = '\0';
+        return;
+    }
+    if (!*s && word) {
+        snprintf(out, outlen, "\"\"");
+        return;
+    }
+    size_t o = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        char piece[8];
+        size_t n;
+        size_t u = utf8_len(p);
+        if (u) {
+            memcpy(piece, p, u);
+            n = u;
+        } else if (*p == '\\') {
+            memcpy(piece, "\\\\", 2);
+            n = 2;
+        } else if ((*p > 0x20 && *p < 0x7f && (*p != '"' || !word)) || (*p == ' ' && !word)) {
+            piece[0] = (char)*p;
+            n = 1;
+        } else {
+            n = (size_t)snprintf(piece, sizeof piece, "\\x%02x", *p);
+        }
+        if (o + n + 4 > outlen) {
+            memcpy(out + o, "...", 3);
+            o += 3;
+            break;
+        }
+        memcpy(out + o, piece, n);
+        o += n;
+        p += u ? u : 1;
+    }
+    out[o] = '\0';
+}
+
+void zt_escape(const char *s, char *out, size_t outlen)
+{
+    escape(s, out, outlen, 1);
+}
+
+void zt_escape_text(const char *s, char *out, size_t outlen)
+{
+    escape(s, out, outlen, 0);
 }
 
 void zt_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t u = utf8_len(p);
+        if (u) {
+            fwrite(p, 1, u, f);
+            p += u;
+            continue;
+        }
+        unsigned c = *p++;
+        switch (c) {
         case '"': fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
         case '\n': fputs("\\n", f); break;
         case '\r': fputs("\\r", f); break;
         case '\t': fputs("\\t", f); break;
         default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
+            if (c < 0x20 || c == 0x7f)
+                fprintf(f, "\\u%04x", c);
+            else if (c < 0x80)
+                fputc((int)c, f);
+            else if (c == 0xc2 && *p >= 0x80 && *p <= 0x9f)
+                fprintf(f, "\\u%04x", *p++); /* a C1 control, spelled out */
+            else if (c == 0xe2 && p[0] == 0x80 && (p[1] == 0xa8 || p[1] == 0xa9)) {
+                fprintf(f, "\\u%04x", 0x2000u | p[1]);
+                p += 2;
+            } else
+                fputs("\\ufffd", f);
         }
     }
     fputc('"', f);
@@ -241,4 +582,106 @@ void zt_format_time_ms(int64_t epoch_ms, char *buf, size_t len)
     char zone[16] = "";
     strftime(zone, sizeof zone, "%z", &tm);
     snprintf(buf, len, "%s.%03d%s", base, (int)(epoch_ms % 1000), zone);
+}
+
+/* ---- Process trees -------------------------------------------------------- */
+
+struct proc_ent {
+    pid_t pid, ppid;
+};
+
+/* Every live process's (pid, ppid). The caller frees *out. */
+static int scan_procs(struct proc_ent **out, size_t *nout)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    size_t n = 0, cap = 512;
+    struct proc_ent *v = malloc(cap * sizeof *v);
+    if (!v) {
+        closedir(d);
+        errno = ENOMEM;
+        return -1;
+    }
+    struct dirent *de;
+    /* Bounded by the number of processes the kernel lists. */
+    while ((de = readdir(d))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        /* The command name may hold spaces and ')': parse after the last. */
+        char *rp = strrchr(buf, ')');
+        char state;
+        int ppid;
+        if (!rp || sscanf(rp + 1, " %c %d", &state, &ppid) != 2)
+            continue;
+        if (state == 'Z' || state == 'X')
+            continue;
+        if (n == cap) {
+            struct proc_ent *nv = realloc(v, 2 * cap * sizeof *v);
+            if (!nv)
+                break;
+            v = nv;
+            cap *= 2;
+        }
+        v[n].pid = (pid_t)atoi(de->d_name);
+        v[n].ppid = (pid_t)ppid;
+        n++;
+    }
+    closedir(d);
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
+int zt_signal_tree(pid_t root, pid_t except, int sig, int *failed, int *first_err,
+                   pid_t *first_pid)
+{
+    struct proc_ent *v;
+    size_t n;
+    if (scan_procs(&v, &n) != 0)
+        return -1;
+    pid_t *todo = malloc((n + 1) * sizeof *todo);
+    if (!todo) {
+        free(v);
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t head = 0, tail = 0;
+    todo[tail++] = root;
+    int count = 0;
+    /* Breadth first over parent links: each process enters the list once,
+     * since each has one parent. */
+    while (head < tail) {
+        pid_t parent = todo[head++];
+        for (size_t i = 0; i < n && tail <= n; i++) {
+            if (v[i].ppid != parent || v[i].pid == root)
+                continue;
+            todo[tail++] = v[i].pid;
+            if (v[i].pid == except)
+                continue;
+            if (kill(v[i].pid, sig) == 0) {
+                count++;
+            } else if (errno != ESRCH) {
+                if (failed && (*failed)++ == 0) {
+                    if (first_err)
+                        *first_err = errno;
+                    if (first_pid)
+                        *first_pid = v[i].pid;
+                }
+            }
+        }
+    }
+    free(todo);
+    free(v);
+    return count;
 }

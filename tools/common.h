@@ -1,6 +1,7 @@
 /*
- * Shared pieces of the zkelect command-line tool: exit codes, option
- * helpers, clocks and line output.
+ * Shared pieces of the zkelect command-line tool: exit codes, the one option
+ * parser, the one connect helper, clocks, escaping, process trees and a log
+ * that never blocks its caller.
  */
 #ifndef ZKELECT_TOOL_COMMON_H
 #define ZKELECT_TOOL_COMMON_H
@@ -8,16 +9,19 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <zkelect/zkelect.h>
 
-/* Exit codes. Documented in docs/zkelect.1; scripts depend on them. */
+/* Exit codes, the same failure giving the same code in every subcommand.
+ * Documented in docs/zkelect.1; scripts depend on them. */
 enum {
     ZT_EXIT_OK = 0,
     ZT_EXIT_FAILURE = 1,   /* anything not listed below */
-    ZT_EXIT_USAGE = 2,     /* bad arguments */
+    ZT_EXIT_USAGE = 2,     /* bad arguments, bad connect string/path/--set */
     ZT_EXIT_CONNECT = 3,   /* ZooKeeper not reachable within the connect timeout */
-    ZT_EXIT_LOST = 4       /* run --once: leadership lost */
+    ZT_EXIT_LOST = 4,      /* run --once: leadership lost */
+    ZT_EXIT_DENIED = 5     /* authentication failed or an ACL denied us */
 };
 
 /* Default for how long a subcommand waits for its first connection. */
@@ -29,8 +33,10 @@ int zt_cmd_candidate(int argc, char **argv);
 int zt_cmd_run(int argc, char **argv);
 int zt_cmd_status(int argc, char **argv);
 int zt_cmd_observe(int argc, char **argv);
+int zt_cmd_keeper(int argc, char **argv);
 
-/* One-line error on stderr, prefixed with zt_prog. */
+/* One-line error on stderr, prefixed with zt_prog. Goes through the async
+ * log when it is started (zt_log_start), so it never blocks then. */
 void zt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Write one complete line (a '\n' is appended) to fd with as few write(2)
@@ -38,46 +44,98 @@ void zt_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Returns 0 or -1 (errno set). */
 int zt_writeln(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A log for processes whose main thread must never wait on stderr (run's
+ * kill path): lines go into a private non-blocking pipe read by a thread
+ * that does the blocking writes. A full pipe drops the line and counts it.
+ * Start before anything may block; stop flushes (it may block then). */
+int zt_log_start(void);
+void zt_log_stop(void);
+
 int64_t zt_realtime_ns(void);
 int64_t zt_monotonic_ms(void);
+/* CLOCK_BOOTTIME, the clock of the library's lease: it runs on through a
+ * suspend, so a deadline on it cannot be overslept unnoticed. */
+int64_t zt_boottime_ms(void);
 
 /* Strict integer parse of a whole string into [lo, hi]. 0 ok, -1 bad. */
 int zt_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
-/* Build a conf with hosts and (when > 0) session and connect timeouts.
- * NULL on failure, with a message already printed. */
-/* Ignores SIGPIPE, blocks SIGTERM, SIGINT, SIGHUP (and SIGCHLD when asked)
- * before the library starts its threads, so they inherit the mask and the
- * signals arrive only through the returned signalfd. -1 after printing why. */
+/* Resets SIGCHLD to its default (an inherited SIG_IGN makes the kernel reap
+ * children behind our back), ignores SIGPIPE, and blocks SIGTERM, SIGINT,
+ * SIGHUP (and SIGCHLD when asked) before the library starts its threads, so
+ * they inherit the mask and the signals arrive only through the returned
+ * signalfd. -1 after printing why. */
 int zt_signalfd(int with_sigchld);
 
-/* Parses option name's value arg into *out within [lo, hi]; prints
- * "name: expected lo..hi, got 'arg'" and returns -1 when it does not fit. */
-int zt_opt_i64(const char *name, const char *arg, int64_t lo, int64_t hi, int64_t *out);
+/* ---- The one option parser ---------------------------------------------- */
 
-/* Library options from repeated --set KEY=VALUE, applied after the others. */
-#define ZT_MAX_SETTINGS 16
-struct zt_settings {
-    const char *kv[ZT_MAX_SETTINGS];
-    int n;
+enum {
+    ZT_O_CONNECT = 1u << 0,   /* --connect, --path, timeouts, --set, --auth-file */
+    ZT_O_JSON = 1u << 1,
+    ZT_O_COUNT = 1u << 2,
+    ZT_O_ID = 1u << 3,
+    ZT_O_RUN = 1u << 4,       /* --grace --once --quiet, then -- CMD */
+    ZT_O_CANDIDATE = 1u << 5, /* --first-id --shared-session */
 };
-/* Records one --set argument; returns 0, or -1 after printing why. */
-int zt_settings_add(struct zt_settings *s, const char *kv);
-/* Applies them to conf; returns 0, or -1 after printing the library's error. */
-int zt_settings_apply(const struct zt_settings *s, zkelect_conf_t *conf);
 
-zkelect_conf_t *zt_make_conf(const char *hosts, int64_t session_timeout_ms,
-                             int64_t connect_timeout_ms);
+#define ZT_MAX_SETTINGS 16
 
-/* Connect a client and wait for its session. On failure prints one line and
- * returns NULL with *exit_code set (ZT_EXIT_CONNECT on timeout). */
-zkelect_client_t *zt_connect(const zkelect_conf_t *conf, const char *hosts,
-                             int64_t connect_timeout_ms, int *exit_code);
+struct zt_opts {
+    const char *hosts, *path, *id, *auth_file;
+    int64_t session_ms, connect_ms, count, count_max, grace_ms, first_id;
+    int have_first, json, once, quiet, shared;
+    const char *settings[ZT_MAX_SETTINGS];
+    int nsettings;
+    char **cmd; /* ZT_O_RUN: what follows "--" */
+};
 
-/* Write s to f as a quoted, escaped JSON string. */
+/* Parses argv (argv[0] is the subcommand) for the options in `accepted`.
+ * Returns -1 to go on, or an exit code (after printing the usage when the
+ * arguments are bad). Checks that --connect (or ZKELECT_CONNECT) and --path
+ * are present. */
+int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
+             void (*usage)(FILE *));
+
+/* ---- The one connect helper ---------------------------------------------- */
+
+/* A client from the options: connect string, timeouts, --set, credentials
+ * from --auth-file or $ZKELECT_AUTH. Does not wait for the connection. NULL
+ * after printing one line, with *exit_code set (untouched on success). */
+zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code);
+
+/* Waits for the session; returns -1 when connected, else an exit code after
+ * printing one line (the wording of every subcommand). */
+int zt_await(zkelect_client_t *client, const struct zt_opts *o);
+
+/* The exit code for a ZKELECT_E* code reported by the library. */
+int zt_exit_for(int zkelect_code);
+
+/* ---- Output of data read from ZooKeeper (untrusted) ---------------------- */
+
+/* s as one shell-word-safe token: printable ASCII other than space, '"' and
+ * '\\' and valid non-control UTF-8 pass, every other byte is \xNN, '\\' is
+ * "\\\\", and the empty string is "". Truncated (with "...") to fit out. */
+void zt_escape(const char *s, char *out, size_t outlen);
+
+/* The same for free text at the end of a line (a message): spaces and '"'
+ * pass, the empty string stays empty. */
+void zt_escape_text(const char *s, char *out, size_t outlen);
+
+/* Write s to f as a quoted JSON string; valid JSON for any bytes (bytes that
+ * are not UTF-8 become U+FFFD). */
 void zt_json_string(FILE *f, const char *s);
 
 /* Format epoch milliseconds as local ISO 8601 with milliseconds. */
 void zt_format_time_ms(int64_t epoch_ms, char *buf, size_t len);
+
+/* ---- Process trees -------------------------------------------------------- */
+
+/* Sends sig to every live (not zombie) process below root, found by parent
+ * links in the proc filesystem, skipping `except` (but not its descendants) when > 0.
+ * Returns how many were signalled; *failed counts kill() failures other than
+ * ESRCH, and *first_err and *first_pid name the first. -1 when /proc cannot be
+ * read (errno set). */
+int zt_signal_tree(pid_t root, pid_t except, int sig, int *failed, int *first_err,
+                   pid_t *first_pid);
 
 #endif

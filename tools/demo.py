@@ -14,18 +14,22 @@ stops every process this script started.
 
 import argparse
 import os
-import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "bed"))
+try:
+    # The test bed is a set of modules in tests/bed; ./dev puts that folder
+    # on PYTHONPATH.
+    from participant import EOF, Hub, Participant, candidate_argv, parse_event
+    from zkbed import Ensemble
+except ImportError as e:
+    sys.exit(f"demo: {e}: run it as ./dev demo (or with PYTHONPATH={ROOT / 'tests' / 'bed'})")
 
 SESSION_MS = 2000
 N = 5
@@ -44,107 +48,42 @@ class DemoError(RuntimeError):
     pass
 
 
-class Candidate:
-    """One `zkelect candidate` process hosting one participant."""
-
-    def __init__(self, zkelect, hosts, path, pid_, env, events, logdir):
-        self.id = str(pid_)
-        self.stderr = open(os.path.join(logdir, f"candidate-{self.id}.stderr"), "w")
-        self.proc = subprocess.Popen(
-            [str(zkelect), "candidate", "--connect", hosts, "--path", path,
-             "--first-id", self.id, "--count", "1",
-             "--session-timeout-ms", str(SESSION_MS)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-            text=True, bufsize=1, env=env, start_new_session=True)
-        self.killed = False
-        t = threading.Thread(target=self._read, args=(events,), daemon=True)
-        t.start()
-
-    def _read(self, events):
-        for line in self.proc.stdout:
-            events.put((self.id, line.rstrip("\n")))
-        events.put((self.id, None))
-
-    def send(self, line):
-        try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, ValueError):
-            pass
-
-    def kill(self):
-        """SIGKILL the process (group, as the benchmark driver does)."""
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.killed = True
-
-    def close(self, timeout):
-        if self.proc.poll() is None and not self.killed:
-            self.send("quit")
-            try:
-                self.proc.stdin.close()
-            except (BrokenPipeError, ValueError):
-                pass
-        try:
-            rc = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            rc = self.proc.wait(timeout=5)
-        self.stderr.close()
-        return rc
-
-
 class World:
-    """Follows every participant's latest state from its EVENT lines."""
+    """Every candidate's lines through one Hub (tests/bed/participant.py),
+    seen as (id, kind, ns, extra) tuples: EVENT lines as they are, the end of
+    a process's output as kind EXIT, anything else as kind INFO."""
 
     def __init__(self):
-        self.events = queue.Queue()
-        self.state = {}        # id -> last EVENT kind
-        self.log = []          # (id, kind, ns, extra)
-        self.info = {}         # id -> {key: value} from INFO lines
-        self.exited = set()
+        self.hub = Hub()
 
-    def pump(self, timeout):
-        try:
-            pid_, line = self.events.get(timeout=max(timeout, 0))
-        except queue.Empty:
-            return None
-        if line is None:
-            self.exited.add(pid_)
-            return (pid_, "EXIT", 0, {})
-        parts = line.split()
-        if len(parts) >= 4 and parts[0] == "EVENT":
-            kind, ns = parts[1], int(parts[3])
-            extra = dict(p.split("=", 1) for p in parts[4:] if "=" in p)
-            self.state[parts[2]] = kind
-            self.log.append((parts[2], kind, ns, extra))
-            return (parts[2], kind, ns, extra)
-        if len(parts) >= 2 and parts[0] == "INFO":
-            for p in parts[2:]:
-                if "=" in p:
-                    self.info.setdefault(parts[1], {}).update([p.split("=", 1)])
-        return ("", "INFO", 0, {})
+    @property
+    def state(self):
+        return self.hub.state
+
+    @property
+    def info(self):
+        return self.hub.info
+
+    @property
+    def log(self):
+        return [(e.id, e.kind, e.ns, e.kv) for e in self.hub.events]
+
+    @staticmethod
+    def _view(line):
+        if line.words == EOF:
+            return (line.src.ids[0], "EXIT", 0, {})
+        ev = parse_event(line.words)
+        return (ev.id, ev.kind, ev.ns, ev.kv) if ev else ("", "INFO", 0, {})
 
     def wait(self, what, pred, timeout):
-        """Pump events until pred(event) returns a value; bounded by timeout."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise DemoError(f"timed out after {timeout:.0f} s waiting for {what}; "
-                                f"states: {self.state}")
-            ev = self.pump(left)
-            if ev is None:
-                continue
-            got = pred(ev)
-            if got:
-                return got
+        """Offer each new line to pred until it returns a value; bounded."""
+        try:
+            return self.hub.wait(lambda line: pred(self._view(line)), timeout, what)
+        except AssertionError as e:     # the Hub's timeout
+            raise DemoError(str(e)) from None
 
     def leaders(self):
-        return sorted(i for i, k in self.state.items() if k == "LEADER")
+        return self.hub.leaders()
 
 
 def zk_status(zkelect, hosts, path, env):
@@ -178,8 +117,6 @@ def main():
     env["LD_LIBRARY_PATH"] = lib + (os.pathsep + env["LD_LIBRARY_PATH"]
                                     if env.get("LD_LIBRARY_PATH") else "")
 
-    from zkbed import Ensemble
-
     logdir = tempfile.mkdtemp(prefix="zkelect-demo-")
     ens = None
     cands = {}
@@ -202,7 +139,10 @@ def main():
         say(f"Starting {N} `zkelect candidate` processes, ids 1..{N}, one ZooKeeper "
             f"session each, requested session timeout {SESSION_MS} ms, path {path}")
         for i in range(1, N + 1):
-            cands[str(i)] = Candidate(zkelect, hosts, path, i, env, world.events, logdir)
+            cands[str(i)] = Participant(
+                candidate_argv(zkelect, hosts, path, i, 1, SESSION_MS), env,
+                name=f"candidate {i}", hub=world.hub,
+                stderr=os.path.join(logdir, f"candidate-{i}.stderr"))
         connected = set()
 
         def on_connect(ev):
@@ -249,7 +189,9 @@ def main():
                 raise DemoError(f"candidate {pid_} exited; see {logdir}")
             if pid_ == leader and kind == "RESIGNED":
                 got["resigned"] = ev[2]
-            elif pid_ != leader and kind == "LEADER" and "resigned" in got:
+            elif pid_ != leader and kind == "LEADER":
+                # Lines of different processes arrive in any order: the heir's
+                # LEADER may be read before the RESIGNED it answers.
                 got["leader"], got["leader_ns"], got["token"] = pid_, ev[2], ev[3].get("token")
             elif pid_ == leader and kind == "FOLLOWER" and "resigned" in got:
                 got["rejoined"] = ev[2]
@@ -271,8 +213,7 @@ def main():
         say(f"SIGKILL of leader {new}'s process (pid {cands[new].proc.pid}); "
             f"next in queue: {expect}. ZooKeeper notices only when its session "
             f"expires (~{negotiated} ms).")
-        kill_ns = time.time_ns()
-        cands[new].kill()
+        kill_ns = cands[new].sigkill()
         crash = {}
 
         def next_leader(ev):
@@ -283,7 +224,6 @@ def main():
                 raise DemoError(f"candidate {ev[0]} exited; see {logdir}")
             return False
         world.wait("a new leader after the crash", next_leader, 3 * negotiated / 1000 + 10)
-        world.state[new] = "KILLED"
         lat2 = ms(crash["ns"] - kill_ns)
         say(f"{crash['leader']} became LEADER (token {crash['token']}) {lat2:.0f} ms after "
             f"the kill = {lat2 / negotiated:.2f} x the session timeout"
@@ -299,7 +239,7 @@ def main():
         t = time.monotonic()
         for cid, c in cands.items():
             if not c.killed:
-                rc = c.close(timeout=10)
+                rc = c.quit(timeout=10)
                 if rc != 0:
                     raise DemoError(f"candidate {cid} exited with status {rc}")
         say(f"all candidates exited with status 0 in {time.monotonic() - t:.2f} s")
@@ -322,12 +262,7 @@ def main():
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         for c in cands.values():
-            if c.proc.poll() is None:
-                c.kill()
-            try:
-                c.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
+            c.kill()
         if ens is not None:
             say("Stopping the ensemble.")
             ens.stop()

@@ -16,85 +16,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-struct common_opts {
-    const char *hosts;
-    const char *path;
-    int json;
-    int64_t session_ms, connect_ms, count;
-};
-
-/* Parses the options status and observe share. Returns -1 to go on, or an
- * exit code. */
-static int parse(int argc, char **argv, struct common_opts *o, int with_count,
-                 void (*usage)(FILE *))
-{
-    static const struct option opts[] = {
-        {"connect", required_argument, 0, 'c'},
-        {"path", required_argument, 0, 'p'},
-        {"json", no_argument, 0, 'j'},
-        {"session-timeout-ms", required_argument, 0, 't'},
-        {"connect-timeout-ms", required_argument, 0, 'C'},
-        {"count", required_argument, 0, 'n'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    o->hosts = getenv("ZKELECT_CONNECT");
-    o->path = NULL;
-    o->json = 0;
-    o->session_ms = 10000;
-    o->connect_ms = ZT_DEFAULT_CONNECT_TIMEOUT_MS;
-    o->count = 0;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': o->hosts = optarg; break;
-        case 'p': o->path = optarg; break;
-        case 'j': o->json = 1; break;
-        case 't':
-            if (zt_parse_i64(optarg, 1000, 3600000, &o->session_ms)) {
-                zt_err("--session-timeout-ms: expected 1000..3600000, got '%s'", optarg);
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 'C':
-            if (zt_parse_i64(optarg, 1, 3600000, &o->connect_ms)) {
-                zt_err("--connect-timeout-ms: expected 1..3600000, got '%s'", optarg);
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 'n':
-            if (!with_count || zt_parse_i64(optarg, 1, INT64_MAX, &o->count)) {
-                zt_err(with_count ? "--count: expected a positive integer, got '%s'"
-                                  : "unknown option --count%s",
-                       with_count ? optarg : "");
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 'h': usage(stdout); return ZT_EXIT_OK;
-        default:
-            zt_err("unknown option or missing value: %s", argv[optind - 1]);
-            usage(stderr);
-            return ZT_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        zt_err("unexpected argument: %s", argv[optind]);
-        usage(stderr);
-        return ZT_EXIT_USAGE;
-    }
-    if (!o->hosts || !*o->hosts || !o->path) {
-        zt_err("--connect (or ZKELECT_CONNECT) and --path are required");
-        usage(stderr);
-        return ZT_EXIT_USAGE;
-    }
-    return -1;
-}
-
 /* The library checks paths when a handle is made; status makes none, so
  * catch the obvious mistakes here, before any connection attempt. */
 static int path_ok(const char *p)
@@ -107,13 +28,17 @@ static void status_usage(FILE *f)
 {
     fputs("usage: zkelect status --connect HOSTS --path P [--json]\n"
           "                      [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
+          "                      [--set KEY=VALUE]... [--auth-file FILE]\n"
           "\n"
           "Lists the candidates of the election at P in queue order (the leader\n"
           "first) with their ids, fencing tokens and node ages. The leader's node age\n"
           "bounds from above how long it has led. --json prints one JSON object.\n"
           "\n"
+          "Ids and node names are escaped (\\xNN) so that one candidate is one line.\n"
+          "\n"
           "Exit status: 0 shown (also with no candidates), 1 ZooKeeper could not be\n"
-          "asked, 2 bad arguments, 3 no connection within the connect timeout.\n",
+          "asked, 2 bad arguments, 3 no connection within the connect timeout,\n"
+          "5 permission denied.\n",
           f);
 }
 
@@ -131,8 +56,8 @@ static void fmt_age(int64_t ms, char *buf, size_t len)
 
 int zt_cmd_status(int argc, char **argv)
 {
-    struct common_opts o;
-    int rc = parse(argc, argv, &o, 0, status_usage);
+    struct zt_opts o = {0};
+    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_JSON, &o, status_usage);
     if (rc >= 0)
         return rc;
     if (!path_ok(o.path)) {
@@ -140,14 +65,17 @@ int zt_cmd_status(int argc, char **argv)
         status_usage(stderr);
         return ZT_EXIT_USAGE;
     }
-    zkelect_conf_t *conf = zt_make_conf(o.hosts, o.session_ms, o.connect_ms);
-    if (!conf)
-        return ZT_EXIT_USAGE;
     int exit_code = ZT_EXIT_FAILURE;
-    zkelect_client_t *client = zt_connect(conf, o.hosts, o.connect_ms, &exit_code);
-    zkelect_conf_destroy(conf);
-    if (!client)
+    zkelect_client_t *client = zt_client(&o, &exit_code);
+    if (!client) {
+        status_usage(stderr);
         return exit_code;
+    }
+    rc = zt_await(client, &o);
+    if (rc >= 0) {
+        zkelect_client_destroy(client);
+        return rc;
+    }
 
     char err[512] = "";
     zkelect_participants_t *ps = zkelect_client_participants(client, o.path, err, sizeof err);
@@ -160,7 +88,7 @@ int zt_cmd_status(int argc, char **argv)
     gettimeofday(&tv, NULL);
     int64_t now_ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
     size_t n = zkelect_participants_count(ps);
-    char when[64], age[32];
+    char when[64], age[32], id[4 * ZKELECT_ID_MAX + 8], node[1024];
 
     if (o.json) {
         fputs("{\"path\":", stdout);
@@ -195,15 +123,17 @@ int zt_cmd_status(int argc, char **argv)
         zt_format_time_ms(ct, when, sizeof when);
         fmt_age(now_ms - ct, age, sizeof age);
         printf("%s: %zu candidate%s\n", o.path, n, n == 1 ? "" : "s");
+        zt_escape(zkelect_participants_id(ps, 0), id, sizeof id);
         printf("leader: %s  token %" PRId64 "  node created %s (%s ago; leading at most that "
                "long)\n\n",
-               zkelect_participants_id(ps, 0), zkelect_participants_token(ps, 0), when, age);
+               id, zkelect_participants_token(ps, 0), when, age);
         printf("%-4s %-6s %-24s %-20s %-9s %s\n", "POS", "ROLE", "ID", "TOKEN", "AGE", "NODE");
         for (size_t i = 0; i < n; i++) {
             fmt_age(now_ms - zkelect_participants_ctime_ms(ps, i), age, sizeof age);
+            zt_escape(zkelect_participants_id(ps, i), id, sizeof id);
+            zt_escape(zkelect_participants_node(ps, i), node, sizeof node);
             printf("%-4zu %-6s %-24s %-20" PRId64 " %-9s %s\n", i + 1, i == 0 ? "leader" : "queued",
-                   zkelect_participants_id(ps, i), zkelect_participants_token(ps, i), age,
-                   zkelect_participants_node(ps, i));
+                   id, zkelect_participants_token(ps, i), age, node);
         }
     }
     fflush(stdout);
@@ -216,6 +146,7 @@ static void observe_usage(FILE *f)
 {
     fputs("usage: zkelect observe --connect HOSTS --path P [--json] [--count N]\n"
           "                       [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
+          "                       [--set KEY=VALUE]... [--auth-file FILE]\n"
           "\n"
           "Prints the current leader of the election at P, then one line per leader\n"
           "change, until SIGINT or SIGTERM (or N lines with --count):\n"
@@ -223,39 +154,54 @@ static void observe_usage(FILE *f)
           "  <local time> NONE\n"
           "--json prints one JSON object per line instead:\n"
           "  {\"time_ns\":..,\"leader\":\"<id>\"|null,\"token\":..,\"node\":\"..\"}\n"
-          "Connection trouble is reported on stderr.\n"
+          "<id> and <node> are escaped (\\xNN; an empty id is \"\"), so one change is one\n"
+          "line. Connection trouble is reported on stderr.\n"
           "\n"
-          "Exit status: 0 interrupted or --count reached, 1 failure, 2 bad arguments,\n"
-          "3 no connection within the connect timeout.\n",
+          "Exit status: 0 interrupted, --count reached or stdout closed by its reader,\n"
+          "1 failure, 2 bad arguments, 3 no connection within the connect timeout,\n"
+          "5 permission denied.\n",
           f);
+}
+
+/* One record, one write: a reader that went away (EPIPE) ends us. Returns 0,
+ * or -1 with errno set. */
+static int put(FILE *mem, char **buf, size_t *len)
+{
+    fflush(mem);
+    size_t off = 0;
+    int rc = 0;
+    while (off < *len) {
+        ssize_t w = write(STDOUT_FILENO, *buf + off, *len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = -1;
+            break;
+        }
+        off += (size_t)w;
+    }
+    rewind(mem);
+    return rc;
 }
 
 int zt_cmd_observe(int argc, char **argv)
 {
-    struct common_opts o;
-    int rc = parse(argc, argv, &o, 1, observe_usage);
+    struct zt_opts o = {0};
+    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_JSON | ZT_O_COUNT, &o, observe_usage);
     if (rc >= 0)
         return rc;
 
     int sfd = zt_signalfd(0);
-    if (sfd < 0) {
+    if (sfd < 0)
         return ZT_EXIT_FAILURE;
-    }
-
-    zkelect_conf_t *conf = zt_make_conf(o.hosts, o.session_ms, o.connect_ms);
-    if (!conf) {
+    int exit_code = ZT_EXIT_FAILURE;
+    zkelect_client_t *client = zt_client(&o, &exit_code);
+    if (!client) {
+        observe_usage(stderr);
         close(sfd);
-        return ZT_EXIT_USAGE;
+        return exit_code;
     }
     char err[512] = "";
-    int exit_code = ZT_EXIT_FAILURE;
-    zkelect_client_t *client = zkelect_client_new(conf, err, sizeof err);
-    zkelect_conf_destroy(conf);
-    if (!client) {
-        zt_err("cannot start a ZooKeeper client for %s: %s", o.hosts, err);
-        close(sfd);
-        return ZT_EXIT_USAGE;
-    }
     zkelect_observer_t *obs = zkelect_observer_new(client, o.path, err, sizeof err);
     if (!obs) {
         zt_err("%s", err);
@@ -264,22 +210,30 @@ int zt_cmd_observe(int argc, char **argv)
         close(sfd);
         return ZT_EXIT_USAGE;
     }
-    rc = zkelect_client_await_connected(client, (int)o.connect_ms);
-    if (rc != 0) {
-        zt_err("cannot connect to ZooKeeper at %s%s%s", o.hosts,
-               rc == ZKELECT_ETIMEDOUT ? " within the connect timeout" : ": ",
-               rc == ZKELECT_ETIMEDOUT ? "" : zkelect_strerror(rc));
-        exit_code = rc == ZKELECT_ETIMEDOUT ? ZT_EXIT_CONNECT : ZT_EXIT_FAILURE;
+    rc = zt_await(client, &o);
+    if (rc >= 0) {
+        exit_code = rc;
         goto out;
     }
 
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        zt_err("out of memory");
+        goto out;
+    }
     int64_t printed = 0;
+    /* Bounded by the signals, --count, a closed stdout or a final error. */
     for (;;) {
-        struct pollfd pfd[2] = {
+        struct pollfd pfd[3] = {
             {.fd = zkelect_observer_event_fd(obs), .events = POLLIN},
             {.fd = sfd, .events = POLLIN},
+            /* POLLERR on a pipe's write end: the reader closed it, so end
+             * now rather than at the next leader change. */
+            {.fd = STDOUT_FILENO, .events = 0},
         };
-        int n = poll(pfd, 2, -1);
+        int n = poll(pfd, 3, -1);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -287,6 +241,10 @@ int zt_cmd_observe(int argc, char **argv)
             break;
         }
         if (pfd[1].revents) {
+            exit_code = ZT_EXIT_OK;
+            break;
+        }
+        if (pfd[2].revents & (POLLERR | POLLHUP)) {
             exit_code = ZT_EXIT_OK;
             break;
         }
@@ -298,41 +256,64 @@ int zt_cmd_observe(int argc, char **argv)
             int type = zkelect_event_type(ev);
             if (type == ZKELECT_EV_LEADER_CHANGED) {
                 const char *id = zkelect_event_id(ev);
+                const char *node = zkelect_event_node(ev);
+                /* A leader is known by its node: its id may be empty
+                 * (Curator's default). */
+                int has_leader = *node != '\0';
                 int64_t ns = zkelect_event_time_ns(ev);
                 if (o.json) {
-                    printf("{\"time_ns\":%" PRId64 ",\"leader\":", ns);
-                    if (*id)
-                        zt_json_string(stdout, id);
+                    fprintf(mem, "{\"time_ns\":%" PRId64 ",\"leader\":", ns);
+                    if (has_leader)
+                        zt_json_string(mem, id);
                     else
-                        fputs("null", stdout);
-                    printf(",\"token\":%" PRId64 ",\"node\":", zkelect_event_token(ev));
-                    zt_json_string(stdout, zkelect_event_node(ev));
-                    fputs("}\n", stdout);
+                        fputs("null", mem);
+                    fprintf(mem, ",\"token\":%" PRId64 ",\"node\":", zkelect_event_token(ev));
+                    zt_json_string(mem, node);
+                    fputs("}\n", mem);
                 } else {
-                    char when[64];
+                    char when[64], eid[4 * ZKELECT_ID_MAX + 8], enode[1024];
                     zt_format_time_ms(ns / 1000000, when, sizeof when);
-                    if (*id)
-                        printf("%s LEADER %s token=%" PRId64 " node=%s\n", when, id,
-                               zkelect_event_token(ev), zkelect_event_node(ev));
-                    else
-                        printf("%s NONE\n", when);
+                    if (has_leader) {
+                        zt_escape(id, eid, sizeof eid);
+                        zt_escape(node, enode, sizeof enode);
+                        fprintf(mem, "%s LEADER %s token=%" PRId64 " node=%s\n", when, eid,
+                                zkelect_event_token(ev), enode);
+                    } else {
+                        fprintf(mem, "%s NONE\n", when);
+                    }
                 }
-                fflush(stdout);
-                if (o.count && ++printed >= o.count)
+                if (put(mem, &buf, &len) != 0) {
+                    if (errno != EPIPE)
+                        zt_err("stdout: %s", strerror(errno));
+                    exit_code = errno == EPIPE ? ZT_EXIT_OK : ZT_EXIT_FAILURE;
+                    done = 2;
+                }
+                if (!done && o.count && ++printed >= o.count)
                     done = 1;
             } else if (type == ZKELECT_EV_ERROR) {
-                zt_err("%s (%s)", zkelect_event_message(ev),
-                       zkelect_err_name(zkelect_event_error(ev)));
+                int code = zkelect_event_error(ev);
+                char msg[2048];
+                zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
+                zt_err("%s (%s)", msg, zkelect_err_name(code));
+                /* The observer's only error is final (authentication). */
+                exit_code = zt_exit_for(code);
+                if (exit_code == ZT_EXIT_OK || exit_code == ZT_EXIT_CONNECT)
+                    exit_code = ZT_EXIT_FAILURE;
+                done = 2;
             } else {
-                zt_err("%s: %s", zkelect_event_type_name(type), zkelect_event_message(ev));
+                char msg[2048];
+                zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
+                zt_err("%s: %s", zkelect_event_type_name(type), msg);
             }
             zkelect_event_destroy(ev);
         }
-        if (done) {
+        if (done == 1)
             exit_code = ZT_EXIT_OK;
+        if (done)
             break;
-        }
     }
+    fclose(mem);
+    free(buf);
 out:
     zkelect_observer_destroy(obs);
     zkelect_client_destroy(client);

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "keeper.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +22,8 @@ static void usage(FILE *f)
           "  zkelect <command> --help   options of a command\n"
           "  zkelect --version          library and tool version\n"
           "\n"
-          "ZKELECT_CONNECT in the environment is the default for --connect.\n",
+          "ZKELECT_CONNECT in the environment is the default for --connect;\n"
+          "ZKELECT_AUTH (or --auth-file FILE) gives zk.auth credentials.\n",
           f);
 }
 
@@ -39,6 +41,12 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--version")) {
         printf("zkelect %s (libzkelect %s)\n", ZKELECT_VERSION_STRING, zkelect_version_string());
         return ZT_EXIT_OK;
+    }
+    /* The keeper `zkelect run` puts between itself and CMD (keeper.c); not a
+     * command for people, so not in the usage. */
+    if (!strcmp(cmd, ZT_KEEPER_ARG)) {
+        zt_prog = "zkelect keeper";
+        return zt_cmd_keeper(argc - 1, argv + 1);
     }
     static const struct {
         const char *name;

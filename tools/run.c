@@ -1,34 +1,43 @@
 /*
  * zkelect run: run a command only while this process leads an election.
  *
- * One thread, one poll(2) loop over the election's event fd and a signalfd
- * (SIGCHLD, SIGTERM, SIGINT, SIGHUP); the only timer is the grace period
- * between SIGTERM and SIGKILL, kept as the poll timeout.
+ * Process tree:  run  ->  keeper (zkelect __keeper)  ->  CMD  -> ...
+ * run is a child subreaper; the keeper is one too, so every descendant of
+ * CMD stays below the keeper however it daemonizes, and below run if the
+ * keeper dies. See keeper.c for why the keeper exists.
  *
- * Safety story: the child runs in its own process group and is started only
- * after ELECTED while the lease holds (zkelect_is_leader). On any DEPOSED the
- * whole group gets SIGTERM at once and SIGKILL after --grace. If this process
- * dies, even by SIGKILL, the child gets SIGKILL from the kernel
- * (PR_SET_PDEATHSIG). What nobody can prevent: while this process is frozen
- * (SIGSTOP, swapped out) its child keeps running; the moment it resumes past
- * its lease the library deposes it and the child is stopped before anything
- * else happens here.
+ * The promise: no descendant of CMD is alive once a successor can have been
+ * elected. Its arithmetic (docs/semantics.md): when zkelect_is_leader()
+ * answers 1 at time t (read before the call), the lease deadline L is after
+ * t, and no successor can be elected before L + margin. So run checks
+ * is_leader() every margin/4 while CMD runs and tells the keeper "kill
+ * everything at t + 3 margin/4" after each yes (the keeper acts only if run
+ * is frozen; the last quarter is for the kill itself); when the answer turns 0, or a
+ * DEPOSED event comes, the tree gets SIGTERM and, at t + margin/2 at the
+ * latest whatever --grace says, SIGKILL. While run still leads (a stop asked
+ * by a signal), --grace applies in full. A node deleted by someone else or an
+ * expired session may mean a successor already leads: SIGKILL at once.
+ *
+ * One thread makes every decision: poll(2) over the election's event fd, a
+ * signalfd and the keeper's socket. Nothing on the kill path waits on
+ * stderr: messages go through the log thread of common.c.
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "keeper.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,51 +48,71 @@ static void usage(FILE *f)
 {
     fputs("usage: zkelect run --connect HOSTS --path P [--id ID] [--session-timeout-ms MS]\n"
           "                   [--connect-timeout-ms MS] [--grace MS] [--once] [--quiet]\n"
-          "                   [--set KEY=VALUE]...\n"
+          "                   [--set KEY=VALUE]... [--auth-file FILE]\n"
           "                   -- CMD [ARGS...]\n"
           "\n"
           "Volunteers in the election at P and runs CMD only while leading, with\n"
           "ZKELECT_TOKEN (fencing token), ZKELECT_PATH and ZKELECT_ID in its environment.\n"
-          "On loss of leadership CMD's process group gets SIGTERM at once and SIGKILL\n"
-          "after --grace ms (default 5000); then it waits to lead again (--once: exits 4).\n"
-          "When CMD exits by itself: resign, exit with its status (128+N if killed by\n"
-          "signal N). SIGTERM/SIGINT/SIGHUP: stop CMD the same way, resign, exit 128+N.\n"
+          "On loss of leadership every descendant of CMD gets SIGTERM at once and SIGKILL\n"
+          "after --grace ms (default 5000), but never later than lease.margin.ms/2 after\n"
+          "run last saw itself leading; then it waits to lead again (--once: exits 4).\n"
+          "When CMD exits by itself: its leftover descendants get SIGKILL, run resigns\n"
+          "and exits with CMD's status (128+N if killed by signal N).\n"
+          "SIGTERM/SIGINT/SIGHUP: stop CMD the same way, resign, exit 128+N.\n"
           "\n"
           "  --connect HOSTS          ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
           "  --path P                 election path (absolute)\n"
           "  --id ID                  participant id (default <hostname>-<pid>)\n"
           "  --session-timeout-ms MS  requested session timeout (default 10000)\n"
           "  --connect-timeout-ms MS  give up connecting after MS (default 15000)\n"
-          "  --grace MS               SIGTERM -> SIGKILL delay (default 5000)\n"
+          "  --grace MS               SIGTERM -> SIGKILL delay while still leading\n"
+          "                           (default 5000)\n"
           "  --once                   exit 4 after losing leadership instead of waiting\n"
           "  --quiet                  no progress lines on stderr\n"
+          "  --set KEY=VALUE          library option (see zkelect(1))\n"
+          "  --auth-file FILE         zk.auth credentials read from FILE\n"
+          "                           (or $ZKELECT_AUTH)\n"
           "\n"
           "Exit status: CMD's status; 1 failure; 2 bad arguments; 3 no connection within\n"
-          "the connect timeout; 4 leadership lost under --once; 128+N stopped by signal N.\n",
+          "the connect timeout; 4 leadership lost under --once; 5 permission denied;\n"
+          "128+N stopped by signal N.\n",
           f);
 }
 
 struct runner {
+    struct zt_opts o;
     zkelect_client_t *client;
     zkelect_election_t *election;
-    const char *path;
     const char *id;
-    char **cmd;
-    int64_t grace_ms;
-    int once, quiet;
+    int64_t margin_user; /* lease.margin.ms from --set, -1: the library's default */
+    int64_t window;      /* ms after a yes from is_leader() by which run kills CMD */
+    int64_t keeper_window; /* ... the keeper, if run is frozen: it leaves a quarter
+                              of the margin for the kill itself */
+    int64_t beat;        /* how often is_leader() is asked while CMD runs */
 
-    int leading;       /* between ELECTED and DEPOSED, per the events */
+    int leading; /* between ELECTED and DEPOSED, per the events */
     int64_t token;
-    pid_t child;       /* 0: none; also its process group id */
-    int stopping;      /* the group got SIGTERM from us */
+
+    pid_t keeper; /* 0: none */
+    int ctl;      /* socket to the keeper, -1: none */
+    pid_t child;  /* CMD's pid, once started */
+    int64_t last_yes;  /* boottime ms read before the last is_leader() == 1 */
+    int64_t last_sent; /* boottime ms of the last deadline sent */
+    int tree_lost;     /* leadership ended for this tree: no more deadlines */
+    int stopping;      /* the tree got SIGTERM from us */
     int killed;        /* ... and SIGKILL */
-    int64_t kill_at;   /* monotonic ms of the SIGKILL, while stopping */
-    int lost;          /* leadership was lost (for --once) */
-    int quit_sig;      /* a signal asked us to leave */
-    int fatal;         /* an error we cannot go on from */
-    int child_done;    /* the child exited by itself */
-    int child_status;  /* its exit code, shell style */
-    int max_fd;
+    int64_t kill_at;   /* boottime ms of the SIGKILL, while stopping */
+    int64_t killed_at;
+    int done_seen;     /* the keeper said the tree is empty */
+    int orphans;       /* the keeper died early: its tree is ours to kill */
+
+    int lost;         /* leadership was lost (for --once) */
+    int quit_sig;     /* a signal asked us to leave */
+    int fatal;        /* exit code of an error we cannot go on from, 0: none */
+    int last_error;   /* the last ERROR event's code */
+    int resigning;    /* we called zkelect_resign */
+    int child_done;   /* CMD exited by itself */
+    int child_status; /* its exit code, shell style */
 };
 
 static void note(const struct runner *r, const char *fmt, ...)
@@ -91,14 +120,14 @@ static void note(const struct runner *r, const char *fmt, ...)
 
 static void note(const struct runner *r, const char *fmt, ...)
 {
-    if (r->quiet)
+    if (r->o.quiet)
         return;
     char msg[1536];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    zt_writeln(STDERR_FILENO, "%s: %s", zt_prog, msg);
+    zt_err("%s", msg);
 }
 
 /* The child's environment: ours minus stale ZKELECT_* values, plus the
@@ -115,14 +144,14 @@ static char **child_env(const struct runner *r)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (!strncmp(environ[i], "ZKELECT_TOKEN=", 14) || !strncmp(environ[i], "ZKELECT_PATH=", 13) ||
-            !strncmp(environ[i], "ZKELECT_ID=", 11))
+            !strncmp(environ[i], "ZKELECT_ID=", 11) || !strncmp(environ[i], "ZKELECT_AUTH=", 13))
             continue;
         env[k++] = environ[i];
     }
     char *tok = NULL, *path = NULL, *id = NULL;
     if (asprintf(&tok, "ZKELECT_TOKEN=%" PRId64, r->token) < 0)
         tok = NULL;
-    if (asprintf(&path, "ZKELECT_PATH=%s", r->path) < 0)
+    if (asprintf(&path, "ZKELECT_PATH=%s", r->o.path) < 0)
         path = NULL;
     if (asprintf(&id, "ZKELECT_ID=%s", r->id) < 0)
         id = NULL;
@@ -151,281 +180,399 @@ static void free_env(char **env)
     free(env);
 }
 
-static int spawn(struct runner *r)
+static void send_msg(struct runner *r, int type, int64_t b)
 {
-    char **env = child_env(r);
-    if (!env) {
-        zt_err("out of memory");
-        return -1;
-    }
-    int errpipe[2];
-    if (pipe2(errpipe, O_CLOEXEC) != 0) {
-        zt_err("pipe: %s", strerror(errno));
-        free_env(env);
-        return -1;
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        zt_err("fork: %s", strerror(errno));
-        close(errpipe[0]);
-        close(errpipe[1]);
-        free_env(env);
-        return -1;
-    }
-    if (pid == 0) {
-        /* Async-signal-safe calls only from here to exec. */
-        sigset_t none;
-        sigemptyset(&none);
-        signal(SIGPIPE, SIG_DFL);
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        /* The parent may have died before prctl took effect: then nobody
-         * would ever send the signal. */
-        if (getppid() != parent)
-            _exit(1);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        /* The ZooKeeper sockets and our signalfd must not leak into CMD. */
-        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-            for (int fd = 3; fd < r->max_fd; fd++)
-                if (fd != errpipe[1])
-                    fcntl(fd, F_SETFD, FD_CLOEXEC);
-        }
-        execvpe(r->cmd[0], r->cmd, env);
-        int e = errno;
-        ssize_t ignored = write(errpipe[1], &e, sizeof e);
-        (void)ignored;
-        _exit(e == ENOENT ? 127 : 126);
-    }
-    /* Both sides set the group so neither order of scheduling leaves a
-     * moment where a killpg would miss the child. */
-    setpgid(pid, pid);
-    close(errpipe[1]);
-    free_env(env);
-    r->child = pid;
-    r->stopping = r->killed = 0;
-    int e = 0;
-    ssize_t got;
-    /* Returns at exec (CLOEXEC closes the pipe) or when the child exits. */
-    do
-        got = read(errpipe[0], &e, sizeof e);
-    while (got < 0 && errno == EINTR);
-    close(errpipe[0]);
-    if (got == (ssize_t)sizeof e)
-        zt_err("cannot execute '%s': %s", r->cmd[0], strerror(e));
-    else
-        note(r, "leading (token %" PRId64 "): started '%s', pid %d", r->token, r->cmd[0],
-             (int)pid);
-    return 0;
+    if (r->ctl < 0)
+        return;
+    struct zt_kmsg m = {type, 0, b};
+    /* Never waits: the keeper drains its socket at once, and if it does not
+     * a missing deadline errs on the safe side (it kills). */
+    ssize_t ignored = send(r->ctl, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)ignored;
 }
 
-static void stop_child(struct runner *r, const char *why)
+/* Signal every descendant of CMD (everything below the keeper, or below us
+ * when the keeper is gone). Checks every kill; reports after signalling. */
+static void signal_tree(struct runner *r, int sig)
 {
-    if (!r->child || r->stopping)
+    int failed = 0, err = 0;
+    pid_t who = 0;
+    pid_t root = r->keeper ? r->keeper : getpid();
+    int n = zt_signal_tree(root, 0, sig, &failed, &err, &who);
+    if (n < 0) {
+        int e = errno;
+        /* Without /proc, the child's process group is the best left. */
+        if (r->child)
+            killpg(r->child, sig);
+        zt_err("cannot list processes in /proc (%s): signalled the command's process group "
+               "only", strerror(e));
+    }
+    if (failed)
+        zt_err("cannot send %s to pid %d (%s) and %d more: it may outlive leadership",
+               sigabbrev_np(sig), (int)who, strerror(err), failed - 1);
+}
+
+/* hard: SIGKILL at once (a successor may already lead). */
+static void stop_tree(struct runner *r, const char *why, int hard)
+{
+    if (!r->keeper && !r->orphans)
         return;
-    r->stopping = 1;
-    r->kill_at = zt_monotonic_ms() + r->grace_ms;
-    if (killpg(r->child, SIGTERM) != 0 && errno != ESRCH)
-        zt_err("killpg %d: %s", (int)r->child, strerror(errno));
-    note(r, "%s: sent SIGTERM to process group %d (SIGKILL in %" PRId64 " ms)", why,
-         (int)r->child, r->grace_ms);
+    int64_t now = zt_boottime_ms();
+    const char *did = "SIGKILL";
+    if (!r->stopping) {
+        r->stopping = 1;
+        r->kill_at = now + r->o.grace_ms;
+        if (!hard && r->o.grace_ms > 0) {
+            signal_tree(r, SIGTERM);
+            did = "sent SIGTERM to every process of the command";
+        }
+    } else {
+        did = "the command is stopping";
+    }
+    if (!zkelect_is_leader(r->election) && r->kill_at > r->last_yes + r->window)
+        r->kill_at = r->last_yes + r->window;
+    if (hard)
+        r->kill_at = now;
+    if (!r->killed && now >= r->kill_at) {
+        signal_tree(r, SIGKILL);
+        r->killed = 1;
+        r->killed_at = now;
+        note(r, "%s: sent SIGKILL to every process of the command", why);
+    } else if (!r->killed) {
+        note(r, "%s: %s (SIGKILL in %" PRId64 " ms)", why, did, r->kill_at - now);
+    }
+}
+
+/* Leadership ended for the current tree (event or is_leader() == 0). */
+static void tree_lost(struct runner *r, const char *why, int hard)
+{
+    if (!r->keeper)
+        return;
+    r->tree_lost = 1;
+    stop_tree(r, why, hard);
+}
+
+static void on_keeper_msg(struct runner *r, const struct zt_kmsg *m)
+{
+    switch (m->type) {
+    case ZT_K_STARTED:
+        r->child = (pid_t)m->a;
+        note(r, "leading (token %" PRId64 "): started '%s', pid %d", r->token, r->o.cmd[0],
+             (int)r->child);
+        break;
+    case ZT_K_EXECFAIL:
+        zt_err("cannot execute '%s': %s", r->o.cmd[0], strerror(m->a));
+        break;
+    case ZT_K_KILLFAIL:
+        if (m->b == 0)
+            zt_err("keeper: cannot list processes in /proc (%s): killed the command's "
+                   "process group only", strerror(m->a));
+        else
+            zt_err("keeper: cannot kill pid %d: %s: it may outlive leadership", (int)m->b,
+                   strerror(m->a));
+        break;
+    case ZT_K_DEADLINE:
+        zt_err("no leadership confirmed in time (%" PRId64
+               " ms late; was this process stopped?): the command was killed",
+               m->b);
+        r->tree_lost = 1;
+        break;
+    case ZT_K_DONE: {
+        int st = m->a;
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+        r->done_seen = 1;
+        if (r->stopping || m->b) {
+            note(r, "command stopped (status %d)", code);
+        } else {
+            note(r, "command exited by itself (status %d)", code);
+            r->child_done = 1;
+            r->child_status = code;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Reads what the keeper sent; closes the socket at its end. */
+static void read_keeper(struct runner *r)
+{
+    for (int i = 0; i < 64 && r->ctl >= 0; i++) {
+        struct zt_kmsg m;
+        ssize_t got = recv(r->ctl, &m, sizeof m, MSG_DONTWAIT);
+        if (got == (ssize_t)sizeof m) {
+            on_keeper_msg(r, &m);
+            continue;
+        }
+        if (got < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        close(r->ctl);
+        r->ctl = -1;
+    }
+}
+
+/* Waits (bounded) for one message of the keeper. 0, or -1 at its end. */
+static int keeper_wait(struct runner *r, struct zt_kmsg *m, int timeout_ms)
+{
+    struct pollfd p = {.fd = r->ctl, .events = POLLIN};
+    int64_t until = zt_monotonic_ms() + timeout_ms;
+    for (;;) {
+        int64_t left = until - zt_monotonic_ms();
+        if (left <= 0)
+            return -1;
+        int n = poll(&p, 1, (int)left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        ssize_t got = recv(r->ctl, m, sizeof *m, MSG_DONTWAIT);
+        if (got == (ssize_t)sizeof *m)
+            return 0;
+        if (got < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        return -1;
+    }
 }
 
 static void reap(struct runner *r)
 {
-    if (!r->child)
-        return;
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    /* Peek first: while the child is a zombie its pid (our group id) cannot
-     * be reused, so the straggler kill below cannot hit a stranger. */
-    if (waitid(P_PID, (id_t)r->child, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0)
-        return;
-    /* Whatever the child left in its group must not outlive the term. */
-    killpg(r->child, SIGKILL);
-    int status = 0;
-    if (waitpid(r->child, &status, 0) < 0)
-        return;
-    int code = WIFEXITED(status) ? WEXITSTATUS(status)
-               : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                     : 1;
-    if (r->stopping) {
-        note(r, "child %d stopped (status %d)", (int)r->child, code);
-    } else {
-        note(r, "child %d exited by itself (status %d)", (int)r->child, code);
-        r->child_done = 1;
-        r->child_status = code;
+    /* We are a subreaper: anything orphaned below us comes here too. */
+    for (int i = 0; i < 100000; i++) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p <= 0)
+            return;
+        if (p != r->keeper)
+            continue;
+        read_keeper(r); /* its last words first */
+        r->keeper = 0;
+        if (r->ctl >= 0) {
+            close(r->ctl);
+            r->ctl = -1;
+        }
+        if (!r->done_seen) {
+            /* Whatever the keeper left (nothing, when it was told not to
+             * start) is reparented to us: kill it until none is left. */
+            r->orphans = 1;
+            r->stopping = r->killed = 1;
+            if (r->child && !r->tree_lost && !r->quit_sig && !r->fatal) {
+                zt_err("the keeper process died (status %d): killing the command's processes",
+                       st);
+                r->fatal = ZT_EXIT_FAILURE;
+            }
+        }
+        r->child = 0;
     }
+}
+
+static void resolve_window(struct runner *r)
+{
+    int64_t t = zkelect_client_session_timeout_ms(r->client);
+    if (t <= 0)
+        t = r->o.session_ms;
+    int64_t margin = r->margin_user >= 0 ? r->margin_user : (t / 20 > 10 ? t / 20 : 10);
+    r->window = margin / 2;
+    r->keeper_window = margin * 3 / 4;
+    r->beat = margin / 4 > 1 ? margin / 4 : 1;
+}
+
+static int spawn(struct runner *r)
+{
+    resolve_window(r);
+    char **env = child_env(r);
+    size_t nc = 0;
+    while (r->o.cmd[nc])
+        nc++;
+    char **argv = calloc(nc + 4, sizeof *argv);
+    int sv[2] = {-1, -1};
+    if (!env || !argv) {
+        zt_err("out of memory");
+        goto fail;
+    }
+    argv[0] = "zkelect";
+    argv[1] = ZT_KEEPER_ARG;
+    argv[2] = "--";
+    for (size_t i = 0; i < nc; i++)
+        argv[3 + i] = r->o.cmd[i];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        zt_err("socketpair: %s", strerror(errno));
+        goto fail;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        zt_err("fork: %s", strerror(errno));
+        goto fail;
+    }
+    if (pid == 0) {
+        /* Async-signal-safe calls only from here to exec. The signal mask
+         * (TERM, INT, HUP, CHLD blocked) is what the keeper wants. */
+        if (sv[1] == ZT_KEEPER_FD)
+            fcntl(sv[1], F_SETFD, 0);
+        else if (dup2(sv[1], ZT_KEEPER_FD) < 0)
+            _exit(126);
+        if (close_range(ZT_KEEPER_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+            for (int fd = ZT_KEEPER_FD + 1; fd < 65536; fd++)
+                fcntl(fd, F_SETFD, FD_CLOEXEC);
+        }
+        execve("/proc/self/exe", argv, env);
+        _exit(126);
+    }
+    close(sv[1]);
+    free(argv);
+    free_env(env);
+    r->keeper = pid;
+    r->ctl = sv[0];
     r->child = 0;
-    r->stopping = r->killed = 0;
+    r->tree_lost = r->stopping = r->killed = r->done_seen = 0;
+
+    struct zt_kmsg m;
+    if (keeper_wait(r, &m, 10000) != 0 || m.type != ZT_K_READY) {
+        zt_err("the keeper process did not start");
+        kill(pid, SIGKILL);
+        return -1;
+    }
+    /* Forking took time: ask again, right before CMD may start. */
+    int64_t t = zt_boottime_ms();
+    if (!zkelect_is_leader(r->election)) {
+        note(r, "leadership ended before the command started");
+        close(r->ctl); /* the keeper exits without starting anything */
+        r->ctl = -1;
+        r->tree_lost = 1;
+        return 0;
+    }
+    r->last_yes = r->last_sent = t;
+    /* No waiting for the exec: the main loop must go on renewing the
+     * keeper's deadline meanwhile, or a slow exec would be killed. */
+    send_msg(r, ZT_K_GO, t + r->keeper_window);
+    return 0;
+fail:
+    if (sv[0] >= 0) {
+        close(sv[0]);
+        close(sv[1]);
+    }
+    free(argv);
+    if (env)
+        free_env(env);
+    return -1;
 }
 
 static void on_event(struct runner *r, zkelect_event_t *ev)
 {
     int type = zkelect_event_type(ev);
+    int reason = zkelect_event_reason(ev);
     switch (type) {
     case ZKELECT_EV_ELECTED:
         r->leading = 1;
         r->token = zkelect_event_token(ev);
         break;
     case ZKELECT_EV_DEPOSED:
-        if (zkelect_event_reason(ev) == ZKELECT_REASON_RESIGNED) {
-            r->leading = 0;
-            break;
-        }
-        if (r->leading)
+        if (r->leading && reason != ZKELECT_REASON_RESIGNED)
             r->lost = 1;
         r->leading = 0;
-        note(r, "leadership lost (%s)", zkelect_reason_name(zkelect_event_reason(ev)));
-        stop_child(r, "leadership lost");
-        break;
-    case ZKELECT_EV_FOLLOWING:
-        note(r, "waiting: queued behind '%s'", zkelect_event_id(ev));
-        break;
-    case ZKELECT_EV_ERROR:
-        zt_err("%s (%s)", zkelect_event_message(ev), zkelect_err_name(zkelect_event_error(ev)));
-        if (zkelect_event_error(ev) == ZKELECT_EAUTH) {
-            r->fatal = 1;
-            stop_child(r, "election failed");
+        {
+            /* A deleted node or an expired session may mean another leader
+             * already runs: no grace. */
+            int hard = reason == ZKELECT_REASON_NODE_DELETED ||
+                       reason == ZKELECT_REASON_EXPIRED || reason == ZKELECT_REASON_NONE;
+            char why[64];
+            snprintf(why, sizeof why, "leadership lost (%s)", zkelect_reason_name(reason));
+            tree_lost(r, why, hard);
+            if (reason != ZKELECT_REASON_RESIGNED)
+                note(r, "%s", why);
         }
         break;
-    default:
-        note(r, "%s: %s", zkelect_event_type_name(type), zkelect_event_message(ev));
+    case ZKELECT_EV_FOLLOWING: {
+        char id[256];
+        zt_escape(zkelect_event_id(ev), id, sizeof id);
+        note(r, "waiting: queued behind %s", id);
         break;
+    }
+    case ZKELECT_EV_ERROR:
+        r->last_error = zkelect_event_error(ev);
+        {
+            char msg[2048];
+            zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
+            zt_err("%s (%s)", msg, zkelect_err_name(r->last_error));
+        }
+        /* Not every ERROR ends the candidacy (a leftover node we may not
+         * delete does not): the RESIGNED that follows a final one does. */
+        break;
+    case ZKELECT_EV_RESIGNED:
+        /* Not asked for: the library gave up on the candidacy for good
+         * (an ERROR came first). Nothing would ever elect us again. */
+        if (!r->resigning && !r->fatal) {
+            r->fatal = r->last_error == ZKELECT_EAUTH ? ZT_EXIT_DENIED : ZT_EXIT_FAILURE;
+            zt_err("the election failed for good: leaving");
+            tree_lost(r, "election failed", 1);
+        }
+        break;
+    default: {
+        char msg[2048];
+        zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
+        note(r, "%s: %s", zkelect_event_type_name(type), msg);
+        break;
+    }
     }
 }
 
 int zt_cmd_run(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"connect", required_argument, 0, 'c'},
-        {"path", required_argument, 0, 'p'},
-        {"id", required_argument, 0, 'i'},
-        {"session-timeout-ms", required_argument, 0, 't'},
-        {"connect-timeout-ms", required_argument, 0, 'C'},
-        {"grace", required_argument, 0, 'g'},
-        {"once", no_argument, 0, 'o'},
-        {"quiet", no_argument, 0, 'q'},
-        {"set", required_argument, 0, 'S'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     struct runner r;
     memset(&r, 0, sizeof r);
-    const char *hosts = getenv("ZKELECT_CONNECT");
-    struct zt_settings settings = {{0}, 0};
-    int64_t session_ms = 10000, connect_ms = ZT_DEFAULT_CONNECT_TIMEOUT_MS;
-    r.grace_ms = 5000;
-    char default_id[300];
-
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': hosts = optarg; break;
-        case 'p': r.path = optarg; break;
-        case 'i': r.id = optarg; break;
-        case 't':
-            if (zt_opt_i64("--session-timeout-ms", optarg, 1000, 3600000, &session_ms)) {
+    r.ctl = -1;
+    r.margin_user = -1;
+    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_ID | ZT_O_RUN, &r.o, usage);
+    if (rc >= 0)
+        return rc;
+    for (int i = 0; i < r.o.nsettings; i++) {
+        if (!strncmp(r.o.settings[i], "lease.margin.ms=", 16)) {
+            int64_t v;
+            if (zt_parse_i64(r.o.settings[i] + 16, 20, 60000, &v) != 0) {
+                zt_err("run needs lease.margin.ms from 20 to 60000: half of it is how long "
+                       "the command may outlive a confirmed lease");
                 usage(stderr);
                 return ZT_EXIT_USAGE;
             }
-            break;
-        case 'C':
-            if (zt_opt_i64("--connect-timeout-ms", optarg, 1, 3600000, &connect_ms)) {
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 'g':
-            if (zt_parse_i64(optarg, 0, 86400000, &r.grace_ms)) {
-                zt_err("--grace: expected 0..86400000 ms, got '%s'", optarg);
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 'o': r.once = 1; break;
-        case 'q': r.quiet = 1; break;
-        case 'S':
-            if (zt_settings_add(&settings, optarg)) {
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            break;
-        case 'h': usage(stdout); return ZT_EXIT_OK;
-        default:
-            zt_err("unknown option or missing value: %s", argv[optind - 1]);
-            usage(stderr);
-            return ZT_EXIT_USAGE;
+            r.margin_user = v;
         }
     }
-    if (optind < argc && !strcmp(argv[optind - 1], "--")) {
-        /* getopt consumed the "--": CMD follows. */
-    } else if (optind < argc) {
-        zt_err("the command must follow '--'");
-        usage(stderr);
-        return ZT_EXIT_USAGE;
-    }
-    if (optind >= argc) {
-        zt_err("no command given (zkelect run [options] -- CMD [ARGS...])");
-        usage(stderr);
-        return ZT_EXIT_USAGE;
-    }
-    if (!hosts || !*hosts || !r.path) {
-        zt_err("--connect (or ZKELECT_CONNECT) and --path are required");
-        usage(stderr);
-        return ZT_EXIT_USAGE;
-    }
-    r.cmd = argv + optind;
+    char default_id[300];
+    r.id = r.o.id;
     if (!r.id) {
         char host[256] = "localhost";
         gethostname(host, sizeof host - 1);
         snprintf(default_id, sizeof default_id, "%s-%d", host, (int)getpid());
         r.id = default_id;
     }
-    long om = sysconf(_SC_OPEN_MAX);
-    r.max_fd = om > 0 && om < 65536 ? (int)om : 65536;
 
-    /* Blocked before the library starts threads: see zt_signalfd. */
+    /* Before anything forks or starts threads: see zt_signalfd. */
     int sfd = zt_signalfd(1);
-    if (sfd < 0) {
+    if (sfd < 0)
+        return ZT_EXIT_FAILURE;
+    /* Orphans below us come to us, not to init: we can find and kill them. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+        zt_err("prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+        close(sfd);
         return ZT_EXIT_FAILURE;
     }
-
     int exit_code = ZT_EXIT_FAILURE;
     char err[512] = "";
-    zkelect_conf_t *conf = zt_make_conf(hosts, session_ms, connect_ms);
-    if (!conf) {
-        close(sfd);
-        return ZT_EXIT_USAGE;
-    }
-    if (zt_settings_apply(&settings, conf)) {
-        zkelect_conf_destroy(conf);
-        close(sfd);
-        return ZT_EXIT_USAGE;
-    }
-    r.client = zkelect_client_new(conf, err, sizeof err);
-    zkelect_conf_destroy(conf);
+    r.client = zt_client(&r.o, &exit_code);
     if (!r.client) {
-        zt_err("cannot start a ZooKeeper client for %s: %s", hosts, err);
         usage(stderr);
-        close(sfd);
-        return ZT_EXIT_USAGE;
+        goto out;
     }
-    r.election = zkelect_election_new(r.client, r.path, r.id, err, sizeof err);
+    r.election = zkelect_election_new(r.client, r.o.path, r.id, err, sizeof err);
     if (!r.election) {
         zt_err("%s", err);
         usage(stderr);
         exit_code = ZT_EXIT_USAGE;
         goto out;
     }
-    int rc = zkelect_client_await_connected(r.client, (int)connect_ms);
-    if (rc != 0) {
-        zt_err("cannot connect to ZooKeeper at %s%s%s", hosts,
-               rc == ZKELECT_ETIMEDOUT ? " within the connect timeout" : ": ",
-               rc == ZKELECT_ETIMEDOUT ? "" : zkelect_strerror(rc));
-        exit_code = rc == ZKELECT_ETIMEDOUT ? ZT_EXIT_CONNECT : ZT_EXIT_FAILURE;
+    rc = zt_await(r.client, &r.o);
+    if (rc >= 0) {
+        exit_code = rc;
         goto out;
     }
     rc = zkelect_volunteer(r.election);
@@ -433,12 +580,45 @@ int zt_cmd_run(int argc, char **argv)
         zt_err("volunteer: %s", zkelect_strerror(rc));
         goto out;
     }
-    note(&r, "volunteered as '%s' at %s", r.id, r.path);
+    /* From here on a kill may be due at any moment: nothing may wait on
+     * stderr (the usage above was written directly, in order). */
+    zt_log_start();
+    {
+        char id[256];
+        zt_escape(r.id, id, sizeof id);
+        note(&r, "volunteered as %s at %s", id, r.o.path);
+    }
 
+    /* Bounded by the events and signals that end it; each pass waits. */
     for (;;) {
-        /* Decide first, then wait: every state change below came from an
-         * event or a signal handled in the previous pass. */
-        if (!r.child) {
+        int64_t now = zt_boottime_ms();
+        /* Stop by the lease, not only by events: the library's thread may be
+         * late, the clock is not. Read the clock first, then ask. */
+        if (r.keeper && !r.tree_lost && !r.killed) {
+            if (zkelect_is_leader(r.election)) {
+                r.last_yes = now;
+                if (now - r.last_sent >= r.beat / 2) {
+                    send_msg(&r, ZT_K_LEASE, now + r.keeper_window);
+                    r.last_sent = now;
+                }
+            } else {
+                tree_lost(&r, "leadership lost (lease)", 0);
+            }
+        }
+        if (r.stopping && !r.killed && zt_boottime_ms() >= r.kill_at)
+            stop_tree(&r, "grace period over", 0);
+        if (r.killed && r.keeper && zt_boottime_ms() - r.killed_at > 2000) {
+            /* The keeper should have reaped and left by now. */
+            kill(r.keeper, SIGKILL);
+            r.killed_at = zt_boottime_ms();
+        }
+        if (!r.keeper && r.orphans) {
+            int n = zt_signal_tree(getpid(), 0, SIGKILL, NULL, NULL, NULL);
+            reap(&r);
+            if (n <= 0)
+                r.orphans = 0;
+        }
+        if (!r.keeper && !r.orphans) {
             if (r.child_done) {
                 exit_code = r.child_status;
                 break;
@@ -447,35 +627,50 @@ int zt_cmd_run(int argc, char **argv)
                 exit_code = 128 + r.quit_sig;
                 break;
             }
-            if (r.fatal)
+            if (r.fatal) {
+                exit_code = r.fatal;
                 break;
-            if (r.once && r.lost) {
+            }
+            if (r.o.once && r.lost) {
                 exit_code = ZT_EXIT_LOST;
                 break;
             }
             if (r.leading && zkelect_is_leader(r.election)) {
                 if (spawn(&r) != 0)
                     break;
+                continue;
             }
         }
         int timeout = -1;
-        if (r.child && r.stopping && !r.killed) {
-            int64_t left = r.kill_at - zt_monotonic_ms();
-            timeout = left > 0 ? (int)left : 0;
+        now = zt_boottime_ms();
+        if (r.keeper && !r.tree_lost && !r.killed)
+            timeout = (int)r.beat;
+        if (r.stopping && !r.killed) {
+            int64_t left = r.kill_at - now;
+            if (left < 0)
+                left = 0;
+            if (timeout < 0 || left < timeout)
+                timeout = (int)left;
         }
-        struct pollfd pfd[2] = {
+        if (r.killed && r.keeper && (timeout < 0 || timeout > 100))
+            timeout = 100;
+        if (r.orphans)
+            timeout = 5;
+        if (!r.keeper && r.leading && timeout < 0) {
+            /* ELECTED came but the lease is not (or no longer) running: ask
+             * again soon rather than rely on one more event. */
+            resolve_window(&r);
+            timeout = (int)r.beat;
+        }
+        struct pollfd pfd[3] = {
             {.fd = zkelect_event_fd(r.election), .events = POLLIN},
             {.fd = sfd, .events = POLLIN},
+            {.fd = r.ctl, .events = POLLIN},
         };
-        int n = poll(pfd, 2, timeout);
+        int n = poll(pfd, 3, timeout);
         if (n < 0 && errno != EINTR) {
             zt_err("poll: %s", strerror(errno));
             break;
-        }
-        if (r.child && r.stopping && !r.killed && zt_monotonic_ms() >= r.kill_at) {
-            killpg(r.child, SIGKILL);
-            r.killed = 1;
-            note(&r, "grace period over: sent SIGKILL to process group %d", (int)r.child);
         }
         if (n <= 0)
             continue;
@@ -488,6 +683,8 @@ int zt_cmd_run(int argc, char **argv)
                 zkelect_event_destroy(ev);
             }
         }
+        if (pfd[2].revents)
+            read_keeper(&r);
         if (pfd[1].revents) {
             struct signalfd_siginfo si;
             for (int i = 0; i < 64 && read(sfd, &si, sizeof si) == (ssize_t)sizeof si; i++) {
@@ -495,26 +692,38 @@ int zt_cmd_run(int argc, char **argv)
                     continue;
                 if (!r.quit_sig) {
                     r.quit_sig = (int)si.ssi_signo;
+                    stop_tree(&r, "stop requested", 0);
                     note(&r, "got %s: stopping", strsignal((int)si.ssi_signo));
                 }
-                stop_child(&r, "stop requested");
             }
-            /* SIGCHLD coalesces: just look at our one child. */
+            /* SIGCHLD coalesces: reap whatever is there. */
             reap(&r);
         }
     }
 
 out:
-    if (r.child) {
-        /* Only on internal failure: never leave the child behind. */
-        killpg(r.child, SIGKILL);
-        waitpid(r.child, NULL, 0);
+    if (r.keeper || r.orphans) {
+        /* Only on internal failure: never leave the tree behind. */
+        int64_t until = zt_monotonic_ms() + 10000;
+        while ((r.keeper || r.orphans) && zt_monotonic_ms() < until) {
+            int n = zt_signal_tree(getpid(), 0, SIGKILL, NULL, NULL, NULL);
+            reap(&r);
+            if (n <= 0 && !r.keeper)
+                r.orphans = 0;
+            struct pollfd none;
+            poll(&none, 0, 5);
+        }
     }
+    if (r.ctl >= 0)
+        close(r.ctl);
     if (r.election) {
+        r.resigning = 1;
         zkelect_resign(r.election);
         zkelect_election_destroy(r.election);
     }
-    zkelect_client_destroy(r.client);
+    if (r.client)
+        zkelect_client_destroy(r.client);
     close(sfd);
+    zt_log_stop();
     return exit_code;
 }

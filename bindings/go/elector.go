@@ -13,15 +13,16 @@ import (
 type EventType int
 
 const (
-	Elected       EventType = 1 // this candidacy leads; Token is the fencing token
-	Deposed       EventType = 2 // it stopped leading; Reason says why
-	Following     EventType = 3 // enrolled, not leading; Node/ID name the predecessor
-	Suspended     EventType = 4 // connection lost; the session may survive
-	Reconnected   EventType = 5 // reconnected within the same session
-	Expired       EventType = 6 // session expired; the candidacy volunteers again
-	LeaderChanged EventType = 7 // (Observer) ID/Token name the new leader, or none
-	Failed        EventType = 8 // an asynchronous failure; Err says which
-	Resigned      EventType = 9 // the resign finished; Volunteer may be called
+	Elected       EventType = 1  // this candidacy leads; Token is the fencing token
+	Deposed       EventType = 2  // it stopped leading; Reason says why
+	Following     EventType = 3  // enrolled, not leading; Node/ID name the predecessor
+	Suspended     EventType = 4  // connection lost; the session may survive
+	Reconnected   EventType = 5  // reconnected within the same session
+	Expired       EventType = 6  // session expired; the candidacy volunteers again
+	LeaderChanged EventType = 7  // (Observer) ID/Token name the new leader, or none
+	Failed        EventType = 8  // an asynchronous failure; Err says which
+	Resigned      EventType = 9  // the resign finished; Volunteer may be called
+	Overflow      EventType = 10 // the queue was full: Token older events were dropped
 )
 
 func (t EventType) String() string { return capi.Event_type_name(int(t)) }

@@ -222,13 +222,25 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            client created sets it). The log itself goes to
  *                            the callback of zkelect_set_log_cb, or nowhere;
  *                            never to stderr. Prefer zkelect_set_log_cb.
+ *  - "zk.tls.ca", "zk.tls.cert", "zk.tls.key", "zk.tls.key.password"
+ *                            TLS to ZooKeeper's secureClientPort: PEM files
+ *                            of the CA that signed the servers' certificates,
+ *                            of this client's certificate and of its key (all
+ *                            three, or none; no ',' in them), and the key's
+ *                            password if any. Only when libzookeeper-mt was
+ *                            built with TLS (it has zookeeper_init_ssl;
+ *                            Debian 12's 3.8.0 has not): otherwise a
+ *                            non-empty value fails with ZKELECT_ENOTSUP, and
+ *                            a local TLS tunnel does the job (docs/tls.md).
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 
 /**
  * Set key to value (both copied). Returns 0, or ZKELECT_EINVAL with a
  * message in errbuf naming the key when the key is unknown, the value does
- * not parse, or conf/key/value is NULL. On error conf is unchanged.
+ * not parse, or conf/key/value is NULL; ZKELECT_ENOTSUP with a message
+ * naming the alternative when this build cannot use the key (zk.tls.*
+ * without TLS in libzookeeper). On error conf is unchanged.
  * Not safe concurrently with another call on the same conf.
  */
 ZKELECT_API int zkelect_conf_set(zkelect_conf_t *conf, const char *key, const char *value,
@@ -324,8 +336,10 @@ ZKELECT_API const char *zkelect_counter_name(int counter);
 /* ------------------------------------------------------------------------ */
 
 /**
- * A candidacy of participant_id (copied; UTF-8, at most ZKELECT_ID_MAX bytes;
- * stored as the data of the candidate's node, as Curator's LeaderLatch does)
+ * A candidacy of participant_id (copied; non-empty UTF-8, at most
+ * ZKELECT_ID_MAX bytes, with no control character: U+0000-U+001F and
+ * U+007F-U+009F are refused; stored as the data of the candidate's node, as
+ * Curator's LeaderLatch does)
  * on the election path `path` (copied). The path must be absolute, must not
  * end in '/', contain "//", "." or ".." components, or lie under
  * /zookeeper. It is created with its parents when missing.
@@ -430,6 +444,19 @@ ZKELECT_API zkelect_participants_t *zkelect_client_participants(zkelect_client_t
                                                                 const char *path, char *errbuf,
                                                                 size_t errlen);
 
+/*
+ * Ids of other candidates are read from ZooKeeper, where any client allowed
+ * to write under the path can put anything; this library does not check
+ * them. An id returned by zkelect_participants_id(), zkelect_leader_id() or
+ * zkelect_event_id() is the node's data as stored: any bytes, possibly not
+ * valid UTF-8, possibly with control characters, possibly longer than
+ * ZKELECT_ID_MAX (up to ZooKeeper's own limit on node data, about 1 MB), and
+ * cut at its first NUL byte. Escape it before printing it where one line
+ * must stay one record. Node names are likewise foreign, but always valid
+ * for ZooKeeper (no NUL, no control character, valid UTF-8); only names
+ * ending in "latch-<sequence>" count as candidates.
+ */
+
 /** Number of candidates in p (0 for NULL). */
 ZKELECT_API size_t zkelect_participants_count(const zkelect_participants_t *p);
 /** Participant id of candidate i (0 = leader); NULL when out of range. */
@@ -469,6 +496,9 @@ enum zkelect_event_type {
     ZKELECT_EV_ERROR = 8,
     /** The resign finished: the node is gone; volunteer may be called. */
     ZKELECT_EV_RESIGNED = 9,
+    /** Events were dropped because the queue was full (see
+     *  ZKELECT_EVENT_QUEUE_MAX); zkelect_event_token() is how many. */
+    ZKELECT_EV_OVERFLOW = 10,
     /** Nothing failed, but an operator should act; _message() says what.
      *  Today: the election path's sequence numbers are near the point where
      *  ZooKeeper wraps them (2^31 creates under the path). libzkelect orders
@@ -479,6 +509,17 @@ enum zkelect_event_type {
      *  they do not know. */
     ZKELECT_EV_WARNING = 11
 };
+
+/**
+ * Most events a handle's queue holds. A queue that nobody reads does not
+ * grow past it: when an event arrives at a full queue, the oldest events are
+ * dropped and one ZKELECT_EV_OVERFLOW event at the front of the queue stands
+ * for them, its zkelect_event_token() counting how many it replaces. A reader
+ * that comes back thus gets OVERFLOW first, then the newest events in order;
+ * zkelect_is_leader() is always current. Once the reader has taken the
+ * OVERFLOW event, a later flood gets a new one with its own count.
+ */
+#define ZKELECT_EVENT_QUEUE_MAX 1024
 
 /** Why a DEPOSED event happened. */
 enum zkelect_reason {
@@ -557,7 +598,8 @@ ZKELECT_API int zkelect_set_background_event_cb(zkelect_election_t *election,
 ZKELECT_API int zkelect_event_type(const zkelect_event_t *event);
 /** ZKELECT_REASON_* for DEPOSED, else ZKELECT_REASON_NONE. */
 ZKELECT_API int zkelect_event_reason(const zkelect_event_t *event);
-/** Fencing token for ELECTED and LEADER_CHANGED, else 0. */
+/** Fencing token for ELECTED and LEADER_CHANGED; for OVERFLOW the number
+ *  of events dropped; else 0. */
 ZKELECT_API int64_t zkelect_event_token(const zkelect_event_t *event);
 /** ZKELECT_E* code for ERROR, else 0. */
 ZKELECT_API int zkelect_event_error(const zkelect_event_t *event);

@@ -1,4 +1,4 @@
-"""The ABI promises of DESIGN.md section 3: only zkelect_* exported, under the
+"""The ABI promises of docs/design.md ("The C API"): only zkelect_* exported, under the
 version node ZKELECT_1.0, SONAME libzkelect.so.1, a header that is plain C99
 and also valid C++, and every function the header declares really exported."""
 import os

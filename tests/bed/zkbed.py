@@ -27,6 +27,13 @@ through the JSON state file in the directory):
     zkbed.py status --dir D           # JSON: ports, PIDs, modes
     zkbed.py stop --dir D
 
+TLS (optional): Ensemble(tls={"keystore": P, "truststore": P, "password": W,
+"cafile": PEM}, plain_port=False) gives each server a secureClientPort
+(Netty, server certificate from the keystore; clients need not present one)
+and, with plain_port=False, no plain clientPort at all; secure_port(i) and
+secure_connect_string name the TLS ports. The bed's own probes then speak
+TLS, trusting cafile.
+
 Servers are Debian's `zookeeper` jars run by QuorumPeerMain, each in its own
 session (so a Ctrl-C on the terminal reaches the test, not the servers, and
 the test decides the order of shutdown). Nothing outlives its owner: stop()
@@ -56,6 +63,7 @@ import select
 import shutil
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -67,6 +75,9 @@ __all__ = ["Ensemble", "ZkBedError"]
 
 JAVA = os.environ.get("ZKBED_JAVA", "java")
 CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
+# Debian's zookeeper.jar names only part of what its Netty server needs.
+TLS_CLASSPATH = ":/usr/share/java/netty-codec.jar:/usr/share/java/netty-resolver.jar" \
+    ":/usr/share/java/netty-transport-native-unix-common.jar"
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 FOUR_LETTER_WORDS = "mntr,srvr,cons,stat,ruok,wchc,wchs,wchp,conf,crst,srst,envi,dump"
 STATE_FILE = "zkbed.json"
@@ -311,9 +322,27 @@ def _pick_ports(count, avoid=(), owner=None):
 
 # ----------------------------------------------------------- wire protocol
 
+# Ports that speak only TLS (secureClientPort without a plain clientPort):
+# port -> CA file the probes trust.
+_TLS_PORTS = {}
+
+
+def _connect(port, timeout):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    cafile = _TLS_PORTS.get(port)
+    if cafile is None:
+        return s
+    ctx = ssl.create_default_context(cafile=cafile)
+    ctx.check_hostname = False
+    try:
+        return ctx.wrap_socket(s)
+    except BaseException:
+        s.close()
+        raise
+
 def four_letter(port, cmd, timeout=3.0):
     """Send a four-letter word to 127.0.0.1:port; the whole answer."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+    with _connect(port, timeout) as s:
         s.settimeout(timeout)
         s.sendall(cmd.encode("ascii"))
         chunks = []
@@ -370,7 +399,7 @@ def session_probe(port, timeout=3.0, session_timeout_ms=10000):
     means this server serves clients through an elected leader; a server that
     is up but not in a quorum drops the connection instead.
     Returns (session id, negotiated session timeout in ms)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+    with _connect(port, timeout) as s:
         s.settimeout(timeout)
         # ConnectRequest: protocolVersion, lastZxidSeen, timeOut, sessionId,
         # passwd (buffer), readOnly.
@@ -453,7 +482,7 @@ class Ensemble:
     """n ZooKeeper servers on loopback. Index i is 0..n-1 (server id i+1)."""
 
     def __init__(self, n=3, tick_ms=200, base_dir=None, init_limit=20, sync_limit=10,
-                 heap="256m", extra_cfg=None, peer_links=False):
+                 heap="256m", extra_cfg=None, peer_links=False, tls=None, plain_port=True):
         if n < 1:
             raise ValueError("n must be >= 1")
         if tick_ms < 10:
@@ -464,6 +493,8 @@ class Ensemble:
         self.sync_limit = int(sync_limit)
         self.heap = heap
         self.extra_cfg = dict(extra_cfg or {})
+        self.tls = dict(tls) if tls else None
+        self.plain_port = bool(plain_port) or not tls
         # peer_links: every server reaches each peer's quorum and election
         # ports through a FaultProxy (tests/bed/faultproxy.py) owned by this
         # object, so a test can cut a server off from its peers while its
@@ -497,10 +528,12 @@ class Ensemble:
                 st = json.load(f)
         except FileNotFoundError:
             raise ZkBedError(f"no ensemble in {base_dir} ({STATE_FILE} missing)") from None
-        ens = cls(n=st["n"], tick_ms=st["tick_ms"], base_dir=base_dir)
+        ens = cls(n=st["n"], tick_ms=st["tick_ms"], base_dir=base_dir, tls=st.get("tls"),
+                  plain_port=st.get("plain_port", True))
         ens.base_dir = base_dir
         ens._created_dir = st.get("created_dir", False)
         ens._state = st
+        ens._register_tls()
         ens._owned = False
         return ens
 
@@ -536,6 +569,11 @@ class Ensemble:
         except FileNotFoundError:
             pass
 
+    def _register_tls(self):
+        if self.tls and not self.plain_port and self._state:
+            for s in self._state["servers"]:
+                _TLS_PORTS[s["client_port"]] = self.tls["cafile"]
+
     def _save(self):
         path = os.path.join(self.base_dir, STATE_FILE)
         tmp = path + f".{os.getpid()}.tmp"
@@ -563,6 +601,17 @@ class Ensemble:
         return ",".join(f"127.0.0.1:{s['client_port']}" for s in self._state["servers"])
 
     hosts = connect_string
+
+    @property
+    def secure_connect_string(self):
+        self._require_started()
+        return ",".join(f"127.0.0.1:{self.secure_port(i)}" for i in range(self.n))
+
+    def secure_port(self, i):
+        """The TLS client port of server i (None without tls)."""
+        self._require_started()
+        s = self._srv(i)
+        return s.get("secure_port")
 
     def client_port(self, i):
         self._require_started()
@@ -609,7 +658,8 @@ class Ensemble:
             tried = set()
             try:
                 for attempt in range(PORT_ATTEMPTS):
-                    ports = _pick_ports(3 * self.n, avoid=tried, owner=self.base_dir)
+                    per = 4 if self.tls and self.plain_port else 3
+                    ports = _pick_ports(per * self.n, avoid=tried, owner=self.base_dir)
                     tried.update(ports)
                     with self._locked():
                         self._write_configs(ports)
@@ -640,9 +690,15 @@ class Ensemble:
             d = os.path.join(self.base_dir, f"s{i + 1}")
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(os.path.join(d, "data"))
-            cp, qp, ep = ports[3 * i: 3 * i + 3]
+            per = 4 if self.tls and self.plain_port else 3
+            cp, qp, ep = ports[per * i: per * i + 3]
+            # Without a plain port, client_port is the TLS one: the port the
+            # bed's probes talk to.
+            sp = ports[per * i + 3] if per == 4 else (cp if self.tls else None)
             servers.append({"id": i + 1, "dir": d, "client_port": cp, "quorum_port": qp,
                             "election_port": ep, "pid": None, "start_time": None})
+            if sp is not None:
+                servers[-1]["secure_port"] = sp
         self._close_links()
         if self.peer_links and self.n > 1:
             here = os.path.dirname(os.path.abspath(__file__))
@@ -684,6 +740,19 @@ class Ensemble:
                 "standaloneEnabled": "true",
                 "reconfigEnabled": "false",
             }
+            if self.tls:
+                cfg.update({
+                    "secureClientPort": s["secure_port"],
+                    "secureClientPortAddress": "127.0.0.1",
+                    "serverCnxnFactory": "org.apache.zookeeper.server.NettyServerCnxnFactory",
+                    "ssl.keyStore.location": self.tls["keystore"],
+                    "ssl.keyStore.password": self.tls["password"],
+                    "ssl.trustStore.location": self.tls["truststore"],
+                    "ssl.trustStore.password": self.tls["password"],
+                    "ssl.clientAuth": self.tls.get("client_auth", "none"),
+                })
+                if not self.plain_port:
+                    del cfg["clientPort"], cfg["clientPortAddress"]
             cfg.update(self.extra_cfg)
             lines = [f"{k}={v}" for k, v in cfg.items()]
             if self.n > 1:
@@ -700,6 +769,10 @@ class Ensemble:
         self._state = {"version": 1, "n": self.n, "tick_ms": self.tick_ms, "started": True,
                        "created_dir": self._created_dir, "owner_pid": os.getpid(),
                        "servers": servers}
+        if self.tls:
+            self._state["tls"] = self.tls
+            self._state["plain_port"] = self.plain_port
+        self._register_tls()
 
     def _spawn(self, i):
         """Start server i (state lock held)."""
@@ -715,7 +788,7 @@ class Ensemble:
                "-Dzookeeper.cnxTimeout=2000", "-Dzookeeper.electionPortBindRetry=2",
                "-Dorg.slf4j.simpleLogger.showDateTime=true",
                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-               "-cp", CLASSPATH, MAIN_CLASS, os.path.join(s["dir"], "zoo.cfg")]
+               "-cp", CLASSPATH + (TLS_CLASSPATH if self.tls else ""), MAIN_CLASS, os.path.join(s["dir"], "zoo.cfg")]
         log = open(os.path.join(s["dir"], "server.log"), "ab")
         try:
             log.write(f"==== zkbed: starting server {s['id']} at {time.strftime('%H:%M:%S')}\n".encode())
@@ -847,7 +920,8 @@ class Ensemble:
         (as the JVM binds them, with SO_REUSEADDR), so that a start_server
         right after never meets its own ghost."""
         deadline = time.monotonic() + timeout
-        for port in (s["client_port"], s["quorum_port"], s["election_port"]):
+        for port in {s["client_port"], s["quorum_port"], s["election_port"],
+                     s.get("secure_port") or s["client_port"]}:
             while not _port_free(port, reuse=True) and time.monotonic() < deadline:
                 time.sleep(0.02)
 
@@ -1090,8 +1164,9 @@ class Ensemble:
                     self._state["started"] = False
                     self._save()
                     self._reap()
-                    _release([s[k] for s in servers
-                              for k in ("client_port", "quorum_port", "election_port")], self.base_dir)
+                    _release(list({s[k] for s in servers
+                                   for k in ("client_port", "quorum_port", "election_port",
+                                             "secure_port") if s.get(k)}), self.base_dir)
             if os.environ.get("ZKBED_KEEP") != "1":
                 if self._created_dir:
                     _rmtree(self.base_dir)

@@ -322,6 +322,23 @@ TEST_F(BadInput, ConfKeysAndValues) {
     zkelect_conf_destroy(conf);
 }
 
+// Debian's libzookeeper-mt has no TLS: the zk.tls.* keys say so with
+// ENOTSUP and name the alternative; a build that has it takes them.
+TEST_F(BadInput, TlsKeysWithoutTlsAreEnotsup) {
+    zkelect_conf_t *conf = zkelect_conf_new();
+    ASSERT_NE(conf, nullptr);
+    for (const char *k : {"zk.tls.ca", "zk.tls.cert", "zk.tls.key", "zk.tls.key.password"}) {
+        char err[512] = "";
+        EXPECT_EQ(zkelect_conf_set(conf, k, "", err, sizeof err), 0) << k << ": " << err;
+        int rc = zkelect_conf_set(conf, k, "/etc/zk/f.pem", err, sizeof err);
+        if (rc == 0) continue;  // a libzookeeper with zookeeper_init_ssl
+        EXPECT_EQ(rc, ZKELECT_ENOTSUP) << k << ": " << zkelect_err_name(rc);
+        expect_message(err, sizeof err, k, k);
+        expect_message(err, sizeof err, "tunnel", k);
+    }
+    zkelect_conf_destroy(conf);
+}
+
 TEST_F(BadInput, BadParticipantIds) {
     std::string path = fresh_path("never-ids");
     const std::vector<std::pair<std::string, std::string>> bad = {
@@ -333,6 +350,13 @@ TEST_F(BadInput, BadParticipantIds) {
         {"\xed\xa0\x80", "utf-8"},     // surrogate
         {"\xf4\x90\x80\x80", "utf-8"}, // above U+10FFFF
         {"\x80", "utf-8"},             // lone continuation
+        {"", "empty"},
+        {"evil\nLEADER fake token=1", "control character"},
+        {"tab\there", "control character"},
+        {"cr\r", "control character"},
+        {"\x1b[2J", "control character"},  // an escape sequence
+        {"del\x7f", "control character"},
+        {"nel\xc2\x85", "control character"},  // U+0085, a C1 line break
     };
     for (auto &b : bad) {
         char err[256] = "";

@@ -478,3 +478,64 @@ TEST(Delivery, ReplacingTheBackgroundCallbackWhileItTouchesCallbacksDoesNotDeadl
     EXPECT_EQ(r->set_rc.load(), 0);
     EXPECT_EQ(r->dispatch_rc.load(), ZKELECT_ESTATE);  // no dispatch callback is set now
 }
+
+// A candidacy whose events nobody reads, through hundreds of real terms: its
+// queue stays at ZKELECT_EVENT_QUEUE_MAX, led by one OVERFLOW event counting
+// exactly the events it replaced, then the newest events in order.
+TEST(Delivery, UnreadQueueIsBoundedAndCountsWhatItDropped) {
+    Client c = new_client();
+    ASSERT_TRUE(c);
+    Election e = new_election(c.get(), fresh_path("unread"), "unread");
+    ASSERT_TRUE(e);
+    // volunteer + ELECTED, resign: ELECTED, DEPOSED(resigned), RESIGNED.
+    const int kTerms = ZKELECT_EVENT_QUEUE_MAX / 3 + 60;
+    auto volunteer = [&] {
+        // ESTATE until the previous resign is carried out.
+        for (auto deadline = now_ms() + 15000; now_ms() < deadline;) {
+            int rc = zkelect_volunteer(e.get());
+            if (rc != ZKELECT_ESTATE) return rc;
+            std::this_thread::yield();
+        }
+        return int(ZKELECT_ETIMEDOUT);
+    };
+    for (int t = 0; t < kTerms; ++t) {
+        ASSERT_EQ(volunteer(), 0) << "term " << t;
+        ASSERT_EQ(zkelect_await_leader(e.get(), 15000), 0) << "term " << t;
+        ASSERT_EQ(zkelect_resign(e.get()), 0) << "term " << t;
+    }
+    ASSERT_EQ(volunteer(), 0);  // so the last RESIGNED is surely queued
+    ASSERT_EQ(zkelect_await_leader(e.get(), 15000), 0);
+    // A loaded machine may cost the session a reconnect: SUSPENDED and
+    // RECONNECTED each time (and perhaps a SUSPENDED not yet followed up).
+    uint64_t reconnects = 0;
+    ASSERT_EQ(zkelect_client_counter(c.get(), ZKELECT_COUNTER_RECONNECTS, &reconnects), 0);
+    const int64_t happened = 3 * int64_t(kTerms) + 1 + 2 * int64_t(reconnects);
+
+    Event first = next_event(e.get(), 0);
+    ASSERT_TRUE(first);
+    ASSERT_EQ(zkelect_event_type(first.get()), ZKELECT_EV_OVERFLOW) << describe(first.get());
+    EXPECT_STREQ(zkelect_event_type_name(ZKELECT_EV_OVERFLOW), "OVERFLOW");
+    const int64_t dropped = zkelect_event_token(first.get());
+    EXPECT_NE(std::string(zkelect_event_message(first.get())).find(std::to_string(dropped)),
+              std::string::npos)
+        << zkelect_event_message(first.get());
+    std::vector<std::string> rest;
+    while (Event ev = next_event(e.get(), 0)) rest.push_back(describe(ev.get()));
+    EXPECT_EQ(rest.size(), size_t(ZKELECT_EVENT_QUEUE_MAX - 1));
+    EXPECT_GE(dropped + int64_t(rest.size()), happened)
+        << "every event is either delivered or counted";
+    EXPECT_LE(dropped + int64_t(rest.size()), happened + 1)
+        << "the marker counts more events than happened";
+    // The newest events are the ones kept (connection events aside).
+    std::vector<std::string> terms;
+    for (auto &d : rest)
+        if (d != "SUSPENDED" && d != "RECONNECTED") terms.push_back(d);
+    ASSERT_GE(terms.size(), 4u);
+    EXPECT_EQ(terms[terms.size() - 1], "ELECTED");
+    EXPECT_EQ(terms[terms.size() - 2], "RESIGNED");
+    EXPECT_EQ(terms[terms.size() - 3], "DEPOSED(resigned)");
+    EXPECT_EQ(terms[terms.size() - 4], "ELECTED");
+    printf("unread queue: %lld events happened (%llu reconnects), %zu delivered after one "
+           "OVERFLOW(%lld)\n",
+           (long long)happened, (unsigned long long)reconnects, rest.size(), (long long)dropped);
+}

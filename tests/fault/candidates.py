@@ -1,154 +1,28 @@
-"""Drive `zkelect candidate` processes (DESIGN.md section 6) from fault tests.
+"""`zkelect candidate` processes in the fault tests, and the safety checks.
 
-Candidate      one process, its parsed EVENT/INFO lines, `status` queries
+Candidate      one process (tests/bed/participant.py does the driving)
 Sampler        asks every candidate `status <id>` in a loop and records
                is_leader with the wall-clock window of each answer
 no_overlap()   safety checks on those samples and on the event intervals
 """
 
 import os
-import subprocess
 import threading
 import time
 
+from participant import Participant, candidate_argv
 
-class Candidate:
-    """One `zkelect candidate` process hosting participants first_id.."""
+
+class Candidate(Participant):
+    """One `zkelect candidate` process hosting participants first_id..;
+    stderr goes to log_dir/candidate-<first_id>.stderr when log_dir is given."""
 
     def __init__(self, zkelect_bin, hosts, path, first_id, session_timeout_ms,
                  env, count=1, log_dir=None, extra_args=()):
-        self.ids = [str(first_id + k) for k in range(count)]
-        self.killed = False
-        self.kill_ns = None
-        self.lines = []                 # (recv_ns, words)
-        self.cv = threading.Condition()
-        self._status_lock = threading.Lock()
-        self.cmd = [str(zkelect_bin), "candidate", "--connect", hosts, "--path", path,
-                    "--first-id", str(first_id), "--count", str(count),
-                    "--session-timeout-ms", str(session_timeout_ms), *extra_args]
-        err = subprocess.DEVNULL
-        self.stderr_path = None
-        if log_dir is not None:
-            self.stderr_path = os.path.join(log_dir, f"candidate-{first_id}.stderr")
-            err = open(self.stderr_path, "w")
-        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=err, text=True, bufsize=1, env=env,
-                                     start_new_session=True)
-        if err is not subprocess.DEVNULL:
-            err.close()
-        self._reader = threading.Thread(target=self._read, daemon=True,
-                                        name=f"cand-{first_id}")
-        self._reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            now = time.time_ns()
-            with self.cv:
-                self.lines.append((now, line.split()))
-                self.cv.notify_all()
-        with self.cv:
-            self.lines.append((time.time_ns(), ["EOF"]))
-            self.cv.notify_all()
-
-    def send(self, line):
-        try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            pass
-
-    def events(self, kind=None, pid=None, since=0):
-        """[(ns, kind, id, {k: v})] of EVENT lines from index `since`."""
-        out = []
-        with self.cv:
-            lines = list(self.lines[since:])
-        for _, w in lines:
-            if len(w) >= 4 and w[0] == "EVENT" and (kind is None or w[1] == kind) \
-                    and (pid is None or w[2] == pid):
-                kv = dict(x.split("=", 1) for x in w[4:] if "=" in x)
-                out.append((int(w[3]), w[1], w[2], kv))
-        return out
-
-    def mark(self):
-        with self.cv:
-            return len(self.lines)
-
-    def wait_line(self, pred, timeout, since=0, what="line"):
-        """First line (words) at index >= since with pred(words) true."""
-        deadline = time.monotonic() + timeout
-        i = since
-        with self.cv:
-            while True:
-                while i < len(self.lines):
-                    if pred(self.lines[i][1]):
-                        return self.lines[i]
-                    i += 1
-                if self.lines and self.lines[-1][1] == ["EOF"]:
-                    raise AssertionError(f"{what}: candidate exited; output: {self.tail()}")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"no {what} within {timeout} s; output: {self.tail()}")
-                self.cv.wait(left)
-
-    def wait_event(self, kind, pid, timeout, since=0):
-        ns_line = self.wait_line(
-            lambda w: len(w) >= 4 and w[0] == "EVENT" and w[1] == kind and w[2] == pid,
-            timeout, since, f"EVENT {kind} {pid}")
-        return int(ns_line[1][3])
-
-    def wait_info(self, pid, word, timeout, since=0):
-        return self.wait_line(lambda w: len(w) >= 3 and w[0] == "INFO" and w[1] == pid
-                              and w[2] == word, timeout, since, f"INFO {pid} {word}")
-
-    def status(self, pid, timeout=5.0):
-        """(send_ns, recv_ns, is_leader, state) from `status <pid>`."""
-        with self._status_lock:
-            m = self.mark()
-            t0 = time.time_ns()
-            self.send(f"status {pid}")
-            recv_ns, w = self.wait_line(
-                lambda w: len(w) >= 3 and w[0] == "INFO" and w[1] == pid and w[2] == "status",
-                timeout, m, f"status {pid}")
-            kv = dict(x.split("=", 1) for x in w[3:] if "=" in x)
-            return t0, recv_ns, int(kv["is_leader"]), kv.get("state")
-
-    def tail(self, n=40):
-        """The last n lines but the sampler's status answers (they drown
-        everything else)."""
-        with self.cv:
-            lines = [w for _, w in self.lines if w[:1] != ["INFO"] or w[2:3] != ["status"]]
-        return "\n".join(" ".join(w) for w in lines[-n:])
-
-    def quit(self, timeout=10.0):
-        """Send quit, close stdin; returns the exit status (kills on timeout)."""
-        self.send("quit")
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return None
-
-    def sigkill(self):
-        """SIGKILL on purpose (a crash); returns the time it was sent."""
-        self.killed = True
-        self.kill_ns = time.time_ns()
-        self.proc.kill()
-        self.proc.wait(10)
-        return self.kill_ns
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.quit()
-        self._reader.join(5)
+        err = os.path.join(log_dir, f"candidate-{first_id}.stderr") if log_dir else None
+        super().__init__(candidate_argv(zkelect_bin, hosts, path, first_id, count,
+                                        session_timeout_ms, extra_args),
+                         env, name=f"candidate[{first_id}]", stderr=err)
 
 
 class Sampler:
@@ -245,7 +119,7 @@ def event_intervals(cands, end_ns):
     for c in cands:
         for pid in c.ids:
             start = None
-            for ns, kind, _, _ in c.events(pid=pid):
+            for ns, kind, *_ in c.events(pid=pid):
                 if kind == "LEADER" and start is None:
                     start = ns
                 elif kind in ("LOST", "RESIGNED", "FOLLOWER") and start is not None:

@@ -65,7 +65,8 @@ def test_leader_held_blackhole_shorter_than_lease_keeps_leading(zk, zk_path, pro
     assert held1["bytes_in_c2s"] > held0["bytes_in_c2s"], \
         "the leader sent nothing during the blackhole: the cut-off met no traffic"
     assert keepalive_count(proxies) >= k + 2, "no keepalive after the blackhole lifted"
-    assert not [w for _, w in a.lines[m:] if w[:1] == ["INFO"] and "SUSPENDED" in w], a.tail()
+    assert not [ln.words for ln in a.lines[m:]
+                if ln.words[:1] == ["INFO"] and "SUSPENDED" in ln.words], a.tail()
     assert not a.events("LOST"), a.tail()
     assert sampler.count("1", 0) == 0, "the leader answered 0 during a partition within its lease"
     assert any(v == 1 and t0 <= s and r <= t_heal for s, r, v in sampler.samples["1"]), \

@@ -5,12 +5,14 @@ Curator's LeaderLatch and libzkelect (`zkelect candidate`)."""
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 from procs import Kazoo, curator_candidate, zkelect_candidate
 
-CURATOR_SRC = "/work/shared/bench/participants/curator/CuratorParticipant.java"
+CURATOR_SRC = str(Path(__file__).resolve().parents[2] / "bench" / "participants" / "curator"
+                  / "CuratorParticipant.java")
 CURATOR_JAR = "/usr/share/java/curator-recipes.jar"
 
 
@@ -135,8 +137,8 @@ def test_sigkill_leader_replaced_within_session_timeout(zk, zk_path, zkelect_bin
             marks = [p.mark() for p in procs]
             t_kill = time.time_ns()
             leader.kill()
-            t_elected, _ = heir.wait_event(("LEADER",), str(k + 2), (limit_ms + 3000) / 1000,
-                                           since=marks[k + 1])
+            t_elected = heir.wait_event(("LEADER",), str(k + 2), (limit_ms + 3000) / 1000,
+                                        since=marks[k + 1])
             ms = (t_elected - t_kill) / 1e6
             results.append(ms)
             assert ms <= limit_ms, \
@@ -190,7 +192,7 @@ def test_curator_and_zkelect_share_one_election(zk, zk_path, zkelect_bin, test_e
             """Latest event kind per id, from every process's log."""
             last = {}
             for p in procs:
-                for ns, kind, pid, _ in p.events():
+                for ns, kind, pid, *_ in p.events():
                     if kind in ("LEADER", "FOLLOWER", "RESIGNED", "LOST"):
                         last.setdefault(pid, (0, None))
                         if ns >= last[pid][0]:
@@ -210,8 +212,8 @@ def test_curator_and_zkelect_share_one_election(zk, zk_path, zkelect_bin, test_e
             lp, hp = owner[leader], owner[heir]
             ml, mh = lp.mark(), hp.mark()
             lp.send(f"resign {leader}")
-            t_res, _ = lp.wait_event(("RESIGNED",), leader, 10, since=ml)
-            t_new, _ = hp.wait_event(("LEADER",), heir, 10, since=mh)
+            t_res = lp.wait_event(("RESIGNED",), leader, 10, since=ml)
+            t_new = hp.wait_event(("LEADER",), heir, 10, since=mh)
             assert t_new >= t_res, f"{heir} led before {leader} resigned"
             handoffs.append(((t_new - t_res) / 1e6, leader, heir))
             # The resigned one re-enrolls at the back.

@@ -1,4 +1,4 @@
-"""`zkelect candidate`: the participant line protocol (DESIGN.md section 6)."""
+"""`zkelect candidate`: the participant line protocol (docs/design.md)."""
 
 import subprocess
 import time
@@ -100,7 +100,7 @@ def test_protocol_join_resign_quit(zk, zk_path, zkelect_bin, test_env, capi):
         t = time.monotonic()
         c.send_all("quit")
         for pid_, p in c.procs.items():
-            assert p.wait(10) == 0, p.err
+            assert p.proc.wait(10) == 0, p.err
         assert time.monotonic() - t < 10
         c.wait(lambda p, l: l is None and p == leader, 5, "leader stdout closed")
         assert c.state[leader] == "RESIGNED"

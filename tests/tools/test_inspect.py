@@ -95,7 +95,7 @@ def test_status_text_and_json_match_c_api(zk, zk_path, zkelect_bin, test_env, ca
 def test_status_without_candidates(zk, zk_path, zkelect_bin, test_env, capi):
     c = _elect(zkelect_bin, test_env, zk, zk_path, ["1"])
     c.send_all("quit")
-    assert c.procs["1"].wait(10) == 0
+    assert c.procs["1"].proc.wait(10) == 0
     c.close()
     assert capi.participants(zk.connect_string, zk_path) == []
     r = _status(zkelect_bin, test_env, zk.connect_string, zk_path, "--json")
@@ -134,7 +134,7 @@ def test_observe_follows_leader_changes(zk, zk_path, zkelect_bin, test_env, capi
         # Everyone leaves: the observer reports no leader.
         c.send_all("quit")
         for p in c.procs.values():
-            assert p.wait(10) == 0
+            assert p.proc.wait(10) == 0
         # 1 re-joined after its resign and may briefly lead before it quits.
         last = parse(obs.wait_line(lambda l: parse(l)[0] is None, 20, "no leader"))
         assert last == (None, 0)

@@ -1,7 +1,8 @@
 """Helpers for the tests of the zkelect command-line tool.
 
-Real processes only: `zkelect` subprocesses, reader threads that time-stamp
-their lines, and a ctypes view of libzkelect's C API to compare against.
+Real processes only: `zkelect` subprocesses (Proc for any subcommand read line
+by line; Candidates for `zkelect candidate`, driven by tests/bed/participant.py)
+and a ctypes view of libzkelect's C API to compare against.
 """
 
 import ctypes
@@ -11,6 +12,8 @@ import signal
 import subprocess
 import threading
 import time
+
+import participant
 
 
 class Proc:
@@ -91,59 +94,43 @@ class Proc:
 
 def parse_event(line):
     """('LEADER', '3', ns, {'token': '..'}) for an EVENT line, else None."""
-    parts = line.split()
-    if len(parts) < 4 or parts[0] != "EVENT":
-        return None
-    return (parts[1], parts[2], int(parts[3]),
-            dict(p.split("=", 1) for p in parts[4:] if "=" in p))
+    ev = participant.parse_event(line)
+    return ev and (ev.kind, ev.id, ev.ns, ev.kv)
 
 
 class Candidates:
-    """Several `zkelect candidate` processes, their events merged in one queue."""
+    """Several `zkelect candidate` processes, one participant each, their
+    lines merged in arrival order (tests/bed/participant.py's Hub)."""
 
     def __init__(self, zkelect, env, hosts, path, ids, session_ms=2000, extra=()):
-        self.events = queue.Queue()
-        self.procs = {}
-        self.state = {}
-        self.log = []
-        for i in ids:
-            p = Proc([zkelect, "candidate", "--connect", hosts, "--path", path,
-                      "--first-id", i, "--count", 1, "--session-timeout-ms", session_ms,
-                      *extra], env)
-            self.procs[str(i)] = p
-            threading.Thread(target=self._fan_in, args=(str(i), p), daemon=True).start()
+        self.hub = participant.Hub()
+        self.procs = {
+            str(i): participant.Participant(
+                participant.candidate_argv(zkelect, hosts, path, i, 1, session_ms, extra),
+                env, name=f"candidate[{i}]", stderr="pipe", hub=self.hub)
+            for i in ids}
 
-    def _fan_in(self, pid_, p):
-        while True:
-            line = p.lines.get()
-            self.events.put((pid_, line))
-            if line is None:
-                return
+    @property
+    def state(self):
+        """id -> the kind of its latest EVENT line."""
+        return self.hub.state
+
+    @property
+    def log(self):
+        """[(kind, id, ns, {k: v})] of every EVENT line so far."""
+        with self.hub.cv:
+            return [(e.kind, e.id, e.ns, e.kv) for e in self.hub.events]
 
     def wait(self, pred, timeout, what):
-        """Feed (proc_id, line) to pred until it returns truthy."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"timed out ({timeout} s) waiting for {what}; "
-                                     f"state {self.state}; last {self.log[-10:]}")
-            try:
-                pid_, line = self.events.get(timeout=left)
-            except queue.Empty:
-                continue
-            if line is not None:
-                self.procs[pid_].seen.append(line)
-                ev = parse_event(line)
-                if ev:
-                    self.state[ev[1]] = ev[0]
-                    self.log.append(ev)
-            r = pred(pid_, line)
-            if r:
-                return r
+        """Feed (proc_id, line) to pred, in arrival order, until it returns
+        truthy; line is None at the end of that process's output."""
+        def offer(line):
+            text = None if line.words == participant.EOF else " ".join(line.words)
+            return pred(line.src.ids[0], text)
+        return self.hub.wait(offer, timeout, what)
 
     def leaders(self):
-        return [i for i, k in self.state.items() if k == "LEADER"]
+        return self.hub.leaders()
 
     def send_all(self, line):
         for p in self.procs.values():

@@ -46,3 +46,28 @@ TEST(Conf, SettingsNeedHosts) {
     ASSERT_TRUE(c.settings(&s, &why));
     EXPECT_EQ(s.log_level, -1);
 }
+
+// zk.tls.* follow what the build found (a link test for zookeeper_init_ssl):
+// without it a value is refused, naming the tunnel to use instead; an empty
+// value (TLS off) is always fine.
+TEST(Conf, TlsKeysFollowTheBuild) {
+    Conf c;
+    for (const char *k : {"zk.tls.ca", "zk.tls.cert", "zk.tls.key", "zk.tls.key.password"}) {
+        EXPECT_EQ(c.set(k, ""), "") << k;
+        std::string why = c.set(k, "/etc/zk/file.pem");
+#ifdef ZKELECT_HAVE_ZK_TLS
+        EXPECT_EQ(why, "") << k;
+        EXPECT_FALSE(Conf::unsupported(k, "/etc/zk/file.pem"));
+#else
+        EXPECT_TRUE(Conf::unsupported(k, "/etc/zk/file.pem")) << k;
+        EXPECT_NE(why.find(k), std::string::npos) << why;
+        EXPECT_NE(why.find("zookeeper_init_ssl"), std::string::npos) << why;
+        EXPECT_NE(why.find("stunnel"), std::string::npos) << why;
+        std::string v;
+        ASSERT_TRUE(c.get(k, &v));
+        EXPECT_EQ(v, "") << "a refused value is not kept";
+#endif
+    }
+    EXPECT_FALSE(Conf::unsupported("zk.hosts", "h:1"));
+    EXPECT_FALSE(Conf::unsupported("zk.tls.ca", ""));
+}

@@ -91,11 +91,106 @@ TEST(EventQueue, ManyProducersManyConsumersLoseNothing) {
     std::vector<std::thread> producers;
     for (int p = 0; p < kProducers; ++p)
         producers.emplace_back([&] {
-            for (int i = 1; i <= kPerProducer; ++i) q.push(make(i));
+            for (int i = 1; i <= kPerProducer; ++i) {
+                // Stay below the bound (each producer adds at most one after
+                // its check), so nothing may be dropped.
+                while (q.size() + kProducers >= EventQueue::kMaxEvents) std::this_thread::yield();
+                q.push(make(i));
+            }
         });
     for (auto &t : producers) t.join();
     for (auto &t : consumers) t.join();
+    EXPECT_EQ(q.dropped(), 0u);
     EXPECT_EQ(count.load(), kPerProducer * kProducers);
     EXPECT_EQ(sum.load(), long(kProducers) * kPerProducer * (kPerProducer + 1) / 2);
     EXPECT_FALSE(readable(q.fd()));
+}
+
+// Nobody reads: a million pushes leave at most kMaxEvents events, the oldest
+// of which is one OVERFLOW marker counting exactly the events discarded, and
+// the rest the newest events in the order they were pushed.
+TEST(EventQueue, UnreadQueueStaysBoundedWithAMarkerCountingWhatWasDropped) {
+    EventQueue q;
+    const int kPushes = 1000000;
+    for (int i = 0; i < kPushes; ++i) {
+        q.push(make(i));
+        ASSERT_LE(q.size(), EventQueue::kMaxEvents) << "after push " << i;
+    }
+    EXPECT_EQ(q.size(), EventQueue::kMaxEvents);
+    EXPECT_EQ(q.dropped(), uint64_t(kPushes) - (EventQueue::kMaxEvents - 1));
+    auto marker = q.pop(0);
+    ASSERT_TRUE(marker);
+    ASSERT_EQ(marker->type, EventType::kOverflow);
+    EXPECT_EQ(marker->token, int64_t(q.dropped()));
+    EXPECT_NE(marker->message.find(std::to_string(q.dropped())), std::string::npos)
+        << marker->message;
+    int64_t expect = kPushes - int64_t(EventQueue::kMaxEvents - 1);
+    size_t kept = 0;
+    while (auto ev = q.pop(0)) {
+        ASSERT_EQ(ev->type, EventType::kFollowing);
+        ASSERT_EQ(ev->token, expect++);
+        ++kept;
+    }
+    EXPECT_EQ(kept, EventQueue::kMaxEvents - 1);
+    EXPECT_EQ(expect, kPushes);
+}
+
+// A reader that comes back and drains makes room: later events queue after
+// the marker and no more are dropped; a second flood gets a second marker.
+TEST(EventQueue, DrainingMakesRoomAndAFreshFloodGetsAFreshMarker) {
+    EventQueue q;
+    for (size_t i = 0; i < EventQueue::kMaxEvents + 10; ++i) q.push(make(int(i)));
+    EXPECT_EQ(q.dropped(), 11u);
+    EXPECT_EQ(q.pop(0)->type, EventType::kOverflow);
+    EXPECT_EQ(q.pop(0)->token, 11);
+    q.push(make(-1));
+    EXPECT_EQ(q.size(), EventQueue::kMaxEvents - 1);
+    EXPECT_EQ(q.dropped(), 11u);
+    while (q.pop(0)) {
+    }
+    for (size_t i = 0; i < EventQueue::kMaxEvents + 1; ++i) q.push(make(int(i)));
+    EXPECT_EQ(q.dropped(), 13u);
+    auto m = q.pop(0);
+    ASSERT_EQ(m->type, EventType::kOverflow);
+    EXPECT_EQ(m->token, 2) << "a marker counts the events it stands for, not the total";
+    EXPECT_EQ(q.pop(0)->token, 2);
+}
+
+// The fd stays readable exactly while events wait, through overflow.
+TEST(EventQueue, FdStaysLevelTriggeredThroughOverflow) {
+    EventQueue q;
+    int fd = q.fd();
+    for (size_t i = 0; i < 3 * EventQueue::kMaxEvents; ++i) q.push(make(int(i)));
+    EXPECT_TRUE(readable(fd));
+    size_t n = 0;
+    while (q.pop(0)) ++n;
+    EXPECT_EQ(n, EventQueue::kMaxEvents);
+    EXPECT_FALSE(readable(fd));
+}
+
+// Readers racing a flood: every event is delivered or counted by a marker.
+TEST(EventQueue, ConcurrentFloodDeliversOrCountsEveryEvent) {
+    EventQueue q;
+    constexpr long kPerProducer = 50000, kProducers = 3;
+    std::atomic<long> accounted{0};
+    std::atomic<bool> done{false};
+    std::vector<std::thread> consumers;
+    for (int c = 0; c < 2; ++c)
+        consumers.emplace_back([&] {
+            for (;;) {
+                auto e = q.pop(5);
+                if (e) accounted += e->type == EventType::kOverflow ? e->token : 1;
+                else if (done.load()) return;
+            }
+        });
+    std::vector<std::thread> producers;
+    for (int p = 0; p < kProducers; ++p)
+        producers.emplace_back([&] {
+            for (long i = 0; i < kPerProducer; ++i) q.push(make(int(i)));
+        });
+    for (auto &t : producers) t.join();
+    done = true;
+    for (auto &t : consumers) t.join();
+    EXPECT_EQ(accounted.load(), kPerProducer * kProducers);
+    EXPECT_EQ(q.size(), 0u);
 }

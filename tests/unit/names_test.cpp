@@ -96,6 +96,10 @@ TEST(Paths, Validation) {
     EXPECT_NE(check_election_path("/zookeeper/x"), "");
     EXPECT_NE(check_election_path("/a\x01"), "");
     EXPECT_NE(check_election_path("/bad\xff"), "");
+    // Found by fuzz_path_id: a NUL inside the path (reachable from C++ and
+    // from bindings whose strings may hold one) was accepted.
+    EXPECT_NE(check_election_path(std::string("/a\0b", 4)), "");
+    EXPECT_NE(check_hosts(std::string("h:1/q\0x", 8)), "");
     EXPECT_EQ(path_prefixes("/a/b/c"), (std::vector<std::string>{"/a", "/a/b", "/a/b/c"}));
 }
 
@@ -119,4 +123,15 @@ TEST(Ids, Validation) {
     EXPECT_NE(check_participant_id(std::string(1025, 'x')), "");
     EXPECT_NE(check_participant_id("\xc3"), "");
     EXPECT_NE(check_participant_id("\xed\xa0\x80"), "");  // a lone surrogate
+    // Empty and control characters (C0, DEL, C1) are refused; other
+    // non-ASCII text, including the characters around them, is fine.
+    EXPECT_NE(check_participant_id(""), "");
+    EXPECT_NE(check_participant_id("evil\nLEADER fake token=1"), "");
+    EXPECT_NE(check_participant_id("a\tb"), "");
+    EXPECT_NE(check_participant_id("\x1b[31mred"), "");
+    EXPECT_NE(check_participant_id("del\x7f"), "");
+    EXPECT_NE(check_participant_id("c1\xc2\x85"), "");  // U+0085 NEL
+    EXPECT_NE(check_participant_id("c1\xc2\x9f"), "");  // U+009F
+    EXPECT_EQ(check_participant_id("\xc2\xa0nbsp ~"), "");  // U+00A0 is text
+    EXPECT_EQ(check_participant_id(" "), "");
 }

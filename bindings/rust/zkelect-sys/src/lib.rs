@@ -72,6 +72,8 @@ pub const ZKELECT_ENOTLEADER: c_int = -15;
 
 /// `#define ZKELECT_ID_MAX`: longest participant id in bytes, without the NUL.
 pub const ZKELECT_ID_MAX: usize = 1024;
+/// `#define ZKELECT_EVENT_QUEUE_MAX`: most events a handle's queue holds.
+pub const ZKELECT_EVENT_QUEUE_MAX: usize = 1024;
 
 // enum zkelect_counter
 pub const ZKELECT_COUNTER_TERMS_WON: c_int = 0;
@@ -99,6 +101,8 @@ pub const ZKELECT_EV_EXPIRED: c_int = 6;
 pub const ZKELECT_EV_LEADER_CHANGED: c_int = 7;
 pub const ZKELECT_EV_ERROR: c_int = 8;
 pub const ZKELECT_EV_RESIGNED: c_int = 9;
+/// Since 1.1: events were dropped (the token counts them).
+pub const ZKELECT_EV_OVERFLOW: c_int = 10;
 /// Since 1.1: nothing failed, but an operator should act (the message says what).
 pub const ZKELECT_EV_WARNING: c_int = 11;
 

@@ -796,6 +796,8 @@ pub enum EventKind {
     Error,
     /// The resign finished: the node is gone.
     Resigned,
+    /// The queue was full and older events were dropped; `token()` counts them.
+    Overflow,
     /// A type newer than this crate.
     Unknown(i32),
 }
@@ -813,6 +815,7 @@ impl EventKind {
             ZKELECT_EV_LEADER_CHANGED => EventKind::LeaderChanged,
             ZKELECT_EV_ERROR => EventKind::Error,
             ZKELECT_EV_RESIGNED => EventKind::Resigned,
+            ZKELECT_EV_OVERFLOW => EventKind::Overflow,
             other => EventKind::Unknown(other),
         }
     }

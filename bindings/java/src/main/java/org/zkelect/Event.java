@@ -4,7 +4,7 @@ package org.zkelect;
 public final class Event {
     /** What happened (ZKELECT_EV_* of zkelect.h). */
     public enum Type {
-        UNKNOWN, ELECTED, DEPOSED, FOLLOWING, SUSPENDED, RECONNECTED, EXPIRED, LEADER_CHANGED, ERROR, RESIGNED;
+        UNKNOWN, ELECTED, DEPOSED, FOLLOWING, SUSPENDED, RECONNECTED, EXPIRED, LEADER_CHANGED, ERROR, RESIGNED, OVERFLOW;
 
         static Type of(int code) {
             Type[] all = values();

@@ -1,0 +1,149 @@
+"""TLS to ZooKeeper with Debian's client, which has no TLS of its own: the
+servers listen only on a secureClientPort (Netty; keystore and truststore
+made with keytool here), and candidates reach them through a local stunnel4
+client tunnel. An election and a failover run over it; the plain client
+port is closed, so nothing reaches ZooKeeper without TLS."""
+
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tools"))
+
+import tlsbed  # noqa: E402
+from toolutil import Candidates, parse_event  # noqa: E402
+from zkbed import Ensemble  # noqa: E402
+
+SESSION_MS = 2000
+
+
+@pytest.fixture(scope="module")
+def tls_bed():
+    d = tempfile.mkdtemp(prefix="zkelect-tls-")
+    keys = tlsbed.make_keys(d)
+    ens = Ensemble(n=3, tick_ms=200, tls=keys, plain_port=False)
+    tun = None
+    try:
+        ens.start()
+        tun = tlsbed.Tunnel(d, [ens.secure_port(i) for i in range(3)], keys["cafile"]).start()
+        yield ens, tun, keys
+    finally:
+        if tun:
+            tun.stop()
+        ens.stop()
+        subprocess.run(["rm", "-rf", d], check=False)
+
+
+def _plain_handshake(port, timeout=5.0):
+    """A ZooKeeper ConnectRequest in the clear; the reply or the failure."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.settimeout(timeout)
+        body = struct.pack(">iqiqi16s?", 0, 0, 10000, 0, 16, b"\0" * 16, False)
+        s.sendall(struct.pack(">i", len(body)) + body)
+        try:
+            got = s.recv(64)
+        except (ConnectionResetError, socket.timeout) as e:
+            return f"failed: {e!r}"
+        return got
+
+
+def test_plain_client_port_is_closed(tls_bed):
+    ens, tun, keys = tls_bed
+    for i in range(3):
+        with open(os.path.join(os.path.dirname(ens.log_path(i)), "zoo.cfg")) as f:
+            cfg = f.read()
+        assert "\nclientPort=" not in cfg and "secureClientPort=" in cfg, cfg
+        # The server's own view (asked over TLS): no plain port bound.
+        conf = ens.four(i, "conf")
+        assert f"secureClientPort={ens.secure_port(i)}" in conf, conf
+        assert "clientPort=0" in conf or "\nclientPort=" not in conf, conf
+        # A client speaking plain ZooKeeper to the only port gets no session.
+        got = _plain_handshake(ens.secure_port(i))
+        assert not (isinstance(got, bytes) and len(got) >= 16 and
+                    struct.unpack(">iiq", got[:16])[2] != 0), got
+
+
+def test_libzkelect_without_tunnel_does_not_connect(tls_bed, zkelect_bin, test_env):
+    ens, tun, keys = tls_bed
+    r = subprocess.run([str(zkelect_bin), "candidate", "--connect", ens.secure_connect_string,
+                        "--path", "/tls/never", "--first-id", "1", "--count", "1",
+                        "--session-timeout-ms", "2000", "--connect-timeout-ms", "2000"],
+                       env=test_env, capture_output=True, text=True, timeout=30,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 3, (r.returncode, r.stdout, r.stderr)
+    assert "EVENT CONNECTED" not in r.stdout
+
+
+def test_tls_keys_say_enotsup_and_name_the_tunnel(build_dir):
+    import ctypes
+    lib = ctypes.CDLL(str(build_dir / "capi" / "libzkelect.so.1"))
+    lib.zkelect_conf_new.restype = ctypes.c_void_p
+    lib.zkelect_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                     ctypes.c_char_p, ctypes.c_size_t]
+    lib.zkelect_conf_destroy.argtypes = [ctypes.c_void_p]
+    conf = lib.zkelect_conf_new()
+    try:
+        err = ctypes.create_string_buffer(512)
+        rc = lib.zkelect_conf_set(conf, b"zk.tls.ca", b"/etc/zk/ca.pem", err, 512)
+        if rc == 0:
+            pytest.skip("this libzookeeper-mt has zookeeper_init_ssl")
+        assert rc == -9, rc  # ZKELECT_ENOTSUP
+        msg = err.value.decode()
+        assert "zk.tls.ca" in msg and "stunnel" in msg and "docs/tls.md" in msg, msg
+    finally:
+        lib.zkelect_conf_destroy(conf)
+
+
+def test_election_and_failover_over_tls_tunnel(tls_bed, zkelect_bin, test_env):
+    ens, tun, keys = tls_bed
+    path = f"/tls/election-{os.getpid()}"
+    c = Candidates(zkelect_bin, test_env, tun.connect_string, path, ["1", "2", "3"], SESSION_MS)
+    try:
+        def connected(pid_, line):
+            assert line is not None, f"candidate {pid_} exited: {c.procs[pid_].err}"
+            return sum(1 for p in c.procs.values()
+                       if any(l.startswith("EVENT CONNECTED") for l in p.seen)) == 3
+        c.wait(connected, 30, "three candidates connected through the tunnel")
+        c.send_all("join")
+
+        def settled(pid_, line):
+            assert line is not None, f"candidate {pid_} exited: {c.procs[pid_].err}"
+            ks = list(c.state.values())
+            return len(ks) == 3 and ks.count("LEADER") == 1 and ks.count("FOLLOWER") == 2
+        c.wait(settled, 30, "one leader, two followers")
+        first = c.leaders()[0]
+        first_token = int([e for e in c.log if e[0] == "LEADER" and e[1] == first][-1][3]["token"], 0)
+
+        # Failover 1: the leader's process dies; ZooKeeper expires its
+        # session and a follower takes over, all through TLS.
+        c.procs[first].kill()
+        ev = c.wait(lambda p, l: p != first and l and (parse_event(l) or ("",))[0] == "LEADER"
+                    and parse_event(l), 20, "a new leader after SIGKILL of the first")
+        second = ev[1]
+        assert second != first
+        assert int(ev[3]["token"], 0) > first_token
+
+        # Failover 2: the ZooKeeper server the new leader may be talking to
+        # goes away; the client moves to another tunnel port and the
+        # election keeps exactly one leader.
+        victim = ens.leader_index()
+        ens.kill_server(victim)
+        try:
+            c.procs[second].send(f"resign {second}")
+            ev = c.wait(lambda p, l: p not in (first, second) and l and
+                        (parse_event(l) or ("",))[0] == "LEADER" and parse_event(l), 30,
+                        "the third candidate leads after a resign with one server down")
+            assert int(ev[3]["token"], 0) > first_token
+        finally:
+            ens.start_server(victim)
+    finally:
+        c.close()

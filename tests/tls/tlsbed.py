@@ -1,0 +1,95 @@
+"""TLS pieces for tests: a server keystore and truststore made with keytool,
+the server certificate as PEM for clients to trust, and a stunnel4 client
+tunnel (plain on a loopback port, TLS to ZooKeeper's secureClientPort)."""
+
+import os
+import signal
+import socket
+import subprocess
+import time
+
+PASSWORD = "zkbed-test-only"
+
+
+def make_keys(directory):
+    """Server key pair (self-signed, for 127.0.0.1) in a PKCS12 keystore, a
+    truststore holding its certificate, and the certificate as PEM."""
+    ks = os.path.join(directory, "server.p12")
+    ts = os.path.join(directory, "trust.p12")
+    pem = os.path.join(directory, "server.pem")
+    common = ["-storetype", "PKCS12", "-storepass", PASSWORD]
+    subprocess.run(["keytool", "-genkeypair", "-alias", "zk", "-keyalg", "EC", "-groupname",
+                    "secp256r1", "-validity", "2", "-dname", "CN=127.0.0.1",
+                    "-ext", "SAN=ip:127.0.0.1", "-keystore", ks, "-keypass", PASSWORD] + common,
+                   check=True, capture_output=True, timeout=60)
+    subprocess.run(["keytool", "-exportcert", "-rfc", "-alias", "zk", "-keystore", ks,
+                    "-file", pem] + common, check=True, capture_output=True, timeout=60)
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "zk", "-file", pem,
+                    "-keystore", ts] + common, check=True, capture_output=True, timeout=60)
+    return {"keystore": ks, "truststore": ts, "password": PASSWORD, "cafile": pem}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Tunnel:
+    """stunnel4 in client mode: one plain loopback port per target TLS port.
+    The server certificate is verified against cafile (and its IP)."""
+
+    def __init__(self, directory, targets, cafile):
+        self.dir = directory
+        self.targets = list(targets)
+        self.cafile = cafile
+        self.ports = []
+        self.proc = None
+
+    def start(self, timeout=20):
+        conf = os.path.join(self.dir, "stunnel.conf")
+        lines = ["foreground = yes", "pid =", "debug = 4",
+                 f"output = {os.path.join(self.dir, 'stunnel.log')}"]
+        self.ports = [free_port() for _ in self.targets]
+        for i, (lp, tp) in enumerate(zip(self.ports, self.targets)):
+            lines += [f"[zk{i}]", "client = yes", f"accept = 127.0.0.1:{lp}",
+                      f"connect = 127.0.0.1:{tp}", f"CAfile = {self.cafile}",
+                      "verifyChain = yes", "checkIP = 127.0.0.1"]
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        self.proc = subprocess.Popen(["stunnel4", conf], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
+        deadline = time.monotonic() + timeout
+        for p in self.ports:
+            while True:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"stunnel4 exited {self.proc.returncode}: {self.log()}")
+                try:
+                    socket.create_connection(("127.0.0.1", p), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"stunnel4 does not listen on {p}: {self.log()}")
+                    time.sleep(0.05)
+        return self
+
+    @property
+    def connect_string(self):
+        return ",".join(f"127.0.0.1:{p}" for p in self.ports)
+
+    def log(self):
+        try:
+            with open(os.path.join(self.dir, "stunnel.log")) as f:
+                return f.read()[-4000:]
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
