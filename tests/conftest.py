@@ -126,3 +126,23 @@ def test_env(zk, build_dir):
     env["ZKBED_DIR"] = zk.base_dir
     env["ZKBED_CLI"] = str(BED / "zkbed.py")
     return env
+
+
+@pytest.fixture
+def kz(zk):
+    """A kazoo client on the shared ensemble (direct, no proxy)."""
+    from kazoo.client import KazooClient
+    c = KazooClient(hosts=zk.connect_string, timeout=4.0)
+    c.start(timeout=10)
+    yield c
+    c.stop()
+    c.close()
+
+
+@pytest.fixture
+def proxies(zk):
+    """A ProxiedEnsemble (tests/bed/faultproxy.py) in front of the shared ensemble."""
+    from faultproxy import ProxiedEnsemble
+    pe = ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)])
+    yield pe
+    pe.close()
