@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -720,13 +719,7 @@ zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *p
         auto o = std::make_unique<zkelect_observer>();
         o->owner = client;
         o->shared = std::make_shared<ObserverShared>(path);
-        o->observer = std::make_shared<Observer>(*client->client, o->shared);
-        Client *c = client->client.get();
-        auto obs = o->observer;
-        c->post([c, obs] {
-            obs->attach(c->add_member(obs));
-            obs->start();
-        });
+        o->observer = Observer::open(*client->client, o->shared);
         std::lock_guard<std::mutex> lock(client->mu);
         client->observers.insert(o.get());
         return o.release();
@@ -758,15 +751,7 @@ int zkelect_observer_destroy(zkelect_observer_t *o) {
     return guarded_code([&]() -> int {
         if (!o) return ZKELECT_EINVAL;
         o->waiters.close_and_drain([o] { o->shared->queue.close(); });
-        Client *c = o->owner->client.get();
-        auto obs = o->observer;
-        auto done = std::make_shared<std::promise<void>>();
-        auto finished = done->get_future();
-        c->post([obs, done] {
-            obs->stop();
-            done->set_value();
-        });
-        finished.wait_for(std::chrono::milliseconds(c->effective_timeout_ms()));
+        o->observer->stop_and_wait();
         {
             std::lock_guard<std::mutex> lock(o->owner->mu);
             o->owner->observers.erase(o);

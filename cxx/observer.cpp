@@ -1,11 +1,35 @@
 #include "observer.h"
 
+#include <chrono>
+#include <future>
+
 #include <zookeeper/zookeeper.h>
 
 #include "clock.h"
 #include "names.h"
 
 namespace zkelect {
+
+std::shared_ptr<Observer> Observer::open(Client &client, std::shared_ptr<ObserverShared> shared) {
+    auto obs = std::make_shared<Observer>(client, std::move(shared));
+    Client *c = &client;
+    client.post([c, obs] {
+        obs->attach(c->add_member(obs));
+        obs->start();
+    });
+    return obs;
+}
+
+void Observer::stop_and_wait() {
+    auto done = std::make_shared<std::promise<void>>();
+    auto finished = done->get_future();
+    auto self = shared_from_this();
+    client_.post([self, done] {
+        self->stop();
+        done->set_value();
+    });
+    finished.wait_for(std::chrono::milliseconds(client_.effective_timeout_ms()));
+}
 
 Observer::Observer(Client &client, std::shared_ptr<ObserverShared> shared)
     : client_(client), shared_(std::move(shared)) {}

@@ -19,6 +19,11 @@ struct ObserverShared {
 
 class Observer : public Member, public std::enable_shared_from_this<Observer> {
 public:
+    // Any thread: makes an observer of path and starts it on the client's
+    // loop. stop_and_wait() ends it (waits at most one session timeout).
+    static std::shared_ptr<Observer> open(Client &client, std::shared_ptr<ObserverShared> shared);
+    void stop_and_wait();
+
     Observer(Client &client, std::shared_ptr<ObserverShared> shared);
     void attach(uint64_t member_id) { member_id_ = member_id; }
     void start();

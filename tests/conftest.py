@@ -35,6 +35,18 @@ _shared = None
 _path_counter = itertools.count(1)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # Under ./dev test (ZKELECT_NO_SKIP=1) a skip is a failure: "all suites
+    # passed" must not hide a suite that did not run.
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.skipped and not hasattr(rep, "wasxfail") and os.environ.get("ZKELECT_NO_SKIP") == "1":
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        rep.outcome = "failed"
+        rep.longrepr = f"skipped, and ZKELECT_NO_SKIP=1 (./dev test) forbids skips: {reason}"
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line("markers", "fault: injects failures (kills servers, cuts connections)")
@@ -114,3 +126,23 @@ def test_env(zk, build_dir):
     env["ZKBED_DIR"] = zk.base_dir
     env["ZKBED_CLI"] = str(BED / "zkbed.py")
     return env
+
+
+@pytest.fixture
+def kz(zk):
+    """A kazoo client on the shared ensemble (direct, no proxy)."""
+    from kazoo.client import KazooClient
+    c = KazooClient(hosts=zk.connect_string, timeout=4.0)
+    c.start(timeout=10)
+    yield c
+    c.stop()
+    c.close()
+
+
+@pytest.fixture
+def proxies(zk):
+    """A ProxiedEnsemble (tests/bed/faultproxy.py) in front of the shared ensemble."""
+    from faultproxy import ProxiedEnsemble
+    pe = ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)])
+    yield pe
+    pe.close()

@@ -222,6 +222,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
         {{"connect-timeout-ms", required_argument, 0, 'C'}, ZT_O_CONNECT},
         {{"set", required_argument, 0, 'S'}, ZT_O_CONNECT},
         {{"auth-file", required_argument, 0, 'A'}, ZT_O_CONNECT},
+        {{"verbose", no_argument, 0, 'v'}, ZT_O_CONNECT},
         {{"json", no_argument, 0, 'j'}, ZT_O_JSON},
         {{"count", required_argument, 0, 'n'}, ZT_O_COUNT},
         {{"id", required_argument, 0, 'i'}, ZT_O_ID},
@@ -269,6 +270,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
         case 'o': o->once = 1; break;
         case 'q': o->quiet = 1; break;
         case 's': o->shared = 1; break;
+        case 'v': o->verbose = 1; break;
         case 'S': {
             const char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg) {
@@ -349,6 +351,14 @@ static int read_auth(const struct zt_opts *o, char *buf, size_t len, const char 
     return 0;
 }
 
+/* One log line of the library (asked for with --verbose), on stderr. */
+static void print_log(int level, const char *message, void *opaque)
+{
+    (void)level;
+    (void)opaque;
+    fprintf(stderr, "zkelect: zk: %s\n", message);
+}
+
 zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
 {
     char err[512] = "";
@@ -364,13 +374,21 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
     }
     if (zkelect_conf_set(conf, "zk.hosts", o->hosts, err, sizeof err) != 0)
         goto bad;
-    /* The library leaves libzookeeper's own (chatty, INFO) log alone unless
-     * told; a command-line tool keeps stderr for its own one-line errors. */
+    /* The library's log (libzookeeper's own) goes nowhere unless asked for:
+     * --verbose prints it at info level, ZKELECT_ZK_LOG_LEVEL at any. */
     const char *zk_log = getenv("ZKELECT_ZK_LOG_LEVEL");
-    what = zk_log && *zk_log ? "ZKELECT_ZK_LOG_LEVEL" : NULL;
-    if (zkelect_conf_set(conf, "zk.log.level", zk_log && *zk_log ? zk_log : "none", err,
-                         sizeof err) != 0)
-        goto bad;
+    int level = o->verbose ? ZKELECT_LOG_INFO : ZKELECT_LOG_NONE;
+    if (zk_log && *zk_log) {
+        static const char *const names[] = {"none", "error", "warn", "info", "debug"};
+        level = -1;
+        for (int i = 0; i < 5; i++)
+            if (strcmp(zk_log, names[i]) == 0) level = i;
+        if (level < 0) {
+            snprintf(err, sizeof err, "ZKELECT_ZK_LOG_LEVEL must be none, error, warn, info or debug");
+            goto bad;
+        }
+    }
+    zkelect_set_log_cb(level, print_log, NULL);
     snprintf(num, sizeof num, "%" PRId64, o->session_ms);
     what = NULL;
     if (zkelect_conf_set(conf, "zk.session.timeout.ms", num, err, sizeof err) != 0)

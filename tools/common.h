@@ -70,7 +70,7 @@ int zt_signalfd(int with_sigchld);
 /* ---- The one option parser ---------------------------------------------- */
 
 enum {
-    ZT_O_CONNECT = 1u << 0,   /* --connect, --path, timeouts, --set, --auth-file */
+    ZT_O_CONNECT = 1u << 0,   /* --connect, --path, timeouts, --set, --auth-file, --verbose */
     ZT_O_JSON = 1u << 1,
     ZT_O_COUNT = 1u << 2,
     ZT_O_ID = 1u << 3,
@@ -83,7 +83,7 @@ enum {
 struct zt_opts {
     const char *hosts, *path, *id, *auth_file;
     int64_t session_ms, connect_ms, count, count_max, grace_ms, first_id;
-    int have_first, json, once, quiet, shared;
+    int have_first, json, once, quiet, shared, verbose;
     const char *settings[ZT_MAX_SETTINGS];
     int nsettings;
     char **cmd; /* ZT_O_RUN: what follows "--" */

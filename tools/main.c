@@ -23,7 +23,8 @@ static void usage(FILE *f)
           "  zkelect --version          library and tool version\n"
           "\n"
           "ZKELECT_CONNECT in the environment is the default for --connect;\n"
-          "ZKELECT_AUTH (or --auth-file FILE) gives zk.auth credentials.\n",
+          "ZKELECT_AUTH (or --auth-file FILE) gives zk.auth credentials;\n"
+          "--verbose prints the ZooKeeper client's own log on stderr.\n",
           f);
 }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 using namespace capi;
@@ -477,6 +478,58 @@ TEST(Delivery, ReplacingTheBackgroundCallbackWhileItTouchesCallbacksDoesNotDeadl
     EXPECT_EQ(replaced.get(), 0);
     EXPECT_EQ(r->set_rc.load(), 0);
     EXPECT_EQ(r->dispatch_rc.load(), ZKELECT_ESTATE);  // no dispatch callback is set now
+}
+
+namespace {
+struct Thrower {
+    std::atomic<int> calls{0};
+    std::atomic<bool> elected{false};
+};
+void throwing_cb(zkelect_election_t *, const zkelect_event_t *ev, void *opaque) {
+    auto *t = static_cast<Thrower *>(opaque);
+    ++t->calls;
+    if (zkelect_event_type(ev) == ZKELECT_EV_ELECTED) t->elected = true;
+    throw std::runtime_error("thrown by a user callback");
+}
+}  // namespace
+
+// docs/threading.md: exceptions thrown by a C++ callback are caught and
+// dropped at the library's boundary. The process lives on, and later events
+// still reach the callback, in both callback modes.
+TEST(Delivery, ExceptionFromCallbackIsCaughtAtTheBoundary) {
+    for (bool background : {false, true}) {
+        Client c = new_client();
+        ASSERT_TRUE(c);
+        Election x = new_election(c.get(), fresh_path(), "x");
+        Thrower t;
+        if (background)
+            ASSERT_EQ(zkelect_set_background_event_cb(x.get(), throwing_cb, &t), 0);
+        else
+            ASSERT_EQ(zkelect_set_event_cb(x.get(), throwing_cb, &t), 0);
+        ASSERT_EQ(zkelect_volunteer(x.get()), 0);
+        auto deadline = now_ms() + 10000;
+        while (!t.elected && now_ms() < deadline) {
+            if (background) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a flag
+            } else {
+                int n = zkelect_dispatch(x.get(), 500);
+                ASSERT_GE(n, 0) << zkelect_err_name(n);
+            }
+        }
+        ASSERT_TRUE(t.elected) << (background ? "background" : "dispatch");
+        int before = t.calls.load();
+        ASSERT_EQ(zkelect_resign(x.get()), 0);  // DEPOSED and RESIGNED follow
+        deadline = now_ms() + 10000;
+        while (t.calls.load() < before + 2 && now_ms() < deadline) {
+            if (background)
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            else
+                ASSERT_GE(zkelect_dispatch(x.get(), 500), 0);
+        }
+        EXPECT_GE(t.calls.load(), before + 2)
+            << (background ? "background" : "dispatch") << ": events after a throw were lost";
+        if (background) ASSERT_EQ(zkelect_set_background_event_cb(x.get(), nullptr, nullptr), 0);
+    }
 }
 
 // A candidacy whose events nobody reads, through hundreds of real terms: its

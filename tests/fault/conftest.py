@@ -1,7 +1,6 @@
 """Fixtures shared by the fault scenarios (tests/fault/*.py).
 
-kz                  a kazoo client on the shared ensemble (direct, no proxy)
-proxies             a ProxiedEnsemble in front of the shared ensemble
+kz, proxies         (tests/conftest.py) a kazoo client; fault proxies in front of the ensemble
 spawn               spawn(hosts, path, first_id, timeout_ms, **kw) -> Candidate
                     (closed and killed at the end of the test)
 paused_leader_bin   tests/fault/paused_leader.c built with cc + pkg-config
@@ -14,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from kazoo.client import KazooClient
 
 HERE = Path(__file__).resolve().parent
 for d in (HERE, HERE.parent / "bed"):
@@ -22,23 +20,6 @@ for d in (HERE, HERE.parent / "bed"):
         sys.path.insert(0, str(d))
 
 from candidates import Candidate  # noqa: E402
-from faultproxy import ProxiedEnsemble  # noqa: E402
-
-
-@pytest.fixture
-def kz(zk):
-    c = KazooClient(hosts=zk.connect_string, timeout=4.0)
-    c.start(timeout=10)
-    yield c
-    c.stop()
-    c.close()
-
-
-@pytest.fixture
-def proxies(zk):
-    pe = ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)])
-    yield pe
-    pe.close()
 
 
 @pytest.fixture

@@ -19,29 +19,11 @@ for d in (HERE, HERE.parent / "bed"):
         sys.path.insert(0, str(d))
 
 import zkc  # noqa: E402
-from faultproxy import ProxiedEnsemble  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def api(build_dir):
     return zkc.Api(build_dir)
-
-
-@pytest.fixture
-def kz_direct(zk):
-    from kazoo.client import KazooClient
-    c = KazooClient(hosts=zk.connect_string, timeout=4.0)
-    c.start(timeout=10)
-    yield c
-    c.stop()
-    c.close()
-
-
-@pytest.fixture
-def proxied(zk):
-    pe = ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)])
-    yield pe
-    pe.close()
 
 
 @pytest.fixture
@@ -125,7 +107,7 @@ def _acl_checks(api, handles, zk, path, a, anon, alice, NoAuthError):
     assert api.lib.zkelect_is_leader(a) == 1
 
 
-def test_blocking_calls_are_bounded_while_the_server_is_silent(api, handles, zk, proxied):
+def test_blocking_calls_are_bounded_while_the_server_is_silent(api, handles, zk, proxies):
     """docs/threading.md: leader_id() and participants() block at most the
     session timeout; election_destroy() waits for its node's deletion at
     most the session timeout. Here the server does not answer at all (a
@@ -134,11 +116,11 @@ def test_blocking_calls_are_bounded_while_the_server_is_silent(api, handles, zk,
     T = 2000
     slack_ms = 1500     # scheduling on a loaded machine, not a speed target
     path = f"/t/bounded-{uuid.uuid4().hex[:8]}"
-    c = _client(api, handles, proxied.connect_string, T)
+    c = _client(api, handles, proxies.connect_string, T)
     e = _election(api, handles, c, path, "1")
     assert api.lib.zkelect_volunteer(e) == 0
     assert api.lib.zkelect_await_leader(e, 15000) == 0
-    proxied.blackhole()
+    proxies.blackhole()
     took = {}
     t0 = time.monotonic()
     rc, _ = api.leader_id(e)
@@ -158,7 +140,7 @@ def test_blocking_calls_are_bounded_while_the_server_is_silent(api, handles, zk,
     print("blocking calls through a black hole (ms):", {k: round(v) for k, v in took.items()})
     for k, v in took.items():
         assert v <= T + slack_ms, f"{k} blocked {v:.0f} ms, more than the session timeout {T} ms"
-    proxied.heal()
+    proxies.heal()
 
 
 def test_calls_from_inside_callbacks(api, handles, zk):
@@ -205,20 +187,20 @@ def test_calls_from_inside_callbacks(api, handles, zk):
     assert api.lib.zkelect_set_background_event_cb(e, zkc.CB(0), None) == 0
 
 
-def test_observer_sees_suspended_reconnected_expired(api, handles, zk, proxied):
+def test_observer_sees_suspended_reconnected_expired(api, handles, zk, proxies):
     """docs/api.md: an observer's queue gets SUSPENDED, RECONNECTED and
     EXPIRED besides LEADER_CHANGED. A reset is a disconnect within the
     session; a black hole past the session timeout expires it."""
     T = 2000
     path = f"/t/observer-{uuid.uuid4().hex[:8]}"
-    c = _client(api, handles, proxied.connect_string, T)
+    c = _client(api, handles, proxies.connect_string, T)
     o = api.observer(c, path)
     handles["o"].append(o)
     api.wait_event(o, ("LEADER_CHANGED",), 10, observer=True)
-    proxied.reset()
+    proxies.reset()
     api.wait_event(o, ("SUSPENDED",), 10, observer=True)
     api.wait_event(o, ("RECONNECTED",), 10, observer=True)
-    proxied.blackhole()
+    proxies.blackhole()
     api.wait_event(o, ("SUSPENDED",), 10, observer=True)
     # the session must expire on the servers before the client comes back
     sid = api.lib.zkelect_client_session_id(c)
@@ -231,6 +213,35 @@ def test_observer_sees_suspended_reconnected_expired(api, handles, zk, proxied):
     for _ in range(1000):
         if api.observer_event(o, 0) is None:
             break
-    proxied.heal()
+    proxies.heal()
     ev, seen = api.wait_event(o, ("EXPIRED",), 3 * T / 1000 + 10, observer=True)
     assert "RECONNECTED" not in [s["type"] for s in seen[:-1]], seen
+
+
+def test_failover_wakes_nobody_behind_the_heir(api, handles, zk):
+    """docs/semantics.md, Costs: per failover no candidate behind the heir
+    wakes (each still watches the same predecessor), and the heir that knew
+    it was heir claims with no request at all. Counted with the clients'
+    request counters around one resign, with keepalives T/6 = 5 s apart so
+    none falls into the failover."""
+    T = 30000
+    path = f"/t/costs-{uuid.uuid4().hex[:8]}"
+    cs, es = [], []
+    for k in range(4):
+        c = _client(api, handles, zk.connect_string, T)
+        e = _election(api, handles, c, path, str(k + 1))
+        assert api.lib.zkelect_volunteer(e) == 0
+        api.wait_event(e, ("ELECTED",) if k == 0 else ("FOLLOWING",), 15)
+        cs.append(c)
+        es.append(e)
+    REQ, KA = 9, 10
+    before = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[1:]]
+    assert api.lib.zkelect_resign(es[0]) == 0
+    api.wait_event(es[1], ("ELECTED",), 10)
+    after = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[1:]]
+    delta = [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, before)]
+    print("requests, keepalives during the failover (heir, 3rd, 4th):", delta)
+    assert delta[1] == (0, 0) and delta[2] == (0, 0), f"a candidate behind the heir woke: {delta}"
+    # the heir: no request beyond a keepalive that happened to fall due
+    assert delta[0][0] <= delta[0][1], f"the heir sent requests to claim: {delta[0]}"
+    assert api.lib.zkelect_is_leader(es[1]) == 1

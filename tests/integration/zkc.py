@@ -40,6 +40,7 @@ def load(build_dir):
         "zkelect_set_background_event_cb": (I, [P, CB, P]),
         "zkelect_observer_new": (P, [P, S, S, C.c_size_t]),
         "zkelect_observer_next_event": (P, [P, I]), "zkelect_observer_destroy": (I, [P]),
+        "zkelect_client_counter": (I, [P, I, C.POINTER(C.c_uint64)]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -112,6 +113,13 @@ class Api:
             seen.append(d)
             if d["type"] in types:
                 return d, seen
+
+    def counter(self, client, which):
+        """ZKELECT_COUNTER_ZK_REQUESTS = 9, ZKELECT_COUNTER_KEEPALIVES = 10."""
+        v = C.c_uint64(0)
+        rc = self.lib.zkelect_client_counter(client, which, C.byref(v))
+        assert rc == 0, rc
+        return v.value
 
     def leader_id(self, e):
         buf = C.create_string_buffer(1100)

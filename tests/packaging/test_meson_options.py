@@ -66,8 +66,9 @@ def test_auto_without_swig_configures_says_why_and_installs_no_binding(tmp_path)
     proc, bdir = _setup(tmp_path, "-Dlua=auto", "-Djava=auto", "-Dgo=disabled", hide=["swig"])
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
-    assert "lua module: not built (needs swig" in out, out[-3000:]
-    assert "java jar  : not built (needs swig" in out or "java jar: not built (needs swig" in out, out[-3000:]
+    # (The summary pads its keys to the longest one of the section.)
+    assert re.search(r"lua module\s*: not built \(needs swig", out), out[-3000:]
+    assert re.search(r"java jar\s*: not built \(needs swig", out), out[-3000:]
     files = _installed(bdir)
     assert any(re.search(r"/libzkelect\.so\.1\.\d+\.\d+$", f) for f in files), files
     stray = [f for f in files if "/lua/" in f or "/java/" in f or "/jni/" in f or "/gocode/" in f]

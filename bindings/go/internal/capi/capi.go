@@ -146,6 +146,7 @@ extern swig_intgo _wrap_EV_EXPIRED_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_EV_LEADER_CHANGED_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_EV_ERROR_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_EV_RESIGNED_capi_6d46bcae723a981e(void);
+extern swig_intgo _wrap_EV_OVERFLOW_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_EV_WARNING_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_REASON_NONE_capi_6d46bcae723a981e(void);
 extern swig_intgo _wrap_REASON_RESIGNED_capi_6d46bcae723a981e(void);
@@ -912,6 +913,13 @@ func _swig_getEV_RESIGNED() (_swig_ret Enum_SS_zkelect_event_type) {
 }
 
 var EV_RESIGNED Enum_SS_zkelect_event_type = _swig_getEV_RESIGNED()
+func _swig_getEV_OVERFLOW() (_swig_ret Enum_SS_zkelect_event_type) {
+	var swig_r Enum_SS_zkelect_event_type
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_OVERFLOW_capi_6d46bcae723a981e())
+	return swig_r
+}
+
+var EV_OVERFLOW Enum_SS_zkelect_event_type = _swig_getEV_OVERFLOW()
 func _swig_getEV_WARNING() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
 	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_WARNING_capi_6d46bcae723a981e())
@@ -919,6 +927,7 @@ func _swig_getEV_WARNING() (_swig_ret Enum_SS_zkelect_event_type) {
 }
 
 var EV_WARNING Enum_SS_zkelect_event_type = _swig_getEV_WARNING()
+const EVENT_QUEUE_MAX int = 1024
 type Enum_SS_zkelect_reason int
 func _swig_getREASON_NONE() (_swig_ret Enum_SS_zkelect_reason) {
 	var swig_r Enum_SS_zkelect_reason

@@ -1490,6 +1490,18 @@ intgo _wrap_EV_RESIGNED_capi_6d46bcae723a981e() {
 }
 
 
+intgo _wrap_EV_OVERFLOW_capi_6d46bcae723a981e() {
+  enum zkelect_event_type result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_EV_OVERFLOW;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
 intgo _wrap_EV_WARNING_capi_6d46bcae723a981e() {
   enum zkelect_event_type result;
   intgo _swig_go_result;

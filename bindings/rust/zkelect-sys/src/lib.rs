@@ -52,6 +52,12 @@ pub type zkelect_event_cb = Option<
     ),
 >;
 
+/// `typedef void (*zkelect_log_cb)(int level, const char *message, void *opaque)`;
+/// `None` is the C NULL. Since 1.1.
+pub type zkelect_log_cb = Option<
+    unsafe extern "C" fn(level: c_int, message: *const c_char, opaque: *mut c_void),
+>;
+
 // enum zkelect_err
 pub const ZKELECT_OK: c_int = 0;
 pub const ZKELECT_EINVAL: c_int = -1;
@@ -115,10 +121,21 @@ pub const ZKELECT_REASON_EXPIRED: c_int = 4;
 pub const ZKELECT_REASON_NODE_DELETED: c_int = 5;
 pub const ZKELECT_REASON_CLOSED: c_int = 6;
 
+// enum zkelect_log_level (since 1.1)
+pub const ZKELECT_LOG_NONE: c_int = 0;
+pub const ZKELECT_LOG_ERROR: c_int = 1;
+pub const ZKELECT_LOG_WARN: c_int = 2;
+pub const ZKELECT_LOG_INFO: c_int = 3;
+pub const ZKELECT_LOG_DEBUG: c_int = 4;
+
 extern "C" {
     // Errors and version
     pub fn zkelect_strerror(code: c_int) -> *const c_char;
     pub fn zkelect_err_name(code: c_int) -> *const c_char;
+    /// Since 1.1.
+    pub fn zkelect_last_error() -> *const c_char;
+    /// Since 1.1.
+    pub fn zkelect_set_log_cb(level: c_int, cb: zkelect_log_cb, opaque: *mut c_void) -> c_int;
     pub fn zkelect_version() -> c_uint;
     pub fn zkelect_version_string() -> *const c_char;
 
