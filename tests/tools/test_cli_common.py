@@ -81,6 +81,14 @@ def test_observe_ends_when_its_reader_goes_away(zk, zk_path, zkelect_bin, test_e
             p.wait()
 
 
+@pytest.fixture
+def kz(zk):
+    from kazoo.client import KazooClient
+    k = KazooClient(hosts=zk.connect_string)
+    k.start(timeout=15)
+    yield k
+    k.stop()
+    k.close()
 
 
 def latch(kz, path, data):
@@ -187,8 +195,9 @@ def test_candidate_protocol_lines_escape_a_hostile_predecessor(zk, zk_path, zkel
                       and l, 30, "enrolled")
         assert line.startswith("EVENT FOLLOWER 1 "), line
         assert parse_event(line)[3]["pred"] == "evil\\x0aEVENT\\x20LEADER\\x209\\x201\\x20token=1"
-        c.procs["1"].send("quit")
-        assert c.procs["1"].proc.wait(15) == 0
-        assert not any(l.words[:3] == ["EVENT", "LEADER", "9"] for l in c.procs["1"].lines)
+        assert c.procs["1"].quit(15) == 0
+        with c.procs["1"].cv:
+            seen = [ln.words for ln in c.procs["1"].lines]
+        assert not any(w[:3] == ["EVENT", "LEADER", "9"] for w in seen), seen
     finally:
         c.close()
