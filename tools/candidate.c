@@ -306,11 +306,7 @@ int zt_cmd_candidate(int argc, char **argv)
     int64_t deadline = zt_monotonic_ms() + o.connect_ms;
     for (int i = 0; i < n; i++) {
         /* One deadline for all: they were connecting in parallel. */
-        struct zt_opts left = o;
-        left.connect_ms = deadline - zt_monotonic_ms();
-        if (left.connect_ms < 1)
-            left.connect_ms = 1;
-        int rc = zt_await(ps[i].client, &left);
+        int rc = zt_await_for(ps[i].client, &o, deadline - zt_monotonic_ms());
         if (rc >= 0) {
             rc_exit = rc;
             goto out;

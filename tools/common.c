@@ -456,7 +456,12 @@ int zt_exit_for(int code)
 
 int zt_await(zkelect_client_t *client, const struct zt_opts *o)
 {
-    int rc = zkelect_client_await_connected(client, (int)o->connect_ms);
+    return zt_await_for(client, o, o->connect_ms);
+}
+
+int zt_await_for(zkelect_client_t *client, const struct zt_opts *o, int64_t wait_ms)
+{
+    int rc = zkelect_client_await_connected(client, (int)(wait_ms < 1 ? 1 : wait_ms));
     if (rc == 0)
         return -1;
     if (rc == ZKELECT_ETIMEDOUT)

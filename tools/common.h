@@ -106,6 +106,9 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code);
 /* Waits for the session; returns -1 when connected, else an exit code after
  * printing one line (the wording of every subcommand). */
 int zt_await(zkelect_client_t *client, const struct zt_opts *o);
+/* The same, waiting at most wait_ms (what is left of a deadline shared by
+ * several clients); the message still names --connect-timeout-ms. */
+int zt_await_for(zkelect_client_t *client, const struct zt_opts *o, int64_t wait_ms);
 
 /* The exit code for a ZKELECT_E* code reported by the library. */
 int zt_exit_for(int zkelect_code);
