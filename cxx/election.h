@@ -39,7 +39,6 @@ public:
     int fencing_token(int64_t *token) const;
 
     ElectionShared &shared() { return *shared_; }
-    Client &client() { return client_; }
 
 private:
     Client &client_;
