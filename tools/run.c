@@ -307,6 +307,12 @@ static void read_keeper(struct runner *r)
         }
         if (got < 0 && (errno == EAGAIN || errno == EINTR))
             return;
+        /* A keeper that exits with our LEASE records unread resets the
+         * socket, and the kernel reports that reset before the records the
+         * keeper sent first (its DONE among them). The error is cleared by
+         * reporting it: read on to the end of the socket. */
+        if (got < 0 && errno == ECONNRESET)
+            continue;
         close(r->ctl);
         r->ctl = -1;
     }
