@@ -175,6 +175,9 @@ SessionFacts Client::session_facts() {
 void Client::list(const std::string &path, ListingFn fn, bool synced) {
     // One session's requests are answered in order: a listing sent after
     // the sync, now or when the one in flight returns, comes after it.
+#ifdef ZKELECT_MUTATION_UNSYNCED_READS
+    synced = false;
+#endif
     if (synced) session_->sync(path, ReplyFn([](Reply &&) {}));
     ListQueue &q = lists_[path];
     q.waiting.push_back(std::move(fn));
@@ -401,7 +404,9 @@ int Client::participants(const std::string &path, int timeout_ms,
     // "Who leads now" asked of a server that has not applied another
     // session's latest create or delete would answer with the past: sync
     // first (one more round trip, through the quorum's leader).
+#ifndef ZKELECT_MUTATION_UNSYNCED_READS
     session->sync(path, ReplyFn([](Reply &&) {}));
+#endif
     session->get_children(path, false, [st](Reply &&r) {
         std::lock_guard<std::mutex> lock(st->mu);
         st->rc = r.rc;

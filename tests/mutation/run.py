@@ -30,13 +30,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 MUTATIONS = ["lease_by_reads", "no_lease_timer", "is_leader_no_clock",
-             "heir_claim_no_lease", "resign_no_fence"]
+             "heir_claim_no_lease", "resign_no_fence", "unsynced_reads"]
 
 # The tests that name the rules the mutations break; the sanitizer flavors of
 # the C API programs test the build beside the mutated one, so they are left
 # out.
 DEFAULT_TESTS = [
     "tests/fault/test_partition.py",
+    "tests/fault/test_lagging_server.py",
     "tests/fault/test_churn_inproc.py",
     "tests/fault/test_heir_faults.py",
     "tests/fault/test_lease_faults.py",

@@ -1,0 +1,166 @@
+"""A ZooKeeper server that lags the quorum (docs/semantics.md, "What a read
+can and cannot tell").
+
+A follower applies a write only when the quorum's leader tells it to, and
+answers its own clients' reads from what it has applied, so a read on a
+slow follower can be seconds behind a write that another session already
+saw acknowledged. The lag is made for real: every link of one follower to
+its peers goes through a fault proxy (zkbed's peer_links) that holds each
+chunk DELAY_MS in each direction, so proposals, commits and the answers to
+syncs all reach it late, in order, as over a slow network. Its clients still
+reach it directly.
+
+The tests use the public C API through ctypes, in this process.
+"""
+
+import ctypes
+import time
+import uuid
+
+import pytest
+from kazoo.client import KazooClient
+
+from faultutil import report
+
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
+
+TICK = 200
+SYNC_LIMIT = 30        # the lagging follower keeps its place in the quorum
+DELAY_MS = 1000        # one way, per link of the lagging follower
+T = 10000              # the sessions' timeout: far above the lag
+
+
+class Lib:
+    """The few verbs of libzkelect these tests need."""
+
+    def __init__(self, build_dir):
+        L = ctypes.CDLL(str(build_dir / "capi" / "libzkelect.so.1"))
+        vp, cp, sz, i64, i = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                              ctypes.c_int64, ctypes.c_int)
+        for name, res, args in [
+            ("zkelect_conf_new", vp, []),
+            ("zkelect_conf_set", i, [vp, cp, cp, cp, sz]),
+            ("zkelect_conf_destroy", None, [vp]),
+            ("zkelect_client_new", vp, [vp, cp, sz]),
+            ("zkelect_client_await_connected", i, [vp, i]),
+            ("zkelect_client_destroy", i, [vp]),
+            ("zkelect_client_session_timeout_ms", i, [vp]),
+            ("zkelect_client_participants", vp, [vp, cp, cp, sz]),
+            ("zkelect_election_new", vp, [vp, cp, cp, cp, sz]),
+            ("zkelect_election_destroy", i, [vp]),
+            ("zkelect_volunteer", i, [vp]),
+            ("zkelect_await_leader", i, [vp, i]),
+            ("zkelect_is_leader", i, [vp]),
+            ("zkelect_participants_count", sz, [vp]),
+            ("zkelect_participants_id", cp, [vp, sz]),
+            ("zkelect_participants_destroy", None, [vp]),
+        ]:
+            f = getattr(L, name)
+            f.restype = res
+            f.argtypes = args
+        self.L = L
+
+    def client(self, hosts, **conf):
+        L = self.L
+        err = ctypes.create_string_buffer(512)
+        c = L.zkelect_conf_new()
+        try:
+            for k, v in {"zk.hosts": hosts, "zk.session.timeout.ms": str(T), **conf}.items():
+                assert L.zkelect_conf_set(c, k.encode(), str(v).encode(), err, 512) == 0, \
+                    err.value
+            cl = L.zkelect_client_new(c, err, 512)
+        finally:
+            L.zkelect_conf_destroy(c)
+        assert cl, err.value
+        assert L.zkelect_client_await_connected(cl, 20000) == 0, "no connection"
+        return cl
+
+    def election(self, client, path, pid):
+        err = ctypes.create_string_buffer(512)
+        e = self.L.zkelect_election_new(client, path.encode(), pid.encode(), err, 512)
+        assert e, err.value
+        return e
+
+    def participant_ids(self, client, path):
+        """Ids in queue order, as zkelect_client_participants() answers."""
+        L = self.L
+        err = ctypes.create_string_buffer(512)
+        ps = L.zkelect_client_participants(client, path.encode(), err, 512)
+        assert ps, err.value
+        try:
+            return [L.zkelect_participants_id(ps, i).decode()
+                    for i in range(L.zkelect_participants_count(ps))]
+        finally:
+            L.zkelect_participants_destroy(ps)
+
+
+@pytest.fixture
+def lib(build_dir):
+    return Lib(build_dir)
+
+
+def _lagging_ensemble(fresh_ensemble):
+    ens = fresh_ensemble(n=3, tick_ms=TICK, sync_limit=SYNC_LIMIT, peer_links=True)
+    zl = ens.leader_index()
+    lag = next(i for i in range(ens.n) if i != zl)          # a follower
+    fast = next(i for i in range(ens.n) if i not in (zl, lag))
+    return ens, lag, fast
+
+
+def _hosts(ens, i):
+    return f"127.0.0.1:{ens.client_port(i)}"
+
+
+def test_who_leads_is_answered_from_the_quorum_not_a_lagging_server(fresh_ensemble, lib):
+    """Finding 9 of issue 16: zkelect_client_participants() (and
+    zkelect_participants, zkelect_leader_id) asked of a server that lags
+    must still list a candidate elected elsewhere a moment ago, because it
+    syncs before it lists. The same read without the sync, on the same
+    server at the same moment (kazoo's get_children), must miss it: that is
+    what proves the server lagged, so the first answer is not luck."""
+    ens, lag, fast = _lagging_ensemble(fresh_ensemble)
+    path = f"/t/lagging-{uuid.uuid4().hex[:8]}"
+    # Sessions on the lagging server are made before it lags: creating one
+    # later would itself wait for the quorum and hide the lag.
+    reader = lib.client(_hosts(ens, lag))
+    kz = KazooClient(hosts=_hosts(ens, lag), timeout=T / 1000)
+    kz.start(timeout=20)
+    writer = lib.client(_hosts(ens, fast))
+    e = None
+    try:
+        kz.ensure_path("/t")
+        for p in ens.links_of(lag):
+            p.delay(DELAY_MS)
+        e = lib.election(writer, path, "elsewhere")
+        t0 = time.monotonic()
+        assert lib.L.zkelect_volunteer(e) == 0
+        assert lib.L.zkelect_await_leader(e, 10000) == 0
+        elected_ms = (time.monotonic() - t0) * 1e3
+
+        t1 = time.monotonic()
+        try:
+            stale = kz.get_children(path)
+        except Exception:          # NoNodeError: not even the path is there yet
+            stale = None
+        stale_ms = (time.monotonic() - t1) * 1e3
+        t2 = time.monotonic()
+        listed = lib.participant_ids(reader, path)
+        synced_ms = (time.monotonic() - t2) * 1e3
+    finally:
+        for p in ens.links_of(lag):
+            p.set_pass()
+        if e:
+            lib.L.zkelect_election_destroy(e)
+        for c in (writer, reader):
+            lib.L.zkelect_client_destroy(c)
+        kz.stop()
+        kz.close()
+    report("lagging_server_reads", delay_ms=DELAY_MS, elected_ms=round(elected_ms, 1),
+           unsynced_read=stale, unsynced_read_ms=round(stale_ms, 1),
+           synced_read=listed, synced_read_ms=round(synced_ms, 1))
+    assert not stale, (
+        f"the lagging server already had the node {elected_ms:.0f} ms after it was "
+        f"created ({stale}): the server did not lag, the test proves nothing")
+    assert listed == ["elsewhere"], (
+        f"zkelect_client_participants on the lagging server answered {listed}: "
+        "a stale read, the elected candidate is missing")
