@@ -668,7 +668,11 @@ void Candidacy::on_connected(bool new_session) {
         emit(EventType::kReconnected, Reason::kNone, "reconnected (same session)");
     ++gen_;
     keepalive_inflight_ = false;
+#ifdef ZKELECT_MUTATION_NO_RENEGOTIATION_CAP
+    if (false) {
+#else
     if (!new_session && lease_timeout_ns_ > timeout_ns()) {
+#endif
         // A shorter timeout was negotiated: the quorum's revalidation may
         // expire the session at (handshake + T'), before a lease earned
         // under the longer T ends.

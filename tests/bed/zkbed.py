@@ -482,7 +482,8 @@ class Ensemble:
     """n ZooKeeper servers on loopback. Index i is 0..n-1 (server id i+1)."""
 
     def __init__(self, n=3, tick_ms=200, base_dir=None, init_limit=20, sync_limit=10,
-                 heap="256m", extra_cfg=None, peer_links=False, tls=None, plain_port=True):
+                 heap="256m", extra_cfg=None, peer_links=False, tls=None, plain_port=True,
+                 server_cfg=None):
         if n < 1:
             raise ValueError("n must be >= 1")
         if tick_ms < 10:
@@ -493,6 +494,9 @@ class Ensemble:
         self.sync_limit = int(sync_limit)
         self.heap = heap
         self.extra_cfg = dict(extra_cfg or {})
+        # server_cfg: {index: {key: value}} for one server's zoo.cfg only
+        # (e.g. a maxSessionTimeout that differs between servers).
+        self.server_cfg = {int(k): dict(v) for k, v in (server_cfg or {}).items()}
         self.tls = dict(tls) if tls else None
         self.plain_port = bool(plain_port) or not tls
         # peer_links: every server reaches each peer's quorum and election
@@ -754,6 +758,7 @@ class Ensemble:
                 if not self.plain_port:
                     del cfg["clientPort"], cfg["clientPortAddress"]
             cfg.update(self.extra_cfg)
+            cfg.update(self.server_cfg.get(i, {}))
             lines = [f"{k}={v}" for k, v in cfg.items()]
             if self.n > 1:
                 with open(os.path.join(s["dir"], "data", "myid"), "w") as f:

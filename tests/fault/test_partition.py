@@ -32,7 +32,7 @@ import uuid
 
 import pytest
 
-from faultutil import PausedLeader, report
+from faultutil import PausedLeader, first_one_ns, last_one_ns, report
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -46,37 +46,6 @@ def _env(build_dir):
     old = env.get("LD_LIBRARY_PATH")
     env["LD_LIBRARY_PATH"] = str(build_dir / "capi") + (os.pathsep + old if old else "")
     return env
-
-
-def _flips(p):
-    """[(value, first_mono, prev_mono)] and the END (value, last_mono)."""
-    flips = [(int(w[1]), int(w[3]), int(w[4])) for w in p.all("FLIP")]
-    end = [(int(w[1]), int(w[2])) for w in p.all("END")]
-    return flips, (end[-1] if end else None)
-
-
-def last_one_ns(p):
-    """CLOCK_MONOTONIC just after the last is_leader call of p that answered
-    1 (the end of the loop if it still answered 1 when it stopped)."""
-    flips, end = _flips(p)
-    assert end is not None, "the sampler did not report the end of its loop"
-    last = None
-    for v, _first, prev in flips:
-        if v == 0 and last is not None:
-            last = prev
-        elif v == 1:
-            last = "open"
-    if last == "open":
-        assert end[0] == 1
-        return end[1]
-    return last
-
-
-def first_one_ns(p, after_ns=0):
-    for v, first, _prev in _flips(p)[0]:
-        if v == 1 and first >= after_ns:
-            return first
-    return None
 
 
 def test_leader_on_isolated_server_stops_before_next_leader(fresh_ensemble, build_dir,
