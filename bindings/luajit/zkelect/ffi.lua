@@ -134,7 +134,8 @@ for k, v in pairs(M._constants) do M[k] = v end
 -- directives; zk.load(path) in init_worker_by_lua needs none.
 local C
 
--- 1.1 brought zkelect_last_error, which the errors below read.
+-- 1.1 brought zkelect_last_error, which the errors below read (hence
+-- lua-zkelect's Depends: libzkelect1 (>= 1.1.0) in debian/control).
 local MIN_VERSION = 0x010100
 
 function M.load(path)
