@@ -103,3 +103,16 @@ def test_requiring_the_module_loads_no_library(luajit_env, tmp_path):
     proc = _run(["luajit", "-e", 'local zk = require "zkelect.ffi"; io.write(zk.EINVAL)'], env,
                 cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout == "-1", proc.stderr
+
+
+def test_readme_example_runs_as_written(test_env, luajit_env, zk, tmp_path):
+    readme = (REPO / "bindings" / "README.md").read_text()
+    m = re.search(r"<!-- luajit-example -->\s*```lua\n(.*?)```", readme, re.S)
+    assert m, "bindings/README.md has no LuaJIT example"
+    script = tmp_path / "example.lua"
+    script.write_text(m.group(1))
+    env = dict(test_env, **luajit_env, ZK_HOSTS=zk.connect_string)
+    proc = _run(["luajit", str(script)], env, cwd=tmp_path)
+    assert proc.returncode == 0, f"example failed:\n{proc.stdout}\n{proc.stderr}"
+    m = re.fullmatch(r"leading with fencing token (\d+)\n", proc.stdout)
+    assert m and int(m.group(1)) > 0, proc.stdout
