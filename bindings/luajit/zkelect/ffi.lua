@@ -21,11 +21,14 @@
 --   client:await_connected, elector:await_leader, elector:leader_id,
 --   elector:participants, client:participants, next_event(ms) with ms ~= 0,
 --   close (an elector's waits for its node's deletion, at most the session
---   timeout; a client's joins its threads), zk.collect.
--- Everything else returns at once: connect/client/elector (the session is
--- opened by the library's own thread), volunteer, resign, is_leader
--- (lock-free, tens of ns), fencing_token, event_fd, wake, next_event(0) or
--- next_event() (never waits), is_connected, session_id, counters.
+--   timeout; a client's joins its threads), zk.collect; and zk.connect /
+--   zk.elector when zk.hosts names hosts rather than IP addresses (the
+--   ZooKeeper client resolves them on the calling thread).
+-- Everything else returns at once: connect/client/elector with IP
+-- addresses (they do not wait for the connection), client:elector,
+-- volunteer, resign, is_leader (lock-free, tens of ns), fencing_token,
+-- event_fd, wake, next_event(0) or next_event() (never waits),
+-- is_connected, session_id, counters.
 -- The garbage collector never blocks either: see "Collected handles".
 
 local ffi = require "ffi"
@@ -455,8 +458,8 @@ end
 local Client = {}
 Client.__index = Client
 
--- zk.connect{hosts=, ...} (or zk.client): a new session, opened by the
--- library's thread; this returns at once.
+-- zk.connect{hosts=, ...} (or zk.client): a new session. Does not wait for
+-- the connection; host names in `hosts` are resolved here (DNS).
 function M.connect(opts)
   if type(opts) ~= "table" then raise(M.EINVAL, "zkelect.connect: options table expected", 2) end
   local c = lib()
