@@ -11,6 +11,7 @@ packages afterwards so the other suites keep using the build tree.
 - Go: a fresh module requiring the installed module source
   (/usr/share/gocode/src/...) through a replace line, a fresh build cache;
 - Lua: a plain `require "zkelect"` (no LUA_CPATH);
+- LuaJIT: a plain `require "zkelect.ffi"` (no LUA_PATH, no ZKELECT_LIBRARY);
 - Java: `java -cp /usr/share/java/zkelect.jar Example.java`, no -D flag;
 - Rust: a fresh crate with a path dependency on bindings/rust/zkelect,
   finding the installed library through pkg-config;
@@ -65,7 +66,7 @@ def _clean_env(tmp):
            if k not in ("PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "LD_LIBRARY_PATH", "LIBRARY_PATH",
                         "CPATH", "C_INCLUDE_PATH", "LUA_CPATH", "LUA_PATH", "LUA_CPATH_5_4",
                         "LUA_PATH_5_4", "CLASSPATH", "ZKELECT_BUILD_DIR", "ZKELECT_LIB_DIR",
-                        "ZKELECT_INCLUDE_DIR", "GOFLAGS", "CARGO_TARGET_DIR", "JAVA_TOOL_OPTIONS")}
+                        "ZKELECT_INCLUDE_DIR", "ZKELECT_LIBRARY", "GOFLAGS", "CARGO_TARGET_DIR", "JAVA_TOOL_OPTIONS")}
     env["HOME"] = os.environ.get("HOME", str(tmp))
     return env
 
@@ -204,6 +205,21 @@ def test_lua_readme_example_with_a_plain_require(debs, zk, tmp_path):
     assert where.startswith("/usr/lib/") and where.endswith("/lua/5.4/zkelect.so"), where
     proc = _ok(_run(["lua5.4", "example.lua"], cwd=d, env=env, timeout=120), "the Lua example")
     _token(proc.stdout, "the Lua example")
+
+
+def test_luajit_readme_example_with_a_plain_require(debs, zk, tmp_path):
+    d = _outside(tmp_path, "luajit")
+    (d / "example.lua").write_text(_readme_block(REPO / "bindings" / "README.md",
+                                                 r"<!-- luajit-example -->\s*```lua\n(.*?)```"))
+    env = _clean_env(tmp_path)
+    env["ZK_HOSTS"] = zk.connect_string
+    where = _ok(_run(["luajit", "-e", 'print(package.searchpath("zkelect.ffi", package.path))'],
+                     cwd=d, env=env), "package.searchpath").stdout.strip()
+    assert where == "/usr/share/lua/5.1/zkelect/ffi.lua", where
+    owner = _ok(_run(["dpkg", "-S", where], env=env), "dpkg -S").stdout
+    assert owner.startswith("lua-zkelect:"), owner
+    proc = _ok(_run(["luajit", "example.lua"], cwd=d, env=env, timeout=120), "the LuaJIT example")
+    _token(proc.stdout, "the LuaJIT example")
 
 
 def test_java_readme_example_with_the_system_jar_and_no_flag(debs, zk, tmp_path):

@@ -71,7 +71,10 @@ def test_auto_without_swig_configures_says_why_and_installs_no_binding(tmp_path)
     assert re.search(r"java jar\s*: not built \(needs swig", out), out[-3000:]
     files = _installed(bdir)
     assert any(re.search(r"/libzkelect\.so\.1\.\d+\.\d+$", f) for f in files), files
-    stray = [f for f in files if "/lua/" in f or "/java/" in f or "/jni/" in f or "/gocode/" in f]
+    # The LuaJIT module is pure Lua: it needs no swig and is installed.
+    assert any(f.endswith("/share/lua/5.1/zkelect/ffi.lua") for f in files), files
+    stray = [f for f in files if ("/lua/" in f and not f.endswith("/lua/5.1/zkelect/ffi.lua"))
+             or "/java/" in f or "/jni/" in f or "/gocode/" in f]
     assert not stray, f"bindings installed without swig: {stray}"
 
 
@@ -79,6 +82,16 @@ def test_auto_with_the_toolchains_installs_every_binding(tmp_path):
     proc, bdir = _setup(tmp_path, "-Dlua=auto", "-Djava=auto", "-Dgo=auto")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     files = _installed(bdir)
-    for want in ("/lua/5.4/zkelect.so", "/jni/libzkelect_jni.so", "/java/zkelect-",
+    for want in ("/lua/5.4/zkelect.so", "/share/lua/5.1/zkelect/ffi.lua",
+                 "/jni/libzkelect_jni.so", "/java/zkelect-",
                  "/gocode/src/github.com/libzkelect/libzkelect/bindings/go/go.mod"):
         assert any(want in f for f in files), f"{want} not among the installed files: {files}"
+
+
+def test_luajit_disabled_installs_no_ffi_module(tmp_path):
+    proc, bdir = _setup(tmp_path, "-Dluajit=disabled", "-Dlua=disabled", "-Djava=disabled",
+                        "-Dgo=disabled")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    files = _installed(bdir)
+    assert any(re.search(r"/libzkelect\.so\.1\.\d+\.\d+$", f) for f in files), files
+    assert not [f for f in files if "/lua/" in f], files

@@ -1,0 +1,118 @@
+"""The LuaJIT ffi module (bindings/luajit/zkelect/ffi.lua) under Debian's
+luajit against the shared ensemble: bindings/luajit/test_zkelect_ffi.lua
+(election, resign order, events, close and collection freeing the node as
+a second session sees it, bad input), the end of a Lua state closing the
+session (checked with kazoo), and the library found through
+ZKELECT_LIBRARY or refused with a clear error.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+LUAJIT_DIR = REPO / "bindings" / "luajit"
+TIMEOUT = 300
+
+
+def _run(cmd, env, cwd=LUAJIT_DIR, timeout=TIMEOUT):
+    try:
+        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"{' '.join(map(str, cmd))} did not finish in {timeout} s:\n"
+                    f"{e.stdout or ''}\n{e.stderr or ''}", pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def luajit_env(build_dir):
+    if shutil.which("luajit") is None:
+        pytest.fail("luajit is not installed (Debian: apt-get install luajit2)", pytrace=False)
+    lib = build_dir / "capi" / "libzkelect.so.1"
+    if not lib.exists():
+        pytest.fail("libzkelect is not built: ./dev build", pytrace=False)
+    return {"LUA_PATH": f"{LUAJIT_DIR}/?.lua;;", "ZKELECT_LIBRARY": str(lib)}
+
+
+def test_luajit_tests(test_env, luajit_env):
+    env = dict(test_env, **luajit_env)
+    proc = _run(["luajit", "test_zkelect_ffi.lua"], env)
+    out = proc.stdout + "\n" + proc.stderr
+    assert proc.returncode == 0, f"luajit tests failed (exit {proc.returncode}):\n{out}"
+    m = re.search(r"passed (\d+)/(\d+)", out)
+    assert m and m.group(1) == m.group(2) and int(m.group(2)) >= 10, out
+    for name in ["errors carry code, name and message", "three electors elect exactly one",
+                 "resign fails over in queue order", "events come in order",
+                 "close releases the node", "gc resigns at once and frees at the next call",
+                 "a collected follower leaves the queue and the next in line leads",
+                 "timeouts accept any number and saturate"]:
+        assert f"ok {name}\n" in proc.stdout, f"{name} did not pass:\n{out}"
+
+
+def test_luajit_tests_fail_without_an_ensemble(test_env, luajit_env):
+    env = dict(test_env, **luajit_env)
+    env.pop("ZKELECT_TEST_HOSTS", None)
+    proc = _run(["luajit", "test_zkelect_ffi.lua"], env)
+    assert proc.returncode != 0, proc.stdout
+    assert "ZKELECT_TEST_HOSTS is not set" in proc.stderr, proc.stderr
+
+
+def test_closing_the_lua_state_closes_the_session(test_env, luajit_env, kz, zk_path):
+    # The script leads (and enrolls a second candidate on another client)
+    # and ends without closing anything, with a 30 s session timeout: the
+    # nodes are gone as soon as the process has exited only if the
+    # finalizers run at the state's close destroyed the handles.
+    env = dict(test_env, **luajit_env, ZKELECT_TEST_PATH=zk_path)
+    proc = _run(["luajit", "test_zkelect_ffi.lua", "state close ends the session"], env)
+    out = proc.stdout + "\n" + proc.stderr
+    assert proc.returncode == 0 and "passed 1/1" in proc.stdout, out
+    assert kz.exists(zk_path), f"{zk_path} was never created:\n{out}"
+    kz.sync(zk_path)
+    assert kz.get_children(zk_path) == [], "the nodes outlived the Lua state"
+
+
+def test_library_path_override(test_env, luajit_env, tmp_path):
+    env = dict(test_env, **luajit_env)
+    script = 'local zk = require "zkelect.ffi"; io.write(zk.version_string())'
+    proc = _run(["luajit", "-e", script], env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    version = re.search(r"version : '([^']+)'", (REPO / "meson.build").read_text()).group(1)
+    assert proc.stdout == version
+
+    # an explicit zk.load(path) wins over the environment
+    lib = luajit_env["ZKELECT_LIBRARY"]
+    env_bad = dict(env, ZKELECT_LIBRARY=str(tmp_path / "nowhere.so"))
+    proc = _run(["luajit", "-e", f'local zk = require "zkelect.ffi"; zk.load("{lib}"); '
+                 'io.write(zk.version_string())'], env_bad, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == version, proc.stderr
+
+    # a wrong path is named in the error, at the first call
+    proc = _run(["luajit", "-e", script], env_bad, cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "nowhere.so" in proc.stderr, proc.stderr
+
+
+def test_requiring_the_module_loads_no_library(luajit_env, tmp_path):
+    # nginx configurations require the module in init_by_lua (the master)
+    # and load the library per worker; LuaJIT's cdef alone needs none.
+    env = dict(os.environ, LUA_PATH=luajit_env["LUA_PATH"],
+               ZKELECT_LIBRARY=str(tmp_path / "nowhere.so"))
+    proc = _run(["luajit", "-e", 'local zk = require "zkelect.ffi"; io.write(zk.EINVAL)'], env,
+                cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "-1", proc.stderr
+
+
+def test_readme_example_runs_as_written(test_env, luajit_env, zk, tmp_path):
+    readme = (REPO / "bindings" / "README.md").read_text()
+    m = re.search(r"<!-- luajit-example -->\s*```lua\n(.*?)```", readme, re.S)
+    assert m, "bindings/README.md has no LuaJIT example"
+    script = tmp_path / "example.lua"
+    script.write_text(m.group(1))
+    env = dict(test_env, **luajit_env, ZK_HOSTS=zk.connect_string)
+    proc = _run(["luajit", str(script)], env, cwd=tmp_path)
+    assert proc.returncode == 0, f"example failed:\n{proc.stdout}\n{proc.stderr}"
+    m = re.fullmatch(r"leading with fencing token (\d+)\n", proc.stdout)
+    assert m and int(m.group(1)) > 0, proc.stdout
