@@ -91,19 +91,19 @@ int64_t Candidacy::margin_ns() const {
     return lease::margin_ns(timeout_ns(), client_.settings().lease_margin_ms);
 }
 
-int64_t Candidacy::full_lease_ns() const { return lease::full_ns(timeout_ns(), margin_ns()); }
-
-int64_t Candidacy::lease_until(int64_t sent) {
-    SessionFacts f = client_.session_facts();
-    f.margin_ns = margin_ns();
-    f.writes = &recent_writes_;
-    lease_timeout_ns_ = f.timeout_ns;
-    return lease::until(f, sent);
+void Candidacy::set_state(State s) {
+    state_ = s;
+    update_hold();
 }
 
-void Candidacy::note_write(int64_t sent) {
-    recent_writes_.push_back({sent, boottime_ns()});
-    while (recent_writes_.size() > 4) recent_writes_.pop_front();
+// Leaders, claimants and heirs need the session's lease kept fresh: an heir
+// holds one before its predecessor goes, so it can lead without a round trip.
+void Candidacy::update_hold() {
+    bool want = !node_.empty() &&
+                (state_ == State::kLeading || state_ == State::kClaiming || state_ == State::kHeir);
+    if (want) client_.lease().hold(member_id_, node_path(node_));
+    else if (holding_) client_.lease().release(member_id_);
+    holding_ = want;
 }
 
 // A margin of T/2 or more leaves no lease: such a candidacy would wait
@@ -156,8 +156,6 @@ void Candidacy::stop_resigning() {
     want_ = false;
     ++gen_;
     depose(Reason::kResigned);
-    keepalive_inflight_ = false;
-    heir_lease_until_ = 0;
     heir_ = false;
     pred_.clear();
     announced_pred_.clear();
@@ -198,12 +196,11 @@ void Candidacy::begin_enrollment() {
     // leave a ghost that blocks everyone behind it for the session's life.
     if (!node_.empty()) garbage_[uuid_] = node_;
     ++gen_;
-    keepalive_inflight_ = false;
     heir_ = false;
-    heir_lease_until_ = 0;
     pred_.clear();
     announced_pred_.clear();
     node_.clear();
+    update_hold();
     uuid_ = make_uuid();
     parent_attempts_ = 0;
     if (!garbage_.empty()) collect_garbage();
@@ -226,7 +223,7 @@ void Candidacy::send_create() {
             client_.session().create_persistent(prefix, ReplyFn([](Reply &&) {}));
     }
     create_sent_ = boottime_ns();
-    create_until_ = lease_until(create_sent_);
+    create_until_ = client_.lease().earns(create_sent_);
     client_.session().create_candidate(node_path(node_prefix(uuid_)), shared_->id,
                                        route(&Candidacy::on_create));
     // Answered after the create (one session's requests are answered in
@@ -257,11 +254,10 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
                 return;
             }
             client_.set_path_known(shared_->path);
-            // A write acknowledged through the quorum earns a lease just as
-            // a keepalive does: if the listing finds us first, we lead with
-            // no further round trip.
-            heir_lease_until_ = create_until_;
-            note_write(create_sent_);
+            // A write acknowledged through the quorum earns the session's
+            // lease just as a keepalive does: if the listing finds us first,
+            // we lead with no further round trip.
+            client_.lease().acknowledged(create_sent_, create_until_);
             // Own-node watch: someone else deleting our node must not go
             // unnoticed while we lead or wait.
             client_.watch(node_path(node_), member_id_);
@@ -414,14 +410,12 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     if (leading_) depose(Reason::kNodeDeleted);  // someone sorts before us now
     pred_ = order[me - 1].name;
     heir_ = me == 1;
-    if (!heir_) heir_lease_until_ = 0;
     set_state(heir_ ? State::kHeir : State::kFollowing);
     client_.watch(node_path(pred_), member_id_);
     client_.session().get(node_path(pred_), true, route(&Candidacy::on_pred));
-    if (heir_) {
-        send_keepalive();
-        schedule_keepalive();
-    }
+    // An heir holds a lease before it is needed (a keepalive now, unless the
+    // session already has one on the way).
+    if (heir_) client_.lease().renew_now();
 }
 
 // ZooKeeper's sequence is a signed 32-bit counter per parent that wraps
@@ -484,7 +478,9 @@ void Candidacy::on_node_event(int type, const std::string &path) {
             } else {
                 // We may be first now. Earn the lease while the listing is
                 // in flight: if we are, the claim needs no further round trip.
-                send_keepalive();
+                client_.lease().hold(member_id_, node_path(node_));
+                holding_ = true;
+                client_.lease().renew_now();
                 list();
             }
         } else {
@@ -500,19 +496,42 @@ void Candidacy::claim() {
     set_state(State::kClaiming);
     pred_.clear();
     heir_ = false;
+    int64_t until = client_.lease().until();
 #ifdef ZKELECT_MUTATION_HEIR_CLAIM_NO_LEASE
     // Mutation: claim on the listing alone, with a full lease from now.
-    heir_lease_until_ = boottime_ns() + full_lease_ns();
+    until = boottime_ns() + client_.lease().full_ns();
 #endif
-    if (heir_lease_until_ > boottime_ns()) {
-        become_leader();
+    if (until > boottime_ns()) {
+        become_leader(until);
         return;
     }
-    send_keepalive();
+    client_.lease().renew_now();  // its acknowledgement comes to on_lease
 }
 
-void Candidacy::become_leader() {
-    int64_t until = heir_lease_until_;
+void Candidacy::on_lease(int64_t until) {
+    switch (state_) {
+        case State::kLeading:
+            // Only extends a lease still held: resign may have fenced it
+            // from the user's thread.
+            shared_->lease.extend(until);
+            schedule_lease_check(until);
+            break;
+        case State::kClaiming:
+            if (until <= boottime_ns()) {
+                // Acknowledged too late to lead on (we were paused, the reply
+                // crawled, or no touch of the session is known to have
+                // reached the quorum recently): try again once the write
+                // just acknowledged counts as one.
+                retry_claim_at(boottime_ns() + timeout_ns() / 4);
+                break;
+            }
+            become_leader(until);
+            break;
+        default: break;
+    }
+}
+
+void Candidacy::become_leader(int64_t until) {
     shared_->token.store(czxid_);
     if (!shared_->lease.publish(until)) {
         // The user resigned or closed after the claim was sent: that
@@ -522,12 +541,10 @@ void Candidacy::become_leader() {
     set_state(State::kLeading);
     leading_ = true;
     announced_pred_.clear();
-    heir_lease_until_ = 0;
     client_.bump(kTermsWon);
     emit(EventType::kElected, Reason::kNone, "elected", node_, shared_->id, czxid_);
     shared_->changed();
     schedule_lease_check(until);
-    schedule_keepalive();
 }
 
 void Candidacy::depose(Reason why) {
@@ -557,66 +574,8 @@ void Candidacy::node_lost(Reason why) {
     node_.clear();
     pred_.clear();
     heir_ = false;
-    heir_lease_until_ = 0;
-    keepalive_inflight_ = false;
     announced_pred_.clear();
-}
-
-void Candidacy::send_keepalive() {
-    if (node_.empty() || !client_.connected()) return;
-    int64_t sent = boottime_ns();
-    // One keepalive at a time, unless the one in flight is overdue: a reply
-    // that never comes on a live connection must not end leadership for good.
-    if (keepalive_inflight_ && sent - keepalive_sent_ < full_lease_ns() * 2 / 3) return;
-    keepalive_inflight_ = true;
-    keepalive_sent_ = sent;
-    int64_t earns = lease_until(sent);
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    uint64_t gen = gen_;
-#ifdef ZKELECT_MUTATION_LEASE_BY_READS
-    // Mutation: a read stands in for the write that earns the lease.
-    auto send = [this](const std::string &p, ReplyFn fn) { client_.session().exists(p, false, std::move(fn)); };
-#else
-    auto send = [this](const std::string &p, ReplyFn fn) { client_.session().check(p, std::move(fn)); };
-#endif
-    send(node_path(node_), client_.on_loop([weak, gen, sent, earns](Reply &&r) {
-        auto self = weak.lock();
-        if (!self || gen != self->gen_) return;
-        self->keepalive_inflight_ = false;
-        if (r.rc == ZOK) {
-            self->client_.bump(kKeepalives);
-            self->note_write(sent);
-            int64_t until = earns;
-            switch (self->state_) {
-                case State::kLeading: {
-                    // Only extends a lease still held: resign may have
-                    // fenced it from the user's thread.
-                    self->shared_->lease.extend(until);
-                    self->schedule_lease_check(until);
-                    break;
-                }
-                case State::kHeir:
-                case State::kListing:
-                case State::kFollowing: self->heir_lease_until_ = until; break;
-                case State::kClaiming:
-                    if (until <= boottime_ns()) {
-                        // Acknowledged too late to lead on (we were paused,
-                        // the reply crawled, or no touch of ours is known to
-                        // have reached the quorum recently): try again once
-                        // the write just acknowledged counts as one.
-                        self->retry_claim_at(boottime_ns() + self->timeout_ns() / 4);
-                        break;
-                    }
-                    self->heir_lease_until_ = until;
-                    self->become_leader();
-                    break;
-                default: break;
-            }
-        } else if (r.rc == ZNONODE) {
-            self->node_lost(Reason::kNodeDeleted);
-            if (self->want_) self->begin_enrollment();
-        }
-    }));
+    update_hold();
 }
 
 void Candidacy::retry_claim_at(int64_t at) {
@@ -624,22 +583,8 @@ void Candidacy::retry_claim_at(int64_t at) {
     uint64_t gen = gen_;
     client_.at(at, [weak, gen] {
         auto self = weak.lock();
-        if (self && gen == self->gen_ && self->state_ == State::kClaiming) self->send_keepalive();
-    });
-}
-
-void Candidacy::schedule_keepalive() {
-    if (keepalive_scheduled_) return;
-    keepalive_scheduled_ = true;
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    client_.at(boottime_ns() + timeout_ns() / 6, [weak] {
-        auto self = weak.lock();
-        if (!self) return;
-        self->keepalive_scheduled_ = false;
-        if (self->state_ == State::kLeading || self->state_ == State::kHeir) {
-            self->send_keepalive();
-            self->schedule_keepalive();
-        }
+        if (self && gen == self->gen_ && self->state_ == State::kClaiming)
+            self->client_.lease().renew_now();
     });
 }
 
@@ -657,7 +602,7 @@ void Candidacy::schedule_lease_check(int64_t at) {
         self->depose(Reason::kLeaseEnded);
         // Keep the node: a write acknowledged later proves we still hold
         // the first place, and we lead again.
-        if (self->client_.connected()) self->send_keepalive();
+        self->client_.lease().renew_now();
     });
 }
 
@@ -667,24 +612,13 @@ void Candidacy::on_connected(bool new_session) {
     if (!new_session && (want_ || !garbage_.empty()))
         emit(EventType::kReconnected, Reason::kNone, "reconnected (same session)");
     ++gen_;
-    keepalive_inflight_ = false;
-#ifdef ZKELECT_MUTATION_NO_RENEGOTIATION_CAP
-    if (false) {
-#else
-    if (!new_session && lease_timeout_ns_ > timeout_ns()) {
-#endif
-        // A shorter timeout was negotiated: the quorum's revalidation may
-        // expire the session at (handshake + T'), before a lease earned
-        // under the longer T ends.
-        int64_t cap = lease::cap_after_renegotiation(INT64_MAX, client_.touch_floor(), timeout_ns(),
-                                                     margin_ns());
-        if (heir_lease_until_ > cap) heir_lease_until_ = cap;
-        if (leading_ && shared_->lease.value() > cap) {
-            shared_->lease.cap(cap);
-            schedule_lease_check(shared_->lease.value());
-        }
+    // The session's lease was lowered already if this reconnect negotiated
+    // a shorter timeout (SessionLease::on_connected); a term's lease follows.
+    int64_t cap = client_.lease().renegotiation_cap();
+    if (leading_ && shared_->lease.value() > cap) {
+        shared_->lease.cap(cap);
+        schedule_lease_check(shared_->lease.value());
     }
-    lease_timeout_ns_ = std::min(lease_timeout_ns_, timeout_ns());
     if (want_) {
         check_margin();
         if (!want_) return;
@@ -705,7 +639,7 @@ void Candidacy::on_connected(bool new_session) {
         case State::kHeir:
         case State::kClaiming:
         case State::kLeading:
-            if (state_ == State::kLeading) send_keepalive();
+            if (state_ == State::kLeading) client_.lease().renew_now();
             list();
             break;
         case State::kResigning: collect_garbage(); break;
@@ -724,7 +658,6 @@ void Candidacy::on_expired() {
     if (involved) emit(EventType::kExpired, Reason::kNone, "ZooKeeper session expired");
     // The server deleted every node of the session: nothing left to clean.
     node_lost(Reason::kExpired);
-    recent_writes_.clear();  // touches of a dead session prove nothing now
     garbage_.clear();
     deleting_.clear();  // the old handle will not answer them
     abandoned_.clear();

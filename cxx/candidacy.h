@@ -45,6 +45,7 @@ public:
     void on_expired() override;
     void on_auth_failed() override;
     void on_node_event(int type, const std::string &path) override;
+    void on_lease(int64_t until) override;
 
     enum class State {
         kIdle,
@@ -66,7 +67,10 @@ private:
     using ListingHandler = void (Candidacy::*)(uint64_t gen, const Listing &l);
     ReplyFn route(Handler h);
     ListingFn route(ListingHandler h);
-    void set_state(State s) { state_ = s; }
+    // Every change of state goes through here: it also keeps the session's
+    // lease informed whether this candidacy needs keepalives.
+    void set_state(State s);
+    void update_hold();
     std::string node_path(const std::string &name) const { return shared_->path + "/" + name; }
 
     void begin_enrollment();
@@ -74,11 +78,9 @@ private:
     void make_parents();
     void list();
     void claim();
-    void become_leader();
+    void become_leader(int64_t until);
     void depose(Reason why);
     void node_lost(Reason why);
-    void send_keepalive();
-    void schedule_keepalive();
     void retry_claim_at(int64_t at);
     void schedule_lease_check(int64_t at);
     void collect_garbage();
@@ -94,12 +96,6 @@ private:
     void warn_near_wrap(const std::vector<Candidate> &order);
     int64_t timeout_ns() const { return int64_t(client_.effective_timeout_ms()) * kNsPerMs; }
     int64_t margin_ns() const;
-    // The lease deadline an acknowledged write sent at `sent` earns, given
-    // the writes sent before it (see docs/semantics.md, "Why that is safe").
-    // Call when sending, before note_write of that write.
-    int64_t lease_until(int64_t sent);
-    int64_t full_lease_ns() const;  // T/2 - margin
-    void note_write(int64_t sent);  // a write sent at `sent` acknowledged now
 
     void on_create(uint64_t gen, Reply &&r);
     void on_parent(uint64_t gen, Reply &&r);
@@ -117,7 +113,6 @@ private:
     State state_ = State::kIdle;
     bool want_ = false;    // the user wants this candidacy in the election
     uint64_t applied_ = 0; // the last user command carried out
-    int64_t lease_timeout_ns_ = 0;  // T the current leases were earned under
     bool margin_reported_ = false;
     bool wrap_warned_ = false;
     bool closing_ = false;
@@ -128,20 +123,14 @@ private:
     std::string node_;     // our node's name, once known
     int64_t czxid_ = 0;
     int64_t create_sent_ = 0;   // CLOCK_BOOTTIME: the create earns a lease too
-    int64_t create_until_ = 0;
-    // Our last acknowledged writes (creates, keepalives) in this session,
-    // {sent, acknowledged}, newest last: touches we know happened.
-    std::deque<AckedWrite> recent_writes_;
+    int64_t create_until_ = 0;  // what the create earns the session's lease
     std::string pred_;     // the predecessor we watch
     bool heir_ = false;    // pred_ was the lowest in our last listing
     std::string announced_pred_;
     int parent_attempts_ = 0;
 
-    bool keepalive_inflight_ = false;
-    int64_t keepalive_sent_ = 0;
-    int64_t heir_lease_until_ = 0;  // lease earned while heir, not yet published
     bool leading_ = false;  // a term began (ELECTED) and has not ended (DEPOSED)
-    bool keepalive_scheduled_ = false;
+    bool holding_ = false;  // counted among the session lease's holders
 
     // uuid -> node name ("" while unknown), nodes to delete. Keyed by the
     // uuid the name carries, so one node is never listed twice.

@@ -343,6 +343,7 @@ void Client::on_session_event(uint64_t, int state, int64_t stamp) {
         }
         connected_cv_.notify_all();
         if (!first) bump(kReconnects);
+        lease_.on_connected(first);
         each([first](Member &m) { m.on_connected(first); });
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
         if (!connected()) return;
@@ -358,6 +359,7 @@ void Client::on_session_event(uint64_t, int state, int64_t stamp) {
         connected_.store(false, std::memory_order_release);
         bump(kExpiries);
         interest_.clear();
+        lease_.on_expired();
         each([](Member &m) { m.on_expired(); });
         // The old handle is dead; a new session takes over. Its close runs
         // here, on the loop (it joins ZooKeeper's threads, which never wait
@@ -377,6 +379,20 @@ void Client::on_session_event(uint64_t, int state, int64_t stamp) {
         connected_cv_.notify_all();
         each([](Member &m) { m.on_auth_failed(); });
     }
+}
+
+void Client::deliver_lease(int64_t until) {
+    // A member may leave (or another join) while it is told: tell a copy.
+    std::vector<std::shared_ptr<Member>> ms;
+    for (auto &[id, m] : members_) ms.push_back(m);
+    for (auto &m : ms) m->on_lease(until);
+}
+
+void Client::deliver_node_deleted(uint64_t id, const std::string &path) {
+    auto it = members_.find(id);
+    if (it == members_.end()) return;
+    auto m = it->second;
+    m->on_node_event(ZOO_DELETED_EVENT, path);
 }
 
 namespace {

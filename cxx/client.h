@@ -24,6 +24,7 @@
 #include "errors.h"
 #include "lease.h"
 #include "names.h"
+#include "session_lease.h"
 #include "zk_session.h"
 
 namespace zkelect {
@@ -38,6 +39,8 @@ public:
     virtual void on_expired() = 0;
     virtual void on_auth_failed() = 0;
     virtual void on_node_event(int type, const std::string &path) = 0;
+    // The session's lease now runs until `until` (a write was acknowledged).
+    virtual void on_lease(int64_t until) { (void)until; }
 };
 
 // One getChildren of an election path, shared by every member of the client
@@ -126,6 +129,12 @@ public:
     // Handler for a reply that hops onto the loop before running.
     ReplyFn on_loop(std::function<void(Reply &&)> fn);
     std::atomic<int64_t> &session_gen_ref() { return session_gen_; }
+    // The session's lease, shared by every candidacy of this client.
+    SessionLease &lease() { return lease_; }
+    // Tell every member the lease runs until `until` (SessionLease does).
+    void deliver_lease(int64_t until);
+    // Tell member `id` that its node at `path` is gone, as a watch would.
+    void deliver_node_deleted(uint64_t id, const std::string &path);
 
 private:
     void run();
@@ -176,6 +185,7 @@ private:
     };
     std::unordered_map<std::string, ListQueue> lists_;  // per path, this session
     std::set<std::string> known_paths_;                 // this session
+    SessionLease lease_{*this};
 
     std::shared_ptr<ZkSession> session_;  // swapped on expiry, on the loop
     mutable std::mutex session_mu_;       // guards the pointer for queries

@@ -1,0 +1,82 @@
+// The session's lease: one stream of keepalive writes per ZooKeeper session,
+// however many candidacies lead or wait as heirs on it.
+//
+// What a keepalive proves is about the session, not about a node
+// (docs/semantics.md, "One lease per session"): an acknowledged write sent at
+// s shows that the session's server was in the quorum after s, so the
+// session cannot expire before lease::until(facts, s). Every candidacy of the
+// session reads the same deadline. A candidacy adds only what is its own:
+// that its node is first (its listing, its predecessor's deletion) and still
+// exists (its own-node watch; its node dies only with the session, unless
+// someone deletes it by hand).
+//
+// Loop thread only, like everything the Client drives.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+
+#include "lease.h"
+
+namespace zkelect {
+
+class Client;
+
+class SessionLease {
+public:
+    explicit SessionLease(Client &client) : client_(client) {}
+    SessionLease(const SessionLease &) = delete;
+    SessionLease &operator=(const SessionLease &) = delete;
+
+    // A holder is a candidacy that leads, claims or is heir: while there is
+    // one, a keepalive goes out every T/6. It names a node of its own for
+    // the keepalive to check; the node exists while the session lives.
+    void hold(uint64_t member, const std::string &node_path);
+    void release(uint64_t member);
+
+    // Send a keepalive now, unless one is in flight and not overdue. Its
+    // acknowledgement reaches every member (Member::on_lease).
+    void renew_now();
+
+    // The deadline a write of this session sent now (at `sent`) earns if it
+    // is acknowledged; call when sending.
+    int64_t earns(int64_t sent);
+    // A write sent at `sent`, which earned `earned` when sent, was
+    // acknowledged (a create, or a keepalive): the lease grows to it and
+    // every member hears of it.
+    void acknowledged(int64_t sent, int64_t earned);
+
+    // The session's lease deadline (CLOCK_BOOTTIME ns); 0 when none.
+    int64_t until() const { return until_; }
+    int64_t margin_ns() const;
+    int64_t full_ns() const;  // T/2 - margin: the longest lease one write earns
+
+    // Called by the Client before its members hear of the event.
+    // A reconnect of the same session that negotiated a shorter timeout
+    // lowers the lease; renegotiation_cap() then tells members how far
+    // (INT64_MAX when nothing was lowered).
+    void on_connected(bool new_session);
+    void on_expired();
+    int64_t renegotiation_cap() const { return cap_; }
+
+private:
+    void send();
+    void schedule();
+
+    Client &client_;
+    std::map<uint64_t, std::string> holders_;  // member -> a node of its own
+    // This session's last acknowledged writes, newest last: touches known
+    // to have happened (lease::surely_heard).
+    std::deque<AckedWrite> writes_;
+    int64_t until_ = 0;
+    int64_t earned_under_ns_ = 0;  // the T leases were earned under
+    int64_t cap_ = INT64_MAX;
+    bool inflight_ = false;
+    int64_t inflight_sent_ = 0;
+    bool scheduled_ = false;
+    uint64_t gen_ = 0;  // bumped on every connection change: stale replies
+};
+
+}  // namespace zkelect
