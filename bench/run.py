@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """./dev bench: libzkelect side by side with Curator and kazoo, plus the floor.
 
-  bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale]
+  bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle]
   bench/run.py --report-only bench/results/raw/STAMP
 
 Starts a 3-server ZooKeeper ensemble on loopback (tests/bed/zkbed.py, tickTime
@@ -33,7 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 IMPLS = ["libzkelect", "curator", "kazoo"]
-PARTS = IMPLS + ["floor", "micro", "scale"]
+PARTS = IMPLS + ["floor", "micro", "scale", "idle"]
 TICK_MS = 500  # the bench ensemble's tickTime
 FLOOR_PLACEMENT = "ensemble: full connect string (random, like the participants)"
 
@@ -110,7 +110,7 @@ def run_logged(cmd, logpath, timeout, env=None, stdout_path=None):
 
 def c_programs(build):
     progs = {name: os.path.join(build, "bench", "zkelect-bench-" + name)
-             for name in ("isleader", "memcand", "scale", "pausecheck")}
+             for name in ("isleader", "memcand", "scale", "pausecheck", "idlehold")}
     progs["zkfloor"] = os.path.join(build, "bench", "zkfloor")
     missing = [p for p in progs.values() if not os.access(p, os.X_OK)]
     if missing:
@@ -153,7 +153,7 @@ def run_all(a):
     impl_cmd = {"libzkelect": shlex.join([zkelect, "candidate"]),
                 "kazoo": shlex.join(["/usr/bin/python3", kazoo])}
     impl_env = {}
-    if "curator" in parts:
+    if "curator" in parts or "idle" in parts:
         cmd, impl_env["curator"] = prepare_curator(tmp)
         impl_cmd["curator"] = shlex.quote(cmd)
 
@@ -204,6 +204,29 @@ def run_all(a):
                             stdout_path=os.path.join(raw, "floor.txt"))
             if rc != 0:
                 meta["failures"].append("floor exited %d" % rc)
+        if "idle" in parts:
+            # One session leading E elections at rest: what ZooKeeper writes.
+            classes = impl_env["curator"]["CURATOR_CLASSES"]
+            holders = {
+                "libzkelect": shlex.join([progs["idlehold"]]),
+                "curator": shlex.join(["java", "-XX:+UseSerialGC", "-Xmx512m",
+                                       "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
+                                       classes + ":/usr/share/java/curator-recipes.jar:"
+                                       "/usr/share/java/slf4j-simple.jar", "CuratorIdle"]),
+                "kazoo": shlex.join(["/usr/bin/python3",
+                                     os.path.join(HERE, "participants", "kazoo", "kazoo_idle.py")]),
+            }
+            # srvr is asked of every server named in the connect string.
+            ports = ",".join(h.rsplit(":", 1)[1] for h in connect.split("/")[0].split(","))
+            cmd = ["/usr/bin/python3", os.path.join(HERE, "idle_cost.py"), "--connect", connect,
+                   "--zk-ports", ports, "--json", os.path.join(raw, "idle.json"),
+                   "--elections", "1,100" if a.quick else "1,100,1000",
+                   "--window", "4" if a.quick else "8", "--session-timeout-ms", "10000"]
+            for name, hcmd in holders.items():
+                cmd += ["--holder", "%s=%s" % (name, hcmd)]
+            rc = run_logged(cmd, runlog, 1800)
+            if rc != 0:
+                meta["failures"].append("idle_cost exited %d" % rc)
         if "scale" in parts:
             n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
             prog("scale", ["--candidacies", str(n), "--sessions", str(s),
@@ -258,7 +281,7 @@ def load_raw(raw):
                 else:
                     r[k] = v
     other = {}
-    for name in ("isleader", "memcand", "scale", "pausecheck", "meta"):
+    for name in ("isleader", "memcand", "scale", "pausecheck", "idle", "meta"):
         p = os.path.join(raw, name + ".json")
         if os.path.exists(p):
             try:
@@ -582,7 +605,7 @@ def write_report(raw, outdir):
     R.p()
     srows = []
     for name, r in (("libzkelect", L), ("curator", C), ("kazoo", K)):
-        items = r.get("convergence", []) + r.get("graceful", []) + [r["crash"]] * ("crash" in r) + \
+        items = r.get("convergence", []) + r.get("graceful", []) + ([r["crash"]] if "crash" in r else []) + \
             list(r.get("herd", {}).values())
         srows.append([name, str(sum(x.get("leader_intervals", 0) for x in items)),
                       str(sum(x.get("safety_violations", 0) for x in items))])
@@ -630,6 +653,35 @@ def write_report(raw, outdir):
             ["RSS before volunteering / at the end", "%d / %d KiB" % (sc["rss_kib_before_volunteer"], sc["rss_kib_end"])],
             ["teardown (destroy all, one thread per session)", "%s ms" % f(sc.get("teardown_ms"), 0)],
         ])
+    idle = other.get("idle")
+    if idle and idle.get("results"):
+        R.p("## Idle cost (`bench/idle_cost.py`)")
+        R.p()
+        R.p("One session leads E elections on distinct paths and does nothing else; T = %d ms. "
+            "ZooKeeper writes per second over a %s s window (growth of the quorum's zxid). "
+            "\"held\" says whether every election was still led at the end."
+            % (idle["session_timeout_ms"], f(idle["window_s"], 0)))
+        R.p()
+        es = sorted({r["elections"] for rs in idle["results"].values() for r in rs})
+        rows = []
+        for name in ("libzkelect", "curator", "kazoo"):
+            rs = {r["elections"]: r for r in idle["results"].get(name, [])}
+            cells = []
+            for e in es:
+                r = rs.get(e, {})
+                cells.append("error" if "error" in r else "%s (held: %s)" % (
+                    f(r.get("writes_per_s"), 2), "yes" if r.get("held_throughout") else "NO"))
+            rows.append([name] + cells)
+        R.table(["writes/s at rest"] + ["E = %d" % e for e in es], rows)
+        lz = {r["elections"]: r.get("writes_per_s") for r in idle["results"].get("libzkelect", [])}
+        per_period = 6000.0 / idle["session_timeout_ms"]
+        # One write more or less falls into a window by where it starts.
+        R.target(None if not lz or None in lz.values()
+                 else max(lz.values()) <= per_period + 1.0 / idle["window_s"],
+                 "idle cost: at most one keepalive per T/6 per session whatever E "
+                 "(%s/s at T = %d ms): libzkelect %s" % (
+                     f(per_period, 2), idle["session_timeout_ms"],
+                     ", ".join("E=%d %s/s" % (e, f(v, 2)) for e, v in sorted(lz.items()))))
     if floor:
         R.p("## Floor (ZooKeeper C client; median / p90 ms)")
         R.p()

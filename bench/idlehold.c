@@ -1,0 +1,52 @@
+/* The idle-cost bench's libzkelect holder (bench/idle_cost.py): one client
+ * (one ZooKeeper session) leading E elections on distinct paths, then doing
+ * nothing until stdin ends, so the driver can count what ZooKeeper writes
+ * meanwhile.
+ *
+ *   zkelect-bench-idlehold --connect HOSTS --path P --elections E
+ *                          --session-timeout-ms T
+ *
+ * Prints "READY E" once every election is led, "LOST i" if one stops
+ * leading before stdin ends, and exits 0 at the end of stdin. */
+#include "bcommon.h"
+
+int main(int argc, char **argv)
+{
+    const char *hosts = opt(argc, argv, "--connect", BENCH_DEFAULT_HOSTS);
+    const char *path = opt(argc, argv, "--path", "/idle");
+    long n = opt_long(argc, argv, "--elections", 1);
+    long t = opt_long(argc, argv, "--session-timeout-ms", 10000);
+    if (n < 1 || n > 100000) die("--elections must be 1..100000");
+    zkelect_client_t *cl = client_open(hosts, (int)t);
+    client_wait(cl);
+    zkelect_election_t **es = calloc((size_t)n, sizeof *es);
+    if (!es) die("out of memory");
+    char p[512], err[256];
+    for (long i = 0; i < n; i++) {
+        snprintf(p, sizeof p, "%s/e%ld", path, i);
+        es[i] = zkelect_election_new(cl, p, "idle", err, sizeof err);
+        if (!es[i]) die("election_new %s: %s", p, err);
+        int rc = zkelect_volunteer(es[i]);
+        if (rc) die("volunteer %s: %s", p, zkelect_strerror(rc));
+    }
+    for (long i = 0; i < n; i++) {
+        int rc = zkelect_await_leader(es[i], 60000);
+        if (rc) die("await_leader e%ld: %s", i, zkelect_strerror(rc));
+    }
+    printf("READY %ld\n", n);
+    fflush(stdout);
+    char buf[256];
+    while (fgets(buf, sizeof buf, stdin)) {
+    }
+    long lost = 0;
+    for (long i = 0; i < n; i++)
+        if (!zkelect_is_leader(es[i])) {
+            printf("LOST %ld\n", i);
+            lost++;
+        }
+    fflush(stdout);
+    for (long i = 0; i < n; i++) zkelect_election_destroy(es[i]);
+    zkelect_client_destroy(cl);
+    free(es);
+    return lost ? 3 : 0;
+}
