@@ -178,8 +178,13 @@ void Client::list(const std::string &path, ListingFn fn, bool synced) {
 #ifdef ZKELECT_MUTATION_UNSYNCED_READS
     synced = false;
 #endif
-    if (synced) session_->sync(path, ReplyFn([](Reply &&) {}));
     ListQueue &q = lists_[path];
+    // One sync ahead of the listing that will carry this call is enough for
+    // every synced call that shares that listing.
+    if (synced && !q.sync_ahead) {
+        session_->sync(path, ReplyFn([](Reply &&) {}));
+        q.sync_ahead = true;
+    }
     q.waiting.push_back(std::move(fn));
     if (!q.in_flight) send_listing(path);
 }
@@ -188,6 +193,7 @@ void Client::send_listing(const std::string &path) {
     ListQueue &q = lists_[path];
     q.in_flight = true;
     q.sent.swap(q.waiting);
+    q.sync_ahead = false;  // the sync sent so far is ahead of this listing
     int64_t gen = session_gen_.load();
     session_->get_children(path, false, on_loop([this, path, gen](Reply &&r) {
         if (gen != session_gen_.load()) return;

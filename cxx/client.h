@@ -182,6 +182,7 @@ private:
         bool in_flight = false;
         std::vector<ListingFn> sent;     // get the listing in flight
         std::vector<ListingFn> waiting;  // get the one after it
+        bool sync_ahead = false;         // a sync is queued before `waiting`'s listing
     };
     std::unordered_map<std::string, ListQueue> lists_;  // per path, this session
     std::set<std::string> known_paths_;                 // this session
