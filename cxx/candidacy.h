@@ -66,7 +66,9 @@ private:
     using ListingHandler = void (Candidacy::*)(uint64_t gen, const Listing &l);
     ReplyFn route(Handler h);
     ListingFn route(ListingHandler h);
-    void set_state(State s) { state_ = s; }
+    void set_state(State s);
+    // The session, for a request this candidacy sends (counted in its stats).
+    ZkSession &zk();
     std::string node_path(const std::string &name) const { return shared_->path + "/" + name; }
 
     void begin_enrollment();
@@ -142,6 +144,9 @@ private:
     int64_t heir_lease_until_ = 0;  // lease earned while heir, not yet published
     bool leading_ = false;  // a term began (ELECTED) and has not ended (DEPOSED)
     bool keepalive_scheduled_ = false;
+    // CLOCK_BOOTTIME when the predecessor's deletion was notified while we
+    // followed, 0 otherwise: the start of a failover as this candidate sees it.
+    int64_t pred_gone_at_ = 0;
 
     // uuid -> node name ("" while unknown), nodes to delete. Keyed by the
     // uuid the name carries, so one node is never listed twice.
