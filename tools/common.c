@@ -232,6 +232,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
         {{"first-id", required_argument, 0, 'f'}, ZT_O_CANDIDATE},
         {{"shared-session", no_argument, 0, 's'}, ZT_O_CANDIDATE},
         {{"metrics-listen", required_argument, 0, 'L'}, ZT_O_METRICS},
+        {{"prometheus", no_argument, 0, 'P'}, ZT_O_PROMETHEUS},
         {{"metrics-textfile", required_argument, 0, 'T'}, ZT_O_METRICS},
         {{"metrics-interval-ms", required_argument, 0, 'I'}, ZT_O_METRICS},
     };
@@ -276,6 +277,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
             bad = opt_i64("--metrics-interval-ms", optarg, 100, 86400000, &o->metrics_interval_ms);
             break;
         case 'j': o->json = 1; break;
+        case 'P': o->prometheus = 1; break;
         case 'o': o->once = 1; break;
         case 'q': o->quiet = 1; break;
         case 's': o->shared = 1; break;

@@ -78,6 +78,7 @@ enum {
     ZT_O_RUN = 1u << 4,       /* --grace --once --quiet, then -- CMD */
     ZT_O_CANDIDATE = 1u << 5, /* --first-id --shared-session */
     ZT_O_METRICS = 1u << 6,   /* --metrics-listen --metrics-textfile --metrics-interval-ms */
+    ZT_O_PROMETHEUS = 1u << 7, /* --prometheus */
 };
 
 #define ZT_MAX_SETTINGS 16
@@ -85,7 +86,7 @@ enum {
 struct zt_opts {
     const char *hosts, *path, *id, *auth_file;
     int64_t session_ms, connect_ms, count, count_max, grace_ms, first_id;
-    int have_first, json, once, quiet, shared, verbose;
+    int have_first, json, once, quiet, shared, verbose, prometheus;
     const char *metrics_listen, *metrics_textfile;
     int64_t metrics_interval_ms;
     const char *settings[ZT_MAX_SETTINGS];

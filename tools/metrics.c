@@ -375,6 +375,46 @@ char *zt_metrics_render(const char *client_json, size_t *len)
     return b.p;
 }
 
+char *zt_metrics_render_election(const char *path, const zkelect_participants_t *ps,
+                                 int64_t now_ms, size_t *len)
+{
+    struct zt_buf b = {0};
+    size_t n = zkelect_participants_count(ps);
+    head(&b, "zkelect_election_candidates", "gauge", "Candidates in the election's queue.");
+    buf_str(&b, "zkelect_election_candidates{path=\"");
+    zt_buf_label(&b, path);
+    buf_fmt(&b, "\"} %zu\n", n);
+    if (n > 0) {
+        head(&b, "zkelect_election_leader_info", "gauge",
+             "1, labelled with the leader's participant id and node.");
+        buf_str(&b, "zkelect_election_leader_info{path=\"");
+        zt_buf_label(&b, path);
+        buf_str(&b, "\",id=\"");
+        zt_buf_label(&b, zkelect_participants_id(ps, 0));
+        buf_str(&b, "\",node=\"");
+        zt_buf_label(&b, zkelect_participants_node(ps, 0));
+        buf_str(&b, "\"} 1\n");
+        head(&b, "zkelect_election_leader_token", "gauge", "The leader's fencing token.");
+        buf_str(&b, "zkelect_election_leader_token{path=\"");
+        zt_buf_label(&b, path);
+        buf_fmt(&b, "\"} %lld\n", (long long)zkelect_participants_token(ps, 0));
+        /* From outside, only the leader's node age is known: its term began
+         * at its node's creation or later (when its predecessor went). */
+        head(&b, "zkelect_election_leader_node_age_seconds", "gauge",
+             "Age of the leader's node: an upper bound of how long it has led.");
+        buf_str(&b, "zkelect_election_leader_node_age_seconds{path=\"");
+        zt_buf_label(&b, path);
+        int64_t age = now_ms - zkelect_participants_ctime_ms(ps, 0);
+        buf_fmt(&b, "\"} %.3f\n", (double)(age > 0 ? age : 0) / 1e3);
+    }
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.len;
+    return b.p;
+}
+
 static char *snapshot(zkelect_client_t *client, size_t *len)
 {
     zkelect_stats_t *st = zkelect_client_stats(client, NULL, 0);

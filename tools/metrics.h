@@ -35,6 +35,13 @@ void zt_metrics_stop(struct zt_metrics *m);
  * the document does not parse (errno EINVAL) or memory runs out. */
 char *zt_metrics_render(const char *client_json, size_t *len);
 
+/* The exposition of an election seen from outside (zkelect observe
+ * --prometheus): candidates in queue order, the leader first, as
+ * zkelect_client_participants() gives them; now_ms is the local clock in
+ * ms since the epoch. malloc'd, NULL when memory runs out. */
+char *zt_metrics_render_election(const char *path, const zkelect_participants_t *ps,
+                                 int64_t now_ms, size_t *len);
+
 /* Appends s to the buffer as a Prometheus label value: backslash, double
  * quote and newline escaped as the text format requires. */
 struct zt_buf {

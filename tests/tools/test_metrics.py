@@ -40,6 +40,7 @@ class Run:
     """One `zkelect run ... -- sleep 300`, its stderr collected."""
 
     def __init__(self, zkelect_bin, env, hosts, path, pid_, *opts):
+        self.started = time.time()
         self.argv = [str(zkelect_bin), "run", "--connect", hosts, "--path", path, "--id", pid_,
                      "--session-timeout-ms", str(T_MS), *opts, "--", "sleep", "300"]
         self.proc = subprocess.Popen(self.argv, env=env, stdin=subprocess.DEVNULL,
@@ -360,3 +361,46 @@ def test_real_prometheus_sees_one_leader_and_the_failovers(zk, zk_path, zkelect_
         assert over and over[0][1] == 1, over
     finally:
         prom.stop()
+
+
+# --- zkelect observe --prometheus ------------------------------------------------------
+
+
+def test_observe_prometheus_prints_the_election_from_outside(zk, zk_path, zkelect_bin, test_env,
+                                                             runs):
+    def observe():
+        r = subprocess.run([str(zkelect_bin), "observe", "--connect", zk.connect_string,
+                            "--path", zk_path, "--prometheus"],
+                           env=test_env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        _promtool_check_metrics(r.stdout)
+        return _families(r.stdout)
+
+    f = observe()
+    assert [(s.labels, s.value) for s in f["zkelect_election_candidates"].samples] == \
+        [({"path": zk_path}, 0)]
+    assert "zkelect_election_leader_info" not in f
+
+    a = Run(zkelect_bin, test_env, zk.connect_string, zk_path, 'o"a')
+    runs.append(a)
+    a.wait_line("started", 30)
+    b = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "o-b")
+    runs.append(b)
+    b.wait_line("waiting: queued behind", 30)
+    f = observe()
+    assert f["zkelect_election_candidates"].samples[0].value == 2
+    (info,) = f["zkelect_election_leader_info"].samples
+    assert info.labels["id"] == 'o"a' and info.labels["path"] == zk_path and info.value == 1
+    assert "-latch-" in info.labels["node"], info.labels
+    assert f["zkelect_election_leader_token"].samples[0].value > 0
+    age = f["zkelect_election_leader_node_age_seconds"].samples[0].value
+    # The node was made after a started: no older than the time since then.
+    assert 0 <= age <= time.time() - a.started + 1, age
+
+
+def test_observe_prometheus_refuses_json_and_count(zk, zk_path, zkelect_bin, test_env):
+    for extra in (["--json"], ["--count", "1"]):
+        r = subprocess.run([str(zkelect_bin), "observe", "--connect", zk.connect_string,
+                            "--path", zk_path, "--prometheus", *extra],
+                           env=test_env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "--prometheus prints one exposition" in r.stderr, r.stderr
