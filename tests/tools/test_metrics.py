@@ -354,11 +354,15 @@ def test_real_prometheus_sees_one_leader_and_the_failovers(zk, zk_path, zkelect_
         lat = prom.query(f'zkelect_last_failover_latency_seconds{{instance="{inst["a"]}"}}')
         assert len(lat) == 1 and 0 <= lat[0][1] < T_MS / 1000, lat
         print("a last failover latency (s):", lat[0][1])
-        won = prom.query(f'sum(zkelect_terms_won_total) by (instance)')
-        print("terms won by instance:", won)
-        # One leader at every instant Prometheus recorded, over the whole run.
-        over = prom.query(f"max_over_time(sum({q})[5m:250ms])")
-        assert over and over[0][1] == 1, over
+        won = prom.query(f'zkelect_terms_won_total{{instance="{inst["a"]}"}}')
+        assert [v for _, v in won] == [1], won
+        # Not checked: "never two at once" over the whole run. Prometheus
+        # scrapes each target at its own instant, so right after a resign
+        # the old leader's last sample (1, taken before it resigned) stands
+        # beside the new leader's until the old target's next scrape fails;
+        # a sum over both is 2 there without any overlap. The lease
+        # guarantee is tested where both answers share one clock
+        # (tests/fault).
     finally:
         prom.stop()
 
