@@ -218,6 +218,39 @@ def test_live_endpoint_and_textfile(zk, zk_path, zkelect_bin, test_env, tmp_path
     assert [p.name for p in tmp_path.iterdir()] == ["zkelect.prom"]
 
 
+def test_stalled_scrapers_block_neither_the_election_nor_other_scrapes(zk, zk_path, zkelect_bin,
+                                                                      test_env, runs):
+    """Scrapers that connect and never finish their request (or never read)
+    hold no lock of the election: a second candidate still takes over when
+    the leader resigns, and a well-behaved scrape is still answered."""
+    a = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "slow-a",
+            "--metrics-listen", "127.0.0.1:0")
+    runs.append(a)
+    url = a.wait_line("metrics at http://", 30).split("metrics at ")[1].strip()
+    a.wait_line("started", 30)
+    host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
+    stalled = []
+    try:
+        for i in range(8):
+            s = socket.create_connection((host, port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never ends the headers
+            stalled.append(s)
+        b = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "slow-b")
+        runs.append(b)
+        b.wait_line("waiting: queued behind", 30)
+        t0 = time.monotonic()
+        status, _, text = _get(url, timeout=5)
+        assert status == 200 and time.monotonic() - t0 < 5
+        assert 'leader_election_master_status{name="%s"} 1' % zk_path in text
+        os.kill(a.proc.pid, signal.SIGTERM)   # a resigns; b must lead at once
+        b.wait_line("started", 15)
+        # ... and a's own exit does not wait on its stalled scrapers.
+        assert a.proc.wait(15) == 128 + signal.SIGTERM
+    finally:
+        for s in stalled:
+            s.close()
+
+
 # --- a real Prometheus --------------------------------------------------------------------
 
 
