@@ -132,7 +132,9 @@ def test_snapshot_follows_a_term_a_resign_and_a_failover(api, handles, zk):
     assert sb["state"] == "leader" and sb["terms_won"] == 1, sb
     assert sb["queue_position"] == 0
     assert sb["notifications"] > before_b["notifications"], "the deletion was notified"
-    assert sb["requests"] > before_b["requests"]
+    # A heir holding a lease takes over without a request; it sent some to
+    # enroll and keep that lease.
+    assert sb["requests"] >= before_b["requests"] > 0
     fo = sb["failover"]
     assert fo["count"] == 1, fo
     assert 0 <= fo["last_us"] == fo["min_us"] == fo["max_us"] == fo["sum_us"] < T * 1000, fo
