@@ -9,6 +9,13 @@
  * counted the same way as a positive control: it must show locks, else the
  * interposition is not working and the "no lock" answer would mean nothing.
  *
+ * The stats snapshot (1.2) is measured beside it: ns of thread CPU time per
+ * zkelect_election_stats() + zkelect_stats_json() + zkelect_stats_destroy(),
+ * and per zkelect_client_stats() of the client holding both candidacies;
+ * and zkelect_is_leader() again while another thread takes snapshots of the
+ * same candidacy without pause (is_leader must not notice: it reads no
+ * state the snapshot locks).
+ *
  *   isleader --connect HOSTS [--calls N] [--repeats R] [--threads T]
  * Prints one JSON object on stdout.
  */
@@ -45,6 +52,29 @@ static pthread_barrier_t barrier;
 
 /* Reference: what the lease check's clock read costs by itself. */
 static int clock_only;
+/* 1: the loop takes election stats of target; 2: client stats of client_of. */
+static int stats_mode;
+static zkelect_client_t *client_of;
+static _Atomic int hammer_stop;
+
+static long snapshot_once(void)
+{
+    zkelect_stats_t *st = stats_mode == 2 ? zkelect_client_stats(client_of, NULL, 0)
+                                          : zkelect_election_stats(target, NULL, 0);
+    long n = st ? (long)strlen(zkelect_stats_json(st)) : 0;
+    zkelect_stats_destroy(st);
+    return n;
+}
+
+static void *hammer(void *arg)
+{
+    long *n = arg;
+    while (!hammer_stop) {
+        zkelect_stats_destroy(zkelect_election_stats(target, NULL, 0));
+        ++*n;
+    }
+    return NULL;
+}
 
 struct worker {
     pthread_t th;
@@ -65,13 +95,15 @@ static void *work(void *arg)
     int64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
     if (clock_only)
         for (long i = 0; i < calls; i++) sum += now_ns(CLOCK_BOOTTIME) > 0;
+    else if (stats_mode)
+        for (long i = 0; i < calls / 100; i++) sum += snapshot_once() > 0;
     else
         for (long i = 0; i < calls; i++) sum += zkelect_is_leader(target);
     int64_t t1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
     counting = 0;
     w->locks = lock_calls;
     w->leader_answers = sum;
-    w->ns_per_call = (double)(t1 - t0) / calls;
+    w->ns_per_call = (double)(t1 - t0) / (stats_mode ? calls / 100 : calls);
     return NULL;
 }
 
@@ -157,7 +189,41 @@ int main(int argc, char **argv)
             first = 0;
         }
     }
-    printf("], \"cpus\": %ld}\n", sysconf(_SC_NPROCESSORS_ONLN));
+    printf("]");
+
+    /* The snapshot: 1/100 of the calls (each is a few hundred times dearer). */
+    long sl, sa, json_len;
+    stats_mode = 1;
+    json_len = snapshot_once();
+    double st_lead = measure(lead, 1, repeats, &sl, &sa);
+    target = fol;
+    double st_fol = measure(fol, 1, repeats, &sl, &sa);
+    stats_mode = 2;
+    client_of = cl;
+    long client_len = snapshot_once();
+    double st_client = measure(lead, 1, repeats, &sl, &sa);
+    stats_mode = 0;
+    note("election_stats+json+destroy: leader %.0f ns, follower %.0f ns (%ld bytes); "
+         "client_stats (2 elections): %.0f ns (%ld bytes)",
+         st_lead, st_fol, json_len, st_client, client_len);
+
+    /* is_leader while another thread snapshots the same candidacy. */
+    long hammered = 0, hl, ha;
+    pthread_t h;
+    target = lead;
+    hammer_stop = 0;
+    pthread_create(&h, NULL, hammer, &hammered);
+    double busy = measure(lead, 1, repeats, &hl, &ha);
+    hammer_stop = 1;
+    pthread_join(h, NULL);
+    note("is_leader leader while another thread takes snapshots: %.2f ns/call, lock calls=%ld "
+         "(%ld snapshots meanwhile)", busy, hl, hammered);
+    printf(", \"stats\": {\"election_stats_leader_ns\": %.1f, \"election_stats_follower_ns\": %.1f, "
+           "\"election_json_bytes\": %ld, \"client_stats_2_elections_ns\": %.1f, "
+           "\"client_json_bytes\": %ld, \"is_leader_during_snapshots_ns\": %.3f, "
+           "\"is_leader_during_snapshots_lock_calls\": %ld, \"snapshots_taken_meanwhile\": %ld}",
+           st_lead, st_fol, json_len, st_client, client_len, busy, hl, hammered);
+    printf(", \"cpus\": %ld}\n", sysconf(_SC_NPROCESSORS_ONLN));
     zkelect_election_destroy(fol);
     zkelect_election_destroy(lead);
     zkelect_client_destroy(cl);

@@ -500,6 +500,19 @@ def write_report(raw, outdir):
                     sum(r["lock_calls"] for r in il["runs"]), il["lock_control_next_event_100_calls"]))
     else:
         R.target(None, "zkelect_is_leader <= 50 ns with no lock: not run")
+    st = (il or {}).get("stats")
+    if st:
+        # The snapshot is meant to be taken every second or so; 100 us would
+        # still be 0.01% of one core at that rate.
+        R.target(st["election_stats_leader_ns"] <= 100000
+                 and st["is_leader_during_snapshots_lock_calls"] == 0,
+                 "zkelect_election_stats (+ json + destroy) <= 100 us: %s ns on a leader, %s ns "
+                 "on a follower (%d bytes of JSON); zkelect_client_stats with 2 elections %s ns; "
+                 "is_leader while another thread snapshots the same candidacy: %s ns, %d lock calls"
+                 % (f(st["election_stats_leader_ns"], 0), f(st["election_stats_follower_ns"], 0),
+                    st["election_json_bytes"], f(st["client_stats_2_elections_ns"], 0),
+                    f(st["is_leader_during_snapshots_ns"], 1),
+                    st["is_leader_during_snapshots_lock_calls"]))
     mc = other.get("memcand")
     per_cand = None
     if mc and mc.get("rounds"):

@@ -40,7 +40,31 @@ const char *Candidacy::state_name(State s) {
 }
 
 Candidacy::Candidacy(Client &client, std::shared_ptr<ElectionShared> shared)
-    : client_(client), shared_(std::move(shared)) {}
+    : client_(client), shared_(std::move(shared)) {
+    int64_t now = realtime_ns();
+    shared_->stats.update([now](ElectionStats &st) {
+        st.state_name = state_name(State::kIdle);
+        st.state_since_ns = now;
+    });
+}
+
+void Candidacy::set_state(State s) {
+    if (s != state_) {
+        state_ = s;
+        int64_t now = realtime_ns();
+        shared_->stats.update([s, now](ElectionStats &st) {
+            st.state = static_cast<int>(s);
+            st.state_name = state_name(s);
+            st.state_since_ns = now;
+        });
+    }
+    update_hold();
+}
+
+ZkSession &Candidacy::zk() {
+    shared_->stats.update([](ElectionStats &st) { ++st.requests; });
+    return client_.session();
+}
 
 ReplyFn Candidacy::route(Handler h) {
     std::weak_ptr<Candidacy> weak = weak_from_this();
@@ -89,11 +113,6 @@ void Candidacy::fail(int code, int zk_rc, const std::string &message) {
 
 int64_t Candidacy::margin_ns() const {
     return lease::margin_ns(timeout_ns(), client_.settings().lease_margin_ms);
-}
-
-void Candidacy::set_state(State s) {
-    state_ = s;
-    update_hold();
 }
 
 // Leaders, claimants and heirs need the session's lease kept fresh: an heir
@@ -158,6 +177,7 @@ void Candidacy::stop_resigning() {
     depose(Reason::kResigned);
     heir_ = false;
     pred_.clear();
+    pred_gone_at_ = 0;
     announced_pred_.clear();
     if (!node_.empty()) {
         garbage_[uuid_] = node_;
@@ -167,6 +187,7 @@ void Candidacy::stop_resigning() {
         abandoned_.insert(uuid_);
     }
     node_.clear();
+    shared_->stats.update([](ElectionStats &st) { st.queue_position = -1; });
     set_state(State::kResigning);
 }
 
@@ -220,11 +241,11 @@ void Candidacy::send_create() {
         // burst rather than learn of its absence from a failed create (each
         // is a write through the quorum). Errors are for the create to tell.
         for (const auto &prefix : path_prefixes(shared_->path))
-            client_.session().create_persistent(prefix, ReplyFn([](Reply &&) {}));
+            zk().create_persistent(prefix, ReplyFn([](Reply &&) {}));
     }
     create_sent_ = boottime_ns();
     create_until_ = client_.lease().earns(create_sent_);
-    client_.session().create_candidate(node_path(node_prefix(uuid_)), shared_->id,
+    zk().create_candidate(node_path(node_prefix(uuid_)), shared_->id,
                                        route(&Candidacy::on_create));
     // Answered after the create (one session's requests are answered in
     // order): the listing is on its way when the node's name comes back.
@@ -261,7 +282,7 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
             // Own-node watch: someone else deleting our node must not go
             // unnoticed while we lead or wait.
             client_.watch(node_path(node_), member_id_);
-            client_.session().get(node_path(node_), true, route(&Candidacy::on_own));
+            zk().get(node_path(node_), true, route(&Candidacy::on_own));
             // The listing sent with the create follows.
             set_state(State::kListing);
             return;
@@ -301,7 +322,7 @@ void Candidacy::make_parents() {
     // comes every ancestor has been made.
     for (size_t i = 0; i < prefixes.size(); ++i) {
         bool last = i + 1 == prefixes.size();
-        client_.session().create_persistent(
+        zk().create_persistent(
             prefixes[i], last ? route(&Candidacy::on_parent) : ReplyFn([](Reply &&) {}));
     }
 }
@@ -336,7 +357,7 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
             // Adopt only a node of this session (a lagging server may list
             // one whose session is ending).
             client_.watch(node_path(node_), member_id_);
-            client_.session().get(node_path(node_), true, route(&Candidacy::on_adopt));
+            zk().get(node_path(node_), true, route(&Candidacy::on_adopt));
             return;
         }
     }
@@ -372,6 +393,7 @@ void Candidacy::on_own(uint64_t gen, Reply &&r) {
 void Candidacy::list() {
     if (state_ != State::kLeading && state_ != State::kClaiming && state_ != State::kCreating)
         set_state(State::kListing);
+    shared_->stats.update([](ElectionStats &st) { ++st.requests; });
     client_.list(shared_->path, route(&Candidacy::on_children));
 }
 
@@ -397,6 +419,13 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     warn_near_wrap(order);
     auto found = r.position.find(node_);
     size_t me = found == r.position.end() ? order.size() : found->second;
+    {
+        int64_t pos = me == order.size() ? -1 : int64_t(me), len = int64_t(order.size());
+        shared_->stats.update([pos, len](ElectionStats &st) {
+            st.queue_position = pos;
+            st.queue_length = len;
+        });
+    }
     if (me == order.size()) {
         node_lost(Reason::kNodeDeleted);
         begin_enrollment();
@@ -408,11 +437,12 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
         return;
     }
     if (leading_) depose(Reason::kNodeDeleted);  // someone sorts before us now
+    pred_gone_at_ = 0;  // a deletion that did not make us first is no failover of ours
     pred_ = order[me - 1].name;
     heir_ = me == 1;
     set_state(heir_ ? State::kHeir : State::kFollowing);
     client_.watch(node_path(pred_), member_id_);
-    client_.session().get(node_path(pred_), true, route(&Candidacy::on_pred));
+    zk().get(node_path(pred_), true, route(&Candidacy::on_pred));
     // An heir holds a lease before it is needed (a keepalive now, unless the
     // session already has one on the way).
     if (heir_) client_.lease().renew_now();
@@ -457,19 +487,21 @@ void Candidacy::on_pred(uint64_t gen, Reply &&r) {
 }
 
 void Candidacy::on_node_event(int type, const std::string &path) {
+    shared_->stats.update([](ElectionStats &st) { ++st.notifications; });
     if (!node_.empty() && path == node_path(node_)) {
         if (type == ZOO_DELETED_EVENT) {
             node_lost(Reason::kNodeDeleted);
             if (want_) begin_enrollment();
         } else {
             client_.watch(path, member_id_);
-            client_.session().get(path, true, route(&Candidacy::on_own));
+            zk().get(path, true, route(&Candidacy::on_own));
         }
         return;
     }
     if (!pred_.empty() && path == node_path(pred_) &&
         (state_ == State::kFollowing || state_ == State::kHeir)) {
         if (type == ZOO_DELETED_EVENT) {
+            pred_gone_at_ = boottime_ns();
             // The heir's predecessor was the lowest node in its last listing
             // and no later node can sort before ours: we lead, and a lease
             // already earned lets us say so without another round trip.
@@ -485,7 +517,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
             }
         } else {
             client_.watch(path, member_id_);
-            client_.session().get(path, true, route(&Candidacy::on_pred));
+            zk().get(path, true, route(&Candidacy::on_pred));
         }
     }
 }
@@ -508,7 +540,10 @@ void Candidacy::claim() {
     client_.lease().renew_now();  // its acknowledgement comes to on_lease
 }
 
-void Candidacy::on_lease(int64_t until) {
+void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
+    // The session's keepalive is this candidacy's too while it holds.
+    if (rtt_us >= 0 && holding_)
+        shared_->stats.update([rtt_us](ElectionStats &st) { st.keepalive.add(rtt_us); });
     switch (state_) {
         case State::kLeading:
             // Only extends a lease still held: resign may have fenced it
@@ -542,6 +577,19 @@ void Candidacy::become_leader(int64_t until) {
     leading_ = true;
     announced_pred_.clear();
     client_.bump(kTermsWon);
+    {
+        int64_t now = realtime_ns(), token = czxid_;
+        int64_t failover_us = pred_gone_at_ ? (boottime_ns() - pred_gone_at_) / 1000 : -1;
+        pred_gone_at_ = 0;
+        shared_->stats.update([now, token, failover_us](ElectionStats &st) {
+            ++st.terms_won;
+            st.queue_position = 0;  // the heir knows without a listing
+            st.term_began_ns = now;
+            st.term_ended_ns = 0;
+            st.term_token = token;
+            if (failover_us >= 0) st.failover.add(failover_us);
+        });
+    }
     emit(EventType::kElected, Reason::kNone, "elected", node_, shared_->id, czxid_);
     shared_->changed();
     schedule_lease_check(until);
@@ -561,6 +609,14 @@ void Candidacy::depose(Reason why) {
                                             kDeposedExpired,     kDeposedNodeDeleted,
                                             kDeposedClosed};
     if (why != Reason::kNone) client_.bump(kByReason[static_cast<int>(why)]);
+    {
+        int64_t now = realtime_ns();
+        int r = static_cast<int>(why);
+        shared_->stats.update([now, r](ElectionStats &st) {
+            st.term_ended_ns = now;
+            ++st.losses[r];
+        });
+    }
     static constexpr const char *kText[] = {"deposed",       "resigned", "connection suspended",
                                             "lease ended",   "session expired",
                                             "node deleted",  "closed"};
@@ -571,6 +627,7 @@ void Candidacy::depose(Reason why) {
 void Candidacy::node_lost(Reason why) {
     depose(why);
     ++gen_;
+    pred_gone_at_ = 0;
     node_.clear();
     pred_.clear();
     heir_ = false;
@@ -632,6 +689,7 @@ void Candidacy::on_connected(bool new_session) {
             set_state(State::kRecovering);
             // Synced: a server that has not yet applied our create must not
             // make us believe it never happened.
+            shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
             client_.list(shared_->path, route(&Candidacy::on_recover_children), true);
             break;
         case State::kListing:
@@ -691,7 +749,7 @@ void Candidacy::collect_garbage() {
         if (!deleting_.insert(name).second) continue;
         std::weak_ptr<Candidacy> weak = weak_from_this();
         std::string key = uuid;
-        client_.session().remove(node_path(name), client_.on_loop([weak, key, name](Reply &&r) {
+        zk().remove(node_path(name), client_.on_loop([weak, key, name](Reply &&r) {
             auto self = weak.lock();
             if (!self) return;
             self->deleting_.erase(name);
@@ -710,6 +768,7 @@ void Candidacy::collect_garbage() {
         }));
     }
     if (unknown) {
+        shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
         client_.list(shared_->path, route(&Candidacy::on_garbage_children), true);
     }
     if (garbage_.empty() && state_ == State::kResigning) finish_resign();

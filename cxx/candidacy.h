@@ -45,7 +45,7 @@ public:
     void on_expired() override;
     void on_auth_failed() override;
     void on_node_event(int type, const std::string &path) override;
-    void on_lease(int64_t until) override;
+    void on_lease(int64_t until, int64_t rtt_us) override;
 
     enum class State {
         kIdle,
@@ -71,6 +71,8 @@ private:
     // lease informed whether this candidacy needs keepalives.
     void set_state(State s);
     void update_hold();
+    // The session, for a request this candidacy sends (counted in its stats).
+    ZkSession &zk();
     std::string node_path(const std::string &name) const { return shared_->path + "/" + name; }
 
     void begin_enrollment();
@@ -131,6 +133,9 @@ private:
 
     bool leading_ = false;  // a term began (ELECTED) and has not ended (DEPOSED)
     bool holding_ = false;  // counted among the session lease's holders
+    // CLOCK_BOOTTIME when the predecessor's deletion was notified while we
+    // followed, 0 otherwise: the start of a failover as this candidate sees it.
+    int64_t pred_gone_at_ = 0;
 
     // uuid -> node name ("" while unknown), nodes to delete. Keyed by the
     // uuid the name carries, so one node is never listed twice.

@@ -387,11 +387,11 @@ void Client::on_session_event(uint64_t, int state, int64_t stamp) {
     }
 }
 
-void Client::deliver_lease(int64_t until) {
+void Client::deliver_lease(int64_t until, int64_t rtt_us) {
     // A member may leave (or another join) while it is told: tell a copy.
     std::vector<std::shared_ptr<Member>> ms;
     for (auto &[id, m] : members_) ms.push_back(m);
-    for (auto &m : ms) m->on_lease(until);
+    for (auto &m : ms) m->on_lease(until, rtt_us);
 }
 
 void Client::deliver_node_deleted(uint64_t id, const std::string &path) {

@@ -39,8 +39,12 @@ public:
     virtual void on_expired() = 0;
     virtual void on_auth_failed() = 0;
     virtual void on_node_event(int type, const std::string &path) = 0;
-    // The session's lease now runs until `until` (a write was acknowledged).
-    virtual void on_lease(int64_t until) { (void)until; }
+    // The session's lease now runs until `until` (a write was acknowledged;
+    // a keepalive's round trip in rtt_us, -1 for another write).
+    virtual void on_lease(int64_t until, int64_t rtt_us) {
+        (void)until;
+        (void)rtt_us;
+    }
 };
 
 // One getChildren of an election path, shared by every member of the client
@@ -132,7 +136,7 @@ public:
     // The session's lease, shared by every candidacy of this client.
     SessionLease &lease() { return lease_; }
     // Tell every member the lease runs until `until` (SessionLease does).
-    void deliver_lease(int64_t until);
+    void deliver_lease(int64_t until, int64_t rtt_us);
     // Tell member `id` that its node at `path` is gone, as a watch would.
     void deliver_node_deleted(uint64_t id, const std::string &path);
 

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "event_queue.h"
 #include "lease.h"
+#include "stats.h"
 
 namespace zkelect {
 
@@ -32,6 +33,9 @@ struct ElectionShared {
     std::atomic<int64_t> token{0};
 
     bool is_leader() const { return lease.held(boottime_ns()); }
+
+    // Figures for zkelect_election_stats(); the loop writes, anyone copies.
+    StatsCell stats;
 
     // Written under mu; atomics so readers need no lock.
     std::atomic<Phase> phase{Phase::kIdle};

@@ -33,12 +33,12 @@ int64_t SessionLease::earns(int64_t sent) {
     return lease::until(f, sent);
 }
 
-void SessionLease::acknowledged(int64_t sent, int64_t earned) {
+void SessionLease::acknowledged(int64_t sent, int64_t earned, int64_t rtt_us) {
     writes_.push_back({sent, boottime_ns()});
     while (writes_.size() > 4) writes_.pop_front();
     // Only ever extended: an older write acknowledged late proves less.
     if (earned > until_) until_ = earned;
-    client_.deliver_lease(until_);
+    client_.deliver_lease(until_, rtt_us);
 }
 
 void SessionLease::renew_now() {
@@ -63,7 +63,7 @@ void SessionLease::send() {
         inflight_ = false;
         if (r.rc == ZOK) {
             client_.bump(kKeepalives);
-            acknowledged(sent, earned);
+            acknowledged(sent, earned, (boottime_ns() - sent) / 1000);
             return;
         }
         if (r.rc == ZNONODE) {

@@ -46,7 +46,7 @@ public:
     // A write sent at `sent`, which earned `earned` when sent, was
     // acknowledged (a create, or a keepalive): the lease grows to it and
     // every member hears of it.
-    void acknowledged(int64_t sent, int64_t earned);
+    void acknowledged(int64_t sent, int64_t earned, int64_t rtt_us = -1);
 
     // The session's lease deadline (CLOCK_BOOTTIME ns); 0 when none.
     int64_t until() const { return until_; }

@@ -231,6 +231,10 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
         {{"quiet", no_argument, 0, 'q'}, ZT_O_RUN},
         {{"first-id", required_argument, 0, 'f'}, ZT_O_CANDIDATE},
         {{"shared-session", no_argument, 0, 's'}, ZT_O_CANDIDATE},
+        {{"metrics-listen", required_argument, 0, 'L'}, ZT_O_METRICS},
+        {{"prometheus", no_argument, 0, 'P'}, ZT_O_PROMETHEUS},
+        {{"metrics-textfile", required_argument, 0, 'T'}, ZT_O_METRICS},
+        {{"metrics-interval-ms", required_argument, 0, 'I'}, ZT_O_METRICS},
     };
     struct option opts[sizeof table / sizeof table[0] + 2];
     size_t k = 0;
@@ -246,6 +250,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
     o->session_ms = 10000;
     o->connect_ms = ZT_DEFAULT_CONNECT_TIMEOUT_MS;
     o->grace_ms = 5000;
+    o->metrics_interval_ms = 15000;
     o->count_max = count_max;
 
     optind = 1;
@@ -266,7 +271,13 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
             bad = opt_i64("--first-id", optarg, INT64_MIN / 2, INT64_MAX / 2, &o->first_id);
             o->have_first = 1;
             break;
+        case 'L': o->metrics_listen = optarg; break;
+        case 'T': o->metrics_textfile = optarg; break;
+        case 'I':
+            bad = opt_i64("--metrics-interval-ms", optarg, 100, 86400000, &o->metrics_interval_ms);
+            break;
         case 'j': o->json = 1; break;
+        case 'P': o->prometheus = 1; break;
         case 'o': o->once = 1; break;
         case 'q': o->quiet = 1; break;
         case 's': o->shared = 1; break;

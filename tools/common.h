@@ -21,7 +21,8 @@ enum {
     ZT_EXIT_USAGE = 2,     /* bad arguments, bad connect string/path/--set */
     ZT_EXIT_CONNECT = 3,   /* ZooKeeper not reachable within the connect timeout */
     ZT_EXIT_LOST = 4,      /* run --once: leadership lost */
-    ZT_EXIT_DENIED = 5     /* authentication failed or an ACL denied us */
+    ZT_EXIT_DENIED = 5,    /* authentication failed or an ACL denied us */
+    ZT_EXIT_METRICS = 6    /* run: --metrics-listen / --metrics-textfile unusable */
 };
 
 /* Default for how long a subcommand waits for its first connection. */
@@ -76,6 +77,8 @@ enum {
     ZT_O_ID = 1u << 3,
     ZT_O_RUN = 1u << 4,       /* --grace --once --quiet, then -- CMD */
     ZT_O_CANDIDATE = 1u << 5, /* --first-id --shared-session */
+    ZT_O_METRICS = 1u << 6,   /* --metrics-listen --metrics-textfile --metrics-interval-ms */
+    ZT_O_PROMETHEUS = 1u << 7, /* --prometheus */
 };
 
 #define ZT_MAX_SETTINGS 16
@@ -83,7 +86,9 @@ enum {
 struct zt_opts {
     const char *hosts, *path, *id, *auth_file;
     int64_t session_ms, connect_ms, count, count_max, grace_ms, first_id;
-    int have_first, json, once, quiet, shared, verbose;
+    int have_first, json, once, quiet, shared, verbose, prometheus;
+    const char *metrics_listen, *metrics_textfile;
+    int64_t metrics_interval_ms;
     const char *settings[ZT_MAX_SETTINGS];
     int nsettings;
     char **cmd; /* ZT_O_RUN: what follows "--" */

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -144,7 +145,7 @@ int zt_cmd_status(int argc, char **argv)
 
 static void observe_usage(FILE *f)
 {
-    fputs("usage: zkelect observe --connect HOSTS --path P [--json] [--count N]\n"
+    fputs("usage: zkelect observe --connect HOSTS --path P [--json] [--count N] [--prometheus]\n"
           "                       [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
           "                       [--set KEY=VALUE]... [--auth-file FILE]\n"
           "\n"
@@ -156,6 +157,8 @@ static void observe_usage(FILE *f)
           "  {\"time_ns\":..,\"leader\":\"<id>\"|null,\"token\":..,\"node\":\"..\"}\n"
           "<id> and <node> are escaped (\\xNN; an empty id is \"\"), so one change is one\n"
           "line. Connection trouble is reported on stderr.\n"
+          "--prometheus prints one Prometheus exposition of the election as it is now\n"
+          "(candidates, leader id and token, the leader's node age) and exits.\n"
           "\n"
           "Exit status: 0 interrupted, --count reached or stdout closed by its reader,\n"
           "1 failure, 2 bad arguments, 3 no connection within the connect timeout,\n"
@@ -184,12 +187,59 @@ static int put(FILE *mem, char **buf, size_t *len)
     return rc;
 }
 
+/* observe --prometheus: one exposition of the election as it is now. */
+static int observe_prometheus(const struct zt_opts *o)
+{
+    if (o->json || o->count) {
+        zt_err("--prometheus prints one exposition: not with --json or --count");
+        observe_usage(stderr);
+        return ZT_EXIT_USAGE;
+    }
+    if (!path_ok(o->path)) {
+        zt_err("bad election path '%s' (absolute, no trailing '/', no '//')", o->path);
+        observe_usage(stderr);
+        return ZT_EXIT_USAGE;
+    }
+    int exit_code = ZT_EXIT_FAILURE;
+    zkelect_client_t *client = zt_client(o, &exit_code);
+    if (!client) {
+        observe_usage(stderr);
+        return exit_code;
+    }
+    int rc = zt_await(client, o);
+    if (rc >= 0) {
+        zkelect_client_destroy(client);
+        return rc;
+    }
+    char err[512] = "";
+    zkelect_participants_t *ps = zkelect_client_participants(client, o->path, err, sizeof err);
+    if (!ps) {
+        zt_err("cannot list %s: %s", o->path, err);
+        zkelect_client_destroy(client);
+        return ZT_EXIT_FAILURE;
+    }
+    size_t len = 0;
+    char *text = zt_metrics_render_election(o->path, ps, zt_realtime_ns() / 1000000, &len);
+    zkelect_participants_destroy(ps);
+    zkelect_client_destroy(client);
+    if (!text) {
+        zt_err("out of memory");
+        return ZT_EXIT_FAILURE;
+    }
+    int bad = fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0;
+    free(text);
+    return bad ? ZT_EXIT_FAILURE : ZT_EXIT_OK;
+}
+
 int zt_cmd_observe(int argc, char **argv)
 {
     struct zt_opts o = {0};
-    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_JSON | ZT_O_COUNT, &o, observe_usage);
+    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_JSON | ZT_O_COUNT | ZT_O_PROMETHEUS, &o,
+                      observe_usage);
     if (rc >= 0)
         return rc;
+    if (o.prometheus)
+        return observe_prometheus(&o);
 
     int sfd = zt_signalfd(0);
     if (sfd < 0)

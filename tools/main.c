@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include "keeper.h"
+#include "metrics.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, ZT_KEEPER_ARG)) {
         zt_prog = "zkelect keeper";
         return zt_cmd_keeper(argc - 1, argv + 1);
+    }
+    /* For tests of the exposition format: not a command for people. */
+    if (!strcmp(cmd, "__metrics-render")) {
+        zt_prog = "zkelect __metrics-render";
+        return zt_cmd_metrics_render(argc - 1, argv + 1);
     }
     static const struct {
         const char *name;

@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include "keeper.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +50,8 @@ static void usage(FILE *f)
     fputs("usage: zkelect run --connect HOSTS --path P [--id ID] [--session-timeout-ms MS]\n"
           "                   [--connect-timeout-ms MS] [--grace MS] [--once] [--quiet]\n"
           "                   [--set KEY=VALUE]... [--auth-file FILE]\n"
+          "                   [--metrics-listen HOST:PORT] [--metrics-textfile FILE]\n"
+          "                   [--metrics-interval-ms MS]\n"
           "                   -- CMD [ARGS...]\n"
           "\n"
           "Volunteers in the election at P and runs CMD only while leading, with\n"
@@ -72,10 +75,15 @@ static void usage(FILE *f)
           "  --set KEY=VALUE          library option (see zkelect(1))\n"
           "  --auth-file FILE         zk.auth credentials read from FILE\n"
           "                           (or $ZKELECT_AUTH)\n"
+          "  --metrics-listen H:P     serve Prometheus metrics at http://H:P/metrics\n"
+          "                           (e.g. 127.0.0.1:9464; docs/monitoring.md)\n"
+          "  --metrics-textfile FILE  rewrite FILE (atomically) with the same metrics\n"
+          "                           every --metrics-interval-ms (default 15000), for\n"
+          "                           node_exporter's textfile collector\n"
           "\n"
           "Exit status: CMD's status; 1 failure; 2 bad arguments; 3 no connection within\n"
           "the connect timeout; 4 leadership lost under --once; 5 permission denied;\n"
-          "128+N stopped by signal N.\n",
+          "6 the metrics endpoint or textfile cannot be set up; 128+N stopped by signal N.\n",
           f);
 }
 
@@ -528,7 +536,7 @@ int zt_cmd_run(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.ctl = -1;
     r.margin_user = -1;
-    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_ID | ZT_O_RUN, &r.o, usage);
+    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_ID | ZT_O_RUN | ZT_O_METRICS, &r.o, usage);
     if (rc >= 0)
         return rc;
     for (int i = 0; i < r.o.nsettings; i++) {
@@ -564,6 +572,7 @@ int zt_cmd_run(int argc, char **argv)
     }
     int exit_code = ZT_EXIT_FAILURE;
     char err[512] = "";
+    struct zt_metrics *metrics = NULL;
     r.client = zt_client(&r.o, &exit_code);
     if (!r.client) {
         usage(stderr);
@@ -575,6 +584,17 @@ int zt_cmd_run(int argc, char **argv)
         usage(stderr);
         exit_code = ZT_EXIT_USAGE;
         goto out;
+    }
+    {
+        /* Before connecting: a taken port or an unwritable textfile is an
+         * error at start, never a run without the metrics asked for. */
+        int failed = 0;
+        metrics = zt_metrics_start(r.client, r.o.metrics_listen, r.o.metrics_textfile,
+                                   r.o.metrics_interval_ms, &failed);
+        if (failed) {
+            exit_code = ZT_EXIT_METRICS;
+            goto out;
+        }
     }
     rc = zt_await(r.client, &r.o);
     if (rc >= 0) {
@@ -593,6 +613,8 @@ int zt_cmd_run(int argc, char **argv)
         char id[256];
         zt_escape(r.id, id, sizeof id);
         note(&r, "volunteered as %s at %s", id, r.o.path);
+        if (*zt_metrics_url(metrics))
+            note(&r, "metrics at %s", zt_metrics_url(metrics));
     }
 
     /* Bounded by the events and signals that end it; each pass waits. */
@@ -722,6 +744,8 @@ out:
     }
     if (r.ctl >= 0)
         close(r.ctl);
+    /* Its threads take snapshots of the client and election: stop first. */
+    zt_metrics_stop(metrics);
     if (r.election) {
         r.resigning = 1;
         zkelect_resign(r.election);

@@ -278,6 +278,21 @@ func (e *Elector) Participants() ([]Participant, error) {
 	return out, err
 }
 
+// Stats is a snapshot of this elector's figures as a JSON object: state,
+// term, queue position, losses by reason, keepalive round trips and
+// failover latency (docs/monitoring.md). Since libzkelect 1.2.
+func (e *Elector) Stats() ([]byte, error) {
+	var out []byte
+	err := e.use(func(h capi.NativeElection) error {
+		s, err := call(func() capi.NativeStats { return capi.Election_stats(h) })
+		if err == nil {
+			out = statsJSON(s)
+		}
+		return err
+	})
+	return out, err
+}
+
 // pull is one bounded wait for an event.
 func (e *Elector) pull(ms int) (ev capi.NativeEvent, err error) {
 	err = e.use(func(h capi.NativeElection) error { ev = capi.Next_event(h, ms); return nil })

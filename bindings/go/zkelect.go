@@ -175,6 +175,28 @@ func (c *Client) Counters() (map[string]uint64, error) {
 	return out, err
 }
 
+// statsJSON reads and frees a snapshot.
+func statsJSON(s capi.NativeStats) []byte {
+	defer capi.Stats_destroy(s)
+	return []byte(capi.Stats_json(s))
+}
+
+// Stats is a snapshot of the client's figures as a JSON object: its
+// session, its counters, and under "elections" the snapshot of each of its
+// electors (docs/monitoring.md lists the keys; new keys may appear, none
+// goes away). Cheap: nothing is asked of ZooKeeper. Since libzkelect 1.2.
+func (c *Client) Stats() ([]byte, error) {
+	var out []byte
+	err := c.use(func(h capi.NativeClient) error {
+		s, err := call(func() capi.NativeStats { return capi.Client_stats(h) })
+		if err == nil {
+			out = statsJSON(s)
+		}
+		return err
+	})
+	return out, err
+}
+
 // Participant is one candidate of an election, in queue order.
 type Participant struct {
 	ID      string    // participant id

@@ -2,6 +2,7 @@ package zkelect_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -181,6 +182,30 @@ func TestThreeElectorsElectExactlyOne(t *testing.T) {
 	counters, err := leader.Client().Counters()
 	if err != nil || counters["terms_won"] != 1 {
 		t.Fatalf("Counters = %v (%v): want terms_won 1", counters, err)
+	}
+	var st struct {
+		State    string `json:"state"`
+		IsLeader bool   `json:"is_leader"`
+		Token    int64  `json:"token"`
+		TermsWon uint64 `json:"terms_won"`
+		Position int64  `json:"queue_position"`
+		ID       string `json:"id"`
+	}
+	raw, err := leader.Stats()
+	if err != nil || json.Unmarshal(raw, &st) != nil || st.State != "leader" || !st.IsLeader ||
+		st.Token != token || st.TermsWon != 1 || st.Position != 0 || st.ID != leader.ID() {
+		t.Fatalf("Stats = %s (%v): want the leader's", raw, err)
+	}
+	var cs struct {
+		Counters  map[string]uint64 `json:"counters"`
+		Elections []struct {
+			ID string `json:"id"`
+		} `json:"elections"`
+	}
+	raw, err = leader.Client().Stats()
+	if err != nil || json.Unmarshal(raw, &cs) != nil || cs.Counters["terms_won"] != 1 ||
+		len(cs.Elections) != 1 || cs.Elections[0].ID != leader.ID() {
+		t.Fatalf("Client().Stats = %s (%v)", raw, err)
 	}
 }
 

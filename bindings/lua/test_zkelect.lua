@@ -100,6 +100,11 @@ test("three electors elect exactly one", function()
   check(math.type(leader:fencing_token()) == "integer" and leader:fencing_token() == ps[1].token,
         "token %s vs %s", tostring(leader:fencing_token()), tostring(ps[1].token))
   check(leader:client():counters().terms_won == 1, "terms_won")
+  local st = leader:stats()
+  check(st:find('"state":"leader"', 1, true) and st:find('"is_leader":true', 1, true)
+        and st:find('"terms_won":1,', 1, true), "stats: %s", st)
+  local cst = leader:client():stats()
+  check(cst:find('"counters":{"terms_won":1,', 1, true), "client stats: %s", cst)
   for _, e in ipairs(es) do e:close() end
 end)
 

@@ -166,6 +166,13 @@ local function participants_list(p)
   return list
 end
 
+-- A snapshot's JSON text; the snapshot is freed at once.
+local function stats_json(s)
+  local json = raw.stats_json(s)
+  raw.stats_destroy(s)
+  return json
+end
+
 local function closed_error(what)
   error(raw.make_error(M.ECLOSED, what .. " is closed"), 3)
 end
@@ -219,6 +226,13 @@ function Client:counters()
     t[raw.counter_name(i)] = raw.client_counter(self:_handle(), i)
   end
   return t
+end
+
+-- The client's figures as a JSON object (a string): session, counters and
+-- each elector's snapshot under "elections" (docs/monitoring.md). Since 1.2.
+function Client:stats()
+  collect()
+  return stats_json(raw.client_stats(self:_handle()))
 end
 
 function Client:participants(path)
@@ -330,6 +344,13 @@ end
 function Elector:participants()
   collect()
   return participants_list(raw.participants(self:_handle()))
+end
+
+-- This elector's figures as a JSON object (a string): state, term, queue
+-- position, losses, keepalive and failover histograms. Since 1.2.
+function Elector:stats()
+  collect()
+  return stats_json(raw.election_stats(self:_handle()))
 end
 
 function Elector:client() return self._client end

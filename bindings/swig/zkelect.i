@@ -110,6 +110,7 @@ static int zkelect_swig_code_of(int fallback)
 %rename(ZKELECT_TYPE(Observer), match="class") zkelect_observer;
 %rename(ZKELECT_TYPE(Event), match="class") zkelect_event;
 %rename(ZKELECT_TYPE(Participants), match="class") zkelect_participants;
+%rename(ZKELECT_TYPE(Stats), match="class") zkelect_stats;
 /* Enum types meet the same clash (zkelect_event_type is also a function);
  * their values are what the bindings use, as plain ints. */
 %rename(EventType, match="enum") zkelect_event_type;
@@ -125,12 +126,14 @@ static int zkelect_swig_code_of(int fallback)
 %nodefaultctor zkelect_observer;
 %nodefaultctor zkelect_event;
 %nodefaultctor zkelect_participants;
+%nodefaultctor zkelect_stats;
 struct zkelect_conf {};
 struct zkelect_client {};
 struct zkelect_election {};
 struct zkelect_observer {};
 struct zkelect_event {};
 struct zkelect_participants {};
+struct zkelect_stats {};
 
 /* What a garbage collector runs on an object the language still owns. The
  * return codes are dropped: nobody is left to hear them. */
@@ -140,6 +143,7 @@ struct zkelect_participants {};
 %extend zkelect_observer { ~zkelect_observer() { (void)zkelect_observer_destroy($self); } }
 %extend zkelect_event { ~zkelect_event() { zkelect_event_destroy($self); } }
 %extend zkelect_participants { ~zkelect_participants() { zkelect_participants_destroy($self); } }
+%extend zkelect_stats { ~zkelect_stats() { zkelect_stats_destroy($self); } }
 
 %newobject zkelect_conf_new;
 %newobject zkelect_client_new;
@@ -149,12 +153,15 @@ struct zkelect_participants {};
 %newobject zkelect_observer_next_event;
 %newobject zkelect_participants;
 %newobject zkelect_client_participants;
+%newobject zkelect_election_stats;
+%newobject zkelect_client_stats;
 %delobject zkelect_conf_destroy;
 %delobject zkelect_client_destroy;
 %delobject zkelect_election_destroy;
 %delobject zkelect_observer_destroy;
 %delobject zkelect_event_destroy;
 %delobject zkelect_participants_destroy;
+%delobject zkelect_stats_destroy;
 
 /* ---- callbacks: not for bindings (see the top of this file) --------------- */
 
@@ -239,6 +246,8 @@ ZKELECT_CHECK_RC(zkelect_resign)
 ZKELECT_CHECK_RC(zkelect_await_leader)
 ZKELECT_CHECK_NEW(zkelect_participants, ZKELECT_EINVAL)
 ZKELECT_CHECK_NEW(zkelect_client_participants, ZKELECT_EINVAL)
+ZKELECT_CHECK_NEW(zkelect_election_stats, ZKELECT_EINVAL)
+ZKELECT_CHECK_NEW(zkelect_client_stats, ZKELECT_EINVAL)
 ZKELECT_CHECK_RC(zkelect_event_fd)
 ZKELECT_CHECK_RC(zkelect_wake)
 ZKELECT_CHECK_NEW(zkelect_observer_new, ZKELECT_EINVAL)

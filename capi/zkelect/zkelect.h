@@ -471,6 +471,63 @@ ZKELECT_API int64_t zkelect_participants_ctime_ms(const zkelect_participants_t *
 ZKELECT_API void zkelect_participants_destroy(zkelect_participants_t *p);
 
 /* ------------------------------------------------------------------------ */
+/* Statistics: a snapshot for monitoring (since 1.2)                        */
+/* ------------------------------------------------------------------------ */
+
+/** A snapshot of a client's or an election's figures, as a JSON document. */
+typedef struct zkelect_stats zkelect_stats_t;
+
+/**
+ * A snapshot of this candidacy's figures, taken now: its state and since
+ * when, whether it leads and with which token, its place in the queue at its
+ * last listing, its current term, terms won and losses by reason, the lease
+ * time left, the round trips of its keepalives and the latency of the
+ * failovers it won (from the notification that its predecessor's node was
+ * deleted to ELECTED), as histograms with fixed buckets, and the requests it
+ * sent and watch notifications it received. Read it with
+ * zkelect_stats_json(); docs/monitoring.md lists every key.
+ *
+ * Cheap enough to call every second or more often: it copies a few hundred
+ * bytes under a lock that the library's loop thread takes only for a moment
+ * at each change, asks nothing of ZooKeeper, never blocks on the network,
+ * and leaves zkelect_is_leader() untouched. Any thread, including callbacks.
+ *
+ * Returns NULL with a message in errbuf for a NULL election, or when memory
+ * is exhausted. The caller owns the result and frees it with
+ * zkelect_stats_destroy(); it does not refer to the election, so it may
+ * outlive it. Since 1.2.
+ */
+ZKELECT_API zkelect_stats_t *zkelect_election_stats(zkelect_election_t *election, char *errbuf,
+                                                    size_t errlen);
+
+/**
+ * A snapshot of client's figures: whether it is connected, its session id
+ * and negotiated timeout, every zkelect_client_counter() by its
+ * zkelect_counter_name() (session expirations as "expiries", reconnects
+ * within a session as "reconnects"), and under "elections" the snapshot of
+ * each election that exists on the client, as zkelect_election_stats()
+ * gives it. Same cost, threads and ownership as zkelect_election_stats();
+ * NULL with a message in errbuf for a NULL client or exhausted memory.
+ * Since 1.2.
+ */
+ZKELECT_API zkelect_stats_t *zkelect_client_stats(zkelect_client_t *client, char *errbuf,
+                                                  size_t errlen);
+
+/**
+ * The snapshot as one JSON object (RFC 8259, UTF-8, no newline), borrowed:
+ * valid until zkelect_stats_destroy(stats). Its "version" key is 1; later
+ * versions of the library add keys and never remove, rename or retype one,
+ * so a reader must ignore keys it does not know. Durations are integers in
+ * microseconds (keys ending in "_us", -1 when nothing was measured yet),
+ * times are integers in ms since the epoch, CLOCK_REALTIME (keys ending in
+ * "_at_ms", 0 when none). NULL for NULL. Any thread. Since 1.2.
+ */
+ZKELECT_API const char *zkelect_stats_json(const zkelect_stats_t *stats);
+
+/** Free stats. NULL is a no-op. Since 1.2. */
+ZKELECT_API void zkelect_stats_destroy(zkelect_stats_t *stats);
+
+/* ------------------------------------------------------------------------ */
 /* Events                                                                   */
 /* ------------------------------------------------------------------------ */
 

@@ -41,6 +41,9 @@ def load(build_dir):
         "zkelect_observer_new": (P, [P, S, S, C.c_size_t]),
         "zkelect_observer_next_event": (P, [P, I]), "zkelect_observer_destroy": (I, [P]),
         "zkelect_client_counter": (I, [P, I, C.POINTER(C.c_uint64)]),
+        "zkelect_election_stats": (P, [P, S, C.c_size_t]),
+        "zkelect_client_stats": (P, [P, S, C.c_size_t]),
+        "zkelect_stats_json": (S, [P]), "zkelect_stats_destroy": (None, [P]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -86,7 +89,7 @@ class Api:
         lib = self.lib
         d = {"type": EV.get(lib.zkelect_event_type(ev)),
              "reason": REASON.get(lib.zkelect_event_reason(ev)),
-             "error": lib.zkelect_event_error(ev)}
+             "error": lib.zkelect_event_error(ev), "token": lib.zkelect_event_token(ev)}
         lib.zkelect_event_destroy(ev)
         return d
 
@@ -120,6 +123,19 @@ class Api:
         rc = self.lib.zkelect_client_counter(client, which, C.byref(v))
         assert rc == 0, rc
         return v.value
+
+    def stats(self, handle, client=False):
+        """zkelect_election_stats (or _client_stats) parsed by json.loads."""
+        import json
+        err = C.create_string_buffer(512)
+        f = self.lib.zkelect_client_stats if client else self.lib.zkelect_election_stats
+        st = f(handle, err, 512)
+        if not st:
+            raise RuntimeError(err.value.decode())
+        try:
+            return json.loads(self.lib.zkelect_stats_json(st).decode())
+        finally:
+            self.lib.zkelect_stats_destroy(st)
 
     def leader_id(self, e):
         buf = C.create_string_buffer(1100)

@@ -13,9 +13,9 @@ extern
 #ifdef __cplusplus
   "C"
 #endif
-  void cgo_panic__capi_6d46bcae723a981e(const char*);
+  void cgo_panic__capi_0d019800536351b3(const char*);
 static void _swig_gopanic(const char *p) {
-  cgo_panic__capi_6d46bcae723a981e(p);
+  cgo_panic__capi_0d019800536351b3(p);
 }
 
 
@@ -289,6 +289,7 @@ SWIGINTERN void delete_zkelect_election(struct zkelect_election *self){ (void)zk
 SWIGINTERN void delete_zkelect_observer(struct zkelect_observer *self){ (void)zkelect_observer_destroy(self); }
 SWIGINTERN void delete_zkelect_event(struct zkelect_event *self){ zkelect_event_destroy(self); }
 SWIGINTERN void delete_zkelect_participants(struct zkelect_participants *self){ zkelect_participants_destroy(self); }
+SWIGINTERN void delete_zkelect_stats(struct zkelect_stats *self){ zkelect_stats_destroy(self); }
 
 /* The fencing token of the current term; raises ENOTLEADER otherwise. */
 static int64_t zkelect_swig_fencing_token(const zkelect_election_t *election)
@@ -349,7 +350,7 @@ static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_6d46bcae723a981e(void *_swig_go_0) {
+void _wrap_Swig_free_capi_0d019800536351b3(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -359,7 +360,7 @@ void _wrap_Swig_free_capi_6d46bcae723a981e(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_6d46bcae723a981e(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_0d019800536351b3(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -372,7 +373,7 @@ void *_wrap_Swig_malloc_capi_6d46bcae723a981e(intgo _swig_go_0) {
 }
 
 
-void _wrap_delete_NativeConf_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0) {
+void _wrap_delete_NativeConf_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0) {
   struct zkelect_conf *arg1 = (struct zkelect_conf *) 0 ;
   
   arg1 = *(struct zkelect_conf **)&_swig_go_0; 
@@ -382,7 +383,7 @@ void _wrap_delete_NativeConf_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go
 }
 
 
-void _wrap_delete_NativeClient_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
+void _wrap_delete_NativeClient_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
   struct zkelect_client *arg1 = (struct zkelect_client *) 0 ;
   
   arg1 = *(struct zkelect_client **)&_swig_go_0; 
@@ -392,7 +393,7 @@ void _wrap_delete_NativeClient_capi_6d46bcae723a981e(struct zkelect_client *_swi
 }
 
 
-void _wrap_delete_NativeElection_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+void _wrap_delete_NativeElection_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   struct zkelect_election *arg1 = (struct zkelect_election *) 0 ;
   
   arg1 = *(struct zkelect_election **)&_swig_go_0; 
@@ -402,7 +403,7 @@ void _wrap_delete_NativeElection_capi_6d46bcae723a981e(struct zkelect_election *
 }
 
 
-void _wrap_delete_NativeObserver_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0) {
+void _wrap_delete_NativeObserver_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0) {
   struct zkelect_observer *arg1 = (struct zkelect_observer *) 0 ;
   
   arg1 = *(struct zkelect_observer **)&_swig_go_0; 
@@ -412,7 +413,7 @@ void _wrap_delete_NativeObserver_capi_6d46bcae723a981e(struct zkelect_observer *
 }
 
 
-void _wrap_delete_NativeEvent_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+void _wrap_delete_NativeEvent_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   struct zkelect_event *arg1 = (struct zkelect_event *) 0 ;
   
   arg1 = *(struct zkelect_event **)&_swig_go_0; 
@@ -422,7 +423,7 @@ void _wrap_delete_NativeEvent_capi_6d46bcae723a981e(struct zkelect_event *_swig_
 }
 
 
-void _wrap_delete_NativeParticipants_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0) {
+void _wrap_delete_NativeParticipants_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0) {
   struct zkelect_participants *arg1 = (struct zkelect_participants *) 0 ;
   
   arg1 = *(struct zkelect_participants **)&_swig_go_0; 
@@ -432,7 +433,17 @@ void _wrap_delete_NativeParticipants_capi_6d46bcae723a981e(struct zkelect_partic
 }
 
 
-intgo _wrap_OK_capi_6d46bcae723a981e() {
+void _wrap_delete_NativeStats_capi_0d019800536351b3(struct zkelect_stats *_swig_go_0) {
+  struct zkelect_stats *arg1 = (struct zkelect_stats *) 0 ;
+  
+  arg1 = *(struct zkelect_stats **)&_swig_go_0; 
+  
+  delete_zkelect_stats(arg1);
+  
+}
+
+
+intgo _wrap_OK_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -444,7 +455,7 @@ intgo _wrap_OK_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EINVAL_capi_6d46bcae723a981e() {
+intgo _wrap_EINVAL_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -456,7 +467,7 @@ intgo _wrap_EINVAL_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ENOMEM_capi_6d46bcae723a981e() {
+intgo _wrap_ENOMEM_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -468,7 +479,7 @@ intgo _wrap_ENOMEM_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ESTATE_capi_6d46bcae723a981e() {
+intgo _wrap_ESTATE_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -480,7 +491,7 @@ intgo _wrap_ESTATE_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ECLOSED_capi_6d46bcae723a981e() {
+intgo _wrap_ECLOSED_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -492,7 +503,7 @@ intgo _wrap_ECLOSED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ETIMEDOUT_capi_6d46bcae723a981e() {
+intgo _wrap_ETIMEDOUT_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -504,7 +515,7 @@ intgo _wrap_ETIMEDOUT_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ECONNLOSS_capi_6d46bcae723a981e() {
+intgo _wrap_ECONNLOSS_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -516,7 +527,7 @@ intgo _wrap_ECONNLOSS_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ESESSION_EXPIRED_capi_6d46bcae723a981e() {
+intgo _wrap_ESESSION_EXPIRED_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -528,7 +539,7 @@ intgo _wrap_ESESSION_EXPIRED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EAUTH_capi_6d46bcae723a981e() {
+intgo _wrap_EAUTH_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -540,7 +551,7 @@ intgo _wrap_EAUTH_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ENOTSUP_capi_6d46bcae723a981e() {
+intgo _wrap_ENOTSUP_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -552,7 +563,7 @@ intgo _wrap_ENOTSUP_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EDEADLK_capi_6d46bcae723a981e() {
+intgo _wrap_EDEADLK_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -564,7 +575,7 @@ intgo _wrap_EDEADLK_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EZK_capi_6d46bcae723a981e() {
+intgo _wrap_EZK_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -576,7 +587,7 @@ intgo _wrap_EZK_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EINTERNAL_capi_6d46bcae723a981e() {
+intgo _wrap_EINTERNAL_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -588,7 +599,7 @@ intgo _wrap_EINTERNAL_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ENOLEADER_capi_6d46bcae723a981e() {
+intgo _wrap_ENOLEADER_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -600,7 +611,7 @@ intgo _wrap_ENOLEADER_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ERANGE_capi_6d46bcae723a981e() {
+intgo _wrap_ERANGE_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -612,7 +623,7 @@ intgo _wrap_ERANGE_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_ENOTLEADER_capi_6d46bcae723a981e() {
+intgo _wrap_ENOTLEADER_capi_0d019800536351b3() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -624,7 +635,7 @@ intgo _wrap_ENOTLEADER_capi_6d46bcae723a981e() {
 }
 
 
-_gostring_ _wrap_strerror_capi_6d46bcae723a981e(intgo _swig_go_0) {
+_gostring_ _wrap_strerror_capi_0d019800536351b3(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -637,7 +648,7 @@ _gostring_ _wrap_strerror_capi_6d46bcae723a981e(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_err_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
+_gostring_ _wrap_err_name_capi_0d019800536351b3(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -650,7 +661,7 @@ _gostring_ _wrap_err_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_last_error_capi_6d46bcae723a981e() {
+_gostring_ _wrap_last_error_capi_0d019800536351b3() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -661,7 +672,7 @@ _gostring_ _wrap_last_error_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_LOG_NONE_capi_6d46bcae723a981e() {
+intgo _wrap_LOG_NONE_capi_0d019800536351b3() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -673,7 +684,7 @@ intgo _wrap_LOG_NONE_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_LOG_ERROR_capi_6d46bcae723a981e() {
+intgo _wrap_LOG_ERROR_capi_0d019800536351b3() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -685,7 +696,7 @@ intgo _wrap_LOG_ERROR_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_LOG_WARN_capi_6d46bcae723a981e() {
+intgo _wrap_LOG_WARN_capi_0d019800536351b3() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -697,7 +708,7 @@ intgo _wrap_LOG_WARN_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_LOG_INFO_capi_6d46bcae723a981e() {
+intgo _wrap_LOG_INFO_capi_0d019800536351b3() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -709,7 +720,7 @@ intgo _wrap_LOG_INFO_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_LOG_DEBUG_capi_6d46bcae723a981e() {
+intgo _wrap_LOG_DEBUG_capi_0d019800536351b3() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -721,7 +732,7 @@ intgo _wrap_LOG_DEBUG_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_set_log_cb_capi_6d46bcae723a981e(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
+intgo _wrap_set_log_cb_capi_0d019800536351b3(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
   int arg1 ;
   zkelect_log_cb arg2 = (zkelect_log_cb) 0 ;
   void *arg3 = (void *) 0 ;
@@ -738,7 +749,7 @@ intgo _wrap_set_log_cb_capi_6d46bcae723a981e(intgo _swig_go_0, void* _swig_go_1,
 }
 
 
-intgo _wrap_version_capi_6d46bcae723a981e() {
+intgo _wrap_version_capi_0d019800536351b3() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -749,7 +760,7 @@ intgo _wrap_version_capi_6d46bcae723a981e() {
 }
 
 
-_gostring_ _wrap_version_string_capi_6d46bcae723a981e() {
+_gostring_ _wrap_version_string_capi_0d019800536351b3() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -760,7 +771,7 @@ _gostring_ _wrap_version_string_capi_6d46bcae723a981e() {
 }
 
 
-struct zkelect_conf *_wrap_conf_new_capi_6d46bcae723a981e() {
+struct zkelect_conf *_wrap_conf_new_capi_0d019800536351b3() {
   zkelect_conf_t *result = 0 ;
   struct zkelect_conf *_swig_go_result;
   
@@ -780,7 +791,7 @@ struct zkelect_conf *_wrap_conf_new_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_conf_set_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_conf_set_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -813,7 +824,7 @@ intgo _wrap_conf_set_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0, _gos
 }
 
 
-void _wrap_conf_destroy_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0) {
+void _wrap_conf_destroy_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
@@ -823,7 +834,7 @@ void _wrap_conf_destroy_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0) {
 }
 
 
-struct zkelect_client *_wrap_client_new_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0) {
+struct zkelect_client *_wrap_client_new_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -852,7 +863,7 @@ struct zkelect_client *_wrap_client_new_capi_6d46bcae723a981e(struct zkelect_con
 }
 
 
-intgo _wrap_client_destroy_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_destroy_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -873,7 +884,7 @@ intgo _wrap_client_destroy_capi_6d46bcae723a981e(struct zkelect_client *_swig_go
 }
 
 
-intgo _wrap_client_await_connected_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_await_connected_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -896,7 +907,7 @@ intgo _wrap_client_await_connected_capi_6d46bcae723a981e(struct zkelect_client *
 }
 
 
-intgo _wrap_client_is_connected_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_is_connected_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -909,7 +920,7 @@ intgo _wrap_client_is_connected_capi_6d46bcae723a981e(struct zkelect_client *_sw
 }
 
 
-intgo _wrap_client_session_timeout_ms_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_session_timeout_ms_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -922,7 +933,7 @@ intgo _wrap_client_session_timeout_ms_capi_6d46bcae723a981e(struct zkelect_clien
 }
 
 
-long long _wrap_client_session_id_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0) {
+long long _wrap_client_session_id_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -935,7 +946,7 @@ long long _wrap_client_session_id_capi_6d46bcae723a981e(struct zkelect_client *_
 }
 
 
-intgo _wrap_COUNTER_TERMS_WON_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_TERMS_WON_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -947,7 +958,7 @@ intgo _wrap_COUNTER_TERMS_WON_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -959,7 +970,7 @@ intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -971,7 +982,7 @@ intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -983,7 +994,7 @@ intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -995,7 +1006,7 @@ intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1007,7 +1018,7 @@ intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1019,7 +1030,7 @@ intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_RECONNECTS_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_RECONNECTS_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1031,7 +1042,7 @@ intgo _wrap_COUNTER_RECONNECTS_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_EXPIRIES_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_EXPIRIES_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1043,7 +1054,7 @@ intgo _wrap_COUNTER_EXPIRIES_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_ZK_REQUESTS_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_ZK_REQUESTS_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1055,7 +1066,7 @@ intgo _wrap_COUNTER_ZK_REQUESTS_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_KEEPALIVES_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_KEEPALIVES_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1067,7 +1078,7 @@ intgo _wrap_COUNTER_KEEPALIVES_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1079,7 +1090,7 @@ intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_COUNTER__COUNT_capi_6d46bcae723a981e() {
+intgo _wrap_COUNTER__COUNT_capi_0d019800536351b3() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1091,7 +1102,7 @@ intgo _wrap_COUNTER__COUNT_capi_6d46bcae723a981e() {
 }
 
 
-_gostring_ _wrap_counter_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
+_gostring_ _wrap_counter_name_capi_0d019800536351b3(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1104,7 +1115,7 @@ _gostring_ _wrap_counter_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
 }
 
 
-struct zkelect_election *_wrap_election_new_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct zkelect_election *_wrap_election_new_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1139,7 +1150,7 @@ struct zkelect_election *_wrap_election_new_capi_6d46bcae723a981e(struct zkelect
 }
 
 
-intgo _wrap_election_destroy_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_election_destroy_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1160,7 +1171,7 @@ intgo _wrap_election_destroy_capi_6d46bcae723a981e(struct zkelect_election *_swi
 }
 
 
-intgo _wrap_volunteer_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_volunteer_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1181,7 +1192,7 @@ intgo _wrap_volunteer_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_resign_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_resign_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1202,7 +1213,7 @@ intgo _wrap_resign_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_leader_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_leader_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1215,7 +1226,7 @@ intgo _wrap_is_leader_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_await_leader_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_await_leader_capi_0d019800536351b3(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1238,7 +1249,7 @@ intgo _wrap_await_leader_capi_6d46bcae723a981e(struct zkelect_election *_swig_go
 }
 
 
-struct zkelect_participants *_wrap_participants_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+struct zkelect_participants *_wrap_participants_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1267,7 +1278,7 @@ struct zkelect_participants *_wrap_participants_capi_6d46bcae723a981e(struct zke
 }
 
 
-struct zkelect_participants *_wrap_client_participants_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_participants *_wrap_client_participants_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1299,7 +1310,7 @@ struct zkelect_participants *_wrap_client_participants_capi_6d46bcae723a981e(str
 }
 
 
-long long _wrap_participants_count_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0) {
+long long _wrap_participants_count_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1312,7 +1323,7 @@ long long _wrap_participants_count_capi_6d46bcae723a981e(struct zkelect_particip
 }
 
 
-_gostring_ _wrap_participants_id_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_id_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1327,7 +1338,7 @@ _gostring_ _wrap_participants_id_capi_6d46bcae723a981e(struct zkelect_participan
 }
 
 
-_gostring_ _wrap_participants_node_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_node_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1342,7 +1353,7 @@ _gostring_ _wrap_participants_node_capi_6d46bcae723a981e(struct zkelect_particip
 }
 
 
-long long _wrap_participants_token_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_token_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1357,7 +1368,7 @@ long long _wrap_participants_token_capi_6d46bcae723a981e(struct zkelect_particip
 }
 
 
-long long _wrap_participants_ctime_ms_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_ctime_ms_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1372,7 +1383,7 @@ long long _wrap_participants_ctime_ms_capi_6d46bcae723a981e(struct zkelect_parti
 }
 
 
-void _wrap_participants_destroy_capi_6d46bcae723a981e(struct zkelect_participants *_swig_go_0) {
+void _wrap_participants_destroy_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
   arg1 = *(zkelect_participants_t **)&_swig_go_0; 
@@ -1382,7 +1393,88 @@ void _wrap_participants_destroy_capi_6d46bcae723a981e(struct zkelect_participant
 }
 
 
-intgo _wrap_EV_ELECTED_capi_6d46bcae723a981e() {
+struct zkelect_stats *_wrap_election_stats_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  zkelect_stats_t *result = 0 ;
+  struct zkelect_stats *_swig_go_result;
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    arg2 = zkelect_swig_errbuf;
+    arg3 = sizeof zkelect_swig_errbuf;
+  }
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (zkelect_stats_t *)zkelect_election_stats(arg1,arg2,arg3);
+    if (result == NULL) {
+      int zkelect_code = zkelect_swig_code_of(ZKELECT_EINVAL);
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(zkelect_code, zkelect_swig_msg(zkelect_code));
+      /*@SWIG@*/;
+    }
+  }
+  *(zkelect_stats_t **)&_swig_go_result = (zkelect_stats_t *)result; 
+  return _swig_go_result;
+}
+
+
+struct zkelect_stats *_wrap_client_stats_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
+  zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  size_t arg3 ;
+  zkelect_stats_t *result = 0 ;
+  struct zkelect_stats *_swig_go_result;
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    arg2 = zkelect_swig_errbuf;
+    arg3 = sizeof zkelect_swig_errbuf;
+  }
+  arg1 = *(zkelect_client_t **)&_swig_go_0; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (zkelect_stats_t *)zkelect_client_stats(arg1,arg2,arg3);
+    if (result == NULL) {
+      int zkelect_code = zkelect_swig_code_of(ZKELECT_EINVAL);
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(zkelect_code, zkelect_swig_msg(zkelect_code));
+      /*@SWIG@*/;
+    }
+  }
+  *(zkelect_stats_t **)&_swig_go_result = (zkelect_stats_t *)result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_stats_json_capi_0d019800536351b3(struct zkelect_stats *_swig_go_0) {
+  zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(zkelect_stats_t **)&_swig_go_0; 
+  
+  result = (char *)zkelect_stats_json((struct zkelect_stats const *)arg1);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+void _wrap_stats_destroy_capi_0d019800536351b3(struct zkelect_stats *_swig_go_0) {
+  zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
+  
+  arg1 = *(zkelect_stats_t **)&_swig_go_0; 
+  
+  zkelect_stats_destroy(arg1);
+  
+}
+
+
+intgo _wrap_EV_ELECTED_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1394,7 +1486,7 @@ intgo _wrap_EV_ELECTED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_DEPOSED_capi_6d46bcae723a981e() {
+intgo _wrap_EV_DEPOSED_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1406,7 +1498,7 @@ intgo _wrap_EV_DEPOSED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_FOLLOWING_capi_6d46bcae723a981e() {
+intgo _wrap_EV_FOLLOWING_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1418,7 +1510,7 @@ intgo _wrap_EV_FOLLOWING_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_SUSPENDED_capi_6d46bcae723a981e() {
+intgo _wrap_EV_SUSPENDED_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1430,7 +1522,7 @@ intgo _wrap_EV_SUSPENDED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_RECONNECTED_capi_6d46bcae723a981e() {
+intgo _wrap_EV_RECONNECTED_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1442,7 +1534,7 @@ intgo _wrap_EV_RECONNECTED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_EXPIRED_capi_6d46bcae723a981e() {
+intgo _wrap_EV_EXPIRED_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1454,7 +1546,7 @@ intgo _wrap_EV_EXPIRED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_LEADER_CHANGED_capi_6d46bcae723a981e() {
+intgo _wrap_EV_LEADER_CHANGED_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1466,7 +1558,7 @@ intgo _wrap_EV_LEADER_CHANGED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_ERROR_capi_6d46bcae723a981e() {
+intgo _wrap_EV_ERROR_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1478,7 +1570,7 @@ intgo _wrap_EV_ERROR_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_RESIGNED_capi_6d46bcae723a981e() {
+intgo _wrap_EV_RESIGNED_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1490,7 +1582,7 @@ intgo _wrap_EV_RESIGNED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_OVERFLOW_capi_6d46bcae723a981e() {
+intgo _wrap_EV_OVERFLOW_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1502,7 +1594,7 @@ intgo _wrap_EV_OVERFLOW_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_EV_WARNING_capi_6d46bcae723a981e() {
+intgo _wrap_EV_WARNING_capi_0d019800536351b3() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1514,7 +1606,7 @@ intgo _wrap_EV_WARNING_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_REASON_NONE_capi_6d46bcae723a981e() {
+intgo _wrap_REASON_NONE_capi_0d019800536351b3() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1526,7 +1618,7 @@ intgo _wrap_REASON_NONE_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_REASON_RESIGNED_capi_6d46bcae723a981e() {
+intgo _wrap_REASON_RESIGNED_capi_0d019800536351b3() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1538,7 +1630,7 @@ intgo _wrap_REASON_RESIGNED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_REASON_SUSPENDED_capi_6d46bcae723a981e() {
+intgo _wrap_REASON_SUSPENDED_capi_0d019800536351b3() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1550,7 +1642,7 @@ intgo _wrap_REASON_SUSPENDED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_REASON_LEASE_ENDED_capi_6d46bcae723a981e() {
+intgo _wrap_REASON_LEASE_ENDED_capi_0d019800536351b3() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1562,7 +1654,7 @@ intgo _wrap_REASON_LEASE_ENDED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_REASON_EXPIRED_capi_6d46bcae723a981e() {
+intgo _wrap_REASON_EXPIRED_capi_0d019800536351b3() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1574,7 +1666,7 @@ intgo _wrap_REASON_EXPIRED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_REASON_NODE_DELETED_capi_6d46bcae723a981e() {
+intgo _wrap_REASON_NODE_DELETED_capi_0d019800536351b3() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1586,7 +1678,7 @@ intgo _wrap_REASON_NODE_DELETED_capi_6d46bcae723a981e() {
 }
 
 
-intgo _wrap_REASON_CLOSED_capi_6d46bcae723a981e() {
+intgo _wrap_REASON_CLOSED_capi_0d019800536351b3() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1598,7 +1690,7 @@ intgo _wrap_REASON_CLOSED_capi_6d46bcae723a981e() {
 }
 
 
-struct zkelect_event *_wrap_next_event_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_next_event_capi_0d019800536351b3(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -1613,7 +1705,7 @@ struct zkelect_event *_wrap_next_event_capi_6d46bcae723a981e(struct zkelect_elec
 }
 
 
-intgo _wrap_event_fd_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_event_fd_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1634,7 +1726,7 @@ intgo _wrap_event_fd_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) 
 }
 
 
-intgo _wrap_wake_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_wake_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1655,7 +1747,7 @@ intgo _wrap_wake_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_event_type_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_type_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1668,7 +1760,7 @@ intgo _wrap_event_type_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
 }
 
 
-intgo _wrap_event_reason_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_reason_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1681,7 +1773,7 @@ intgo _wrap_event_reason_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0)
 }
 
 
-long long _wrap_event_token_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_token_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1694,7 +1786,7 @@ long long _wrap_event_token_capi_6d46bcae723a981e(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_error_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_error_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1707,7 +1799,7 @@ intgo _wrap_event_error_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) 
 }
 
 
-intgo _wrap_event_zk_rc_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_zk_rc_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1720,7 +1812,7 @@ intgo _wrap_event_zk_rc_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_event_message_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_message_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1733,7 +1825,7 @@ _gostring_ _wrap_event_message_capi_6d46bcae723a981e(struct zkelect_event *_swig
 }
 
 
-_gostring_ _wrap_event_node_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_node_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1746,7 +1838,7 @@ _gostring_ _wrap_event_node_capi_6d46bcae723a981e(struct zkelect_event *_swig_go
 }
 
 
-_gostring_ _wrap_event_id_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_id_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1759,7 +1851,7 @@ _gostring_ _wrap_event_id_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0
 }
 
 
-long long _wrap_event_time_ns_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_time_ns_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1772,7 +1864,7 @@ long long _wrap_event_time_ns_capi_6d46bcae723a981e(struct zkelect_event *_swig_
 }
 
 
-_gostring_ _wrap_event_type_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
+_gostring_ _wrap_event_type_name_capi_0d019800536351b3(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1785,7 +1877,7 @@ _gostring_ _wrap_event_type_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_reason_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
+_gostring_ _wrap_reason_name_capi_0d019800536351b3(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1798,7 +1890,7 @@ _gostring_ _wrap_reason_name_capi_6d46bcae723a981e(intgo _swig_go_0) {
 }
 
 
-void _wrap_event_destroy_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0) {
+void _wrap_event_destroy_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   
   arg1 = *(zkelect_event_t **)&_swig_go_0; 
@@ -1808,7 +1900,7 @@ void _wrap_event_destroy_capi_6d46bcae723a981e(struct zkelect_event *_swig_go_0)
 }
 
 
-struct zkelect_observer *_wrap_observer_new_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_observer *_wrap_observer_new_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1840,7 +1932,7 @@ struct zkelect_observer *_wrap_observer_new_capi_6d46bcae723a981e(struct zkelect
 }
 
 
-struct zkelect_event *_wrap_observer_next_event_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_observer_next_event_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -1855,7 +1947,7 @@ struct zkelect_event *_wrap_observer_next_event_capi_6d46bcae723a981e(struct zke
 }
 
 
-intgo _wrap_observer_event_fd_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_event_fd_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1876,7 +1968,7 @@ intgo _wrap_observer_event_fd_capi_6d46bcae723a981e(struct zkelect_observer *_sw
 }
 
 
-intgo _wrap_observer_wake_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_wake_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1897,7 +1989,7 @@ intgo _wrap_observer_wake_capi_6d46bcae723a981e(struct zkelect_observer *_swig_g
 }
 
 
-intgo _wrap_observer_destroy_capi_6d46bcae723a981e(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_destroy_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1918,7 +2010,7 @@ intgo _wrap_observer_destroy_capi_6d46bcae723a981e(struct zkelect_observer *_swi
 }
 
 
-long long _wrap_fencing_token_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+long long _wrap_fencing_token_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1940,7 +2032,7 @@ long long _wrap_fencing_token_capi_6d46bcae723a981e(struct zkelect_election *_sw
 }
 
 
-_gostring_ _wrap_leader_id_capi_6d46bcae723a981e(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_id_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1963,7 +2055,7 @@ _gostring_ _wrap_leader_id_capi_6d46bcae723a981e(struct zkelect_election *_swig_
 }
 
 
-long long _wrap_client_counter_capi_6d46bcae723a981e(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_client_counter_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int64_t result;
@@ -1987,7 +2079,7 @@ long long _wrap_client_counter_capi_6d46bcae723a981e(struct zkelect_client *_swi
 }
 
 
-_gostring_ _wrap_conf_get_capi_6d46bcae723a981e(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
+_gostring_ _wrap_conf_get_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *result = 0 ;

@@ -40,6 +40,8 @@ opaque! {
     zkelect_event_t;
     /// A snapshot of an election's candidates, in queue order.
     zkelect_participants_t;
+    /// A snapshot of a client's or an election's figures, as JSON. Since 1.2.
+    zkelect_stats_t;
 }
 
 /// `typedef void (*zkelect_event_cb)(zkelect_election_t *, const zkelect_event_t *, void *)`;
@@ -172,6 +174,12 @@ extern "C" {
     pub fn zkelect_participants_token(p: *const zkelect_participants_t, i: size_t) -> i64;
     pub fn zkelect_participants_ctime_ms(p: *const zkelect_participants_t, i: size_t) -> i64;
     pub fn zkelect_participants_destroy(p: *mut zkelect_participants_t);
+
+    // Since 1.2.
+    pub fn zkelect_election_stats(election: *mut zkelect_election_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_stats_t;
+    pub fn zkelect_client_stats(client: *mut zkelect_client_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_stats_t;
+    pub fn zkelect_stats_json(stats: *const zkelect_stats_t) -> *const c_char;
+    pub fn zkelect_stats_destroy(stats: *mut zkelect_stats_t);
 
     // Events
     pub fn zkelect_next_event(election: *mut zkelect_election_t, timeout_ms: c_int) -> *mut zkelect_event_t;

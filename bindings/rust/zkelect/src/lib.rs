@@ -462,6 +462,15 @@ impl Client {
         Participant::collect(raw, &buf)
     }
 
+    /// A snapshot of this client's figures as one JSON object: its session,
+    /// its counters, and under `"elections"` the snapshot of each of its
+    /// elections (docs/monitoring.md lists the keys; keys may be added, never
+    /// removed). Asks nothing of ZooKeeper. Since libzkelect 1.2.
+    pub fn stats_json(&self) -> Result<String> {
+        let mut buf = [0 as c_char; ERRBUF];
+        take_stats(unsafe { sys::zkelect_client_stats(self.raw(), buf.as_mut_ptr(), buf.len()) }, &buf)
+    }
+
     /// Shorthand for `Election::new(self, path, participant_id)`.
     pub fn election(&self, path: &str, participant_id: &str) -> Result<Election> {
         Election::new(self, path, participant_id)
@@ -514,6 +523,16 @@ impl Participant {
         unsafe { sys::zkelect_participants_destroy(raw) };
         Ok(list)
     }
+}
+
+/// The JSON of a snapshot, which is freed here.
+fn take_stats(raw: *mut sys::zkelect_stats_t, errbuf: &[c_char]) -> Result<String> {
+    if raw.is_null() {
+        return Err(null_error(errbuf, sys::ZKELECT_EINVAL));
+    }
+    let json = borrowed_str(unsafe { sys::zkelect_stats_json(raw) }).into_owned();
+    unsafe { sys::zkelect_stats_destroy(raw) };
+    Ok(json)
 }
 
 // ---------------------------------------------------------------------------
@@ -628,6 +647,15 @@ impl Election {
         let mut buf = [0 as c_char; ERRBUF];
         let raw = unsafe { sys::zkelect_participants(self.raw(), buf.as_mut_ptr(), buf.len()) };
         Participant::collect(raw, &buf)
+    }
+
+    /// A snapshot of this candidacy's figures as one JSON object: state,
+    /// term, queue position, losses by reason, keepalive round trips and
+    /// failover latency (docs/monitoring.md). Asks nothing of ZooKeeper.
+    /// Since libzkelect 1.2.
+    pub fn stats_json(&self) -> Result<String> {
+        let mut buf = [0 as c_char; ERRBUF];
+        take_stats(unsafe { sys::zkelect_election_stats(self.raw(), buf.as_mut_ptr(), buf.len()) }, &buf)
     }
 
     /// The next event, waiting up to `timeout`; `None` on timeout or after

@@ -128,6 +128,19 @@ fn three_electors_elect_exactly_one() {
     assert_eq!(parts[0].token, l.fencing_token().unwrap());
     assert!(parts[0].token > 0);
     assert!(parts[0].token < parts[1].token && parts[1].token < parts[2].token);
+
+    // The snapshot (1.2): the leader's says so, with its token; a
+    // follower's says where it queues.
+    let st = l.stats_json().unwrap();
+    let token = l.fencing_token().unwrap();
+    for want in ["\"state\":\"leader\"", "\"is_leader\":true", "\"terms_won\":1,", "\"queue_position\":0,"] {
+        assert!(st.contains(want), "{want} in {st}");
+    }
+    assert!(st.contains(&format!("\"token\":{token},")), "{st}");
+    let fst = last.stats_json().unwrap();
+    assert!(fst.contains("\"state\":\"follower\"") && fst.contains("\"queue_position\":2,"), "{fst}");
+    let cst = watcher.stats_json().unwrap();
+    assert!(cst.starts_with('{') && cst.contains("\"elections\":[]"), "{cst}");
 }
 
 #[test]

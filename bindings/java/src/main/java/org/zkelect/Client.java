@@ -146,6 +146,25 @@ public final class Client implements AutoCloseable {
         });
     }
 
+    /**
+     * This client's figures as one JSON object: session, counters, and each
+     * elector's snapshot under "elections" (docs/monitoring.md lists the
+     * keys; keys may be added, never removed). Asks nothing of ZooKeeper.
+     * Since 1.2.
+     */
+    public String stats() {
+        return statsJson(use(ZkelectNative::client_stats));
+    }
+
+    /** The JSON of a snapshot, which is freed at once. */
+    static String statsJson(NativeStats s) {
+        try {
+            return ZkelectNative.stats_json(s);
+        } finally {
+            ZkelectNative.stats_destroy(s);
+        }
+    }
+
     /** The candidates of the election at path, leader first. */
     public List<Participant> participants(String path) {
         return Participant.take(use(c -> ZkelectNative.client_participants(c, path)));

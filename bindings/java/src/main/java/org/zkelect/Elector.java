@@ -125,6 +125,15 @@ public final class Elector extends Handle<NativeElection> {
         }
     }
 
+    /**
+     * This elector's figures as one JSON object: state, term, queue
+     * position, losses by reason, keepalive and failover histograms
+     * (docs/monitoring.md). Asks nothing of ZooKeeper. Since 1.2.
+     */
+    public String stats() {
+        return Client.statsJson(use(ZkelectNative::election_stats));
+    }
+
     /** Asks ZooKeeper for the candidates, leader first. */
     public List<Participant> participants() {
         return Participant.take(use(ZkelectNative::participants));

@@ -146,6 +146,12 @@ public class ElectorTest {
             assertEquals(leader.id(), ps.get(0).id());
             assertEquals(ps.get(0).token(), leader.fencingToken());
             assertEquals(Long.valueOf(1), leader.client().counters().get("terms_won"));
+            String st = leader.stats();
+            assertTrue(st, st.contains("\"state\":\"leader\"") && st.contains("\"is_leader\":true")
+                    && st.contains("\"terms_won\":1,")
+                    && st.contains("\"token\":" + leader.fencingToken() + ","));
+            String cst = leader.client().stats();
+            assertTrue(cst, cst.contains("\"counters\":{\"terms_won\":1,"));
         }
     }
 

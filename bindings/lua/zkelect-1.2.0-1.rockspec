@@ -1,13 +1,13 @@
 -- LuaRocks: `luarocks install zkelect` (once published), or from a checkout
--- `luarocks make bindings/lua/zkelect-1.1.0-1.rockspec` at the top of the
+-- `luarocks make bindings/lua/zkelect-1.2.0-1.rockspec` at the top of the
 -- tree. Needs swig, a C compiler and `pkg-config libzkelect`
 -- (libzkelect-dev); Debian users have lua-zkelect instead.
 rockspec_format = "3.0"
 package = "zkelect"
-version = "1.1.0-1"
+version = "1.2.0-1"
 source = {
    url = "git+https://github.com/libzkelect/libzkelect.git",
-   tag = "v1.1.0",
+   tag = "v1.2.0",
 }
 description = {
    summary = "Leader election on Apache ZooKeeper (libzkelect)",

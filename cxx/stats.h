@@ -1,0 +1,89 @@
+// The figures a candidacy keeps about itself for zkelect_election_stats():
+// written by the loop thread as things happen, copied whole by whoever asks.
+// A plain struct behind one mutex rather than atomics: the loop writes a few
+// fields at each transition, a reader wants them consistent with each other
+// (a term's start with its state), and neither side holds the lock for more
+// than a copy of ~400 bytes. is_leader() never looks here.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+namespace zkelect {
+
+// Fixed buckets, so a snapshot is a copy and its JSON form has the same
+// keys every time (Prometheus histograms need fixed upper bounds anyway).
+template <int N>
+struct Histogram {
+    static constexpr int kBuckets = N;
+    const int64_t *bounds_us;  // N upper bounds, ascending; +Inf is implied
+    uint64_t counts[N + 1] = {};  // not cumulative; counts[N] is above the last
+    uint64_t count = 0;
+    int64_t sum_us = 0;
+    int64_t last_us = -1;
+    int64_t min_us = -1;
+    int64_t max_us = -1;
+
+    explicit Histogram(const int64_t *b) : bounds_us(b) {}
+    void add(int64_t us) {
+        int i = 0;
+        while (i < N && us > bounds_us[i]) ++i;
+        ++counts[i];
+        ++count;
+        sum_us += us;
+        last_us = us;
+        if (min_us < 0 || us < min_us) min_us = us;
+        if (us > max_us) max_us = us;
+    }
+};
+
+// Keepalive round trips: a check on the quorum, normally one or two ms on a
+// LAN; the upper buckets catch a struggling ensemble before the lease does.
+inline constexpr int64_t kKeepaliveBoundsUs[] = {500,   1000,   2500,   5000,   10000,
+                                                 25000, 50000,  100000, 250000, 1000000};
+// Failover as one successor sees it: from the predecessor's deletion being
+// notified to ELECTED. Normally one round trip (or none for the heir).
+inline constexpr int64_t kFailoverBoundsUs[] = {1000,   2500,   5000,    10000,   25000,  50000,
+                                                100000, 250000, 1000000, 2500000, 10000000};
+
+struct ElectionStats {
+    // The candidacy's state (Candidacy::State as int) and since when
+    // (CLOCK_REALTIME ns).
+    int state = 0;
+    const char *state_name = "";  // static
+    int64_t state_since_ns = 0;
+    // The current or last term: when it began and ended (REALTIME ns; 0
+    // none). A term that has not ended has term_ended_ns 0.
+    int64_t term_began_ns = 0;
+    int64_t term_ended_ns = 0;
+    int64_t term_token = 0;
+    // Our index in the queue at the last listing (0 = first), -1 when none;
+    // and how many candidates that listing held.
+    int64_t queue_position = -1;
+    int64_t queue_length = 0;
+    uint64_t terms_won = 0;
+    uint64_t losses[7] = {};  // by Reason; [0] unused
+    uint64_t requests = 0;       // requests this candidacy sent to ZooKeeper
+    uint64_t notifications = 0;  // watch notifications it received
+    Histogram<10> keepalive{kKeepaliveBoundsUs};
+    Histogram<11> failover{kFailoverBoundsUs};
+};
+
+class StatsCell {
+public:
+    template <class F>
+    void update(F &&f) {
+        std::lock_guard<std::mutex> lock(mu_);
+        f(s_);
+    }
+    ElectionStats copy() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        return s_;
+    }
+
+private:
+    mutable std::mutex mu_;
+    ElectionStats s_;
+};
+
+}  // namespace zkelect
