@@ -227,85 +227,6 @@ def test_a_create_lost_on_a_lagging_server_does_not_land_later_as_a_ghost(fresh_
             p.set_pass()
         if e:
             lib.L.zkelect_election_destroy(e)
-        for c in (writer, reader):
-            lib.L.zkelect_client_destroy(c)
-        kz.stop()
-        kz.close()
-    report("lagging_server_reads", delay_ms=DELAY_MS, elected_ms=round(elected_ms, 1),
-           unsynced_read=stale, unsynced_read_ms=round(stale_ms, 1),
-           synced_read=listed, synced_read_ms=round(synced_ms, 1))
-    assert not stale, (
-        f"the lagging server already had the node {elected_ms:.0f} ms after it was "
-        f"created ({stale}): the server did not lag, the test proves nothing")
-    assert listed == ["elsewhere"], (
-        f"zkelect_client_participants on the lagging server answered {listed}: "
-        "a stale read, the elected candidate is missing")
-
-
-def test_a_create_lost_on_a_lagging_server_does_not_land_later_as_a_ghost(fresh_ensemble, lib):
-    """Finding 5 of issue 16. A candidate's create goes to a lagging server,
-    which forwards it to the quorum's leader late; the candidate's connection
-    breaks before the reply, it reconnects to another server with its
-    session, finds no node there (after a sync) and creates again. The old
-    create then reaches the quorum's leader from the old server. ZooKeeper
-    refuses it, because the session has moved to another server
-    (SESSIONMOVED); had it been applied, the candidate's session would own a
-    second node it does not know of, a ghost that would block the election
-    after the candidate resigns. The test asserts the end state: one node,
-    leading, and nothing left after resign. The node held has sequence 0:
-    the create made after the cut committed first, and nothing from the old
-    server landed after it (it would hold sequence 1)."""
-    from faultproxy import FaultProxy
-    from faultutil import children, wait_for
-
-    ens, lag, fast = _lagging_ensemble(fresh_ensemble)
-    path = f"/t/ghost-{uuid.uuid4().hex[:8]}"
-    to_lag = FaultProxy(("127.0.0.1", ens.client_port(lag)))
-    to_fast = FaultProxy(("127.0.0.1", ens.client_port(fast)))
-    kz = KazooClient(hosts=_hosts(ens, fast), timeout=T / 1000)
-    kz.start(timeout=20)
-    kz.ensure_path(path)
-    cand = e = None
-    try:
-        to_fast.refuse()            # the first connection goes to the lagging server
-        cand = lib.client(f"127.0.0.1:{to_lag.port},127.0.0.1:{to_fast.port}")
-        to_fast.set_pass()
-        for p in ens.links_of(lag):
-            p.delay(DELAY_MS)
-        e = lib.election(cand, path, "ghostly")
-
-        def creates():
-            r = to_lag.stats()["requests"]
-            return sum(r.get(op, 0) for op in ("create", "create2", "multi")) or None
-
-        before = creates() or 0
-        assert lib.L.zkelect_volunteer(e) == 0
-        wait_for(lambda: (creates() or 0) > before, 5, "the create sent to the lagging server")
-        t_cut = time.monotonic()
-        to_lag.reset(refuse=True)   # the reply never comes; the client moves on
-        assert lib.L.zkelect_await_leader(e, 20000) == 0
-        elected_ms = (time.monotonic() - t_cut) * 1e3
-        # The old create reaches the quorum's leader DELAY_MS after it was
-        # forwarded; wait well past that before judging.
-        time.sleep(3 * DELAY_MS / 1000)
-        nodes = children(kz, path)
-        leading = lib.L.zkelect_is_leader(e)
-        lib.L.zkelect_election_destroy(e)
-        e = None
-        deadline = time.monotonic() + 10
-        while True:
-            left = children(kz, path)
-            if not left or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-    finally:
-        import os as _os
-        for i in range(3):
-            print("LOG", i, _os.popen(f"grep -i -E 'moved|ghost|0x' {ens.log_path(i)} | grep -iv 'established\\|closed socket' | tail -8").read())
-        for p in ens.links_of(lag):
-            p.set_pass()
-        if e:
-            lib.L.zkelect_election_destroy(e)
         if cand:
             lib.L.zkelect_client_destroy(cand)
         to_lag.close()
@@ -315,5 +236,6 @@ def test_a_create_lost_on_a_lagging_server_does_not_land_later_as_a_ghost(fresh_
     report("lagging_server_lost_create", delay_ms=DELAY_MS, elected_after_cut_ms=round(elected_ms),
            nodes=[n for n, _o, _d in nodes], left_after_resign=[n for n, _o, _d in left])
     assert [d for _n, _o, d in nodes] == ["ghostly"], f"nodes after the lost create: {nodes}"
+    assert nodes[0][0].endswith("-0000000000"), f"a create landed before the held one: {nodes}"
     assert leading == 1
     assert not left, f"nodes left after the candidacy was destroyed: {left}"
