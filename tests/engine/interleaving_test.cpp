@@ -258,6 +258,49 @@ TEST(Interleaving, StallIsSeenBeforeTheNextReply) {
     EXPECT_GE(f.get(), released) << "a lease after the stall would count pings that were never sent";
 }
 
+// Issue 16, finding 1: libzookeeper sends no ping while a request is
+// outstanding, so while one has been outstanding longer than T/4 the lease
+// rules may credit no ping (ZkSession::unstuck_since). A request is held for
+// real: ZooKeeper's completion thread is kept busy in the first reply's
+// handler, so the second reply, though answered by the server, stays
+// outstanding for the client; T/4 (500 ms) is the duration under test.
+TEST(Interleaving, ARequestOutstandingPastAQuarterOfTWithholdsThePingCredit) {
+    auto c = new_client(2000);
+    Client *cp = c.get();
+    auto on_loop = [cp](auto fn) {
+        auto done = std::make_shared<std::promise<decltype(fn())>>();
+        auto f = done->get_future();
+        cp->post([fn, done] { done->set_value(fn()); });
+        EXPECT_EQ(f.wait_for(10s), std::future_status::ready);
+        return f.get();
+    };
+    std::promise<void> inside, release, second;
+    auto released = release.get_future().share();
+    on_loop([&] {
+        cp->session().exists("/", false, [&inside, released](Reply &&) {
+            inside.set_value();
+            released.wait();  // the completion thread: nothing else completes meanwhile
+        });
+        return 0;
+    });
+    ASSERT_EQ(inside.get_future().wait_for(10s), std::future_status::ready);
+    int64_t sent = on_loop([&] {
+        cp->session().exists("/", false, [&second](Reply &&) { second.set_value(); });
+        return boottime_ns();
+    });
+    EXPECT_NE(on_loop([&] { return cp->session().unstuck_since(boottime_ns()); }), INT64_MAX)
+        << "a request just sent counted as stuck";
+    std::this_thread::sleep_for(std::chrono::nanoseconds(lease::stuck_after(2000 * kNsPerMs)) + 100ms);
+    EXPECT_EQ(on_loop([&] { return cp->session_facts().unstuck_since; }), INT64_MAX)
+        << "a request outstanding past T/4 did not withhold the ping credit";
+    int64_t opened = boottime_ns();
+    release.set_value();
+    ASSERT_EQ(second.get_future().wait_for(10s), std::future_status::ready);
+    int64_t after = on_loop([&] { return cp->session().unstuck_since(boottime_ns()); });
+    EXPECT_GE(after, opened) << "the credit came back from before the stuck request ended";
+    EXPECT_GT(after, sent);
+}
+
 // Issue 16, finding 10: a path whose sequence numbers near the wrap gets a
 // WARNING (once) and a counter, and the election goes on.
 TEST(Interleaving, SequenceNearTheWrapIsWarnedOnce) {
