@@ -6,7 +6,11 @@
 // requests and notifications are ZooKeeper's.
 //
 // Needs ZKELECT_TEST_HOSTS (run by tests/integration/test_engine.py).
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
@@ -15,6 +19,7 @@
 #include <cstdlib>
 #include <future>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -299,6 +304,93 @@ TEST(Interleaving, ARequestOutstandingPastAQuarterOfTWithholdsThePingCredit) {
     int64_t after = on_loop([&] { return cp->session().unstuck_since(boottime_ns()); });
     EXPECT_GE(after, opened) << "the credit came back from before the stuck request ended";
     EXPECT_GT(after, sent);
+}
+
+namespace {
+// The ports of the test's ZooKeeper servers.
+std::set<int> zk_ports() {
+    std::set<int> out;
+    std::string h = hosts();
+    size_t i = 0;
+    while (i < h.size()) {
+        size_t comma = h.find(',', i);
+        std::string one = h.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
+        size_t colon = one.rfind(':');
+        if (colon != std::string::npos) out.insert(std::atoi(one.c_str() + colon + 1));
+        if (comma == std::string::npos) break;
+        i = comma + 1;
+    }
+    return out;
+}
+
+// This process's TCP sockets connected to a ZooKeeper server, as
+// (fd << 16 | local port): a reconnect may reuse the fd, never the port.
+std::set<int64_t> zk_sockets() {
+    std::set<int64_t> out;
+    auto ports = zk_ports();
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return out;
+    while (dirent *e = readdir(d)) {
+        int fd = std::atoi(e->d_name);
+        if (fd <= 2) continue;
+        sockaddr_storage ss{};
+        socklen_t len = sizeof ss;
+        if (getpeername(fd, reinterpret_cast<sockaddr *>(&ss), &len) != 0) continue;
+        int port = ss.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in *>(&ss)->sin_port)
+                   : ss.ss_family == AF_INET6
+                       ? ntohs(reinterpret_cast<sockaddr_in6 *>(&ss)->sin6_port)
+                       : -1;
+        sockaddr_storage me{};
+        socklen_t mlen = sizeof me;
+        if (!ports.count(port) || getsockname(fd, reinterpret_cast<sockaddr *>(&me), &mlen) != 0)
+            continue;
+        int local = me.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in *>(&me)->sin_port)
+                                            : ntohs(reinterpret_cast<sockaddr_in6 *>(&me)->sin6_port);
+        out.insert(int64_t(fd) << 16 | local);
+    }
+    closedir(d);
+    return out;
+}
+}  // namespace
+
+// Issue 16, finding 1: the handshake of a reconnect is stamped on
+// ZooKeeper's thread when it is delivered, not when the loop gets to it: a
+// loop that is late must not make the handshake look more recent than it was
+// (the lease counts the session's life from it). The client's connection is
+// cut for real (shutdown of its socket) while its loop is held; the reconnect
+// happens behind the gate.
+TEST(Interleaving, AReconnectIsStampedWhenZooKeeperDeliversIt) {
+    auto c = new_client(4000);
+    auto before = zk_sockets();
+    ASSERT_EQ(before.size(), 1u) << "expected one connection to ZooKeeper";
+    Gate gate;
+    gate.close(*c);
+    int64_t cut = boottime_ns();
+    ::shutdown(int(*before.begin() >> 16), SHUT_RDWR);
+    // The client reconnects on its own threads; wait until a new connection
+    // stands, then hold the loop a while longer (the lateness under test).
+    ASSERT_TRUE(eventually([&] {
+        auto now = zk_sockets();
+        for (int64_t k : now)
+            if (!before.count(k)) return true;
+        return false;
+    })) << "no new connection to ZooKeeper";
+    std::this_thread::sleep_for(300ms);
+    int64_t opened = boottime_ns();
+    gate.open();
+    ASSERT_TRUE(eventually([&] { return c->connected(); }));
+    std::promise<SessionFacts> facts;
+    Client *cp = c.get();
+    c->post([cp, &facts] { facts.set_value(cp->session_facts()); });
+    auto f = facts.get_future();
+    ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+    SessionFacts sf = f.get();
+    EXPECT_GT(sf.connected_at, cut);
+    EXPECT_LT(sf.connected_at, opened)
+        << "the handshake was stamped when the loop got to it, "
+        << (sf.connected_at - opened) / 1000000 << " ms after the gate opened";
+    EXPECT_GE(sf.touch_floor, cut - 1000 * kNsPerMs) << "the touch floor went back in time";
+    EXPECT_EQ(c->counter(kReconnects), 1u);
 }
 
 // Issue 16, finding 10: a path whose sequence numbers near the wrap gets a
