@@ -516,6 +516,8 @@ int zkelect_conf_get(const zkelect_conf_t *conf, const char *key, char *buf, siz
 
 void zkelect_conf_destroy(zkelect_conf_t *conf) { delete conf; }
 
+const char *zkelect_conf_key(size_t index) { return Conf::key_name(index); }
+
 /* --- client ---------------------------------------------------------------- */
 
 zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf, size_t errlen) {

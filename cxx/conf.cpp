@@ -35,6 +35,14 @@ constexpr bool kHaveTls = true;
 constexpr bool kHaveTls = false;
 #endif
 
+}  // namespace
+
+const char *Conf::key_name(size_t i) {
+    return i < sizeof kKeys / sizeof kKeys[0] ? kKeys[i].name : nullptr;
+}
+
+namespace {
+
 bool is_tls_key(const std::string &key) { return key.compare(0, 7, "zk.tls.") == 0; }
 
 const Key *find_key(const std::string &name) {

@@ -33,6 +33,9 @@ public:
     bool get(const std::string &key, std::string *value) const;
     // Settings for a client, or a message in *why.
     bool settings(Settings *out, std::string *why) const;
+    // The name of known key i (0-based, in a fixed order), nullptr past the
+    // last: the one table of keys, for listings.
+    static const char *key_name(size_t i);
 
 private:
     std::map<std::string, std::string> values_;

@@ -26,6 +26,21 @@ import (
 // Version is the runtime library's version, "major.minor.patch".
 func Version() string { return capi.Version_string() }
 
+// ConfigKeys lists every configuration key the library knows, in a fixed
+// order (Options.Settings takes any of them but zk.hosts).
+func ConfigKeys() []string {
+	var keys []string
+	// Bounded: the library knows a handful of keys.
+	for i := int64(0); i < 1024; i++ {
+		k := capi.Conf_key(i)
+		if k == "" {
+			break
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
 // Options configure a client (one ZooKeeper session).
 type Options struct {
 	// Hosts is the ZooKeeper connect string, "host:port[,...][/chroot]".

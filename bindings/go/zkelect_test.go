@@ -93,6 +93,9 @@ func TestVersionAndErrors(t *testing.T) {
 	if v := zkelect.Version(); !strings.Contains(v, ".") {
 		t.Fatalf("Version() = %q", v)
 	}
+	if keys := zkelect.ConfigKeys(); len(keys) < 8 || keys[0] != "zk.hosts" {
+		t.Fatalf("ConfigKeys() = %q", keys)
+	}
 	_, err := zkelect.Connect(zkelect.Options{Hosts: hosts, Settings: map[string]string{"no.such.key": "1"}})
 	var zerr *zkelect.Error
 	if !errors.As(err, &zerr) || zerr.Code != zkelect.CodeInvalid || !errors.Is(err, zkelect.ErrInvalid) {

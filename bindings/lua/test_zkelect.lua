@@ -75,6 +75,8 @@ test("errors carry code, name and message", function()
   check(err.code == zkelect.ECLOSED, "volunteer after close gave %s", err.name)
   check(zkelect.version_string() == zkelect.VERSION and zkelect.VERSION:find("%d+%.%d+%.%d+"),
         "version %s", tostring(zkelect.VERSION))
+  local keys = zkelect.config_keys()
+  check(#keys >= 8 and keys[1] == "zk.hosts", "config_keys %s", table.concat(keys, ","))
 end)
 
 test("three electors elect exactly one", function()

@@ -418,3 +418,15 @@ end
 
 M.Client, M.Elector, M.Observer = Client, Elector, Observer
 M.VERSION = raw.version_string()
+
+-- Every configuration key the library knows, in a fixed order (the keys
+-- connect{} takes under its own names, and any other by its full name).
+function M.config_keys()
+  local keys = {}
+  for i = 0, 1023 do -- bounded: the library knows a handful
+    local k = raw.conf_key(i)
+    if k == nil then break end
+    keys[#keys + 1] = k
+  end
+  return keys
+end

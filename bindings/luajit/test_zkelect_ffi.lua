@@ -109,6 +109,8 @@ test("errors carry code, name and message", function()
   check(err.code == zk.ECLOSED, "session_id after close gave %s", err.name)
   check(zk.version_string() == zk.VERSION and zk.VERSION:find("^%d+%.%d+%.%d+$"), "version %s",
         tostring(zk.VERSION))
+  local keys = zk.config_keys()
+  check(#keys >= 8 and keys[1] == "zk.hosts", "config_keys %s", table.concat(keys, ","))
 end)
 
 test("three electors elect exactly one", function()

@@ -259,6 +259,14 @@ ZKELECT_API int zkelect_conf_get(const zkelect_conf_t *conf, const char *key, ch
 /** Free conf. NULL is a no-op. */
 ZKELECT_API void zkelect_conf_destroy(zkelect_conf_t *conf);
 
+/**
+ * The name of configuration key number index (0, 1, ... in a fixed order),
+ * or NULL past the last: with zkelect_conf_get() on a new configuration it
+ * lists every key and its default, on a configured one every value in
+ * force. The string is static; never freed. Any thread. Since 1.2.
+ */
+ZKELECT_API const char *zkelect_conf_key(size_t index);
+
 /* ------------------------------------------------------------------------ */
 /* Client: one ZooKeeper session                                            */
 /* ------------------------------------------------------------------------ */

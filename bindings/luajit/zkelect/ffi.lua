@@ -58,6 +58,7 @@ zkelect_conf_t *zkelect_conf_new(void);
 int zkelect_conf_set(zkelect_conf_t *conf, const char *key, const char *value,
                      char *errbuf, size_t errlen);
 void zkelect_conf_destroy(zkelect_conf_t *conf);
+const char *zkelect_conf_key(size_t index);
 
 zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf, size_t errlen);
 int zkelect_client_destroy(zkelect_client_t *client);
@@ -735,6 +736,17 @@ end
 
 function M.version_string()
   return ffi.string(lib().zkelect_version_string())
+end
+
+-- Every configuration key the library knows, in a fixed order. Never blocks.
+function M.config_keys()
+  local L, keys = lib(), {}
+  for i = 0, 1023 do -- bounded: the library knows a handful
+    local k = L.zkelect_conf_key(i)
+    if k == nil then break end
+    keys[#keys + 1] = ffi.string(k)
+  end
+  return keys
 end
 
 M.Client, M.Elector, M.Observer, M.Error = Client, Elector, Observer, Error

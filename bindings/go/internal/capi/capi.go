@@ -38,34 +38,36 @@ typedef void* swig_type_4;
 typedef _gostring_ swig_type_5;
 typedef _gostring_ swig_type_6;
 typedef _gostring_ swig_type_7;
-typedef long long swig_type_8;
-typedef _gostring_ swig_type_9;
-typedef _gostring_ swig_type_10;
+typedef _gostring_ swig_type_8;
+typedef long long swig_type_9;
+typedef long long swig_type_10;
 typedef _gostring_ swig_type_11;
 typedef _gostring_ swig_type_12;
-typedef long long swig_type_13;
+typedef _gostring_ swig_type_13;
 typedef _gostring_ swig_type_14;
 typedef long long swig_type_15;
 typedef _gostring_ swig_type_16;
 typedef long long swig_type_17;
-typedef long long swig_type_18;
+typedef _gostring_ swig_type_18;
 typedef long long swig_type_19;
 typedef long long swig_type_20;
 typedef long long swig_type_21;
-typedef _gostring_ swig_type_22;
+typedef long long swig_type_22;
 typedef long long swig_type_23;
 typedef _gostring_ swig_type_24;
-typedef _gostring_ swig_type_25;
+typedef long long swig_type_25;
 typedef _gostring_ swig_type_26;
-typedef long long swig_type_27;
+typedef _gostring_ swig_type_27;
 typedef _gostring_ swig_type_28;
-typedef _gostring_ swig_type_29;
+typedef long long swig_type_29;
 typedef _gostring_ swig_type_30;
-typedef long long swig_type_31;
+typedef _gostring_ swig_type_31;
 typedef _gostring_ swig_type_32;
 typedef long long swig_type_33;
 typedef _gostring_ swig_type_34;
-typedef _gostring_ swig_type_35;
+typedef long long swig_type_35;
+typedef _gostring_ swig_type_36;
+typedef _gostring_ swig_type_37;
 extern void _wrap_Swig_free_capi_0d019800536351b3(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_0d019800536351b3(swig_intgo arg1);
 extern void _wrap_delete_NativeConf_capi_0d019800536351b3(uintptr_t arg1);
@@ -105,12 +107,13 @@ extern swig_type_5 _wrap_version_string_capi_0d019800536351b3(void);
 extern uintptr_t _wrap_conf_new_capi_0d019800536351b3(void);
 extern swig_intgo _wrap_conf_set_capi_0d019800536351b3(uintptr_t arg1, swig_type_6 arg2, swig_type_7 arg3);
 extern void _wrap_conf_destroy_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_8 _wrap_conf_key_capi_0d019800536351b3(swig_type_9 arg1);
 extern uintptr_t _wrap_client_new_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_client_destroy_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_client_await_connected_capi_0d019800536351b3(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_client_is_connected_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_client_session_timeout_ms_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_8 _wrap_client_session_id_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_10 _wrap_client_session_id_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_COUNTER_TERMS_WON_capi_0d019800536351b3(void);
 extern swig_intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_0d019800536351b3(void);
 extern swig_intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_0d019800536351b3(void);
@@ -124,24 +127,24 @@ extern swig_intgo _wrap_COUNTER_ZK_REQUESTS_capi_0d019800536351b3(void);
 extern swig_intgo _wrap_COUNTER_KEEPALIVES_capi_0d019800536351b3(void);
 extern swig_intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_0d019800536351b3(void);
 extern swig_intgo _wrap_COUNTER__COUNT_capi_0d019800536351b3(void);
-extern swig_type_9 _wrap_counter_name_capi_0d019800536351b3(swig_intgo arg1);
-extern uintptr_t _wrap_election_new_capi_0d019800536351b3(uintptr_t arg1, swig_type_10 arg2, swig_type_11 arg3);
+extern swig_type_11 _wrap_counter_name_capi_0d019800536351b3(swig_intgo arg1);
+extern uintptr_t _wrap_election_new_capi_0d019800536351b3(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
 extern swig_intgo _wrap_election_destroy_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_volunteer_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_resign_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_is_leader_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_await_leader_capi_0d019800536351b3(uintptr_t arg1, swig_intgo arg2);
 extern uintptr_t _wrap_participants_capi_0d019800536351b3(uintptr_t arg1);
-extern uintptr_t _wrap_client_participants_capi_0d019800536351b3(uintptr_t arg1, swig_type_12 arg2);
-extern swig_type_13 _wrap_participants_count_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_14 _wrap_participants_id_capi_0d019800536351b3(uintptr_t arg1, swig_type_15 arg2);
-extern swig_type_16 _wrap_participants_node_capi_0d019800536351b3(uintptr_t arg1, swig_type_17 arg2);
-extern swig_type_18 _wrap_participants_token_capi_0d019800536351b3(uintptr_t arg1, swig_type_19 arg2);
-extern swig_type_20 _wrap_participants_ctime_ms_capi_0d019800536351b3(uintptr_t arg1, swig_type_21 arg2);
+extern uintptr_t _wrap_client_participants_capi_0d019800536351b3(uintptr_t arg1, swig_type_14 arg2);
+extern swig_type_15 _wrap_participants_count_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_16 _wrap_participants_id_capi_0d019800536351b3(uintptr_t arg1, swig_type_17 arg2);
+extern swig_type_18 _wrap_participants_node_capi_0d019800536351b3(uintptr_t arg1, swig_type_19 arg2);
+extern swig_type_20 _wrap_participants_token_capi_0d019800536351b3(uintptr_t arg1, swig_type_21 arg2);
+extern swig_type_22 _wrap_participants_ctime_ms_capi_0d019800536351b3(uintptr_t arg1, swig_type_23 arg2);
 extern void _wrap_participants_destroy_capi_0d019800536351b3(uintptr_t arg1);
 extern uintptr_t _wrap_election_stats_capi_0d019800536351b3(uintptr_t arg1);
 extern uintptr_t _wrap_client_stats_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_22 _wrap_stats_json_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_24 _wrap_stats_json_capi_0d019800536351b3(uintptr_t arg1);
 extern void _wrap_stats_destroy_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_EV_ELECTED_capi_0d019800536351b3(void);
 extern swig_intgo _wrap_EV_DEPOSED_capi_0d019800536351b3(void);
@@ -166,25 +169,25 @@ extern swig_intgo _wrap_event_fd_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_wake_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_event_type_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_event_reason_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_23 _wrap_event_token_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_25 _wrap_event_token_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_event_error_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_event_zk_rc_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_24 _wrap_event_message_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_25 _wrap_event_node_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_26 _wrap_event_id_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_27 _wrap_event_time_ns_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_28 _wrap_event_type_name_capi_0d019800536351b3(swig_intgo arg1);
-extern swig_type_29 _wrap_reason_name_capi_0d019800536351b3(swig_intgo arg1);
+extern swig_type_26 _wrap_event_message_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_27 _wrap_event_node_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_28 _wrap_event_id_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_29 _wrap_event_time_ns_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_30 _wrap_event_type_name_capi_0d019800536351b3(swig_intgo arg1);
+extern swig_type_31 _wrap_reason_name_capi_0d019800536351b3(swig_intgo arg1);
 extern void _wrap_event_destroy_capi_0d019800536351b3(uintptr_t arg1);
-extern uintptr_t _wrap_observer_new_capi_0d019800536351b3(uintptr_t arg1, swig_type_30 arg2);
+extern uintptr_t _wrap_observer_new_capi_0d019800536351b3(uintptr_t arg1, swig_type_32 arg2);
 extern uintptr_t _wrap_observer_next_event_capi_0d019800536351b3(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_observer_event_fd_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_observer_wake_capi_0d019800536351b3(uintptr_t arg1);
 extern swig_intgo _wrap_observer_destroy_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_31 _wrap_fencing_token_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_32 _wrap_leader_id_capi_0d019800536351b3(uintptr_t arg1);
-extern swig_type_33 _wrap_client_counter_capi_0d019800536351b3(uintptr_t arg1, swig_intgo arg2);
-extern swig_type_34 _wrap_conf_get_capi_0d019800536351b3(uintptr_t arg1, swig_type_35 arg2);
+extern swig_type_33 _wrap_fencing_token_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_34 _wrap_leader_id_capi_0d019800536351b3(uintptr_t arg1);
+extern swig_type_35 _wrap_client_counter_capi_0d019800536351b3(uintptr_t arg1, swig_intgo arg2);
+extern swig_type_36 _wrap_conf_get_capi_0d019800536351b3(uintptr_t arg1, swig_type_37 arg2);
 #undef intgo
 */
 import "C"
@@ -610,6 +613,16 @@ func Conf_destroy(arg1 NativeConf) {
 	C._wrap_conf_destroy_capi_0d019800536351b3(C.uintptr_t(_swig_i_0))
 }
 
+func Conf_key(arg1 int64) (_swig_ret string) {
+	var swig_r string
+	_swig_i_0 := arg1
+	swig_r_p := C._wrap_conf_key_capi_0d019800536351b3(C.swig_type_9(_swig_i_0))
+	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
+	var swig_r_1 string
+ swig_r_1 = swigCopyString(swig_r) 
+	return swig_r_1
+}
+
 func Client_new(arg1 NativeConf) (_swig_ret NativeClient) {
 	var swig_r NativeClient
 	_swig_i_0 := getSwigcptr(arg1)
@@ -760,7 +773,7 @@ func Election_new(arg1 NativeClient, arg2 string, arg3 string) (_swig_ret Native
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (NativeElection)(SwigcptrNativeElection(C._wrap_election_new_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), *(*C.swig_type_10)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_11)(unsafe.Pointer(&_swig_i_2)))))
+	swig_r = (NativeElection)(SwigcptrNativeElection(C._wrap_election_new_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_2)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -817,7 +830,7 @@ func Client_participants(arg1 NativeClient, arg2 string) (_swig_ret NativePartic
 	var swig_r NativeParticipants
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -835,7 +848,7 @@ func Participants_id(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_id_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), C.swig_type_15(_swig_i_1))
+	swig_r_p := C._wrap_participants_id_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), C.swig_type_17(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -846,7 +859,7 @@ func Participants_node(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_node_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), C.swig_type_17(_swig_i_1))
+	swig_r_p := C._wrap_participants_node_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), C.swig_type_19(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -857,7 +870,7 @@ func Participants_token(arg1 NativeParticipants, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_token_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), C.swig_type_19(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_token_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), C.swig_type_21(_swig_i_1)))
 	return swig_r
 }
 
@@ -865,7 +878,7 @@ func Participants_ctime_ms(arg1 NativeParticipants, arg2 int64) (_swig_ret int64
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), C.swig_type_21(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), C.swig_type_23(_swig_i_1)))
 	return swig_r
 }
 
@@ -1155,7 +1168,7 @@ func Observer_new(arg1 NativeClient, arg2 string) (_swig_ret NativeObserver) {
 	var swig_r NativeObserver
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), *(*C.swig_type_30)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1220,7 +1233,7 @@ func Conf_get(arg1 NativeConf, arg2 string) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_conf_get_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_conf_get_capi_0d019800536351b3(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

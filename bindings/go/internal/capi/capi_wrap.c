@@ -834,6 +834,19 @@ void _wrap_conf_destroy_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0) {
 }
 
 
+_gostring_ _wrap_conf_key_capi_0d019800536351b3(long long _swig_go_0) {
+  size_t arg1 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = (size_t)_swig_go_0; 
+  
+  result = (char *)zkelect_conf_key(arg1);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
 struct zkelect_client *_wrap_client_new_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;

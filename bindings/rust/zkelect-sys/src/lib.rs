@@ -146,6 +146,7 @@ extern "C" {
     pub fn zkelect_conf_set(conf: *mut zkelect_conf_t, key: *const c_char, value: *const c_char, errbuf: *mut c_char, errlen: size_t) -> c_int;
     pub fn zkelect_conf_get(conf: *const zkelect_conf_t, key: *const c_char, buf: *mut c_char, len: *mut size_t) -> c_int;
     pub fn zkelect_conf_destroy(conf: *mut zkelect_conf_t);
+    pub fn zkelect_conf_key(index: size_t) -> *const c_char;
 
     // Client
     pub fn zkelect_client_new(conf: *const zkelect_conf_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_client_t;

@@ -284,6 +284,21 @@ impl Conf {
         }
         Err(Error::from_code(sys::ZKELECT_ERANGE))
     }
+
+    /// Every configuration key the library knows, in a fixed order (with
+    /// `get`, a listing of the values in force).
+    pub fn keys() -> Vec<String> {
+        let mut out = Vec::new();
+        // Bounded: the library knows a handful of keys.
+        for i in 0..1024 {
+            let p = unsafe { sys::zkelect_conf_key(i) };
+            if p.is_null() {
+                break;
+            }
+            out.push(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned());
+        }
+        out
+    }
 }
 
 impl Default for Conf {

@@ -298,6 +298,13 @@ fn bad_input_is_an_error_not_a_crash() {
     assert_eq!(conf.set("zk.hosts", "a\0b").unwrap_err().kind(), ErrorKind::InvalidArgument);
     conf.set("leadership", "strict").unwrap();
     assert_eq!(conf.get("leadership").unwrap(), "strict");
+    // Every listed key can be read; the list is the library's, in order.
+    let keys = Conf::keys();
+    assert_eq!(keys.first().map(String::as_str), Some("zk.hosts"));
+    assert!(keys.iter().any(|k| k == "lease.margin.ms"), "{keys:?}");
+    for k in &keys {
+        conf.get(k).unwrap();
+    }
 
     let c = client();
     for bad in ["relative/path", "/trailing/", "/double//slash", ""] {

@@ -64,6 +64,19 @@ public final class Client implements AutoCloseable {
         Handle.CLEANER.register(this, st);
     }
 
+    /** Every configuration key the library knows, in a fixed order. */
+    public static java.util.List<String> configKeys() {
+        java.util.List<String> keys = new java.util.ArrayList<>();
+        for (long i = 0; i < 1024; i++) { // bounded: the library knows a handful
+            String k = ZkelectNative.conf_key(i);
+            if (k == null) {
+                break;
+            }
+            keys.add(k);
+        }
+        return keys;
+    }
+
     /** A session on the ZooKeeper ensemble at hosts ("host:port,..."). */
     public static Client connect(String hosts) {
         return connect(Map.of("zk.hosts", hosts));

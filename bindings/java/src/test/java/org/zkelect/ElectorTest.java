@@ -116,6 +116,8 @@ public class ElectorTest {
             }
         }
         assertTrue(ZkelectNative.version_string().matches("\\d+\\.\\d+\\.\\d+"));
+        assertEquals("zk.hosts", Client.configKeys().get(0));
+        assertTrue(Client.configKeys().contains("lease.margin.ms"));
     }
 
     @Test
