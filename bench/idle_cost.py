@@ -53,6 +53,22 @@ def read_line(proc, timeout):
     return got[0].strip() if got else None
 
 
+def remove_tree(connect, path):
+    """Delete what a holder left under path. Left alone, empty parents that
+    Curator makes as container nodes would be reaped by the servers later,
+    one write each, inside the next holder's window."""
+    from kazoo.client import KazooClient
+    zk = KazooClient(hosts=connect, timeout=10)
+    zk.start(timeout=30)
+    try:
+        zk.delete(path, recursive=True)
+    except Exception:           # NoNodeError: nothing was left
+        pass
+    finally:
+        zk.stop()
+        zk.close()
+
+
 def measure(cmd, connect, ports, path, e, session_ms, window, settle, env=None):
     argv = cmd + ["--connect", connect, "--path", path, "--elections", str(e),
                   "--session-timeout-ms", str(session_ms)]
@@ -103,6 +119,13 @@ def main():
     a = ap.parse_args()
     ports = [int(x) for x in a.zk_ports.split(",")]
     doc = {"session_timeout_ms": a.session_timeout_ms, "window_s": a.window, "results": {}}
+    # What the ensemble writes with no holder at all: every row is read
+    # against it (it should be 0).
+    z0, _ = zxid_of_leader(ports)
+    m0 = time.monotonic()
+    time.sleep(a.window)
+    z1, _ = zxid_of_leader(ports)
+    doc["baseline_writes_per_s"] = round(((z1 - z0) & 0xFFFFFFFF) / (time.monotonic() - m0), 3)
     for h in a.holder:
         name, _, cmd = h.partition("=")
         doc["results"][name] = []
@@ -113,6 +136,7 @@ def main():
                             a.window, a.settle)
             except Exception as ex:      # one holder failing must not lose the others
                 r = {"elections": e, "error": str(ex)[:500]}
+            remove_tree(a.connect, path)
             print("idle %s E=%d: %s" % (name, e, r), file=sys.stderr, flush=True)
             doc["results"][name].append(r)
     with open(a.json, "w") as f:
