@@ -252,9 +252,13 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
      * cluster such as -hh, which it would otherwise resume in this argv. */
     optind = 0;
     opterr = 0;
-    int c;
+    int c, at = 1;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         int bad = 0;
+        /* The argument at fault: optind moves past it, unless the fault is
+         * inside a cluster of short options (-xh), which stays current. */
+        const char *culprit = optind == at && optind < argc ? argv[optind] : argv[optind - 1];
+        at = optind;
         switch (c) {
         case 'c': o->hosts = optarg; break;
         case 'p': o->path = optarg; break;
@@ -288,7 +292,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
         }
         case 'h': usage(stdout); return ZT_EXIT_OK;
         default:
-            zt_err("unknown option or missing value: %s", argv[optind - 1]);
+            zt_err("unknown option or missing value: %s", culprit);
             bad = 1;
         }
         if (bad) {
