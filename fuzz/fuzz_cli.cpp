@@ -130,6 +130,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             // The command is the tail of argv, after "--".
             FUZZ_CHECK(o.cmd && o.cmd > argv.data() && o.cmd < argv.data() + argc);
             FUZZ_CHECK(std::strcmp(o.cmd[-1], "--") == 0);
+            // That "--" ended the options; it was no option's value.
+            const char *sep = o.cmd[-1];
+            FUZZ_CHECK(sep != o.hosts && sep != o.path && sep != o.id && sep != o.auth_file);
+            for (int i = 0; i < o.nsettings; ++i) FUZZ_CHECK(sep != o.settings[i]);
             FUZZ_CHECK(argv[argc] == nullptr);
         } else {
             FUZZ_CHECK(!o.cmd);

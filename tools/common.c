@@ -253,8 +253,10 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
     optind = 0;
     opterr = 0;
     int c, at = 1;
+    const char *last_value = NULL;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         int bad = 0;
+        last_value = optarg;
         /* The argument at fault: optind moves past it, unless the fault is
          * inside a cluster of short options (-xh), which stays current. */
         const char *culprit = optind == at && optind < argc ? argv[optind] : argv[optind - 1];
@@ -301,7 +303,9 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
         }
     }
     if (accepted & ZT_O_RUN) {
-        if (optind < argc && strcmp(argv[optind - 1], "--") != 0) {
+        /* "--" ends the options only when it was not an option's value
+         * (--id -- CMD gives no id: the command does not start at CMD). */
+        if (optind < argc && (strcmp(argv[optind - 1], "--") != 0 || argv[optind - 1] == last_value)) {
             zt_err("the command must follow '--'");
             usage(stderr);
             return ZT_EXIT_USAGE;
