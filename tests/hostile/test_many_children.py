@@ -115,6 +115,12 @@ def test_crowded_path_elects_lists_and_stays_bounded(fresh_ensemble, zkelect_bin
                 elif line.startswith("INFO ") and " pred " in line:
                     pred[line.split()[1]] = line.split("pred=", 1)[1]
 
+            def until(cond, timeout, what):
+                # The lines of two participants come in either order: what
+                # is awaited may already have been seen.
+                if not cond():
+                    c.wait_line(lambda l: (track(l), cond())[1], timeout, what)
+
             def both(kind):
                 def p(line):
                     track(line)
@@ -150,8 +156,7 @@ def test_crowded_path_elects_lists_and_stays_bounded(fresh_ensemble, zkelect_bin
             # ours is elected, with a token, and the other still follows it.
             t0 = time.monotonic()
             remove_foreign(kz, path, foreign)
-            c.wait_line(lambda l: (track(l), state.get(first) == "LEADER")[1], 120,
-                        f"LEADER {first}")
+            until(lambda: state.get(first) == "LEADER", 120, f"LEADER {first}")
             figures["foreign_gone_to_leader_s"] = round(time.monotonic() - t0, 2)
             assert state[second] == "FOLLOWER" and pred[second] == first
             settled = rss_kb(c.pid)
@@ -161,11 +166,10 @@ def test_crowded_path_elects_lists_and_stays_bounded(fresh_ensemble, zkelect_bin
             leader, heir, last_token = first, second, token[first]
             for _ in range(3):
                 c.send(f"resign {leader}")
-                c.wait_line(lambda l, h=heir: (track(l), state.get(h) == "LEADER")[1], 60,
-                            f"LEADER {heir}")
+                state[leader] = None  # its FOLLOWER after the resign may come first
+                until(lambda h=heir: state.get(h) == "LEADER", 60, f"LEADER {heir}")
                 assert token[heir] > last_token
-                c.wait_line(lambda l, o=leader: (track(l), state.get(o) == "FOLLOWER")[1], 60,
-                            f"FOLLOWER {leader} again")
+                until(lambda o=leader: state.get(o) == "FOLLOWER", 60, f"FOLLOWER {leader} again")
                 assert pred[leader] == heir
                 leader, heir, last_token = heir, leader, token[heir]
             after = rss_kb(c.pid)
