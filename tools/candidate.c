@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "lines.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -192,30 +193,51 @@ static void do_status(struct participant *p)
                zkelect_client_session_timeout_ms(p->client), p->pred[0] ? p->pred : "-");
 }
 
-/* Returns 1 when the command asks to quit. */
-static int command(struct participant *ps, int n, char *line)
+struct session {
+    struct participant *ps;
+    int n;
+};
+
+/* One line of stdin (NULL: one too long, dropped). Returns 1 when it asks to
+ * quit. Words are echoed escaped: the driver's bytes must not break our
+ * one-line-per-record output either. */
+static int command(void *ctx, char *line)
 {
-    char *save = NULL;
-    char *verb = strtok_r(line, " \t\r", &save);
-    char *arg = strtok_r(NULL, " \t\r", &save);
-    if (!verb)
+    struct session *s = ctx;
+    char word[256];
+    if (!line) {
+        zt_writeln(out_fd, "INFO - line_too_long max=%d", ZT_LINE_MAX);
         return 0;
-    if (!strcmp(verb, "join")) {
-        for (int i = 0; i < n; i++)
-            if (!ps[i].joined)
-                volunteer(&ps[i]);
-    } else if (!strcmp(verb, "resign") || !strcmp(verb, "status")) {
-        struct participant *p = arg ? find(ps, n, arg) : NULL;
-        if (!p)
-            zt_writeln(out_fd, "INFO %s unknown_participant", arg ? arg : "-");
-        else if (verb[0] == 'r')
+    }
+    struct zt_command c;
+    zt_command_parse(line, &c);
+    switch (c.verb) {
+    case ZT_VERB_NONE:
+        break;
+    case ZT_VERB_JOIN:
+        for (int i = 0; i < s->n; i++)
+            if (!s->ps[i].joined)
+                volunteer(&s->ps[i]);
+        break;
+    case ZT_VERB_RESIGN:
+    case ZT_VERB_STATUS: {
+        struct participant *p = c.arg ? find(s->ps, s->n, c.arg) : NULL;
+        if (!p) {
+            zt_escape(c.arg ? c.arg : "-", word, sizeof word);
+            zt_writeln(out_fd, "INFO %s unknown_participant", word);
+        } else if (c.verb == ZT_VERB_RESIGN) {
             do_resign(p);
-        else
+        } else {
             do_status(p);
-    } else if (!strcmp(verb, "quit")) {
+        }
+        break;
+    }
+    case ZT_VERB_QUIT:
         return 1;
-    } else {
-        zt_writeln(out_fd, "INFO - unknown_command %s", verb);
+    case ZT_VERB_UNKNOWN:
+        zt_escape(c.word, word, sizeof word);
+        zt_writeln(out_fd, "INFO - unknown_command %s", word);
+        break;
     }
     return 0;
 }
@@ -322,8 +344,8 @@ int zt_cmd_candidate(int argc, char **argv)
         rc_exit = ZT_EXIT_FAILURE;
         goto out;
     }
-    char line[4096];
-    size_t used = 0;
+    struct zt_lines in = {0};
+    struct session sess = {ps, n};
     int quit = 0, stdin_open = 1;
     while (!quit) {
         pfd[0].fd = stdin_open ? STDIN_FILENO : -1;
@@ -351,31 +373,19 @@ int zt_cmd_candidate(int argc, char **argv)
                 quit = 1;
         }
         if (pfd[0].revents && !quit) {
-            ssize_t got = read(STDIN_FILENO, line + used, sizeof line - 1 - used);
+            size_t room;
+            char *space = zt_lines_space(&in, &room);
+            ssize_t got = read(STDIN_FILENO, space, room);
             if (got < 0 && errno != EINTR && errno != EAGAIN) {
                 stdin_open = 0;
                 quit = 1;
             } else if (got == 0) {
                 stdin_open = 0;
                 quit = 1;
+                /* EOF with a last unterminated command still runs it. */
+                zt_lines_finish(&in, command, &sess);
             } else if (got > 0) {
-                used += (size_t)got;
-                line[used] = 0;
-                char *start = line, *nl;
-                while (!quit && (nl = memchr(start, '\n', used - (size_t)(start - line)))) {
-                    *nl = 0;
-                    quit = command(ps, n, start);
-                    start = nl + 1;
-                }
-                used -= (size_t)(start - line);
-                memmove(line, start, used);
-                if (used == sizeof line - 1) /* an absurd line: drop it */
-                    used = 0;
-            }
-            /* EOF with a last unterminated command still runs it. */
-            if (got == 0 && used > 0) {
-                line[used] = 0;
-                command(ps, n, line);
+                quit = zt_lines_commit(&in, (size_t)got, command, &sess);
             }
         }
     }

@@ -206,3 +206,30 @@ def test_help(zkelect_bin, test_env):
     r = subprocess.run([str(zkelect_bin), "elect-me"], env=test_env, capture_output=True,
                        text=True, timeout=10)
     assert r.returncode == 2 and "unknown command" in r.stderr
+
+
+def test_overlong_line_is_dropped_whole_and_words_are_echoed_escaped(zk, zk_path, zkelect_bin,
+                                                                      test_env):
+    """A command line longer than the protocol keeps is dropped, and said so:
+    no part of it runs. (The tail of such a line used to pass for a command of
+    its own, so 4095 bytes and then `quit` quit.) Words echoed back cannot
+    carry control bytes into the output."""
+    p = Proc([zkelect_bin, "candidate", "--connect", zk.connect_string, "--path", zk_path,
+              "--first-id", 1, "--count", 1, "--session-timeout-ms", SESSION_MS], test_env)
+    try:
+        p.wait_line(lambda l: l.startswith("EVENT CONNECTED 1 "), 20, "CONNECTED 1")
+        p.send("x" * 4095 + "quit")
+        p.send("bogus\x1b[2Jword")
+        p.send("status \x07nobody")
+        p.send("status 1")
+        p.wait_line(lambda l: l == "INFO - line_too_long max=4094", 10, "line_too_long")
+        p.wait_line(lambda l: l == "INFO - unknown_command bogus\\x1b[2Jword", 10,
+                    "the unknown word, escaped")
+        p.wait_line(lambda l: l == "INFO \\x07nobody unknown_participant", 10,
+                    "the unknown id, escaped")
+        p.wait_line(lambda l: l.startswith("INFO 1 status state=idle "), 10,
+                    "still running after the long line")
+        p.send("quit")
+        assert p.wait(10) == 0
+    finally:
+        p.kill()

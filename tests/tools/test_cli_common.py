@@ -201,3 +201,24 @@ def test_candidate_protocol_lines_escape_a_hostile_predecessor(zk, zk_path, zkel
         assert not any(w[:3] == ["EVENT", "LEADER", "9"] for w in seen), seen
     finally:
         c.close()
+
+
+@pytest.mark.parametrize("sub", SUBS)
+@pytest.mark.parametrize("bad", ["-xh", "-x", "--nope", "--path"])
+def test_bad_option_is_named(zkelect_bin, test_env, sub, bad):
+    """The message names the argument at fault, also inside a cluster of
+    short options (it named the subcommand for -xh)."""
+    r = subprocess.run([str(zkelect_bin), sub, bad], env=test_env, capture_output=True,
+                       text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines()[0] == f"zkelect {sub}: unknown option or missing value: {bad}"
+
+
+def test_run_takes_no_option_value_for_the_separator(zkelect_bin, test_env):
+    """`--id -- CMD`: the "--" is the id's value, so CMD was not marked as the
+    command; it used to run as one (with the id "--")."""
+    r = subprocess.run([str(zkelect_bin), "run", "--connect", "127.0.0.1:1", "--path", "/e",
+                        "--id", "--", "true"], env=test_env, capture_output=True, text=True,
+                       timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines()[0] == "zkelect run: the command must follow '--'"

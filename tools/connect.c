@@ -1,0 +1,168 @@
+/*
+ * The one connect helper of the zkelect tool: options to a client, and the
+ * wait for its session. Apart from common.c, which needs no library, so the
+ * option parser can be fuzzed on its own (fuzz/fuzz_cli.cpp).
+ */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- Connecting ----------------------------------------------------------- */
+
+/* Credentials stay off the command line (ps shows argv to every user): a
+ * file or the environment. Returns 0 with *out set (NULL when none given),
+ * -1 after printing why. */
+static int read_auth(const struct zt_opts *o, char *buf, size_t len, const char **out)
+{
+    *out = NULL;
+    if (o->auth_file) {
+        int fd = open(o->auth_file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            zt_err("--auth-file %s: %s", o->auth_file, strerror(errno));
+            return -1;
+        }
+        ssize_t n = read(fd, buf, len - 1);
+        close(fd);
+        if (n < 0 || (size_t)n >= len - 1) {
+            zt_err("--auth-file %s: %s", o->auth_file,
+                   n < 0 ? strerror(errno) : "longer than 4 KiB");
+            return -1;
+        }
+        buf[n] = '\0';
+        buf[strcspn(buf, "\r\n")] = '\0';
+        *out = buf;
+        return 0;
+    }
+    const char *env = getenv("ZKELECT_AUTH");
+    if (env && *env)
+        *out = env;
+    return 0;
+}
+
+/* One log line of the library (asked for with --verbose), on stderr. */
+static void print_log(int level, const char *message, void *opaque)
+{
+    (void)level;
+    (void)opaque;
+    fprintf(stderr, "zkelect: zk: %s\n", message);
+}
+
+zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
+{
+    char err[512] = "";
+    char num[32], authbuf[4096];
+    /* The library's messages name the key; `what` adds where a value came
+     * from when the key alone would not say. */
+    const char *what = NULL;
+    zkelect_conf_t *conf = zkelect_conf_new();
+    if (!conf) {
+        zt_err("out of memory");
+        *exit_code = ZT_EXIT_FAILURE;
+        return NULL;
+    }
+    if (zkelect_conf_set(conf, "zk.hosts", o->hosts, err, sizeof err) != 0)
+        goto bad;
+    /* The library's log (libzookeeper's own) goes nowhere unless asked for:
+     * --verbose prints it at info level, ZKELECT_ZK_LOG_LEVEL at any. */
+    const char *zk_log = getenv("ZKELECT_ZK_LOG_LEVEL");
+    int level = o->verbose ? ZKELECT_LOG_INFO : ZKELECT_LOG_NONE;
+    if (zk_log && *zk_log) {
+        static const char *const names[] = {"none", "error", "warn", "info", "debug"};
+        level = -1;
+        for (int i = 0; i < 5; i++)
+            if (strcmp(zk_log, names[i]) == 0) level = i;
+        if (level < 0) {
+            snprintf(err, sizeof err, "ZKELECT_ZK_LOG_LEVEL must be none, error, warn, info or debug");
+            goto bad;
+        }
+    }
+    zkelect_set_log_cb(level, print_log, NULL);
+    snprintf(num, sizeof num, "%" PRId64, o->session_ms);
+    what = NULL;
+    if (zkelect_conf_set(conf, "zk.session.timeout.ms", num, err, sizeof err) != 0)
+        goto bad;
+    snprintf(num, sizeof num, "%" PRId64, o->connect_ms);
+    if (zkelect_conf_set(conf, "zk.connect.timeout.ms", num, err, sizeof err) != 0)
+        goto bad;
+    const char *auth = NULL;
+    if (read_auth(o, authbuf, sizeof authbuf, &auth) != 0) {
+        zkelect_conf_destroy(conf);
+        *exit_code = ZT_EXIT_USAGE;
+        return NULL;
+    }
+    what = o->auth_file ? "--auth-file" : "ZKELECT_AUTH";
+    if (auth && zkelect_conf_set(conf, "zk.auth", auth, err, sizeof err) != 0)
+        goto bad;
+    explicit_bzero(authbuf, sizeof authbuf);
+    for (int i = 0; i < o->nsettings; i++) {
+        char key[128];
+        const char *eq = strchr(o->settings[i], '=');
+        size_t klen = (size_t)(eq - o->settings[i]);
+        if (klen >= sizeof key) {
+            zt_err("--set: key too long in '%s'", o->settings[i]);
+            zkelect_conf_destroy(conf);
+            *exit_code = ZT_EXIT_USAGE;
+            return NULL;
+        }
+        memcpy(key, o->settings[i], klen);
+        key[klen] = '\0';
+        what = "--set";
+        if (zkelect_conf_set(conf, key, eq + 1, err, sizeof err) != 0)
+            goto bad;
+    }
+    zkelect_client_t *client = zkelect_client_new(conf, err, sizeof err);
+    zkelect_conf_destroy(conf);
+    if (!client) {
+        /* Everything that makes client_new fail is in what we were given
+         * (a malformed connect string): a usage error. */
+        zt_err("cannot start a ZooKeeper client for %s: %s", o->hosts, err);
+        *exit_code = ZT_EXIT_USAGE;
+        return NULL;
+    }
+    return client;
+bad:
+    explicit_bzero(authbuf, sizeof authbuf);
+    if (what)
+        zt_err("%s: %s", what, err);
+    else
+        zt_err("%s", err);
+    zkelect_conf_destroy(conf);
+    *exit_code = ZT_EXIT_USAGE;
+    return NULL;
+}
+
+int zt_exit_for(int code)
+{
+    switch (code) {
+    case ZKELECT_OK: return ZT_EXIT_OK;
+    case ZKELECT_EAUTH: return ZT_EXIT_DENIED;
+    case ZKELECT_ETIMEDOUT: return ZT_EXIT_CONNECT;
+    case ZKELECT_EINVAL: return ZT_EXIT_USAGE;
+    default: return ZT_EXIT_FAILURE;
+    }
+}
+
+int zt_await(zkelect_client_t *client, const struct zt_opts *o)
+{
+    return zt_await_for(client, o, o->connect_ms);
+}
+
+int zt_await_for(zkelect_client_t *client, const struct zt_opts *o, int64_t wait_ms)
+{
+    int rc = zkelect_client_await_connected(client, (int)(wait_ms < 1 ? 1 : wait_ms));
+    if (rc == 0)
+        return -1;
+    if (rc == ZKELECT_ETIMEDOUT)
+        zt_err("cannot connect to ZooKeeper at %s within %" PRId64 " ms", o->hosts,
+               o->connect_ms);
+    else
+        zt_err("cannot connect to ZooKeeper at %s: %s", o->hosts, zkelect_strerror(rc));
+    return rc == ZKELECT_EINVAL ? ZT_EXIT_FAILURE : zt_exit_for(rc);
+}
