@@ -22,63 +22,10 @@
 #include "log_sink.h"
 #include "names.h"
 #include "observer.h"
+#include "stats_json.h"
+#include "vocabulary.h"
 
 using namespace zkelect;
-
-// The ABI promises these numbers; the engine keeps its own copy (it must not
-// include the public header). Every value is held to the header here, at
-// compile time; tests/abi/test_vocabulary.py holds the name tables, the docs
-// and the bindings' hand-written copies to the header.
-#define ZKE_SAME(pub, eng) static_assert(int(pub) == int(eng), #pub " drifted from " #eng)
-ZKE_SAME(ZKELECT_OK, kOk);
-ZKE_SAME(ZKELECT_EINVAL, kEInval);
-ZKE_SAME(ZKELECT_ENOMEM, kENoMem);
-ZKE_SAME(ZKELECT_ESTATE, kEState);
-ZKE_SAME(ZKELECT_ECLOSED, kEClosed);
-ZKE_SAME(ZKELECT_ETIMEDOUT, kETimedOut);
-ZKE_SAME(ZKELECT_ECONNLOSS, kEConnLoss);
-ZKE_SAME(ZKELECT_ESESSION_EXPIRED, kESessionExpired);
-ZKE_SAME(ZKELECT_EAUTH, kEAuth);
-ZKE_SAME(ZKELECT_ENOTSUP, kENotSup);
-ZKE_SAME(ZKELECT_EDEADLK, kEDeadlk);
-ZKE_SAME(ZKELECT_EZK, kEZk);
-ZKE_SAME(ZKELECT_EINTERNAL, kEInternal);
-ZKE_SAME(ZKELECT_ENOLEADER, kENoLeader);
-ZKE_SAME(ZKELECT_ERANGE, kERange);
-ZKE_SAME(ZKELECT_ENOTLEADER, kENotLeader);
-ZKE_SAME(ZKELECT_EV_ELECTED, EventType::kElected);
-ZKE_SAME(ZKELECT_EV_DEPOSED, EventType::kDeposed);
-ZKE_SAME(ZKELECT_EV_FOLLOWING, EventType::kFollowing);
-ZKE_SAME(ZKELECT_EV_SUSPENDED, EventType::kSuspended);
-ZKE_SAME(ZKELECT_EV_RECONNECTED, EventType::kReconnected);
-ZKE_SAME(ZKELECT_EV_EXPIRED, EventType::kExpired);
-ZKE_SAME(ZKELECT_EV_LEADER_CHANGED, EventType::kLeaderChanged);
-ZKE_SAME(ZKELECT_EV_ERROR, EventType::kError);
-ZKE_SAME(ZKELECT_EV_RESIGNED, EventType::kResigned);
-ZKE_SAME(ZKELECT_EV_OVERFLOW, EventType::kOverflow);
-ZKE_SAME(ZKELECT_EV_WARNING, EventType::kWarning);
-ZKE_SAME(ZKELECT_REASON_NONE, Reason::kNone);
-ZKE_SAME(ZKELECT_REASON_RESIGNED, Reason::kResigned);
-ZKE_SAME(ZKELECT_REASON_SUSPENDED, Reason::kSuspended);
-ZKE_SAME(ZKELECT_REASON_LEASE_ENDED, Reason::kLeaseEnded);
-ZKE_SAME(ZKELECT_REASON_EXPIRED, Reason::kExpired);
-ZKE_SAME(ZKELECT_REASON_NODE_DELETED, Reason::kNodeDeleted);
-ZKE_SAME(ZKELECT_REASON_CLOSED, Reason::kClosed);
-ZKE_SAME(ZKELECT_COUNTER_TERMS_WON, kTermsWon);
-ZKE_SAME(ZKELECT_COUNTER_DEPOSED_RESIGNED, kDeposedResigned);
-ZKE_SAME(ZKELECT_COUNTER_DEPOSED_SUSPENDED, kDeposedSuspended);
-ZKE_SAME(ZKELECT_COUNTER_DEPOSED_LEASE_ENDED, kDeposedLeaseEnded);
-ZKE_SAME(ZKELECT_COUNTER_DEPOSED_EXPIRED, kDeposedExpired);
-ZKE_SAME(ZKELECT_COUNTER_DEPOSED_NODE_DELETED, kDeposedNodeDeleted);
-ZKE_SAME(ZKELECT_COUNTER_DEPOSED_CLOSED, kDeposedClosed);
-ZKE_SAME(ZKELECT_COUNTER_RECONNECTS, kReconnects);
-ZKE_SAME(ZKELECT_COUNTER_EXPIRIES, kExpiries);
-ZKE_SAME(ZKELECT_COUNTER_ZK_REQUESTS, kZkRequests);
-ZKE_SAME(ZKELECT_COUNTER_KEEPALIVES, kKeepalives);
-ZKE_SAME(ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP, kSequenceNearWrap);
-ZKE_SAME(ZKELECT_COUNTER__COUNT, kCounterCount);
-ZKE_SAME(ZKELECT_EVENT_QUEUE_MAX, EventQueue::kMaxEvents);
-#undef ZKE_SAME
 
 struct zkelect_conf {
     Conf conf;
@@ -299,166 +246,15 @@ void stop_background(zkelect_election *e) {
 }
 
 
-// --- stats as JSON ----------------------------------------------------------
-
-void json_str(std::string &o, const std::string &v) {
-    o += '"';
-    for (unsigned char c : v) {
-        if (c == '"' || c == '\\') {
-            o += '\\';
-            o += char(c);
-        } else if (c < 0x20 || c == 0x7f) {
-            char b[8];
-            std::snprintf(b, sizeof b, "\\u%04x", c);
-            o += b;
-        } else {
-            o += char(c);
-        }
-    }
-    o += '"';
-}
-
-void json_key(std::string &o, const char *k) {
-    if (o.back() != '{' && o.back() != '[') o += ',';
-    o += '"';
-    o += k;
-    o += "\":";
-}
-
-void json_int(std::string &o, const char *k, int64_t v) {
-    json_key(o, k);
-    o += std::to_string(v);
-}
-
-void json_uint(std::string &o, const char *k, uint64_t v) {
-    json_key(o, k);
-    o += std::to_string(v);
-}
-
-template <int N>
-void json_hist(std::string &o, const char *k, const Histogram<N> &h) {
-    json_key(o, k);
-    o += '{';
-    json_uint(o, "count", h.count);
-    json_int(o, "sum_us", h.sum_us);
-    json_int(o, "last_us", h.last_us);
-    json_int(o, "min_us", h.min_us);
-    json_int(o, "max_us", h.max_us);
-    // Cumulative, as Prometheus' buckets are; the implied +Inf is "count".
-    json_key(o, "buckets");
-    o += '[';
-    uint64_t acc = 0;
-    for (int i = 0; i < N; ++i) {
-        acc += h.counts[i];
-        if (i) o += ',';
-        o += "{\"le_us\":" + std::to_string(h.bounds_us[i]) + ",\"count\":" + std::to_string(acc) + '}';
-    }
-    o += "]}";
-}
-
-int64_t ns_to_ms(int64_t ns) { return ns / 1000000; }
-
-// The user's view of the engine's states (Candidacy::State order).
-const char *coarse_state(int engine_state, bool leader) {
-    if (leader) return "leader";
-    switch (engine_state) {
-        case 0: case 10: return "idle";             // idle, closed
-        case 5: case 6: return "follower";          // following, heir
-        case 9: return "resigning";
-        default: return "candidate";                // enrolling, listing, claiming
-    }
-}
-
-void election_json(std::string &o, zkelect_election *e) {
-    ElectionShared &sh = *e->shared;
-    // Everything read once, before formatting: the lock is held for the copy only.
-    ElectionStats st = sh.stats.copy();
-    int64_t now_boot = boottime_ns();
-    int64_t lease = sh.lease.value();
-    bool leader = lease > 0 && now_boot < lease;
-    int64_t token = sh.token.load();
-    o += '{';
-    json_int(o, "version", 1);
-    json_key(o, "path");
-    json_str(o, sh.path);
-    json_key(o, "id");
-    json_str(o, sh.id);
-    json_int(o, "time_at_ms", ns_to_ms(realtime_ns()));
-    json_key(o, "state");
-    json_str(o, coarse_state(st.state, leader));
-    json_key(o, "engine_state");
-    json_str(o, st.state_name);
-    json_int(o, "state_since_at_ms", ns_to_ms(st.state_since_ns));
-    json_key(o, "is_leader");
-    o += leader ? "true" : "false";
-    json_int(o, "token", leader ? token : 0);
-    json_int(o, "lease_left_us", leader ? (lease - now_boot) / 1000 : 0);
-    json_int(o, "queue_position", st.queue_position);
-    json_int(o, "queue_length", st.queue_length);
-    json_int(o, "term_began_at_ms", ns_to_ms(st.term_began_ns));
-    json_int(o, "term_ended_at_ms", ns_to_ms(st.term_ended_ns));
-    json_int(o, "term_token", st.term_token);
-    json_uint(o, "terms_won", st.terms_won);
-    json_key(o, "losses");
-    o += '{';
-    for (int r = 1; r <= 6; ++r) json_uint(o, zkelect_reason_name(r), st.losses[r]);
-    o += '}';
-    json_uint(o, "requests", st.requests);
-    json_uint(o, "notifications", st.notifications);
-    json_hist(o, "keepalive_rtt", st.keepalive);
-    json_hist(o, "failover", st.failover);
-    o += '}';
-}
-
 }  // namespace
 
 extern "C" {
 
 /* --- errors and versions -------------------------------------------------- */
 
-const char *zkelect_strerror(int code) {
-    switch (code) {
-        case ZKELECT_OK: return "success";
-        case ZKELECT_EINVAL: return "invalid argument";
-        case ZKELECT_ENOMEM: return "out of memory";
-        case ZKELECT_ESTATE: return "operation not valid in the handle's current state";
-        case ZKELECT_ECLOSED: return "handle is closing";
-        case ZKELECT_ETIMEDOUT: return "timed out";
-        case ZKELECT_ECONNLOSS: return "connection to ZooKeeper lost";
-        case ZKELECT_ESESSION_EXPIRED: return "ZooKeeper session expired";
-        case ZKELECT_EAUTH: return "authentication failed or permission denied";
-        case ZKELECT_ENOTSUP: return "not supported by this build";
-        case ZKELECT_EDEADLK: return "would deadlock: destroy called from the handle's own callback";
-        case ZKELECT_EZK: return "ZooKeeper error";
-        case ZKELECT_EINTERNAL: return "internal error";
-        case ZKELECT_ENOLEADER: return "the election has no leader";
-        case ZKELECT_ERANGE: return "buffer too small";
-        case ZKELECT_ENOTLEADER: return "not the leader";
-        default: return "unknown error";
-    }
-}
+const char *zkelect_strerror(int code) { return vocabulary::err_message(code); }
 
-const char *zkelect_err_name(int code) {
-    switch (code) {
-        case ZKELECT_OK: return "ZKELECT_OK";
-        case ZKELECT_EINVAL: return "ZKELECT_EINVAL";
-        case ZKELECT_ENOMEM: return "ZKELECT_ENOMEM";
-        case ZKELECT_ESTATE: return "ZKELECT_ESTATE";
-        case ZKELECT_ECLOSED: return "ZKELECT_ECLOSED";
-        case ZKELECT_ETIMEDOUT: return "ZKELECT_ETIMEDOUT";
-        case ZKELECT_ECONNLOSS: return "ZKELECT_ECONNLOSS";
-        case ZKELECT_ESESSION_EXPIRED: return "ZKELECT_ESESSION_EXPIRED";
-        case ZKELECT_EAUTH: return "ZKELECT_EAUTH";
-        case ZKELECT_ENOTSUP: return "ZKELECT_ENOTSUP";
-        case ZKELECT_EDEADLK: return "ZKELECT_EDEADLK";
-        case ZKELECT_EZK: return "ZKELECT_EZK";
-        case ZKELECT_EINTERNAL: return "ZKELECT_EINTERNAL";
-        case ZKELECT_ENOLEADER: return "ZKELECT_ENOLEADER";
-        case ZKELECT_ERANGE: return "ZKELECT_ERANGE";
-        case ZKELECT_ENOTLEADER: return "ZKELECT_ENOTLEADER";
-        default: return "ZKELECT_EUNKNOWN";
-    }
-}
+const char *zkelect_err_name(int code) { return vocabulary::err_symbol(code); }
 
 const char *zkelect_last_error(void) { return t_last_error.c_str(); }
 
@@ -581,14 +377,7 @@ int zkelect_client_counter(const zkelect_client_t *client, int counter, uint64_t
     });
 }
 
-const char *zkelect_counter_name(int counter) {
-    static const char *const kNames[] = {
-        "terms_won",          "deposed_resigned", "deposed_suspended", "deposed_lease_ended",
-        "deposed_expired",    "deposed_node_deleted", "deposed_closed", "reconnects",
-        "expiries",           "zk_requests",      "keepalives",         "sequence_near_wrap"};
-    if (counter < 0 || counter >= ZKELECT_COUNTER__COUNT) return nullptr;
-    return kNames[counter];
-}
+const char *zkelect_counter_name(int counter) { return vocabulary::counter_name(counter); }
 
 /* --- election -------------------------------------------------------------- */
 
@@ -749,7 +538,7 @@ zkelect_stats_t *zkelect_election_stats(zkelect_election_t *e, char *errbuf, siz
         }
         auto out = std::make_unique<zkelect_stats>();
         out->json.reserve(2048);
-        election_json(out->json, e);
+        election_stats_json(out->json, *e->shared);
         return out.release();
     });
 }
@@ -761,34 +550,13 @@ zkelect_stats_t *zkelect_client_stats(zkelect_client_t *client, char *errbuf, si
             return nullptr;
         }
         auto out = std::make_unique<zkelect_stats>();
-        std::string &o = out->json;
-        Client &c = *client->client;
-        o.reserve(4096);
-        o += '{';
-        json_int(o, "version", 1);
-        json_int(o, "time_at_ms", ns_to_ms(realtime_ns()));
-        json_key(o, "connected");
-        o += c.connected() ? "true" : "false";
-        json_int(o, "session_id", c.session_id());
-        json_int(o, "session_timeout_us", int64_t(c.negotiated_timeout_ms()) * 1000);
-        json_key(o, "counters");
-        o += '{';
-        for (int i = 0; i < ZKELECT_COUNTER__COUNT; ++i) json_uint(o, zkelect_counter_name(i), c.counter(i));
-        o += '}';
-        json_key(o, "elections");
-        o += '[';
-        {
+        out->json.reserve(4096);
+        client_stats_json(out->json, *client->client, [client](const auto &render) {
             // client->mu keeps the set's elections alive (destroy takes it to
             // leave the set); each election's own lock is held for a copy.
             std::lock_guard<std::mutex> lock(client->mu);
-            bool first = true;
-            for (zkelect_election *e : client->elections) {
-                if (!first) o += ',';
-                first = false;
-                election_json(o, e);
-            }
-        }
-        o += "]}";
+            for (zkelect_election *e : client->elections) render(*e->shared);
+        });
         return out.release();
     });
 }
@@ -904,18 +672,9 @@ const char *zkelect_event_id(const zkelect_event_t *ev) { return ev ? ev->ev.id.
 int64_t zkelect_event_time_ns(const zkelect_event_t *ev) { return ev ? ev->ev.time_ns : 0; }
 void zkelect_event_destroy(zkelect_event_t *ev) { delete ev; }
 
-const char *zkelect_event_type_name(int type) {
-    static const char *const kNames[] = {"UNKNOWN",     "ELECTED", "DEPOSED",        "FOLLOWING",
-                                         "SUSPENDED",   "RECONNECTED", "EXPIRED",
-                                         "LEADER_CHANGED", "ERROR", "RESIGNED", "OVERFLOW", "WARNING"};
-    return type >= 1 && type <= 11 ? kNames[type] : "UNKNOWN";
-}
+const char *zkelect_event_type_name(int type) { return vocabulary::event_type_name(type); }
 
-const char *zkelect_reason_name(int reason) {
-    static const char *const kNames[] = {"none",    "resigned",     "suspended", "lease_ended",
-                                         "expired", "node_deleted", "closed"};
-    return reason >= 0 && reason <= 6 ? kNames[reason] : "unknown";
-}
+const char *zkelect_reason_name(int reason) { return vocabulary::reason_name(reason); }
 
 /* --- observer -------------------------------------------------------------- */
 

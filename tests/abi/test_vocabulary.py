@@ -1,7 +1,7 @@
 """One source per vocabulary: the public header's enums (error codes, event
 types, deposition reasons, counters) are the ABI and the one table. Every
 other copy is held to it here: the library's name and message tables, the
-engine's own enums (also static_asserted in capi/zkelect.cpp), the Java
+engine's own enums (also static_asserted in capi/abi_check.cpp), the Java
 binding's hand-written constants, docs/api.md, and the configuration keys
 the library lists (zkelect_conf_key) against those the docs describe. Go and Lua take the
 header's constants through SWIG, Rust's zkelect-sys checks its own against

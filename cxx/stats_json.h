@@ -1,0 +1,24 @@
+// The figures of an election and of a client as the JSON document of
+// zkelect_election_stats() / zkelect_client_stats() (docs/monitoring.md
+// lists the keys). Keys are only ever added: "version" stays 1 while they are.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace zkelect {
+
+class Client;
+struct ElectionShared;
+
+// Appends one election's document to out. Reads each figure once (the
+// stats lock is held for a copy only), so it may run on any thread.
+void election_stats_json(std::string &out, const ElectionShared &e);
+
+// Appends a client's document to out: the session's figures and counters,
+// then "elections": one document for each election `each` hands to the
+// function it is given (the caller keeps them alive meanwhile).
+using EachElection = std::function<void(const std::function<void(const ElectionShared &)> &)>;
+void client_stats_json(std::string &out, const Client &c, const EachElection &each);
+
+}  // namespace zkelect
