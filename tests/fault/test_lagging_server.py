@@ -10,17 +10,23 @@ chunk DELAY_MS in each direction, so proposals, commits and the answers to
 syncs all reach it late, in order, as over a slow network. Its clients still
 reach it directly.
 
-The tests use the public C API through ctypes, in this process.
+The tests use the public C API through ctypes (tests/integration/zkc.py),
+in this process.
 """
 
 import ctypes
+import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
 
 from faultutil import report
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+import zkc  # noqa: E402
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -30,60 +36,17 @@ DELAY_MS = 1000        # one way, per link of the lagging follower
 T = 10000              # the sessions' timeout: far above the lag
 
 
-class Lib:
-    """The few verbs of libzkelect these tests need."""
-
-    def __init__(self, build_dir):
-        L = ctypes.CDLL(str(build_dir / "capi" / "libzkelect.so.1"))
-        vp, cp, sz, i64, i = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
-                              ctypes.c_int64, ctypes.c_int)
-        for name, res, args in [
-            ("zkelect_conf_new", vp, []),
-            ("zkelect_conf_set", i, [vp, cp, cp, cp, sz]),
-            ("zkelect_conf_destroy", None, [vp]),
-            ("zkelect_client_new", vp, [vp, cp, sz]),
-            ("zkelect_client_await_connected", i, [vp, i]),
-            ("zkelect_client_destroy", i, [vp]),
-            ("zkelect_client_session_timeout_ms", i, [vp]),
-            ("zkelect_client_participants", vp, [vp, cp, cp, sz]),
-            ("zkelect_election_new", vp, [vp, cp, cp, cp, sz]),
-            ("zkelect_election_destroy", i, [vp]),
-            ("zkelect_volunteer", i, [vp]),
-            ("zkelect_await_leader", i, [vp, i]),
-            ("zkelect_is_leader", i, [vp]),
-            ("zkelect_participants_count", sz, [vp]),
-            ("zkelect_participants_id", cp, [vp, sz]),
-            ("zkelect_participants_destroy", None, [vp]),
-        ]:
-            f = getattr(L, name)
-            f.restype = res
-            f.argtypes = args
-        self.L = L
+class Lib(zkc.Api):
+    """tests/integration/zkc.py's C API, with the few steps these tests repeat."""
 
     def client(self, hosts, **conf):
-        L = self.L
-        err = ctypes.create_string_buffer(512)
-        c = L.zkelect_conf_new()
-        try:
-            for k, v in {"zk.hosts": hosts, "zk.session.timeout.ms": str(T), **conf}.items():
-                assert L.zkelect_conf_set(c, k.encode(), str(v).encode(), err, 512) == 0, \
-                    err.value
-            cl = L.zkelect_client_new(c, err, 512)
-        finally:
-            L.zkelect_conf_destroy(c)
-        assert cl, err.value
-        assert L.zkelect_client_await_connected(cl, 20000) == 0, "no connection"
-        return cl
-
-    def election(self, client, path, pid):
-        err = ctypes.create_string_buffer(512)
-        e = self.L.zkelect_election_new(client, path.encode(), pid.encode(), err, 512)
-        assert e, err.value
-        return e
+        c = super().client(zk_hosts=hosts, zk_session_timeout_ms=T, zk_log_level="none", **conf)
+        assert self.lib.zkelect_client_await_connected(c, 20000) == 0, "no connection"
+        return c
 
     def participant_ids(self, client, path):
         """Ids in queue order, as zkelect_client_participants() answers."""
-        L = self.L
+        L = self.lib
         err = ctypes.create_string_buffer(512)
         ps = L.zkelect_client_participants(client, path.encode(), err, 512)
         assert ps, err.value
@@ -133,8 +96,8 @@ def test_who_leads_is_answered_from_the_quorum_not_a_lagging_server(fresh_ensemb
             p.delay(DELAY_MS)
         e = lib.election(writer, path, "elsewhere")
         t0 = time.monotonic()
-        assert lib.L.zkelect_volunteer(e) == 0
-        assert lib.L.zkelect_await_leader(e, 10000) == 0
+        assert lib.lib.zkelect_volunteer(e) == 0
+        assert lib.lib.zkelect_await_leader(e, 10000) == 0
         elected_ms = (time.monotonic() - t0) * 1e3
 
         t1 = time.monotonic()
@@ -150,9 +113,9 @@ def test_who_leads_is_answered_from_the_quorum_not_a_lagging_server(fresh_ensemb
         for p in ens.links_of(lag):
             p.set_pass()
         if e:
-            lib.L.zkelect_election_destroy(e)
+            lib.lib.zkelect_election_destroy(e)
         for c in (writer, reader):
-            lib.L.zkelect_client_destroy(c)
+            lib.lib.zkelect_client_destroy(c)
         kz.stop()
         kz.close()
     report("lagging_server_reads", delay_ms=DELAY_MS, elected_ms=round(elected_ms, 1),
@@ -203,18 +166,18 @@ def test_a_create_lost_on_a_lagging_server_does_not_land_later_as_a_ghost(fresh_
             return sum(r.get(op, 0) for op in ("create", "create2", "multi")) or None
 
         before = creates() or 0
-        assert lib.L.zkelect_volunteer(e) == 0
+        assert lib.lib.zkelect_volunteer(e) == 0
         wait_for(lambda: (creates() or 0) > before, 5, "the create sent to the lagging server")
         t_cut = time.monotonic()
         to_lag.reset(refuse=True)   # the reply never comes; the client moves on
-        assert lib.L.zkelect_await_leader(e, 20000) == 0
+        assert lib.lib.zkelect_await_leader(e, 20000) == 0
         elected_ms = (time.monotonic() - t_cut) * 1e3
         # The old create reaches the quorum's leader DELAY_MS after it was
         # forwarded; wait well past that before judging.
         time.sleep(3 * DELAY_MS / 1000)
         nodes = children(kz, path)
-        leading = lib.L.zkelect_is_leader(e)
-        lib.L.zkelect_election_destroy(e)
+        leading = lib.lib.zkelect_is_leader(e)
+        lib.lib.zkelect_election_destroy(e)
         e = None
         deadline = time.monotonic() + 10
         while True:
@@ -226,9 +189,9 @@ def test_a_create_lost_on_a_lagging_server_does_not_land_later_as_a_ghost(fresh_
         for p in ens.links_of(lag):
             p.set_pass()
         if e:
-            lib.L.zkelect_election_destroy(e)
+            lib.lib.zkelect_election_destroy(e)
         if cand:
-            lib.L.zkelect_client_destroy(cand)
+            lib.lib.zkelect_client_destroy(cand)
         to_lag.close()
         to_fast.close()
         kz.stop()

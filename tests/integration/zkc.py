@@ -31,6 +31,8 @@ def load(build_dir):
         "zkelect_await_leader": (I, [P, I]), "zkelect_leader_id": (I, [P, S, C.c_size_t]),
         "zkelect_participants": (P, [P, S, C.c_size_t]),
         "zkelect_participants_count": (C.c_size_t, [P]),
+        "zkelect_client_participants": (P, [P, S, S, C.c_size_t]),
+        "zkelect_participants_id": (S, [P, C.c_size_t]),
         "zkelect_participants_destroy": (None, [P]),
         "zkelect_next_event": (P, [P, I]), "zkelect_event_type": (I, [P]),
         "zkelect_event_reason": (I, [P]), "zkelect_event_error": (I, [P]),
