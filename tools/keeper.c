@@ -94,15 +94,8 @@ static void kill_tree(void)
         struct pollfd none;
         poll(&none, 0, 2);
     }
-    /* Whatever died last is reaped here; blocking is fine, all are killed. */
-    for (int i = 0; i < 100000; i++) {
-        int st;
-        pid_t p = waitpid(-1, &st, WNOHANG);
-        if (p <= 0)
-            break;
-        if (p == child)
-            child_status = st;
-    }
+    /* Whatever died last is reaped here. */
+    reap();
 }
 
 int zt_cmd_keeper(int argc, char **argv)
