@@ -510,9 +510,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
             } else {
                 // We may be first now. Earn the lease while the listing is
                 // in flight: if we are, the claim needs no further round trip.
-                client_.lease().hold(member_id_, node_path(node_));
-                holding_ = true;
-                client_.lease().renew_now();
+                client_.lease().renew_for(member_id_, node_path(node_));
                 list();
             }
         } else {

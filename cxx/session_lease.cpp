@@ -43,11 +43,15 @@ void SessionLease::acknowledged(int64_t sent, int64_t earned, int64_t rtt_us) {
 
 void SessionLease::renew_now() {
     if (holders_.empty()) return;
-    send();
+    send(holders_.begin()->first, holders_.begin()->second);
 }
 
-void SessionLease::send() {
-    if (!client_.connected() || holders_.empty()) return;
+void SessionLease::renew_for(uint64_t member, const std::string &node_path) {
+    send(member, node_path);
+}
+
+void SessionLease::send(uint64_t member, const std::string &target) {
+    if (!client_.connected()) return;
     int64_t sent = boottime_ns();
     // One keepalive at a time, unless the one in flight is overdue: a reply
     // that never comes on a live connection must not end leadership for good.
@@ -55,8 +59,6 @@ void SessionLease::send() {
     inflight_ = true;
     inflight_sent_ = sent;
     int64_t earned = earns(sent);
-    uint64_t member = holders_.begin()->first;
-    std::string target = holders_.begin()->second;
     uint64_t gen = gen_;
     auto on_reply = client_.on_loop([this, gen, sent, earned, member, target](Reply &&r) {
         if (gen != gen_) return;
@@ -71,10 +73,8 @@ void SessionLease::send() {
             // candidacy hears of it as of any deletion, and the others get
             // their keepalive from another node at once.
             auto it = holders_.find(member);
-            if (it != holders_.end() && it->second == target) {
-                holders_.erase(it);
-                client_.deliver_node_deleted(member, target);
-            }
+            if (it != holders_.end() && it->second == target) holders_.erase(it);
+            client_.deliver_node_deleted(member, target);
             renew_now();
         }
     });
@@ -92,7 +92,7 @@ void SessionLease::schedule() {
     client_.at(boottime_ns() + int64_t(client_.effective_timeout_ms()) * kNsPerMs / 6, [this] {
         scheduled_ = false;
         if (holders_.empty()) return;
-        send();
+        renew_now();
         schedule();
     });
 }

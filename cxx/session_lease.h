@@ -39,6 +39,9 @@ public:
     // Send a keepalive now, unless one is in flight and not overdue. Its
     // acknowledgement reaches every member (Member::on_lease).
     void renew_now();
+    // The same for a member that does not hold (yet): a follower that may
+    // have become first earns the lease while its listing is in flight.
+    void renew_for(uint64_t member, const std::string &node_path);
 
     // The deadline a write of this session sent now (at `sent`) earns if it
     // is acknowledged; call when sending.
@@ -62,7 +65,7 @@ public:
     int64_t renegotiation_cap() const { return cap_; }
 
 private:
-    void send();
+    void send(uint64_t member, const std::string &target);
     void schedule();
 
     Client &client_;
