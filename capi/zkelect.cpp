@@ -3,16 +3,12 @@
 // C caller.
 #include <zkelect/zkelect.h>
 
-#include <atomic>
 #include <cerrno>
-#include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <set>
-#include <thread>
 
 #include "client.h"
 #include "election.h"
@@ -31,61 +27,6 @@ struct zkelect_conf {
     Conf conf;
 };
 
-// Counts the threads inside a blocking call on a handle, so destroy can
-// release them (a Go or Java Close() from another goroutine or thread is the
-// usual way to end a blocked reader) and then free the handle safely.
-class Waiters {
-public:
-    // False once the handle is closing: the caller must not block.
-    bool enter() {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (closing_) return false;
-        ++inside_;
-        return true;
-    }
-    void leave() {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (--inside_ == 0 && closing_) cv_.notify_all();
-    }
-    bool closing() const {
-        std::lock_guard<std::mutex> lock(mu_);
-        return closing_;
-    }
-    // Marks the handle closing, runs wake (which must make every blocked
-    // call return soon), and waits until no thread is inside.
-    template <class Wake>
-    void close_and_drain(Wake &&wake) {
-        std::unique_lock<std::mutex> lock(mu_);
-        closing_ = true;
-        lock.unlock();
-        wake();
-        lock.lock();
-        cv_.wait(lock, [this] { return inside_ == 0; });
-    }
-
-private:
-    mutable std::mutex mu_;
-    std::condition_variable cv_;
-    int inside_ = 0;
-    bool closing_ = false;
-};
-
-// enter() in the constructor, leave() in the destructor.
-class Inside {
-public:
-    explicit Inside(Waiters &w) : w_(w), in_(w.enter()) {}
-    ~Inside() {
-        if (in_) w_.leave();
-    }
-    Inside(const Inside &) = delete;
-    Inside &operator=(const Inside &) = delete;
-    explicit operator bool() const { return in_; }
-
-private:
-    Waiters &w_;
-    bool in_;
-};
-
 struct zkelect_client {
     std::unique_ptr<Client> client;
     std::mutex mu;
@@ -97,27 +38,13 @@ struct zkelect_election {
     zkelect_client *owner = nullptr;
     std::unique_ptr<Election> election;
     ElectionShared *shared = nullptr;  // election->shared()
-
-    std::mutex cb_mu;
-    zkelect_event_cb cb = nullptr;
-    void *cb_opaque = nullptr;
-    zkelect_event_cb bg_cb = nullptr;
-    void *bg_opaque = nullptr;
-    std::thread bg;
-    std::atomic<bool> bg_stop{false};
-    // The thread running one of this handle's callbacks, if any: destroy
-    // from it would wait on itself.
-    std::atomic<std::thread::id> cb_thread{};
-    // Threads blocked in next_event/await_leader/dispatch. destroy wakes them
-    // and frees nothing until they have left.
-    Waiters waiters;
 };
 
 struct zkelect_observer {
-    Waiters waiters;
     zkelect_client *owner = nullptr;
     std::shared_ptr<ObserverShared> shared;
     std::shared_ptr<Observer> observer;
+    std::unique_ptr<EventDelivery> events;  // of shared->queue; pull only
 };
 
 struct zkelect_event {
@@ -225,26 +152,19 @@ std::unique_ptr<zkelect_event> wrap(std::unique_ptr<Event> ev) {
     return out;
 }
 
-bool in_own_callback(const zkelect_election *e) {
-    return e->cb_thread.load() == std::this_thread::get_id();
+// The engine's callback for a C one. The event is wrapped outside the try:
+// running out of memory there fails zkelect_dispatch (ZKELECT_ENOMEM), while
+// nothing the user's callback throws stops the delivery of the next events.
+EventDelivery::Callback c_callback(zkelect_election *e, zkelect_event_cb cb, void *opaque) {
+    if (!cb) return {};
+    return [e, cb, opaque](std::unique_ptr<Event> ev) {
+        auto event = wrap(std::move(ev));
+        try {
+            cb(e, event.get(), opaque);
+        } catch (...) {
+        }
+    };
 }
-
-// Joins the background thread outside cb_mu: its callback may call
-// zkelect_dispatch or zkelect_set_event_cb, which take cb_mu.
-void stop_background(zkelect_election *e) {
-    std::thread bg;
-    {
-        std::lock_guard<std::mutex> lock(e->cb_mu);
-        if (!e->bg.joinable()) return;
-        bg = std::move(e->bg);
-        e->bg_stop.store(true);
-    }
-    e->shared->queue.wake();
-    bg.join();
-    std::lock_guard<std::mutex> lock(e->cb_mu);
-    e->bg_stop.store(false);
-}
-
 
 }  // namespace
 
@@ -340,7 +260,7 @@ int zkelect_client_destroy(zkelect_client_t *client) {
         {
             std::lock_guard<std::mutex> lock(client->mu);
             for (auto *e : client->elections)
-                if (in_own_callback(e)) return ZKELECT_EDEADLK;
+                if (e->election->events().in_own_callback()) return ZKELECT_EDEADLK;
             if (!client->elections.empty() || !client->observers.empty()) return ZKELECT_ESTATE;
         }
         delete client;
@@ -411,13 +331,7 @@ zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *p
 int zkelect_election_destroy(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
-        if (in_own_callback(e)) return ZKELECT_EDEADLK;
-        stop_background(e);
-        e->waiters.close_and_drain([e] {
-            e->shared->queue.close();
-            e->shared->changed();
-        });
-        e->election->close();
+        if (int rc = e->election->shut_down(); rc != ZKELECT_OK) return rc;
         {
             std::lock_guard<std::mutex> lock(e->owner->mu);
             e->owner->elections.erase(e);
@@ -446,9 +360,7 @@ int zkelect_is_leader(const zkelect_election_t *e) { return e && e->shared->is_l
 int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
-        Inside inside(e->waiters);
-        if (!inside) return ZKELECT_ECLOSED;
-        return e->election->await_leader(timeout_ms, [e] { return e->waiters.closing(); });
+        return e->election->await_leader(timeout_ms);
     });
 }
 
@@ -570,9 +482,7 @@ void zkelect_stats_destroy(zkelect_stats_t *stats) { delete stats; }
 zkelect_event_t *zkelect_next_event(zkelect_election_t *e, int timeout_ms) {
     return guarded<zkelect_event_t *>(nullptr, [&]() -> zkelect_event_t * {
         if (!e) return nullptr;
-        Inside inside(e->waiters);
-        if (!inside) return nullptr;
-        return wrap(e->shared->queue.pop(timeout_ms)).release();
+        return wrap(e->election->events().next(timeout_ms)).release();
     });
 }
 
@@ -596,68 +506,21 @@ int zkelect_wake(zkelect_election_t *e) {
 int zkelect_set_event_cb(zkelect_election_t *e, zkelect_event_cb cb, void *opaque) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
-        std::lock_guard<std::mutex> lock(e->cb_mu);
-        if (e->bg.joinable()) return ZKELECT_ESTATE;
-        e->cb = cb;
-        e->cb_opaque = opaque;
-        return ZKELECT_OK;
+        return e->election->events().set_callback(c_callback(e, cb, opaque));
     });
 }
 
 int zkelect_dispatch(zkelect_election_t *e, int timeout_ms) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
-        zkelect_event_cb cb;
-        void *opaque;
-        {
-            std::lock_guard<std::mutex> lock(e->cb_mu);
-            cb = e->cb;
-            opaque = e->cb_opaque;
-        }
-        if (!cb) return ZKELECT_ESTATE;
-        Inside inside(e->waiters);
-        if (!inside) return ZKELECT_ECLOSED;
-        int n = 0;
-        // At most what is queued now plus a bound: a callback that keeps
-        // producing events cannot pin the caller here.
-        for (int wait = timeout_ms; n < 10000; wait = 0) {
-            auto ev = wrap(e->shared->queue.pop(wait));
-            if (!ev) break;
-            e->cb_thread.store(std::this_thread::get_id());
-            try {
-                cb(e, ev.get(), opaque);
-            } catch (...) {
-            }
-            e->cb_thread.store(std::thread::id{});
-            ++n;
-        }
-        return n;
+        return e->election->events().dispatch(timeout_ms);
     });
 }
 
 int zkelect_set_background_event_cb(zkelect_election_t *e, zkelect_event_cb cb, void *opaque) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
-        if (in_own_callback(e)) return ZKELECT_EDEADLK;
-        stop_background(e);
-        std::lock_guard<std::mutex> lock(e->cb_mu);
-        if (e->bg.joinable()) return ZKELECT_ESTATE;  // another thread started one meanwhile
-        if (!cb) return ZKELECT_OK;
-        e->bg_cb = cb;
-        e->bg_opaque = opaque;
-        e->bg = std::thread([e] {
-            while (!e->bg_stop.load()) {
-                auto ev = wrap(e->shared->queue.pop(-1));
-                if (!ev) continue;
-                e->cb_thread.store(std::this_thread::get_id());
-                try {
-                    e->bg_cb(e, ev.get(), e->bg_opaque);
-                } catch (...) {
-                }
-                e->cb_thread.store(std::thread::id{});
-            }
-        });
-        return ZKELECT_OK;
+        return e->election->events().set_background(c_callback(e, cb, opaque));
     });
 }
 
@@ -692,6 +555,7 @@ zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *p
         auto o = std::make_unique<zkelect_observer>();
         o->owner = client;
         o->shared = std::make_shared<ObserverShared>(path);
+        o->events = std::make_unique<EventDelivery>(o->shared->queue);
         o->observer = Observer::open(*client->client, o->shared);
         std::lock_guard<std::mutex> lock(client->mu);
         client->observers.insert(o.get());
@@ -702,9 +566,7 @@ zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *p
 zkelect_event_t *zkelect_observer_next_event(zkelect_observer_t *o, int timeout_ms) {
     return guarded<zkelect_event_t *>(nullptr, [&]() -> zkelect_event_t * {
         if (!o) return nullptr;
-        Inside inside(o->waiters);
-        if (!inside) return nullptr;
-        return wrap(o->shared->queue.pop(timeout_ms)).release();
+        return wrap(o->events->next(timeout_ms)).release();
     });
 }
 
@@ -723,7 +585,7 @@ int zkelect_observer_wake(zkelect_observer_t *o) {
 int zkelect_observer_destroy(zkelect_observer_t *o) {
     return guarded_code([&]() -> int {
         if (!o) return ZKELECT_EINVAL;
-        o->waiters.close_and_drain([o] { o->shared->queue.close(); });
+        o->events->close([o] { o->shared->queue.close(); });
         o->observer->stop_and_wait();
         {
             std::lock_guard<std::mutex> lock(o->owner->mu);

@@ -11,7 +11,8 @@ namespace zkelect {
 Election::Election(Client &client, std::string path, std::string id)
     : client_(client),
       shared_(std::make_shared<ElectionShared>(std::move(path), std::move(id))),
-      candidacy_(std::make_shared<Candidacy>(client, shared_)) {
+      candidacy_(std::make_shared<Candidacy>(client, shared_)),
+      events_(shared_->queue) {
     Client *c = &client_;
     auto cand = candidacy_;
     client_.post([c, cand] { cand->attach(c->add_member(cand)); });
@@ -78,6 +79,22 @@ void Election::close() {
     while (finished.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready &&
            client_.connected() && std::chrono::steady_clock::now() < deadline) {
     }
+}
+
+int Election::shut_down() {
+    int rc = events_.close([this] {
+        shared_->queue.close();
+        shared_->changed();
+    });
+    if (rc != kOk) return rc;
+    close();
+    return kOk;
+}
+
+int Election::await_leader(int timeout_ms) {
+    Inside inside(events_.waiters());
+    if (!inside) return kEClosed;
+    return await_leader(timeout_ms, [this] { return events_.waiters().closing(); });
 }
 
 int Election::await_leader(int timeout_ms, const std::function<bool()> &abandon) {

@@ -1,7 +1,8 @@
 // One election handle, as the C API hands it out: the user's side of a
 // candidacy. It checks and records the user's commands (the phase), fences
 // the lease on resign and close, and hands the commands, numbered, to the
-// candidacy on the client's loop, which alone runs the state machine.
+// candidacy on the client's loop, which alone runs the state machine. Its
+// events reach the user through events().
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "client.h"
 #include "election_shared.h"
+#include "event_delivery.h"
 
 namespace zkelect {
 
@@ -30,20 +32,29 @@ public:
     // Leave for good: leadership ends at once, the node is deleted; waits
     // for that while it can happen (connected), at most one session timeout.
     void close();
+    // The handle's end: kEDeadlk from one of its own callbacks (it would
+    // wait on itself); else ends event delivery, releases the threads
+    // blocked in the handle's calls and waits for them to leave, then
+    // close(). Nothing of the handle is in use afterwards.
+    int shut_down();
 
     bool is_leader() const { return shared_->is_leader(); }
     // kOk when leading, else kEClosed, the candidacy's error, kEState (not a
     // candidate) or kETimedOut. timeout_ms < 0: no limit. abandon() is
     // checked on every wake-up (a closing handle).
     int await_leader(int timeout_ms, const std::function<bool()> &abandon);
+    // The same, abandoned (kEClosed) when shut_down() begins.
+    int await_leader(int timeout_ms);
     int fencing_token(int64_t *token) const;
 
     ElectionShared &shared() { return *shared_; }
+    EventDelivery &events() { return events_; }
 
 private:
     Client &client_;
     std::shared_ptr<ElectionShared> shared_;
     std::shared_ptr<Candidacy> candidacy_;  // lives on the loop; posted to only
+    EventDelivery events_;                  // after shared_: uses its queue
 };
 
 }  // namespace zkelect
