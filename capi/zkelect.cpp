@@ -1,13 +1,12 @@
-// The extern "C" boundary: validates arguments, converts between handles and
-// the engine's objects, and catches every exception so none unwinds into a
-// C caller.
+// The extern "C" functions: each validates its arguments, converts between
+// handles and the engine's objects, and runs inside one of boundary.h's
+// guards so that no exception unwinds into a C caller.
 #include <zkelect/zkelect.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <set>
 
 #include "client.h"
@@ -21,7 +20,10 @@
 #include "stats_json.h"
 #include "vocabulary.h"
 
+#include "boundary.h"
+
 using namespace zkelect;
+using namespace zkelect::boundary;
 
 struct zkelect_conf {
     Conf conf;
@@ -61,90 +63,6 @@ struct zkelect_stats {
 
 namespace {
 
-// zkelect_last_error(): per thread, like errno. t_error_set tells the
-// boundary that the failing call already said why.
-thread_local std::string t_last_error;
-thread_local bool t_error_set = false;
-
-void set_last_error(int code, const std::string &why) {
-    t_last_error = std::string(zkelect_err_name(code)) + ": " + why;
-    t_error_set = true;
-}
-
-// A failure with its reason: recorded for zkelect_last_error, code returned.
-int fail(int code, const std::string &why) {
-    set_last_error(code, why);
-    return code;
-}
-
-void write_err(char *errbuf, size_t errlen, const std::string &msg, int code = ZKELECT_EINVAL) {
-    if (msg.compare(0, 8, "ZKELECT_") == 0) {
-        t_last_error = msg;
-        t_error_set = true;
-    } else {
-        set_last_error(code, msg);
-    }
-    if (!errbuf || errlen == 0) return;
-    size_t n = std::min(msg.size(), errlen - 1);
-    std::memcpy(errbuf, msg.data(), n);
-    errbuf[n] = '\0';
-}
-
-// Runs body; any exception becomes an error code (or the fallback value).
-template <class R, class F>
-R guarded(R on_error, F &&body) noexcept {
-    try {
-        return body();
-    } catch (const std::bad_alloc &) {
-        return on_error;
-    } catch (...) {
-        return on_error;
-    }
-}
-
-template <class F>
-int guarded_code(F &&body) noexcept {
-    int rc;
-    t_error_set = false;
-    try {
-        rc = body();
-    } catch (const std::bad_alloc &) {
-        rc = ZKELECT_ENOMEM;
-    } catch (...) {
-        rc = ZKELECT_EINTERNAL;
-    }
-    if (rc < 0 && !t_error_set) {
-        try {
-            set_last_error(rc, zkelect_strerror(rc));
-        } catch (...) {
-        }
-    }
-    return rc;
-}
-
-template <class T, class F>
-T *guarded_new(char *errbuf, size_t errlen, F &&body) noexcept {
-    try {
-        return body();
-    } catch (const std::bad_alloc &) {
-        try {
-            write_err(errbuf, errlen, "out of memory", ZKELECT_ENOMEM);
-        } catch (...) {
-        }
-    } catch (const std::exception &e) {
-        try {
-            write_err(errbuf, errlen, e.what());
-        } catch (...) {
-        }
-    } catch (...) {
-        try {
-            write_err(errbuf, errlen, "internal error", ZKELECT_EINTERNAL);
-        } catch (...) {
-        }
-    }
-    return nullptr;
-}
-
 std::unique_ptr<zkelect_event> wrap(std::unique_ptr<Event> ev) {
     if (!ev) return nullptr;
     auto out = std::make_unique<zkelect_event>();
@@ -176,7 +94,7 @@ const char *zkelect_strerror(int code) { return vocabulary::err_message(code); }
 
 const char *zkelect_err_name(int code) { return vocabulary::err_symbol(code); }
 
-const char *zkelect_last_error(void) { return t_last_error.c_str(); }
+const char *zkelect_last_error(void) { return last_error(); }
 
 int zkelect_set_log_cb(int level, zkelect_log_cb cb, void *opaque) {
     return guarded_code([&]() -> int {
