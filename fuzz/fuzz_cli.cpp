@@ -36,6 +36,7 @@ const Sub kSubs[] = {
     {"run", ZT_O_CONNECT | ZT_O_ID | ZT_O_RUN | ZT_O_METRICS, 0},
     {"status", ZT_O_CONNECT | ZT_O_JSON, 0},
     {"observe", ZT_O_CONNECT | ZT_O_JSON | ZT_O_COUNT | ZT_O_PROMETHEUS, 0},
+    {"config", ZT_O_CONNECT | ZT_O_JSON | ZT_O_NO_TARGET, 0},
 };
 
 const char kEnvHosts[] = "127.0.0.1:2181";
@@ -51,7 +52,7 @@ bool one_of(const char *p, const std::vector<char *> &argv, const char *env) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size == 0) return 0;
-    const Sub &sub = kSubs[data[0] % 4];
+    const Sub &sub = kSubs[data[0] % (sizeof kSubs / sizeof kSubs[0])];
     bool env = data[0] & 4;
     if (env)
         setenv("ZKELECT_CONNECT", kEnvHosts, 1);
@@ -105,9 +106,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(asked);
     }
     if (rc == -1) {
-        FUZZ_CHECK(o.hosts && *o.hosts && o.path);
-        FUZZ_CHECK(one_of(o.hosts, saved, env_hosts));
-        FUZZ_CHECK(one_of(o.path, saved, nullptr));
+        if (!(sub.accepted & ZT_O_NO_TARGET)) FUZZ_CHECK(o.hosts && *o.hosts && o.path);
+        FUZZ_CHECK(!o.hosts || one_of(o.hosts, saved, env_hosts));
+        FUZZ_CHECK(!o.path || one_of(o.path, saved, nullptr));
         FUZZ_CHECK(!o.id || ((sub.accepted & ZT_O_ID) && one_of(o.id, saved, nullptr)));
         FUZZ_CHECK(!o.auth_file || one_of(o.auth_file, saved, nullptr));
         FUZZ_CHECK(o.session_ms >= 1000 && o.session_ms <= 3600000);

@@ -332,7 +332,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
         usage(stderr);
         return ZT_EXIT_USAGE;
     }
-    if (!o->hosts || !*o->hosts || !o->path) {
+    if (!(accepted & ZT_O_NO_TARGET) && (!o->hosts || !*o->hosts || !o->path)) {
         zt_err("--connect (or ZKELECT_CONNECT) and --path are required");
         usage(stderr);
         return ZT_EXIT_USAGE;

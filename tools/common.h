@@ -35,6 +35,7 @@ int zt_cmd_run(int argc, char **argv);
 int zt_cmd_status(int argc, char **argv);
 int zt_cmd_observe(int argc, char **argv);
 int zt_cmd_keeper(int argc, char **argv);
+int zt_cmd_config(int argc, char **argv);
 
 /* One-line error on stderr, prefixed with zt_prog. Goes through the async
  * log when it is started (zt_log_start), so it never blocks then. */
@@ -79,6 +80,7 @@ enum {
     ZT_O_CANDIDATE = 1u << 5, /* --first-id --shared-session */
     ZT_O_METRICS = 1u << 6,   /* --metrics-listen --metrics-textfile --metrics-interval-ms */
     ZT_O_PROMETHEUS = 1u << 7, /* --prometheus */
+    ZT_O_NO_TARGET = 1u << 8, /* --connect and --path may be absent (config) */
 };
 
 #define ZT_MAX_SETTINGS 16
@@ -97,15 +99,20 @@ struct zt_opts {
 /* Parses argv (argv[0] is the subcommand) for the options in `accepted`.
  * Returns -1 to go on, or an exit code (after printing the usage when the
  * arguments are bad). Checks that --connect (or ZKELECT_CONNECT) and --path
- * are present. */
+ * are present, unless ZT_O_NO_TARGET is among `accepted`. */
 int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
              void (*usage)(FILE *));
 
 /* ---- The one connect helper ---------------------------------------------- */
 
-/* A client from the options: connect string, timeouts, --set, credentials
- * from --auth-file or $ZKELECT_AUTH. Does not wait for the connection. NULL
- * after printing one line, with *exit_code set (untouched on success). */
+/* The library's configuration from the options: connect string (when
+ * given), timeouts, --set, credentials from --auth-file or $ZKELECT_AUTH.
+ * NULL after printing one line, with *exit_code set (untouched on success). */
+zkelect_conf_t *zt_conf(const struct zt_opts *o, int *exit_code);
+
+/* A client from the options (zt_conf, and the library's log as --verbose or
+ * $ZKELECT_ZK_LOG_LEVEL asks). Does not wait for the connection. NULL after
+ * printing one line, with *exit_code set (untouched on success). */
 zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code);
 
 /* Waits for the session; returns -1 when connected, else an exit code after

@@ -54,7 +54,7 @@ static void print_log(int level, const char *message, void *opaque)
     fprintf(stderr, "zkelect: zk: %s\n", message);
 }
 
-zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
+zkelect_conf_t *zt_conf(const struct zt_opts *o, int *exit_code)
 {
     char err[512] = "";
     char num[32], authbuf[4096];
@@ -67,25 +67,9 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
         *exit_code = ZT_EXIT_FAILURE;
         return NULL;
     }
-    if (zkelect_conf_set(conf, "zk.hosts", o->hosts, err, sizeof err) != 0)
+    if (o->hosts && zkelect_conf_set(conf, "zk.hosts", o->hosts, err, sizeof err) != 0)
         goto bad;
-    /* The library's log (libzookeeper's own) goes nowhere unless asked for:
-     * --verbose prints it at info level, ZKELECT_ZK_LOG_LEVEL at any. */
-    const char *zk_log = getenv("ZKELECT_ZK_LOG_LEVEL");
-    int level = o->verbose ? ZKELECT_LOG_INFO : ZKELECT_LOG_NONE;
-    if (zk_log && *zk_log) {
-        static const char *const names[] = {"none", "error", "warn", "info", "debug"};
-        level = -1;
-        for (int i = 0; i < 5; i++)
-            if (strcmp(zk_log, names[i]) == 0) level = i;
-        if (level < 0) {
-            snprintf(err, sizeof err, "ZKELECT_ZK_LOG_LEVEL must be none, error, warn, info or debug");
-            goto bad;
-        }
-    }
-    zkelect_set_log_cb(level, print_log, NULL);
     snprintf(num, sizeof num, "%" PRId64, o->session_ms);
-    what = NULL;
     if (zkelect_conf_set(conf, "zk.session.timeout.ms", num, err, sizeof err) != 0)
         goto bad;
     snprintf(num, sizeof num, "%" PRId64, o->connect_ms);
@@ -117,6 +101,41 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
         if (zkelect_conf_set(conf, key, eq + 1, err, sizeof err) != 0)
             goto bad;
     }
+    return conf;
+bad:
+    explicit_bzero(authbuf, sizeof authbuf);
+    if (what)
+        zt_err("%s: %s", what, err);
+    else
+        zt_err("%s", err);
+    zkelect_conf_destroy(conf);
+    *exit_code = ZT_EXIT_USAGE;
+    return NULL;
+}
+
+zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
+{
+    zkelect_conf_t *conf = zt_conf(o, exit_code);
+    if (!conf)
+        return NULL;
+    /* The library's log (libzookeeper's own) goes nowhere unless asked for:
+     * --verbose prints it at info level, ZKELECT_ZK_LOG_LEVEL at any. */
+    const char *zk_log = getenv("ZKELECT_ZK_LOG_LEVEL");
+    int level = o->verbose ? ZKELECT_LOG_INFO : ZKELECT_LOG_NONE;
+    if (zk_log && *zk_log) {
+        static const char *const names[] = {"none", "error", "warn", "info", "debug"};
+        level = -1;
+        for (int i = 0; i < 5; i++)
+            if (strcmp(zk_log, names[i]) == 0) level = i;
+        if (level < 0) {
+            zt_err("ZKELECT_ZK_LOG_LEVEL must be none, error, warn, info or debug");
+            zkelect_conf_destroy(conf);
+            *exit_code = ZT_EXIT_USAGE;
+            return NULL;
+        }
+    }
+    zkelect_set_log_cb(level, print_log, NULL);
+    char err[512] = "";
     zkelect_client_t *client = zkelect_client_new(conf, err, sizeof err);
     zkelect_conf_destroy(conf);
     if (!client) {
@@ -127,15 +146,6 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
         return NULL;
     }
     return client;
-bad:
-    explicit_bzero(authbuf, sizeof authbuf);
-    if (what)
-        zt_err("%s: %s", what, err);
-    else
-        zt_err("%s", err);
-    zkelect_conf_destroy(conf);
-    *exit_code = ZT_EXIT_USAGE;
-    return NULL;
 }
 
 int zt_exit_for(int code)

@@ -19,6 +19,7 @@ static void usage(FILE *f)
           "  status     show the candidates of an election in queue order\n"
           "  observe    print one line per leader change\n"
           "  candidate  host participants driven by the line protocol (tests, benchmarks)\n"
+          "  config     list the configuration keys, their defaults and current values\n"
           "\n"
           "  zkelect <command> --help   options of a command\n"
           "  zkelect --version          library and tool version\n"
@@ -63,6 +64,7 @@ int main(int argc, char **argv)
         {"run", zt_cmd_run},
         {"status", zt_cmd_status},
         {"observe", zt_cmd_observe},
+        {"config", zt_cmd_config},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (!strcmp(cmd, cmds[i].name)) {

@@ -152,6 +152,8 @@ class CApi:
             ("zkelect_conf_new", vp, []),
             ("zkelect_conf_set", ctypes.c_int, [vp, cp, cp, cp, sz]),
             ("zkelect_conf_destroy", None, [vp]),
+            ("zkelect_conf_key", cp, [sz]),
+            ("zkelect_conf_get", ctypes.c_int, [vp, cp, cp, ctypes.POINTER(sz)]),
             ("zkelect_client_new", vp, [vp, cp, sz]),
             ("zkelect_client_await_connected", ctypes.c_int, [vp, ctypes.c_int]),
             ("zkelect_client_destroy", ctypes.c_int, [vp]),
@@ -167,6 +169,22 @@ class CApi:
             f.restype = res
             f.argtypes = args
         self.lib = lib
+
+    def conf_defaults(self):
+        """{key: default} of every configuration key, in the library's order."""
+        L = self.lib
+        conf = L.zkelect_conf_new()
+        out = {}
+        try:
+            i = 0
+            while (key := L.zkelect_conf_key(i)) is not None:
+                buf, n = ctypes.create_string_buffer(4096), ctypes.c_size_t(4096)
+                assert L.zkelect_conf_get(conf, key, buf, ctypes.byref(n)) == 0, key
+                out[key.decode()] = buf.value.decode()
+                i += 1
+        finally:
+            L.zkelect_conf_destroy(conf)
+        return out
 
     def participants(self, hosts, path):
         """[(id, token, node, ctime_ms)] in queue order, or None when it fails."""
