@@ -218,16 +218,26 @@ def test_observer_sees_suspended_reconnected_expired(api, handles, zk, proxies):
     assert "RECONNECTED" not in [s["type"] for s in seen[:-1]], seen
 
 
-def test_failover_wakes_nobody_behind_the_heir(api, handles, zk):
-    """docs/semantics.md, Costs: per failover no candidate behind the heir
-    wakes (each still watches the same predecessor), and the heir that knew
-    it was heir claims with no request at all. Counted with the clients'
-    request counters around one resign, with keepalives T/6 = 5 s apart so
-    none falls into the failover."""
+def _wait_state(api, e, state, timeout_s=10):
+    deadline = time.monotonic() + timeout_s
+    while api.stats(e)["engine_state"] != state:
+        assert time.monotonic() < deadline, f"never {state}: {api.stats(e)}"
+        time.sleep(0.01)
+
+
+def test_every_failover_of_a_rotation_is_the_heirs(api, handles, zk):
+    """docs/semantics.md, Costs: in a rotation (the leader resigns, the next
+    one leads, the leader after it resigns...) every new leader claims with
+    no request at all, because each follower watches the node before its
+    predecessor too and learns that it moved up to second when that node
+    goes. Per failover: the candidate that becomes second sends at most a
+    listing and a keepalive, and nobody further back wakes. Counted with the
+    clients' request counters around each resign, with keepalives T/6 = 5 s
+    apart so none falls due in a round."""
     T = 30000
     path = f"/t/costs-{uuid.uuid4().hex[:8]}"
     cs, es = [], []
-    for k in range(4):
+    for k in range(6):
         c = _client(api, handles, zk.connect_string, T)
         e = _election(api, handles, c, path, str(k + 1))
         assert api.lib.zkelect_volunteer(e) == 0
@@ -235,13 +245,24 @@ def test_failover_wakes_nobody_behind_the_heir(api, handles, zk):
         cs.append(c)
         es.append(e)
     REQ, KA = 9, 10
-    before = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[1:]]
-    assert api.lib.zkelect_resign(es[0]) == 0
-    api.wait_event(es[1], ("ELECTED",), 10)
-    after = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[1:]]
-    delta = [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, before)]
-    print("requests, keepalives during the failover (heir, 3rd, 4th):", delta)
-    assert delta[1] == (0, 0) and delta[2] == (0, 0), f"a candidate behind the heir woke: {delta}"
-    # the heir: no request beyond a keepalive that happened to fall due
-    assert delta[0][0] <= delta[0][1], f"the heir sent requests to claim: {delta[0]}"
-    assert api.lib.zkelect_is_leader(es[1]) == 1
+    _wait_state(api, es[1], "heir")
+    for r in range(4):
+        # the heir's keepalive is acknowledged: it holds its lease
+        deadline = time.monotonic() + 10
+        while api.counter(cs[r + 1], KA) == 0:
+            assert time.monotonic() < deadline, "the heir never earned its lease"
+            time.sleep(0.01)
+        before = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[r + 1:]]
+        assert api.lib.zkelect_resign(es[r]) == 0
+        api.wait_event(es[r + 1], ("ELECTED",), 10)
+        if r + 2 < len(es):
+            _wait_state(api, es[r + 2], "heir")
+        after = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[r + 1:]]
+        delta = [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, before)]
+        print(f"round {r}: requests, keepalives (new leader, new heir, behind):", delta)
+        assert delta[0][0] <= delta[0][1], f"round {r}: the heir sent requests to claim: {delta}"
+        if r + 2 < len(es):
+            assert delta[1][0] <= 2, f"round {r}: the new heir needed more than a listing: {delta}"
+        assert all(d == (0, 0) for d in delta[2:]), f"round {r}: a candidate further back woke: {delta}"
+        assert api.lib.zkelect_is_leader(es[r + 1]) == 1
+        assert sum(api.lib.zkelect_is_leader(e) for e in es) == 1
