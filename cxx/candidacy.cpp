@@ -533,6 +533,10 @@ void Candidacy::on_gpred(uint64_t gen, Reply &&r) {
 void Candidacy::gpred_gone() {
     armed_gpred_.clear();
     gpred_.clear();
+#ifdef ZKELECT_MUTATION_HEIR_FROM_ANY_GPRED
+    // Mutation: any deletion ahead of the predecessor makes us heir.
+    gpred_first_ = true;
+#endif
     if (gpred_first_) {
         gpred_first_ = false;
         heir_ = true;
