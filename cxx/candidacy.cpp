@@ -446,27 +446,27 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
 // Reads (and so watches) the predecessor and the one before it, unless the
 // watch a read of this session armed on that node has not fired yet.
 void Candidacy::watch_queue(const std::string &pred, const std::string &gpred) {
+    if (pred != pred_) pred_armed_ = false;
+    if (gpred != gpred_) gpred_armed_ = false;
     pred_ = pred;
     gpred_ = gpred;
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
-    if (armed_pred_ != pred_) {
-        armed_pred_.clear();
+    if (!pred_armed_) {
         client_.watch(node_path(pred_), member_id_);
         zk().get(node_path(pred_), true, client_.on_loop([weak, gen, pred](Reply &&r) {
             auto self = weak.lock();
             if (!self || gen != self->gen_ || pred != self->pred_) return;
-            if (r.rc == ZOK) self->armed_pred_ = pred;
+            if (r.rc == ZOK) self->pred_armed_ = true;
             self->on_pred(gen, std::move(r));
         }));
     }
-    if (gpred_.empty() || armed_gpred_ == gpred_) return;
-    armed_gpred_.clear();
+    if (gpred_.empty() || gpred_armed_) return;
     client_.watch(node_path(gpred_), member_id_);
     zk().get(node_path(gpred_), true, client_.on_loop([weak, gen, gpred](Reply &&r) {
         auto self = weak.lock();
         if (!self || gen != self->gen_ || gpred != self->gpred_) return;
-        if (r.rc == ZOK) self->armed_gpred_ = gpred;
+        if (r.rc == ZOK) self->gpred_armed_ = true;
         self->on_gpred(gen, std::move(r));
     }));
 }
@@ -478,8 +478,8 @@ void Candidacy::forget_neighbours() {
     gpred_.clear();
     announced_pred_.clear();
     // Watches armed before may be gone (a new session) or stale: read again.
-    armed_pred_.clear();
-    armed_gpred_.clear();
+    pred_armed_ = false;
+    gpred_armed_ = false;
 }
 
 // ZooKeeper's sequence is a signed 32-bit counter per parent that wraps
@@ -531,7 +531,7 @@ void Candidacy::on_gpred(uint64_t gen, Reply &&r) {
 // next failover needs no round trip. Otherwise one listing, now rather than
 // at our predecessor's deletion, tells us where we stand.
 void Candidacy::gpred_gone() {
-    armed_gpred_.clear();
+    gpred_armed_ = false;
     gpred_.clear();
 #ifdef ZKELECT_MUTATION_HEIR_FROM_ANY_GPRED
     // Mutation: any deletion ahead of the predecessor makes us heir.
@@ -553,7 +553,7 @@ void Candidacy::gpred_gone() {
 void Candidacy::on_node_event(int type, const std::string &path) {
     shared_->stats.update([](ElectionStats &st) { ++st.notifications; });
     if (!gpred_.empty() && path == node_path(gpred_)) {
-        armed_gpred_.clear();
+        gpred_armed_ = false;
         if (state_ != State::kFollowing) return;
         if (type == ZOO_DELETED_EVENT) {
             gpred_gone();
@@ -562,7 +562,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
         }
         return;
     }
-    if (!pred_.empty() && path == node_path(pred_)) armed_pred_.clear();
+    if (!pred_.empty() && path == node_path(pred_)) pred_armed_ = false;
     if (!node_.empty() && path == node_path(node_)) {
         if (type == ZOO_DELETED_EVENT) {
             node_lost(Reason::kNodeDeleted);
@@ -741,8 +741,8 @@ void Candidacy::on_connected(bool new_session) {
     if (!new_session && (want_ || !garbage_.empty()))
         emit(EventType::kReconnected, Reason::kNone, "reconnected (same session)");
     ++gen_;
-    armed_pred_.clear();  // the reconnect's listing reads them again
-    armed_gpred_.clear();
+    pred_armed_ = false;  // the reconnect's listing reads them again
+    gpred_armed_ = false;
     // The session's lease was lowered already if this reconnect negotiated
     // a shorter timeout (SessionLease::on_connected); a term's lease follows.
     int64_t cap = client_.lease().renegotiation_cap();

@@ -139,9 +139,10 @@ private:
     // was the lowest (gpred_first_), pred_ is now lowest and we are heir.
     std::string gpred_;
     bool gpred_first_ = false;
-    // Nodes whose watch (by a read of this generation) is still armed, so a
-    // listing that finds the same neighbours sends no read again.
-    std::string armed_pred_, armed_gpred_;
+    // A read of this session armed a watch on pred_ (gpred_) that has not
+    // fired: a listing that finds the same neighbours sends no read again.
+    bool pred_armed_ = false;
+    bool gpred_armed_ = false;
     std::string announced_pred_;
     int parent_attempts_ = 0;
 
