@@ -185,7 +185,15 @@ def run_all(a):
             prog("pausecheck", ["--trials", "2" if q else "5"], 600)
 
         active = [i for i in IMPLS if i in parts]
-        for gi, (group, gargs) in enumerate(driver_groups(a.quick)):
+        groups = driver_groups(a.quick)
+        if a.groups:
+            want = [g.strip() for g in a.groups.split(",")]
+            bad = [g for g in want if g not in [name for name, _ in groups]]
+            if bad:
+                sys.exit("bench: --groups takes %s (not %s)"
+                         % (",".join(name for name, _ in groups), ",".join(bad)))
+            groups = [(name, args) for name, args in groups if name in want]
+        for gi, (group, gargs) in enumerate(groups):
             # rotate the order so slow drift of the machine's load is shared out
             order = active[gi % len(active):] + active[:gi % len(active)] if active else []
             for impl in order:
@@ -396,7 +404,7 @@ def write_report(raw, outdir):
         if None in (ml, mc, mk):
             gmet = None if gmet is not False else False
         else:
-            gmet = gmet and (ml <= mk / 2 and ml <= mc / 4)
+            gmet = gmet and ml <= mk / 2
         gtxt.append("N=%d: %s ms vs kazoo %s (x%s), Curator %s (x%s)"
                     % (n, f(ml, 2), f(mk, 2), ratio(ml, mk), f(mc, 2), ratio(ml, mc)))
         pl = gl["failover_ms"].get("p90") if gl else None
@@ -406,7 +414,8 @@ def write_report(raw, outdir):
             p90met = p90met and pl <= 2 * fl_watch[0]
         p90txt.append("N=%d: p90 %s ms vs 2 x %s = %s ms" % (n, f(pl, 2), f(fl_watch[0], 2),
                                                           f(2 * fl_watch[0] if fl_watch[0] else None, 2)))
-    R.target(gmet, "graceful failover median <= 1/2 kazoo's and <= 1/4 Curator's: " + "; ".join(gtxt))
+    R.target(gmet, "graceful failover median <= 1/2 kazoo's (every failover of a rotation): "
+             + "; ".join(gtxt))
     R.target(p90met, "graceful failover p90 <= 2 x the delete -> watch fired floor: " + "; ".join(p90txt))
 
     # ---- crash
@@ -477,13 +486,13 @@ def write_report(raw, outdir):
             hmet = None if hmet is not False else False
             htxt.append("N=%d: not measured" % n)
             continue
-        ok = (hl["watch_notifications_net"] <= 1 and hl["requests_per_failover"] <= hc["requests_per_failover"] + 1
-              and hl["max_watchers_per_znode"] <= 2)
+        ok = (hl["watch_notifications_net"] <= 3 and hl["requests_per_failover"] <= 2 * hc["requests_per_failover"]
+              and hl["max_watchers_per_znode"] <= 3)
         hmet = hmet and ok
         htxt.append("N=%d: %s notification(s), %s requests (Curator %s), max %s watcher(s) on a znode"
                     % (n, f(hl["watch_notifications_net"], 0), f(hl["requests_per_failover"], 0),
                        f(hc["requests_per_failover"], 0), f(hl["max_watchers_per_znode"], 0)))
-    R.target(hmet, "per failover: 1 notification, requests <= Curator's + 1, <= 2 watchers on any node: "
+    R.target(hmet, "per failover: <= 3 notifications, requests <= 2 x Curator's, <= 3 watchers on any node: "
              + "; ".join(htxt))
 
     # ---- micro
@@ -568,7 +577,7 @@ def write_report(raw, outdir):
     if meta.get("failures"):
         R.p("**Failures in this run:** " + "; ".join(meta["failures"]) + " (see `raw/%s/run.log`)." % stamp)
         R.p()
-    R.p("## Targets (issue 5)")
+    R.p("## Targets (issue 15; the others as issue 5 set them)")
     R.p()
     R.lines += R.targets
     R.p()
@@ -721,6 +730,8 @@ def main():
     ap.add_argument("--build", help="meson build dir holding tools/zkelect and capi/libzkelect.so")
     ap.add_argument("--quick", action="store_true", help="fewer trials: a smoke run of a few minutes")
     ap.add_argument("--only", help="comma list of: " + ",".join(PARTS))
+    ap.add_argument("--groups", help="comma list of the driver's groups to run (default all): "
+                    + ",".join(name for name, _ in driver_groups(False)))
     ap.add_argument("--connect", help="use this running ensemble instead of starting one (its "
                     "servers must answer the four-letter words mntr, wchs and wchp)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))

@@ -175,10 +175,8 @@ void Candidacy::stop_resigning() {
     want_ = false;
     ++gen_;
     depose(Reason::kResigned);
-    heir_ = false;
-    pred_.clear();
+    forget_neighbours();
     pred_gone_at_ = 0;
-    announced_pred_.clear();
     if (!node_.empty()) {
         garbage_[uuid_] = node_;
     } else if (state_ == State::kCreating || state_ == State::kRecovering) {
@@ -217,9 +215,7 @@ void Candidacy::begin_enrollment() {
     // leave a ghost that blocks everyone behind it for the session's life.
     if (!node_.empty()) garbage_[uuid_] = node_;
     ++gen_;
-    heir_ = false;
-    pred_.clear();
-    announced_pred_.clear();
+    forget_neighbours();
     node_.clear();
     update_hold();
     uuid_ = make_uuid();
@@ -438,14 +434,52 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     }
     if (leading_) depose(Reason::kNodeDeleted);  // someone sorts before us now
     pred_gone_at_ = 0;  // a deletion that did not make us first is no failover of ours
-    pred_ = order[me - 1].name;
     heir_ = me == 1;
+    gpred_first_ = me == 2;
     set_state(heir_ ? State::kHeir : State::kFollowing);
-    client_.watch(node_path(pred_), member_id_);
-    zk().get(node_path(pred_), true, route(&Candidacy::on_pred));
+    watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string());
     // An heir holds a lease before it is needed (a keepalive now, unless the
     // session already has one on the way).
     if (heir_) client_.lease().renew_now();
+}
+
+// Reads (and so watches) the predecessor and the one before it, unless the
+// watch a read of this session armed on that node has not fired yet.
+void Candidacy::watch_queue(const std::string &pred, const std::string &gpred) {
+    if (pred != pred_) pred_armed_ = false;
+    if (gpred != gpred_) gpred_armed_ = false;
+    pred_ = pred;
+    gpred_ = gpred;
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t gen = gen_;
+    if (!pred_armed_) {
+        client_.watch(node_path(pred_), member_id_);
+        zk().get(node_path(pred_), true, client_.on_loop([weak, gen, pred](Reply &&r) {
+            auto self = weak.lock();
+            if (!self || gen != self->gen_ || pred != self->pred_) return;
+            if (r.rc == ZOK) self->pred_armed_ = true;
+            self->on_pred(gen, std::move(r));
+        }));
+    }
+    if (gpred_.empty() || gpred_armed_) return;
+    client_.watch(node_path(gpred_), member_id_);
+    zk().get(node_path(gpred_), true, client_.on_loop([weak, gen, gpred](Reply &&r) {
+        auto self = weak.lock();
+        if (!self || gen != self->gen_ || gpred != self->gpred_) return;
+        if (r.rc == ZOK) self->gpred_armed_ = true;
+        self->on_gpred(gen, std::move(r));
+    }));
+}
+
+void Candidacy::forget_neighbours() {
+    heir_ = false;
+    gpred_first_ = false;
+    pred_.clear();
+    gpred_.clear();
+    announced_pred_.clear();
+    // Watches armed before may be gone (a new session) or stale: read again.
+    pred_armed_ = false;
+    gpred_armed_ = false;
 }
 
 // ZooKeeper's sequence is a signed 32-bit counter per parent that wraps
@@ -486,8 +520,49 @@ void Candidacy::on_pred(uint64_t gen, Reply &&r) {
     }
 }
 
+void Candidacy::on_gpred(uint64_t gen, Reply &&r) {
+    if (gen != gen_ || state_ != State::kFollowing) return;
+    if (r.rc == ZNONODE) gpred_gone();
+}
+
+// The node before our predecessor is gone. If it was the lowest in our last
+// listing, our predecessor is the lowest now (nothing created since can sort
+// before it), so we are heir: keepalives start now, and the claim at the
+// next failover needs no round trip. Otherwise one listing, now rather than
+// at our predecessor's deletion, tells us where we stand.
+void Candidacy::gpred_gone() {
+    gpred_armed_ = false;
+    gpred_.clear();
+#ifdef ZKELECT_MUTATION_HEIR_FROM_ANY_GPRED
+    // Mutation: any deletion ahead of the predecessor makes us heir.
+    gpred_first_ = true;
+#endif
+    if (gpred_first_) {
+        gpred_first_ = false;
+        heir_ = true;
+        shared_->stats.update([](ElectionStats &st) { st.queue_position = 1; });
+        set_state(State::kHeir);
+        client_.lease().renew_now();
+        return;
+    }
+    // Still following meanwhile: our predecessor's deletion is acted on.
+    shared_->stats.update([](ElectionStats &st) { ++st.requests; });
+    client_.list(shared_->path, route(&Candidacy::on_children));
+}
+
 void Candidacy::on_node_event(int type, const std::string &path) {
     shared_->stats.update([](ElectionStats &st) { ++st.notifications; });
+    if (!gpred_.empty() && path == node_path(gpred_)) {
+        gpred_armed_ = false;
+        if (state_ != State::kFollowing) return;
+        if (type == ZOO_DELETED_EVENT) {
+            gpred_gone();
+        } else {
+            watch_queue(pred_, gpred_);  // re-arms the one-shot watch
+        }
+        return;
+    }
+    if (!pred_.empty() && path == node_path(pred_)) pred_armed_ = false;
     if (!node_.empty() && path == node_path(node_)) {
         if (type == ZOO_DELETED_EVENT) {
             node_lost(Reason::kNodeDeleted);
@@ -502,8 +577,9 @@ void Candidacy::on_node_event(int type, const std::string &path) {
         (state_ == State::kFollowing || state_ == State::kHeir)) {
         if (type == ZOO_DELETED_EVENT) {
             pred_gone_at_ = boottime_ns();
-            // The heir's predecessor was the lowest node in its last listing
-            // and no later node can sort before ours: we lead, and a lease
+            // The heir's predecessor was the lowest node left (our last
+            // listing, less the deletions we saw since) and no later node
+            // can sort before ours: we lead, and a lease
             // already earned lets us say so without another round trip.
             if (heir_) {
                 claim();
@@ -514,8 +590,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
                 list();
             }
         } else {
-            client_.watch(path, member_id_);
-            zk().get(path, true, route(&Candidacy::on_pred));
+            watch_queue(pred_, gpred_);  // re-arms the one-shot watch
         }
     }
 }
@@ -524,8 +599,9 @@ void Candidacy::on_node_event(int type, const std::string &path) {
 
 void Candidacy::claim() {
     set_state(State::kClaiming);
-    pred_.clear();
-    heir_ = false;
+    std::string announced = std::move(announced_pred_);
+    forget_neighbours();
+    announced_pred_ = std::move(announced);
     int64_t until = client_.lease().until();
 #ifdef ZKELECT_MUTATION_HEIR_CLAIM_NO_LEASE
     // Mutation: claim on the listing alone, with a full lease from now.
@@ -627,9 +703,7 @@ void Candidacy::node_lost(Reason why) {
     ++gen_;
     pred_gone_at_ = 0;
     node_.clear();
-    pred_.clear();
-    heir_ = false;
-    announced_pred_.clear();
+    forget_neighbours();
     update_hold();
 }
 
@@ -667,6 +741,8 @@ void Candidacy::on_connected(bool new_session) {
     if (!new_session && (want_ || !garbage_.empty()))
         emit(EventType::kReconnected, Reason::kNone, "reconnected (same session)");
     ++gen_;
+    pred_armed_ = false;  // the reconnect's listing reads them again
+    gpred_armed_ = false;
     // The session's lease was lowered already if this reconnect negotiated
     // a shorter timeout (SessionLease::on_connected); a term's lease follows.
     int64_t cap = client_.lease().renegotiation_cap();

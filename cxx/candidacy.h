@@ -6,6 +6,8 @@
 //                         Listing ──not lowest──▶ Following | Heir
 //   Creating ──connection lost──▶ Recovering ──reconnected, listed──▶ Listing (adopted)
 //   Following ──predecessor gone──▶ Listing
+//   Following ──predecessor's predecessor gone, it was first──▶ Heir (no round trip)
+//   Following ──predecessor's predecessor gone, it was not first──▶ Following (listed again)
 //   Heir ──predecessor gone, lease valid──▶ Leading      (no round trip)
 //   Leading ──lease ran out──▶ Claiming ──write acked──▶ Leading
 //   any ──resign──▶ Resigning ──nodes gone──▶ Idle
@@ -105,6 +107,10 @@ private:
     void on_recover_children(uint64_t gen, const Listing &l);
     void on_adopt(uint64_t gen, Reply &&r);
     void on_pred(uint64_t gen, Reply &&r);
+    void on_gpred(uint64_t gen, Reply &&r);
+    void gpred_gone();
+    void watch_queue(const std::string &pred, const std::string &gpred);
+    void forget_neighbours();
     void on_own(uint64_t gen, Reply &&r);
     void on_garbage_children(uint64_t gen, const Listing &l);
 
@@ -128,6 +134,15 @@ private:
     int64_t create_until_ = 0;  // what the create earns the session's lease
     std::string pred_;     // the predecessor we watch
     bool heir_ = false;    // pred_ was the lowest in our last listing
+    // The node before pred_ in our last listing, watched too: its deletion
+    // tells a follower that it moved up, before its own turn comes. When it
+    // was the lowest (gpred_first_), pred_ is now lowest and we are heir.
+    std::string gpred_;
+    bool gpred_first_ = false;
+    // A read of this session armed a watch on pred_ (gpred_) that has not
+    // fired: a listing that finds the same neighbours sends no read again.
+    bool pred_armed_ = false;
+    bool gpred_armed_ = false;
     std::string announced_pred_;
     int parent_attempts_ = 0;
 

@@ -218,14 +218,65 @@ def test_observer_sees_suspended_reconnected_expired(api, handles, zk, proxies):
     assert "RECONNECTED" not in [s["type"] for s in seen[:-1]], seen
 
 
-def test_failover_wakes_nobody_behind_the_heir(api, handles, zk):
-    """docs/semantics.md, Costs: per failover no candidate behind the heir
-    wakes (each still watches the same predecessor), and the heir that knew
-    it was heir claims with no request at all. Counted with the clients'
-    request counters around one resign, with keepalives T/6 = 5 s apart so
-    none falls into the failover."""
+def _wait_state(api, e, state, timeout_s=10):
+    deadline = time.monotonic() + timeout_s
+    while api.stats(e)["engine_state"] != state:
+        assert time.monotonic() < deadline, f"never {state}: {api.stats(e)}"
+        time.sleep(0.01)
+
+
+def test_every_failover_of_a_rotation_is_the_heirs(api, handles, zk):
+    """docs/semantics.md, Costs: in a rotation (the leader resigns, the next
+    one leads, the leader after it resigns...) every new leader claims with
+    no request at all, because each follower watches the node before its
+    predecessor too and learns that it moved up to second when that node
+    goes. Per failover: the candidate that becomes second sends at most a
+    listing and a keepalive, and nobody further back wakes. Counted with the
+    clients' request counters around each resign, with keepalives T/6 = 5 s
+    apart so none falls due in a round."""
     T = 30000
     path = f"/t/costs-{uuid.uuid4().hex[:8]}"
+    cs, es = [], []
+    for k in range(6):
+        c = _client(api, handles, zk.connect_string, T)
+        e = _election(api, handles, c, path, str(k + 1))
+        assert api.lib.zkelect_volunteer(e) == 0
+        api.wait_event(e, ("ELECTED",) if k == 0 else ("FOLLOWING",), 15)
+        cs.append(c)
+        es.append(e)
+    REQ, KA = 9, 10
+    _wait_state(api, es[1], "heir")
+    for r in range(4):
+        # the heir's keepalive is acknowledged: it holds its lease
+        deadline = time.monotonic() + 10
+        while api.counter(cs[r + 1], KA) == 0:
+            assert time.monotonic() < deadline, "the heir never earned its lease"
+            time.sleep(0.01)
+        before = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[r + 1:]]
+        assert api.lib.zkelect_resign(es[r]) == 0
+        api.wait_event(es[r + 1], ("ELECTED",), 10)
+        if r + 2 < len(es):
+            _wait_state(api, es[r + 2], "heir")
+        after = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[r + 1:]]
+        delta = [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, before)]
+        print(f"round {r}: requests, keepalives (new leader, new heir, behind):", delta)
+        assert delta[0][0] <= delta[0][1], f"round {r}: the heir sent requests to claim: {delta}"
+        if r + 2 < len(es):
+            assert delta[1][0] <= 2, f"round {r}: the new heir needed more than a listing: {delta}"
+        assert all(d == (0, 0) for d in delta[2:]), f"round {r}: a candidate further back woke: {delta}"
+        assert api.lib.zkelect_is_leader(es[r + 1]) == 1
+        assert sum(api.lib.zkelect_is_leader(e) for e in es) == 1
+
+
+def test_a_node_deleted_ahead_of_the_predecessor_moves_the_follower_up_safely(api, handles, zk):
+    """The follower's second watch, on the node before its predecessor: when
+    an operator deletes a node in the middle of the queue, the candidate
+    two places behind it lists once (the node was not first) and learns its
+    new place; when that place makes it second, it is heir, and its claim at
+    the next failover needs no request. One leader throughout."""
+    from kazoo.client import KazooClient
+    T = 30000
+    path = f"/t/ahead-{uuid.uuid4().hex[:8]}"
     cs, es = [], []
     for k in range(4):
         c = _client(api, handles, zk.connect_string, T)
@@ -234,14 +285,40 @@ def test_failover_wakes_nobody_behind_the_heir(api, handles, zk):
         api.wait_event(e, ("ELECTED",) if k == 0 else ("FOLLOWING",), 15)
         cs.append(c)
         es.append(e)
-    REQ, KA = 9, 10
-    before = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[1:]]
-    assert api.lib.zkelect_resign(es[0]) == 0
-    api.wait_event(es[1], ("ELECTED",), 10)
-    after = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[1:]]
-    delta = [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, before)]
-    print("requests, keepalives during the failover (heir, 3rd, 4th):", delta)
-    assert delta[1] == (0, 0) and delta[2] == (0, 0), f"a candidate behind the heir woke: {delta}"
-    # the heir: no request beyond a keepalive that happened to fall due
-    assert delta[0][0] <= delta[0][1], f"the heir sent requests to claim: {delta[0]}"
-    assert api.lib.zkelect_is_leader(es[1]) == 1
+    kz = KazooClient(hosts=zk.connect_string, timeout=10)
+    kz.start()
+    try:
+        def queue():
+            kids = kz.get_children(path)
+            return sorted(kids, key=lambda n: int(n.rsplit("latch-", 1)[1]))
+        q = queue()
+        assert [kz.get(f"{path}/{n}")[0].decode() for n in q] == ["1", "2", "3", "4"]
+        REQ, KA = 9, 10
+        before = api.counter(cs[3], REQ)
+        kz.delete(f"{path}/{q[1]}")  # candidate 2's node, in the middle
+        # 3 (whose predecessor it was) lists and finds itself heir; 4
+        # (whose node-before-predecessor it was) lists once and follows 3
+        _wait_state(api, es[2], "heir")
+        deadline = time.monotonic() + 10
+        while api.stats(es[3])["queue_position"] != 2:
+            assert time.monotonic() < deadline, f"4 never learnt its place: {api.stats(es[3])}"
+            time.sleep(0.01)
+        assert api.counter(cs[3], REQ) - before <= 2, "4 sent more than a listing and a read"
+        assert [api.lib.zkelect_is_leader(e) for e in es] == [1, 0, 0, 0]
+        # candidate 2 lost its node: it joins again at the back
+        api.wait_event(es[1], ("FOLLOWING",), 10)
+        deadline = time.monotonic() + 10
+        while api.counter(cs[2], KA) == 0:
+            assert time.monotonic() < deadline, "the heir never earned its lease"
+            time.sleep(0.01)
+        before = (api.counter(cs[2], REQ), api.counter(cs[2], KA))
+        assert api.lib.zkelect_resign(es[0]) == 0
+        api.wait_event(es[2], ("ELECTED",), 10)
+        after = (api.counter(cs[2], REQ), api.counter(cs[2], KA))
+        assert after[0] - before[0] <= after[1] - before[1], "the heir sent requests to claim"
+        # 4's node-before-predecessor was the leader: 4 is heir now
+        _wait_state(api, es[3], "heir")
+        assert [api.lib.zkelect_is_leader(e) for e in es] == [0, 0, 1, 0]
+    finally:
+        kz.stop()
+        kz.close()
