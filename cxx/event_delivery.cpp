@@ -61,7 +61,7 @@ void EventDelivery::stop_background() {
         bg = std::move(bg_);
         bg_stop_.store(true);
     }
-    queue_.wake();
+    queue_.recheck();
     bg.join();
     std::lock_guard<std::mutex> lock(mu_);
     bg_stop_.store(false);
@@ -75,7 +75,7 @@ int EventDelivery::set_background(Callback cb) {
     if (!cb) return kOk;
     bg_ = std::thread([this, cb = std::move(cb)] {
         while (!bg_stop_.load()) {
-            auto ev = queue_.pop(-1);
+            auto ev = queue_.pop(-1, &bg_stop_);
             if (!ev) continue;
             try {
                 deliver(cb, std::move(ev));

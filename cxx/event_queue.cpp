@@ -65,14 +65,16 @@ void EventQueue::push(std::unique_ptr<Event> ev) {
     cv_.notify_one();
 }
 
-std::unique_ptr<Event> EventQueue::pop(int timeout_ms) {
+std::unique_ptr<Event> EventQueue::pop(int timeout_ms, const std::atomic<bool> *stop) {
     std::unique_lock<std::mutex> lock(mu_);
-    auto ready = [this] { return !events_.empty() || wakes_ > 0 || closed_; };
+    auto stopped = [stop] { return stop && stop->load(); };
+    auto ready = [&] { return !events_.empty() || wakes_ > 0 || closed_ || stopped(); };
     if (timeout_ms < 0) {
         cv_.wait(lock, ready);
     } else if (timeout_ms > 0) {
         cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready);
     }
+    if (stopped()) return nullptr;
     if (wakes_ > 0) {
         --wakes_;
         return nullptr;
@@ -86,6 +88,13 @@ std::unique_ptr<Event> EventQueue::pop(int timeout_ms) {
                       "is what is_leader and the events after this one say";
     if (events_.empty()) set_readable(false);
     return ev;
+}
+
+void EventQueue::recheck() {
+    // Taking the lock orders this after the flag's store and before any
+    // waiter's next look at it: none can miss it and sleep on.
+    { std::lock_guard<std::mutex> lock(mu_); }
+    cv_.notify_all();
 }
 
 void EventQueue::wake() {

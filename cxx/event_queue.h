@@ -5,6 +5,7 @@
 // candidacies that only pulls needs no descriptor per candidacy.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -43,11 +44,14 @@ public:
     EventQueue &operator=(const EventQueue &) = delete;
 
     void push(std::unique_ptr<Event> ev);
-    // Waits up to timeout_ms (< 0: no limit). nullptr on timeout, on wake()
-    // or after close().
-    std::unique_ptr<Event> pop(int timeout_ms);
+    // Waits up to timeout_ms (< 0: no limit). nullptr on timeout, on wake(),
+    // after close(), or once *stop is true (then recheck() ends the wait).
+    std::unique_ptr<Event> pop(int timeout_ms, const std::atomic<bool> *stop = nullptr);
     // Ends one pending or the next wait without an event.
     void wake();
+    // Has every waiter look at its stop flag again: a wait meant to end
+    // cannot lose its wake-up to another waiter, as a wake() can.
+    void recheck();
     // Ends every wait now and later; the queue stays readable for drains.
     void close();
     // The fd, made on first call (-1 with errno set when none can be made).

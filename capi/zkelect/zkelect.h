@@ -653,8 +653,13 @@ ZKELECT_API int zkelect_dispatch(zkelect_election_t *election, int timeout_ms);
  * for C and C++ programs; language bindings use the pull API. cb must not
  * block for long: it delays later events of this handle. Destroy from
  * inside cb returns ZKELECT_EDEADLK; from another thread it waits for a
- * running cb to return. cb NULL stops the thread. Returns 0,
- * ZKELECT_EINVAL, ZKELECT_ENOMEM.
+ * running cb to return. cb NULL stops the thread. Stopping or replacing
+ * the thread waits for its running cb, never for another event, whatever
+ * other threads are blocked in zkelect_next_event() meanwhile.
+ * Returns 0; ZKELECT_EINVAL for NULL election; ZKELECT_ENOMEM;
+ * ZKELECT_EDEADLK when called from inside one of this handle's callbacks
+ * (stopping the thread would wait for itself); ZKELECT_ESTATE when another
+ * thread started a background callback at the same moment.
  */
 ZKELECT_API int zkelect_set_background_event_cb(zkelect_election_t *election,
                                                 zkelect_event_cb cb, void *opaque);

@@ -143,3 +143,31 @@ TEST(EventDelivery, CloseStopsTheBackgroundThread) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_EQ(seen.load(), 1) << "no callback runs after close";
 }
+
+// A reader blocked in next() must not swallow the wake meant for the
+// background thread: stopping it (set_background({}), or close) would then
+// wait for the next event, which may never come.
+TEST(EventDelivery, StoppingTheBackgroundThreadDoesNotDependOnOtherReaders) {
+    EventQueue q;
+    EventDelivery d(q);
+    ASSERT_EQ(d.set_background([](std::unique_ptr<Event>) {}), kOk);
+    std::atomic<bool> reader_done{false};
+    std::thread reader([&] {
+        d.next(-1);
+        reader_done = true;
+    });
+    // Both threads are waiting in the queue now (or soon: either order must work).
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::atomic<bool> stopped{false};
+    std::thread stopper([&] {
+        d.set_background({});
+        stopped = true;
+    });
+    EXPECT_TRUE(eventually([&] { return stopped.load(); }))
+        << "set_background({}) hung while another thread was blocked in next()";
+    if (!stopped) q.push(make(1));  // let it finish so the test can end
+    stopper.join();
+    EXPECT_FALSE(reader_done.load()) << "stopping the background thread woke an unrelated reader";
+    q.close();
+    reader.join();
+}
