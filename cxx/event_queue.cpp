@@ -47,7 +47,7 @@ void EventQueue::push(std::unique_ptr<Event> ev) {
             // real event behind it; a new marker takes the slot of the
             // oldest event, so it stands for two.
             if (events_.front()->type == EventType::kOverflow) {
-                events_.erase(events_.begin() + 1);
+                events_.erase(std::next(events_.begin()));
                 events_.front()->token += 1;
                 dropped_ += 1;
             } else {

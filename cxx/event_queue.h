@@ -8,7 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -65,7 +65,10 @@ private:
 
     mutable std::mutex mu_;
     std::condition_variable cv_;
-    std::deque<std::unique_ptr<Event>> events_;
+    // A list, not a deque: libstdc++'s deque allocates over 500 bytes when
+    // made, before any event, and a process may hold thousands of queues
+    // that are empty or nearly so.
+    std::list<std::unique_ptr<Event>> events_;
     uint64_t dropped_ = 0;
     unsigned wakes_ = 0;
     bool closed_ = false;
