@@ -432,3 +432,42 @@ TEST(Interleaving, SequenceNearTheWrapIsWarnedOnce) {
     EXPECT_EQ(c->counter(kSequenceNearWrap), 1u) << "warned more than once";
     zookeeper_close(zh);
 }
+
+// Issue 15: the third in line learns that it moved up from its watch on the
+// node before its predecessor. Here both nodes ahead of it go while its loop
+// is held, so the two deletions are handled back to back: the first makes
+// it heir (that node was first), the second makes it leader. It must lead
+// once, and not while another candidacy leads.
+TEST(Interleaving, BothNodesAheadGoWhileTheThirdIsBusy) {
+    auto ca = new_client(), cb = new_client(), cc = new_client();
+    std::string path = fresh_path("two-ahead");
+    Election a(*ca, path, "a"), b(*cb, path, "b"), c(*cc, path, "c");
+    ASSERT_EQ(a.volunteer(), kOk);
+    ASSERT_EQ(a.await_leader(10000, [] { return false; }), kOk);
+    ASSERT_EQ(b.volunteer(), kOk);
+    ASSERT_TRUE(wait_for(b, EventType::kFollowing, 10000, nullptr));
+    ASSERT_EQ(c.volunteer(), kOk);
+    ASSERT_TRUE(wait_for(c, EventType::kFollowing, 10000, nullptr));
+    // The heir b holds a lease; c is third and holds none.
+    ASSERT_TRUE(eventually([&] { return cb->counter(kKeepalives) >= 1; }));
+    EXPECT_EQ(cc->counter(kKeepalives), 0u);
+
+    Gate gate;
+    gate.close(*cc);
+    size_t before = cc->mailbox_size();
+    ASSERT_EQ(a.resign(), kOk);
+    ASSERT_TRUE(eventually([&] { return b.is_leader(); })) << "the heir did not take over";
+    ASSERT_EQ(b.resign(), kOk);
+    // Both deletions are queued behind the gate now.
+    ASSERT_TRUE(eventually([&] { return cc->mailbox_size() >= before + 2; }));
+    EXPECT_FALSE(c.is_leader());
+    gate.open();
+
+    std::vector<EventType> seen;
+    auto elected = wait_for(c, EventType::kElected, 10000, &seen);
+    ASSERT_TRUE(elected) << "c never led";
+    EXPECT_TRUE(c.is_leader());
+    EXPECT_FALSE(a.is_leader());
+    EXPECT_FALSE(b.is_leader());
+    for (EventType t : seen) EXPECT_NE(t, EventType::kDeposed);
+}
