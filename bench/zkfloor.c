@@ -11,7 +11,10 @@
  *                            ... plus B listing the parent: the least a
  *                            successor needs before it knows it leads
  *
- *   zkfloor --connect HOSTS [--count N] [--warmup W] [--label TEXT]
+ *   zkfloor --connect HOSTS [--count N] [--warmup W] [--label TEXT] [--idle-ms MS]
+ *
+ * --idle-ms leaves the ensemble idle for MS before each delete, as it is
+ * before a graceful failover (bench/results/ANALYSIS.md).
  *
  * Prints "## TEXT", then one line per measure, in microseconds:
  *   FLOOR <measure> n=N min=.. median=.. p90=.. max=..
@@ -110,19 +113,21 @@ static int check(int rc, const char *what)
 int main(int argc, char **argv)
 {
     const char *hosts = NULL, *label = "ensemble: full connect string (random, like the participants)";
-    int count = 1000, warmup = 200;
+    int count = 1000, warmup = 200, idle_ms = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--connect")) hosts = argv[i + 1];
         else if (!strcmp(argv[i], "--count")) count = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--label")) label = argv[i + 1];
+        else if (!strcmp(argv[i], "--idle-ms")) idle_ms = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "zkfloor: unknown option %s\n", argv[i]);
             return 2;
         }
     }
-    if (!hosts || count < 1 || count > 1000000 || warmup < 0) {
-        fprintf(stderr, "usage: zkfloor --connect HOSTS [--count N] [--warmup W] [--label TEXT]\n");
+    if (!hosts || count < 1 || count > 1000000 || warmup < 0 || idle_ms < 0 || idle_ms > 60000) {
+        fprintf(stderr, "usage: zkfloor --connect HOSTS [--count N] [--warmup W] [--label TEXT]"
+                        " [--idle-ms MS]\n");
         return 2;
     }
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
@@ -167,6 +172,10 @@ int main(int argc, char **argv)
         pthread_mutex_lock(&mu);
         fired_at = 0;
         pthread_mutex_unlock(&mu);
+        /* A graceful failover comes after the ensemble sat idle a while;
+         * back to back, its threads are awake and the delete is faster. */
+        if (idle_ms)
+            usleep((useconds_t)idle_ms * 1000);
         int64_t t3 = now_ns();
         failed |= check(zoo_delete(a, node, -1), "delete");
         int64_t t4 = now_ns();
