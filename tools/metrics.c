@@ -133,86 +133,89 @@ static void value_i(struct zt_buf *b, int64_t v) { buf_fmt(b, "%lld\n", (long lo
 
 static void value_s(struct zt_buf *b, int64_t us) { buf_fmt(b, "%.6f\n", (double)us / 1e6); }
 
-typedef void (*each_fn)(struct zt_buf *b, json_object *e, const void *arg);
+/* One metric family of an election. Renderers that read one key of the
+ * election's snapshot take it from key (and, for a figure of a histogram,
+ * the figure from figure). */
+struct family {
+    const char *name, *type, *help;
+    void (*each)(struct zt_buf *b, json_object *e, const struct family *f);
+    const char *key, *figure;
+};
 
-/* One metric family: HELP and TYPE once, then a line (or more) per election. */
-static void family(struct zt_buf *b, json_object *elections, const char *name, const char *type,
-                   const char *help, each_fn fn, const void *arg)
+/* HELP and TYPE once, then a line (or more) per election. */
+static void family(struct zt_buf *b, json_object *elections, const struct family *f)
 {
     size_t n = elections ? json_object_array_length(elections) : 0;
     if (n == 0)
         return;
-    head(b, name, type, help);
+    head(b, f->name, f->type, f->help);
     for (size_t i = 0; i < n; i++)
-        fn(b, json_object_array_get_idx(elections, i), arg);
+        f->each(b, json_object_array_get_idx(elections, i), f);
 }
 
-static void f_master(struct zt_buf *b, json_object *e, const void *arg)
+static void f_master(struct zt_buf *b, json_object *e, const struct family *f)
 {
-    (void)arg;
     json_object *v;
     int leader = json_object_object_get_ex(e, "is_leader", &v) && json_object_get_boolean(v);
-    buf_str(b, "leader_election_master_status{name=\"");
+    buf_fmt(b, "%s{name=\"", f->name);
     zt_buf_label(b, get_str(e, "path"));
     buf_fmt(b, "\"} %d\n", leader);
 }
 
 /* A plain integer key of the election as a gauge or counter. */
-static void f_int(struct zt_buf *b, json_object *e, const void *arg)
+static void f_int(struct zt_buf *b, json_object *e, const struct family *f)
 {
-    const char *const *a = arg; /* {metric name, json key} */
-    series(b, a[0], "", e, NULL, NULL);
-    value_i(b, get_i64(e, a[1], 0));
+    series(b, f->name, "", e, NULL, NULL);
+    value_i(b, get_i64(e, f->key, 0));
 }
 
-static void f_leader(struct zt_buf *b, json_object *e, const void *arg)
+static void f_leader(struct zt_buf *b, json_object *e, const struct family *f)
 {
     json_object *v;
-    series(b, arg, "", e, NULL, NULL);
+    series(b, f->name, "", e, NULL, NULL);
     value_i(b, json_object_object_get_ex(e, "is_leader", &v) && json_object_get_boolean(v));
 }
 
-static void f_state(struct zt_buf *b, json_object *e, const void *arg)
+static void f_state(struct zt_buf *b, json_object *e, const struct family *f)
 {
     static const char *const states[] = {"idle", "candidate", "follower", "leader", "resigning"};
     const char *now = get_str(e, "state");
     for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
-        series(b, arg, "", e, "state", states[i]);
+        series(b, f->name, "", e, "state", states[i]);
         value_i(b, strcmp(now, states[i]) == 0);
     }
 }
 
-static void f_time(struct zt_buf *b, json_object *e, const void *arg)
+/* A key in milliseconds since the epoch, as Unix time. */
+static void f_time(struct zt_buf *b, json_object *e, const struct family *f)
 {
-    const char *const *a = arg;
-    series(b, a[0], "", e, NULL, NULL);
-    buf_fmt(b, "%.3f\n", (double)get_i64(e, a[1], 0) / 1e3);
+    series(b, f->name, "", e, NULL, NULL);
+    buf_fmt(b, "%.3f\n", (double)get_i64(e, f->key, 0) / 1e3);
 }
 
-static void f_seconds(struct zt_buf *b, json_object *e, const void *arg)
+/* A key in microseconds, in seconds. */
+static void f_seconds(struct zt_buf *b, json_object *e, const struct family *f)
 {
-    const char *const *a = arg;
-    series(b, a[0], "", e, NULL, NULL);
-    value_s(b, get_i64(e, a[1], 0));
+    series(b, f->name, "", e, NULL, NULL);
+    value_s(b, get_i64(e, f->key, 0));
 }
 
-static void f_losses(struct zt_buf *b, json_object *e, const void *arg)
+static void f_losses(struct zt_buf *b, json_object *e, const struct family *f)
 {
-    json_object *losses = get_obj(e, "losses");
+    json_object *losses = get_obj(e, f->key);
     if (!losses)
         return;
     json_object_object_foreach(losses, reason, v)
     {
-        series(b, arg, "", e, "reason", reason);
+        series(b, f->name, "", e, "reason", reason);
         value_i(b, json_object_get_int64(v));
     }
 }
 
-/* A histogram of the snapshot: {name, json key}; buckets are cumulative. */
-static void f_hist(struct zt_buf *b, json_object *e, const void *arg)
+/* A histogram of the snapshot; its buckets are cumulative. */
+static void f_hist(struct zt_buf *b, json_object *e, const struct family *f)
 {
-    const char *const *a = arg;
-    json_object *h = get_obj(e, a[1]);
+    json_object *h = get_obj(e, f->key);
     json_object *buckets = get_obj(h, "buckets");
     if (!h || !buckets)
         return;
@@ -221,28 +224,72 @@ static void f_hist(struct zt_buf *b, json_object *e, const void *arg)
         json_object *bk = json_object_array_get_idx(buckets, i);
         char le[32];
         snprintf(le, sizeof le, "%g", (double)get_i64(bk, "le_us", 0) / 1e6);
-        series(b, a[0], "_bucket", e, "le", le);
+        series(b, f->name, "_bucket", e, "le", le);
         value_i(b, get_i64(bk, "count", 0));
     }
-    series(b, a[0], "_bucket", e, "le", "+Inf");
+    series(b, f->name, "_bucket", e, "le", "+Inf");
     value_i(b, get_i64(h, "count", 0));
-    series(b, a[0], "_sum", e, NULL, NULL);
+    series(b, f->name, "_sum", e, NULL, NULL);
     value_s(b, get_i64(h, "sum_us", 0));
-    series(b, a[0], "_count", e, NULL, NULL);
+    series(b, f->name, "_count", e, NULL, NULL);
     value_i(b, get_i64(h, "count", 0));
 }
 
-/* {name, histogram key, figure key}: a figure of a histogram, in seconds,
- * only once something was measured. */
-static void f_hist_figure(struct zt_buf *b, json_object *e, const void *arg)
+/* A figure of a histogram, in seconds, only once something was measured. */
+static void f_hist_figure(struct zt_buf *b, json_object *e, const struct family *f)
 {
-    const char *const *a = arg;
-    int64_t us = get_i64(get_obj(e, a[1]), a[2], -1);
+    int64_t us = get_i64(get_obj(e, f->key), f->figure, -1);
     if (us < 0)
         return;
-    series(b, a[0], "", e, NULL, NULL);
+    series(b, f->name, "", e, NULL, NULL);
     value_s(b, us);
 }
+
+/* Every family of an election, in the order they are rendered. */
+static const struct family kElectionFamilies[] = {
+    {"leader_election_master_status", "gauge",
+     "1 while this process leads the election named by its path, else 0 (client-go's name).",
+     f_master, NULL, NULL},
+    {"zkelect_is_leader", "gauge", "1 while this candidacy leads, else 0.", f_leader, NULL, NULL},
+    {"zkelect_state", "gauge",
+     "1 for the candidacy's current state (idle, candidate, follower, leader, resigning).", f_state,
+     NULL, NULL},
+    {"zkelect_state_since_timestamp_seconds", "gauge", "When the current state began (Unix time).",
+     f_time, "state_since_at_ms", NULL},
+    {"zkelect_fencing_token", "gauge", "The fencing token while leading, else 0.", f_int, "token",
+     NULL},
+    {"zkelect_queue_position", "gauge",
+     "Place in the queue at the last listing (0 leads), -1 when not enrolled.", f_int,
+     "queue_position", NULL},
+    {"zkelect_queue_length", "gauge", "Candidates in the last listing.", f_int, "queue_length",
+     NULL},
+    {"zkelect_term_start_timestamp_seconds", "gauge",
+     "When the current or last term began (Unix time), 0 none.", f_time, "term_began_at_ms", NULL},
+    {"zkelect_lease_remaining_seconds", "gauge", "Lease time left while leading, else 0.",
+     f_seconds, "lease_left_us", NULL},
+    {"zkelect_terms_won_total", "counter", "Terms this candidacy won (ELECTED events).", f_int,
+     "terms_won", NULL},
+    {"zkelect_leadership_losses_total", "counter", "Terms that ended (DEPOSED events), by reason.",
+     f_losses, "losses", NULL},
+    {"zkelect_requests_total", "counter", "Requests this candidacy sent to ZooKeeper.", f_int,
+     "requests", NULL},
+    {"zkelect_notifications_total", "counter", "Watch notifications this candidacy received.",
+     f_int, "notifications", NULL},
+    {"zkelect_failover_latency_seconds", "histogram",
+     "Failovers this candidacy won: from the notification of its predecessor's deletion to "
+     "ELECTED.",
+     f_hist, "failover", NULL},
+    {"zkelect_last_failover_latency_seconds", "gauge", "The latest failover this candidacy won.",
+     f_hist_figure, "failover", "last_us"},
+    {"zkelect_keepalive_rtt_seconds", "histogram",
+     "Round trips of lease keepalives (a write to the quorum).", f_hist, "keepalive_rtt", NULL},
+    {"zkelect_keepalive_rtt_last_seconds", "gauge", "The latest keepalive round trip.",
+     f_hist_figure, "keepalive_rtt", "last_us"},
+    {"zkelect_keepalive_rtt_min_seconds", "gauge", "The shortest keepalive round trip.",
+     f_hist_figure, "keepalive_rtt", "min_us"},
+    {"zkelect_keepalive_rtt_max_seconds", "gauge", "The longest keepalive round trip.",
+     f_hist_figure, "keepalive_rtt", "max_us"},
+};
 
 static void client_counter(struct zt_buf *b, json_object *doc, const char *name, const char *key,
                            const char *help)
@@ -265,88 +312,8 @@ char *zt_metrics_render(const char *client_json, size_t *len)
     if (el && !json_object_is_type(el, json_type_array))
         el = NULL;
 
-    family(&b, el, "leader_election_master_status", "gauge",
-           "1 while this process leads the election named by its path, else 0 "
-           "(client-go's name).",
-           f_master, NULL);
-    family(&b, el, "zkelect_is_leader", "gauge", "1 while this candidacy leads, else 0.",
-           f_leader, "zkelect_is_leader");
-    family(&b, el, "zkelect_state", "gauge",
-           "1 for the candidacy's current state (idle, candidate, follower, leader, resigning).",
-           f_state, "zkelect_state");
-    {
-        static const char *const a[] = {"zkelect_state_since_timestamp_seconds", "state_since_at_ms"};
-        family(&b, el, a[0], "gauge", "When the current state began (Unix time).", f_time, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_fencing_token", "token"};
-        family(&b, el, a[0], "gauge", "The fencing token while leading, else 0.", f_int, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_queue_position", "queue_position"};
-        family(&b, el, a[0], "gauge",
-               "Place in the queue at the last listing (0 leads), -1 when not enrolled.", f_int, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_queue_length", "queue_length"};
-        family(&b, el, a[0], "gauge", "Candidates in the last listing.", f_int, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_term_start_timestamp_seconds", "term_began_at_ms"};
-        family(&b, el, a[0], "gauge", "When the current or last term began (Unix time), 0 none.",
-               f_time, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_lease_remaining_seconds", "lease_left_us"};
-        family(&b, el, a[0], "gauge", "Lease time left while leading, else 0.", f_seconds, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_terms_won_total", "terms_won"};
-        family(&b, el, a[0], "counter", "Terms this candidacy won (ELECTED events).", f_int, a);
-    }
-    family(&b, el, "zkelect_leadership_losses_total", "counter",
-           "Terms that ended (DEPOSED events), by reason.", f_losses,
-           "zkelect_leadership_losses_total");
-    {
-        static const char *const a[] = {"zkelect_requests_total", "requests"};
-        family(&b, el, a[0], "counter", "Requests this candidacy sent to ZooKeeper.", f_int, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_notifications_total", "notifications"};
-        family(&b, el, a[0], "counter", "Watch notifications this candidacy received.", f_int, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_failover_latency_seconds", "failover"};
-        family(&b, el, a[0], "histogram",
-               "Failovers this candidacy won: from the notification of its predecessor's "
-               "deletion to ELECTED.",
-               f_hist, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_last_failover_latency_seconds", "failover",
-                                        "last_us"};
-        family(&b, el, a[0], "gauge", "The latest failover this candidacy won.", f_hist_figure, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_keepalive_rtt_seconds", "keepalive_rtt"};
-        family(&b, el, a[0], "histogram", "Round trips of lease keepalives (a write to the quorum).",
-               f_hist, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_keepalive_rtt_last_seconds", "keepalive_rtt",
-                                        "last_us"};
-        family(&b, el, a[0], "gauge", "The latest keepalive round trip.", f_hist_figure, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_keepalive_rtt_min_seconds", "keepalive_rtt",
-                                        "min_us"};
-        family(&b, el, a[0], "gauge", "The shortest keepalive round trip.", f_hist_figure, a);
-    }
-    {
-        static const char *const a[] = {"zkelect_keepalive_rtt_max_seconds", "keepalive_rtt",
-                                        "max_us"};
-        family(&b, el, a[0], "gauge", "The longest keepalive round trip.", f_hist_figure, a);
-    }
+    for (size_t i = 0; i < sizeof kElectionFamilies / sizeof kElectionFamilies[0]; i++)
+        family(&b, el, &kElectionFamilies[i]);
 
     /* The client: one per process of the tool, so no labels. */
     json_object *v;
