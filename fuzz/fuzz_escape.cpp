@@ -22,28 +22,11 @@ namespace {
 // a line-oriented reader could take for a break or a field end: C0, DEL,
 // C1, U+2028/2029; in a word also space and '"'.
 bool one_line(const std::string &s, bool word) {
-    size_t i = 0;
-    while (i < s.size()) {
-        unsigned char b = static_cast<unsigned char>(s[i]);
-        uint32_t cp;
-        size_t len;
-        if (b <= 0x7f) { cp = b; len = 1; }
-        else if (b >= 0xc2 && b <= 0xdf) { cp = b & 0x1f; len = 2; }
-        else if (b >= 0xe0 && b <= 0xef) { cp = b & 0x0f; len = 3; }
-        else if (b >= 0xf0 && b <= 0xf4) { cp = b & 0x07; len = 4; }
-        else return false;
-        if (s.size() - i < len) return false;
-        for (size_t k = 1; k < len; ++k) {
-            unsigned char c = static_cast<unsigned char>(s[i + k]);
-            if ((c & 0xc0) != 0x80) return false;
-            cp = (cp << 6) | (c & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029) return false;
+    std::vector<uint32_t> cps;
+    if (!decode_utf8(s, &cps)) return false;
+    for (uint32_t cp : cps) {
+        if (is_control(cp) || cp == 0x2028 || cp == 0x2029) return false;
         if (word && (cp == ' ' || cp == '"')) return false;
-        i += len;
     }
     return true;
 }

@@ -15,30 +15,11 @@ namespace {
 // -1 when s is not well-formed UTF-8 (RFC 3629), else the smallest code
 // point class seen: 1 when any control character (C0, DEL, C1), else 0.
 int classify(const std::string &s) {
-    int control = 0;
-    size_t i = 0;
-    while (i < s.size()) {
-        unsigned char b = static_cast<unsigned char>(s[i]);
-        uint32_t cp;
-        size_t len;
-        if (b <= 0x7f) { cp = b; len = 1; }
-        else if (b >= 0xc2 && b <= 0xdf) { cp = b & 0x1f; len = 2; }
-        else if (b >= 0xe0 && b <= 0xef) { cp = b & 0x0f; len = 3; }
-        else if (b >= 0xf0 && b <= 0xf4) { cp = b & 0x07; len = 4; }
-        else return -1;
-        if (s.size() - i < len) return -1;
-        for (size_t k = 1; k < len; ++k) {
-            unsigned char c = static_cast<unsigned char>(s[i + k]);
-            if (c < 0x80 || c > 0xbf) return -1;
-            cp = (cp << 6) | (c & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-            return -1;
-        if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) control = 1;
-        i += len;
-    }
-    return control;
+    std::vector<uint32_t> cps;
+    if (!decode_utf8(s, &cps)) return -1;
+    for (uint32_t cp : cps)
+        if (is_control(cp)) return 1;
+    return 0;
 }
 
 }  // namespace
