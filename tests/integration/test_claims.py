@@ -21,36 +21,9 @@ for d in (HERE, HERE.parent / "bed"):
 import zkc  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def api(build_dir):
-    return zkc.Api(build_dir)
-
-
-@pytest.fixture
-def handles(api):
-    """Elections, observers and clients made by a test, freed in that order."""
-    made = {"e": [], "o": [], "c": []}
-    yield made
-    for e in made["e"]:
-        if e:
-            api.lib.zkelect_election_destroy(e)
-    for o in made["o"]:
-        api.lib.zkelect_observer_destroy(o)
-    for c in made["c"]:
-        api.lib.zkelect_client_destroy(c)
-
-
-def _client(api, handles, hosts, timeout_ms=4000, **conf):
-    c = api.client(zk_hosts=hosts, zk_session_timeout_ms=timeout_ms, zk_log_level="none", **conf)
-    handles["c"].append(c)
-    assert api.lib.zkelect_client_await_connected(c, 15000) == 0
-    return c
-
-
-def _election(api, handles, client, path, pid):
-    e = api.election(client, path, pid)
-    handles["e"].append(e)
-    return e
+_client = zkc.connected_client
+_election = zkc.new_election
+REQ, KA = zkc.COUNTER_REQUESTS, zkc.COUNTER_KEEPALIVES
 
 
 def test_creator_acl_locks_out_another_identity(api, handles, zk):
@@ -218,11 +191,28 @@ def test_observer_sees_suspended_reconnected_expired(api, handles, zk, proxies):
     assert "RECONNECTED" not in [s["type"] for s in seen[:-1]], seen
 
 
-def _wait_state(api, e, state, timeout_s=10):
-    deadline = time.monotonic() + timeout_s
-    while api.stats(e)["engine_state"] != state:
-        assert time.monotonic() < deadline, f"never {state}: {api.stats(e)}"
-        time.sleep(0.01)
+def _wait_state(api, e, state):
+    zkc.until(lambda: api.stats(e)["engine_state"] == state, f"state {state}")
+
+
+def _wait_lease(api, c):
+    """The session's first keepalive was acknowledged: its heir holds a lease."""
+    zkc.until(lambda: api.counter(c, KA) > 0, "a keepalive acknowledged")
+
+
+def _queue(api, handles, zk, tag, n, timeout_ms):
+    """n candidates joined in order on a fresh path, each on its own
+    session: the first leads, the others follow. (path, clients, elections)"""
+    path = f"/t/{tag}-{uuid.uuid4().hex[:8]}"
+    cs, es = [], []
+    for k in range(n):
+        c = _client(api, handles, zk.connect_string, timeout_ms)
+        e = _election(api, handles, c, path, str(k + 1))
+        assert api.lib.zkelect_volunteer(e) == 0
+        api.wait_event(e, ("ELECTED",) if k == 0 else ("FOLLOWING",), 15)
+        cs.append(c)
+        es.append(e)
+    return path, cs, es
 
 
 def test_every_failover_of_a_rotation_is_the_heirs(api, handles, zk):
@@ -234,24 +224,10 @@ def test_every_failover_of_a_rotation_is_the_heirs(api, handles, zk):
     listing and a keepalive, and nobody further back wakes. Counted with the
     clients' request counters around each resign, with keepalives T/6 = 5 s
     apart so none falls due in a round."""
-    T = 30000
-    path = f"/t/costs-{uuid.uuid4().hex[:8]}"
-    cs, es = [], []
-    for k in range(6):
-        c = _client(api, handles, zk.connect_string, T)
-        e = _election(api, handles, c, path, str(k + 1))
-        assert api.lib.zkelect_volunteer(e) == 0
-        api.wait_event(e, ("ELECTED",) if k == 0 else ("FOLLOWING",), 15)
-        cs.append(c)
-        es.append(e)
-    REQ, KA = 9, 10
+    path, cs, es = _queue(api, handles, zk, "costs", 6, 30000)
     _wait_state(api, es[1], "heir")
     for r in range(4):
-        # the heir's keepalive is acknowledged: it holds its lease
-        deadline = time.monotonic() + 10
-        while api.counter(cs[r + 1], KA) == 0:
-            assert time.monotonic() < deadline, "the heir never earned its lease"
-            time.sleep(0.01)
+        _wait_lease(api, cs[r + 1])
         before = [(api.counter(c, REQ), api.counter(c, KA)) for c in cs[r + 1:]]
         assert api.lib.zkelect_resign(es[r]) == 0
         api.wait_event(es[r + 1], ("ELECTED",), 10)
@@ -275,16 +251,7 @@ def test_a_node_deleted_ahead_of_the_predecessor_moves_the_follower_up_safely(ap
     new place; when that place makes it second, it is heir, and its claim at
     the next failover needs no request. One leader throughout."""
     from kazoo.client import KazooClient
-    T = 30000
-    path = f"/t/ahead-{uuid.uuid4().hex[:8]}"
-    cs, es = [], []
-    for k in range(4):
-        c = _client(api, handles, zk.connect_string, T)
-        e = _election(api, handles, c, path, str(k + 1))
-        assert api.lib.zkelect_volunteer(e) == 0
-        api.wait_event(e, ("ELECTED",) if k == 0 else ("FOLLOWING",), 15)
-        cs.append(c)
-        es.append(e)
+    path, cs, es = _queue(api, handles, zk, "ahead", 4, 30000)
     kz = KazooClient(hosts=zk.connect_string, timeout=10)
     kz.start()
     try:
@@ -293,24 +260,17 @@ def test_a_node_deleted_ahead_of_the_predecessor_moves_the_follower_up_safely(ap
             return sorted(kids, key=lambda n: int(n.rsplit("latch-", 1)[1]))
         q = queue()
         assert [kz.get(f"{path}/{n}")[0].decode() for n in q] == ["1", "2", "3", "4"]
-        REQ, KA = 9, 10
         before = api.counter(cs[3], REQ)
         kz.delete(f"{path}/{q[1]}")  # candidate 2's node, in the middle
         # 3 (whose predecessor it was) lists and finds itself heir; 4
         # (whose node-before-predecessor it was) lists once and follows 3
         _wait_state(api, es[2], "heir")
-        deadline = time.monotonic() + 10
-        while api.stats(es[3])["queue_position"] != 2:
-            assert time.monotonic() < deadline, f"4 never learnt its place: {api.stats(es[3])}"
-            time.sleep(0.01)
+        zkc.until(lambda: api.stats(es[3])["queue_position"] == 2, "4 learnt its place")
         assert api.counter(cs[3], REQ) - before <= 2, "4 sent more than a listing and a read"
         assert [api.lib.zkelect_is_leader(e) for e in es] == [1, 0, 0, 0]
         # candidate 2 lost its node: it joins again at the back
         api.wait_event(es[1], ("FOLLOWING",), 10)
-        deadline = time.monotonic() + 10
-        while api.counter(cs[2], KA) == 0:
-            assert time.monotonic() < deadline, "the heir never earned its lease"
-            time.sleep(0.01)
+        _wait_lease(api, cs[2])
         before = (api.counter(cs[2], REQ), api.counter(cs[2], KA))
         assert api.lib.zkelect_resign(es[0]) == 0
         api.wait_event(es[2], ("ELECTED",), 10)

@@ -8,7 +8,6 @@ import time
 import uuid
 from pathlib import Path
 
-import pytest
 
 HERE = Path(__file__).resolve().parent
 for d in (HERE, HERE.parent / "bed"):
@@ -20,45 +19,12 @@ import zkc  # noqa: E402
 T = 4000
 
 
-@pytest.fixture(scope="module")
-def api(build_dir):
-    return zkc.Api(build_dir)
-
-
-@pytest.fixture
-def handles(api):
-    made = {"e": [], "c": []}
-    yield made
-    for e in made["e"]:
-        api.lib.zkelect_election_destroy(e)
-    for c in made["c"]:
-        api.lib.zkelect_client_destroy(c)
-
-
 def _client(api, handles, hosts):
-    c = api.client(zk_hosts=hosts, zk_session_timeout_ms=T, zk_log_level="none")
-    handles["c"].append(c)
-    assert api.lib.zkelect_client_await_connected(c, 15000) == 0
-    return c
+    return zkc.connected_client(api, handles, hosts, T)
 
 
-def _election(api, handles, client, path, pid):
-    e = api.election(client, path, pid)
-    handles["e"].append(e)
-    return e
-
-
-def _until(fn, what, timeout_s=10):
-    """For figures no event announces (a keepalive's reply): bounded polling."""
-    deadline = time.monotonic() + timeout_s
-    for _ in range(10000):
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    raise AssertionError(f"not within {timeout_s} s: {what}")
+_election = zkc.new_election
+_until = zkc.until
 
 
 def _hist_ok(h, bounds_sorted=True):

@@ -5,6 +5,7 @@ tested build (ZKELECT_BUILD_DIR/capi)."""
 
 import ctypes as C
 import os
+import time
 from pathlib import Path
 
 EV = {1: "ELECTED", 2: "DEPOSED", 3: "FOLLOWING", 4: "SUSPENDED", 5: "RECONNECTED",
@@ -14,6 +15,8 @@ REASON = {0: "none", 1: "resigned", 2: "suspended", 3: "lease_ended", 4: "expire
 EAUTH, EDEADLK, ETIMEDOUT, ECLOSED = -8, -10, -5, -4
 
 CB = C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, C.c_void_p)
+# zkelect_client_counter indices (ZKELECT_COUNTER_*)
+COUNTER_REQUESTS, COUNTER_KEEPALIVES = 9, 10
 
 
 def load(build_dir):
@@ -148,3 +151,47 @@ class Api:
 def build_dir():
     d = os.environ.get("ZKELECT_BUILD_DIR")
     return Path(d).resolve() if d else Path(__file__).resolve().parents[2] / "build"
+
+
+# --- what the tests of this folder share ---------------------------------
+
+def handles_fixture(api):
+    """The body of a `handles` fixture: elections, observers and clients a
+    test made, freed in that order after it."""
+    made = {"e": [], "o": [], "c": []}
+    yield made
+    for e in made["e"]:
+        if e:
+            api.lib.zkelect_election_destroy(e)
+    for o in made["o"]:
+        api.lib.zkelect_observer_destroy(o)
+    for c in made["c"]:
+        api.lib.zkelect_client_destroy(c)
+
+
+def connected_client(api, handles, hosts, timeout_ms=4000, **conf):
+    """A client whose session is up, freed after the test."""
+    c = api.client(zk_hosts=hosts, zk_session_timeout_ms=timeout_ms, zk_log_level="none", **conf)
+    handles["c"].append(c)
+    assert api.lib.zkelect_client_await_connected(c, 15000) == 0
+    return c
+
+
+def new_election(api, handles, client, path, pid):
+    e = api.election(client, path, pid)
+    handles["e"].append(e)
+    return e
+
+
+def until(fn, what, timeout_s=10):
+    """For what no event announces (a keepalive's reply, a state in the
+    stats): bounded polling; fn's first true value."""
+    deadline = time.monotonic() + timeout_s
+    for _ in range(100000):
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    raise AssertionError(f"not within {timeout_s} s: {what}")
