@@ -386,8 +386,11 @@ void Candidacy::on_own(uint64_t gen, Reply &&r) {
 
 // --- position in the queue --------------------------------------------------
 
-void Candidacy::list() {
-    if (state_ != State::kLeading && state_ != State::kClaiming && state_ != State::kCreating)
+void Candidacy::list(bool still_following) {
+    // A follower that only learns its new place stays one meanwhile: its
+    // predecessor's deletion is still acted on.
+    if (!still_following && state_ != State::kLeading && state_ != State::kClaiming &&
+        state_ != State::kCreating)
         set_state(State::kListing);
     shared_->stats.update([](ElectionStats &st) { ++st.requests; });
     client_.list(shared_->path, route(&Candidacy::on_children));
@@ -450,24 +453,23 @@ void Candidacy::watch_queue(const std::string &pred, const std::string &gpred) {
     if (gpred != gpred_) gpred_armed_ = false;
     pred_ = pred;
     gpred_ = gpred;
+    if (!pred_armed_) read_watched(&Candidacy::pred_, &Candidacy::pred_armed_, &Candidacy::on_pred);
+    if (!gpred_.empty() && !gpred_armed_)
+        read_watched(&Candidacy::gpred_, &Candidacy::gpred_armed_, &Candidacy::on_gpred);
+}
+
+// A getData with a watch on the neighbour *name. Its reply counts only while
+// that is still the neighbour: then it marks the watch armed and goes to h.
+void Candidacy::read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h) {
+    std::string node = this->*name;
+    client_.watch(node_path(node), member_id_);
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
-    if (!pred_armed_) {
-        client_.watch(node_path(pred_), member_id_);
-        zk().get(node_path(pred_), true, client_.on_loop([weak, gen, pred](Reply &&r) {
-            auto self = weak.lock();
-            if (!self || gen != self->gen_ || pred != self->pred_) return;
-            if (r.rc == ZOK) self->pred_armed_ = true;
-            self->on_pred(gen, std::move(r));
-        }));
-    }
-    if (gpred_.empty() || gpred_armed_) return;
-    client_.watch(node_path(gpred_), member_id_);
-    zk().get(node_path(gpred_), true, client_.on_loop([weak, gen, gpred](Reply &&r) {
+    zk().get(node_path(node), true, client_.on_loop([weak, gen, node, name, armed, h](Reply &&r) {
         auto self = weak.lock();
-        if (!self || gen != self->gen_ || gpred != self->gpred_) return;
-        if (r.rc == ZOK) self->gpred_armed_ = true;
-        self->on_gpred(gen, std::move(r));
+        if (!self || gen != self->gen_ || node != (*self).*name) return;
+        if (r.rc == ZOK) (*self).*armed = true;
+        ((*self).*h)(gen, std::move(r));
     }));
 }
 
@@ -545,9 +547,7 @@ void Candidacy::gpred_gone() {
         client_.lease().renew_now();
         return;
     }
-    // Still following meanwhile: our predecessor's deletion is acted on.
-    shared_->stats.update([](ElectionStats &st) { ++st.requests; });
-    client_.list(shared_->path, route(&Candidacy::on_children));
+    list(/*still_following=*/true);
 }
 
 void Candidacy::on_node_event(int type, const std::string &path) {
@@ -599,9 +599,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
 
 void Candidacy::claim() {
     set_state(State::kClaiming);
-    std::string announced = std::move(announced_pred_);
     forget_neighbours();
-    announced_pred_ = std::move(announced);
     int64_t until = client_.lease().until();
 #ifdef ZKELECT_MUTATION_HEIR_CLAIM_NO_LEASE
     // Mutation: claim on the listing alone, with a full lease from now.

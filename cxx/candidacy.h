@@ -80,7 +80,7 @@ private:
     void begin_enrollment();
     void send_create();
     void make_parents();
-    void list();
+    void list(bool still_following = false);
     void claim();
     void become_leader(int64_t until);
     void depose(Reason why);
@@ -110,6 +110,7 @@ private:
     void on_gpred(uint64_t gen, Reply &&r);
     void gpred_gone();
     void watch_queue(const std::string &pred, const std::string &gpred);
+    void read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h);
     void forget_neighbours();
     void on_own(uint64_t gen, Reply &&r);
     void on_garbage_children(uint64_t gen, const Listing &l);
