@@ -1,0 +1,281 @@
+/*
+ * zkjoin: the least a burst of N contenders costs the ensemble and the C
+ * client, with no election library: the floor of the bench's convergence.
+ *
+ * N sessions are opened (in this one process) and connected first. Then,
+ * at t0, every session at once sends what the recipe needs at the very
+ * least, the way kazoo's Election does it:
+ *
+ *   create EPHEMERAL|SEQUENTIAL under a fresh path, and getChildren of the
+ *   path right behind it (one session's requests are answered in order, so
+ *   the listing holds the new node); then, unless first, exists() with a
+ *   watch on the node just before its own.
+ *
+ * A contender is done when it knows its role: first in its listing (the
+ * leader), or its predecessor's watch is set. The measure is t0 -> the last
+ * one done. No lease, no own-node watch, no events handed to anyone: every
+ * library following the recipe pays at least this, in this run's conditions.
+ *
+ *   zkjoin --connect HOSTS [--n N] [--repeats R] [--warmup W] [--label TEXT]
+ *
+ * Prints "## TEXT", then
+ *   FLOOR join N=<n> -> all roles known     n=R min=.. median=.. p90=.. max=..
+ * in microseconds, as zkfloor does; bench/run.py reads it.
+ */
+#define _GNU_SOURCE
+#define THREADED
+#include <zookeeper/zookeeper.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { kMaxN = 1000 };
+
+struct contender {
+    zhandle_t *zh;
+    char node[256]; /* the created node's name (basename) */
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int sessions_up, done, errors, deleted;
+static int64_t last_done_ns;
+static char dir[128];
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void bump(int *counter, int is_done)
+{
+    int64_t t = now_ns();
+    pthread_mutex_lock(&mu);
+    (*counter)++;
+    if (is_done)
+        last_done_ns = t;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static void on_event(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh, (void)path, (void)ctx;
+    if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
+        bump(&sessions_up, 0);
+}
+
+/* Waits (at most 30 s) until *v reaches want. */
+static int wait_for(const int *v, int want)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 30;
+    int rc = 0;
+    pthread_mutex_lock(&mu);
+    while (*v < want && rc == 0)
+        rc = pthread_cond_timedwait(&cv, &mu, &dl);
+    pthread_mutex_unlock(&mu);
+    return rc == 0 ? 0 : -1;
+}
+
+/* The ten digits ZooKeeper appends; the order of the queue. */
+static long long seq_of(const char *name)
+{
+    size_t n = strlen(name);
+    return n >= 10 ? atoll(name + n - 10) : -1;
+}
+
+static void on_exists(int rc, const struct Stat *st, const void *data)
+{
+    (void)st, (void)data;
+    /* ZNONODE: the predecessor went already; a real contender would list
+     * again, but no one leaves during this measure. */
+    if (rc != ZOK)
+        bump(&errors, 0);
+    bump(&done, 1);
+}
+
+static void on_children(int rc, const struct String_vector *kids, const void *data)
+{
+    struct contender *c = (struct contender *)data;
+    if (rc != ZOK || !c->node[0]) {
+        bump(&errors, 0);
+        bump(&done, 1);
+        return;
+    }
+    long long mine = seq_of(c->node), best = -1;
+    const char *pred = NULL;
+    for (int i = 0; i < kids->count; i++) {
+        long long s = seq_of(kids->data[i]);
+        if (s < mine && s > best) {
+            best = s;
+            pred = kids->data[i];
+        }
+    }
+    if (!pred) {
+        bump(&done, 1); /* first: the leader */
+        return;
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, pred);
+    if (zoo_aexists(c->zh, path, 1, on_exists, c) != ZOK) {
+        bump(&errors, 0);
+        bump(&done, 1);
+    }
+}
+
+static void on_created(int rc, const char *value, const void *data)
+{
+    struct contender *c = (struct contender *)data;
+    if (rc == ZOK && value) {
+        const char *slash = strrchr(value, '/');
+        snprintf(c->node, sizeof c->node, "%s", slash ? slash + 1 : value);
+    } else {
+        bump(&errors, 0);
+    }
+}
+
+static void on_synced(int rc, const char *value, const void *data)
+{
+    (void)rc, (void)value, (void)data;
+}
+
+static void on_deleted(int rc, const void *data)
+{
+    (void)rc, (void)data;
+    bump(&deleted, 0);
+}
+
+static int cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    const char *hosts = NULL, *label = "ensemble: full connect string (random, like the participants)";
+    int n = 50, repeats = 7, warmup = 2, align_ms = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--connect")) hosts = argv[i + 1];
+        else if (!strcmp(argv[i], "--n")) n = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--repeats")) repeats = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--label")) label = argv[i + 1];
+        else if (!strcmp(argv[i], "--align-ms")) align_ms = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "zkjoin: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!hosts || n < 1 || n > kMaxN || repeats < 1 || repeats > 1000 || warmup < 0 || warmup > 100) {
+        fprintf(stderr, "usage: zkjoin --connect HOSTS [--n 1..%d] [--repeats R] [--warmup W]"
+                        " [--label TEXT]\n", kMaxN);
+        return 2;
+    }
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    struct contender *cs = calloc((size_t)n, sizeof *cs);
+    int64_t *v = calloc((size_t)repeats, sizeof *v);
+    if (!cs || !v)
+        return 1;
+    for (int i = 0; i < n; i++) {
+        cs[i].zh = zookeeper_init(hosts, on_event, 10000, NULL, NULL, 0);
+        if (!cs[i].zh) {
+            fprintf(stderr, "zkjoin: zookeeper_init failed\n");
+            return 1;
+        }
+    }
+    if (wait_for(&sessions_up, n)) {
+        fprintf(stderr, "zkjoin: %d of %d sessions up within 30 s\n", sessions_up, n);
+        return 1;
+    }
+    for (int r = -warmup; r < repeats; r++) {
+        snprintf(dir, sizeof dir, "/zkjoin-%ld-%d", (long)getpid(), r + warmup);
+        int rc = zoo_create(cs[0].zh, dir, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+        if (rc != ZOK) {
+            fprintf(stderr, "zkjoin: create %s: %s\n", dir, zerror(rc));
+            return 1;
+        }
+        /* Every session must see the path before the burst. */
+        struct Stat st;
+        for (int i = 0; i < n; i++) {
+            zoo_async(cs[i].zh, dir, on_synced, NULL); /* the exists below is answered after it */
+            if ((rc = zoo_exists(cs[i].zh, dir, 0, &st)) != ZOK) {
+                fprintf(stderr, "zkjoin: exists %s: %s\n", dir, zerror(rc));
+                return 1;
+            }
+        }
+        char prefix[160];
+        snprintf(prefix, sizeof prefix, "%s/c-", dir);
+        pthread_mutex_lock(&mu);
+        int want = done + n;
+        pthread_mutex_unlock(&mu);
+        if (align_ms > 0) {
+            /* Several zkjoin processes burst together: start on the next
+             * multiple of align_ms of the wall clock. */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            int64_t ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+            usleep((useconds_t)((align_ms - ms % align_ms) * 1000));
+        }
+        int64_t t0 = now_ns();
+        for (int i = 0; i < n; i++) {
+            cs[i].node[0] = 0;
+            zoo_acreate(cs[i].zh, prefix, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL | ZOO_SEQUENCE,
+                        on_created, &cs[i]);
+            zoo_aget_children(cs[i].zh, dir, 0, on_children, &cs[i]);
+        }
+        if (wait_for(&done, want)) {
+            fprintf(stderr, "zkjoin: not every contender knew its role within 30 s\n");
+            return 1;
+        }
+        pthread_mutex_lock(&mu);
+        int64_t t1 = last_done_ns;
+        int errs = errors;
+        pthread_mutex_unlock(&mu);
+        if (errs) {
+            fprintf(stderr, "zkjoin: %d requests failed\n", errs);
+            return 1;
+        }
+        if (r >= 0)
+            v[r] = t1 - t0;
+        if (align_ms > 0) /* each burst's own figure, for the max over processes */
+            fprintf(stderr, "zkjoin: burst %d: %.1f us\n", r, (t1 - t0) / 1e3);
+        /* Clean up before the next burst (the watches fire on nothing
+         * that matters: this program does not act on them). */
+        pthread_mutex_lock(&mu);
+        int dwant = deleted + n;
+        pthread_mutex_unlock(&mu);
+        for (int i = 0; i < n; i++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dir, cs[i].node);
+            zoo_adelete(cs[i].zh, path, -1, on_deleted, NULL);
+        }
+        if (wait_for(&deleted, dwant) || zoo_delete(cs[0].zh, dir, -1) != ZOK) {
+            fprintf(stderr, "zkjoin: cleaning up %s failed\n", dir);
+            return 1;
+        }
+        usleep(300 * 1000); /* the bench's join comes after a quiet spell too */
+    }
+    qsort(v, (size_t)repeats, sizeof *v, cmp);
+    int p90 = (9 * repeats + 9) / 10 - 1;
+    double med = repeats % 2 ? v[repeats / 2] : (v[repeats / 2 - 1] + v[repeats / 2]) / 2.0;
+    char what[64];
+    snprintf(what, sizeof what, "join N=%d -> all roles known", n);
+    printf("## %s\n", label);
+    printf("FLOOR %-34s n=%d min=%.1f median=%.1f p90=%.1f max=%.1f\n", what, repeats, v[0] / 1e3,
+           med / 1e3, v[p90] / 1e3, v[repeats - 1] / 1e3);
+    for (int i = 0; i < n; i++)
+        zookeeper_close(cs[i].zh);
+    free(cs);
+    free(v);
+    return 0;
+}
