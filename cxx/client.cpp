@@ -20,6 +20,10 @@ namespace zkelect {
 // Pause before a new session after a server granted none (see
 // on_session_event): long against a handshake, short against a session.
 constexpr int64_t kBrokenServerRetryMs = 1000;
+// How often, and how many times, refuse_session looks again for
+// libzookeeper to drop a connection that granted no session.
+constexpr int64_t kRefusedCheckMs = 1;
+constexpr int kRefusedChecks = 1000;
 
 Client::Client(const Settings &settings) : settings_(settings) {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -70,7 +74,7 @@ Client::~Client() {
     ::close(timer_fd_);
 }
 
-void Client::open_session() {
+void Client::open_session(bool connect) {
     uint64_t gen = session_gen_.fetch_add(1) + 1;
     ever_connected_ = false;
     // Listings of the old session answer nobody now: its members started over.
@@ -85,13 +89,13 @@ void Client::open_session() {
                 on_watch_event(gen, type, state, path, stamp);
             });
         },
-        &counters_[kZkRequests]);
+        &counters_[kZkRequests], connect);
     {
         std::lock_guard<std::mutex> lock(session_mu_);
         session_.swap(s);
     }
     s.reset();  // the retired session closes outside the lock
-    nudge_while_disconnected(++disconnect_epoch_);
+    if (connect) nudge_while_disconnected(++disconnect_epoch_);
 }
 
 // libzookeeper-mt 3.8 advances its position in the host list twice per
@@ -110,6 +114,33 @@ void Client::nudge_while_disconnected(uint64_t epoch) {
         session_->try_next_server();
         nudge_while_disconnected(epoch);
     });
+}
+
+// A handshake that grants no session (id 0, timeout <= 0) comes from a
+// broken or hostile server. libzookeeper calls it connected; with a timeout
+// of 0 it drops the connection on its next turn and connects again at once,
+// thousands of times a second, for as long as the handle lives. So the
+// handle goes, a placeholder holds its place, and a new handle asks again
+// after a pause. The handle is closed once libzookeeper has dropped that
+// connection: closing one it thinks connected sends a close request and
+// waits up to 4.5 s for an answer, here on the loop. A server that keeps
+// such a connection up makes no storm; after a second it is left alone.
+// (Random bytes in answer to the handshake can also read as a read-only
+// "session". Refusing those the same way was tried: libzookeeper can then
+// sit on such a handle, pinging, and its close blocks the loop for 3 s.
+// It is left to libzookeeper's own pace, which is no pace at all:
+// tests/hostile's SPINS.)
+void Client::refuse_session(uint64_t gen, int checks) {
+    if (gen != static_cast<uint64_t>(session_gen_.load()) || connected()) return;
+    int now = session_->state();
+    if (now == ZOO_CONNECTED_STATE || now == ZOO_READONLY_STATE) {
+        if (checks < kRefusedChecks)
+            at(boottime_ns() + kRefusedCheckMs * kNsPerMs,
+               [this, gen, checks] { refuse_session(gen, checks + 1); });
+        return;
+    }
+    open_session(false);
+    at(boottime_ns() + kBrokenServerRetryMs * kNsPerMs, [this] { reopen_session(); });
 }
 
 void Client::reopen_session() {
@@ -323,17 +354,19 @@ void Client::on_watch_event(uint64_t gen, int type, int state, const std::string
     }
 }
 
-void Client::on_session_event(uint64_t, int state, int64_t stamp) {
+void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
     auto each = [this](auto &&fn) {
         std::vector<std::shared_ptr<Member>> ms;
         for (auto &[id, m] : members_) ms.push_back(m);
         for (auto &m : ms) fn(*m);
     };
     if (state == ZOO_CONNECTED_STATE) {
-        // A handshake that grants no session (id 0, timeout <= 0) comes from
-        // a broken or hostile server: libzookeeper calls it connected, then
-        // expired. It is neither for us.
-        if (session_->session_id() == 0 || session_->negotiated_timeout_ms() <= 0) return;
+        // A handshake that grants no session (id 0, timeout <= 0): neither
+        // connected nor expired for us.
+        if (session_->session_id() == 0 || session_->negotiated_timeout_ms() <= 0) {
+            refuse_session(gen, 0);
+            return;
+        }
         bool first = !ever_connected_;
         ever_connected_ = true;
         ++disconnect_epoch_;

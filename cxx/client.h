@@ -142,8 +142,9 @@ public:
 
 private:
     void run();
-    void open_session();
+    void open_session(bool connect = true);
     void reopen_session();
+    void refuse_session(uint64_t gen, int checks);
     void on_session_event(uint64_t gen, int state, int64_t stamp);
     void nudge_while_disconnected(uint64_t epoch);
     void send_listing(const std::string &path);

@@ -41,8 +41,9 @@ constexpr int kResolutionWindowMs = 30000;
 }  // namespace
 
 ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
-                     std::atomic<uint64_t> *request_counter)
+                     std::atomic<uint64_t> *request_counter, bool connect)
     : settings_(settings), on_watch_(std::move(on_watch)), requests_(request_counter) {
+    if (!connect) return;
     if (settings_.log_level >= 0) {
         static constexpr ZooLogLevel kLevels[] = {(ZooLogLevel)0, ZOO_LOG_LEVEL_ERROR,
                                                   ZOO_LOG_LEVEL_WARN, ZOO_LOG_LEVEL_INFO,
@@ -211,10 +212,11 @@ int64_t ZkSession::unstuck_since(int64_t now) {
     return stuck_ended_;
 }
 
-// Runs the handler at once when the request could not be queued.
+// Runs the handler at once when the request could not be queued (or
+// there is no handle to queue it on).
 #define ZKE_SUBMIT(call)                       \
     do {                                       \
-        int rc_ = (call);                      \
+        int rc_ = zh_ ? (call) : ZCONNECTIONLOSS; \
         if (rc_ != ZOK) {                      \
             Reply r_;                          \
             r_.rc = rc_;                       \
@@ -270,11 +272,13 @@ void ZkSession::sync(const std::string &path, ReplyFn fn) {
 #undef ZKE_SUBMIT
 
 int64_t ZkSession::session_id() const {
-    const clientid_t *id = zoo_client_id(zh_);
+    const clientid_t *id = zh_ ? zoo_client_id(zh_) : nullptr;
     return id ? id->client_id : 0;
 }
 
-int ZkSession::negotiated_timeout_ms() const { return zoo_recv_timeout(zh_); }
+int ZkSession::negotiated_timeout_ms() const { return zh_ ? zoo_recv_timeout(zh_) : 0; }
+
+int ZkSession::state() const { return zh_ ? zoo_state(zh_) : 0; }
 
 void ZkSession::try_next_server() {
     if (!zh_) return;

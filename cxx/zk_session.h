@@ -54,8 +54,12 @@ using WatchFn = std::function<void(int type, int state, const std::string &path,
 class ZkSession {
 public:
     // Starts connecting (does not wait). Throws std::runtime_error with a
-    // message when libzookeeper refuses the settings.
-    ZkSession(const Settings &settings, WatchFn on_watch, std::atomic<uint64_t> *request_counter);
+    // message when libzookeeper refuses the settings. With connect false
+    // there is no handle at all: a placeholder that holds a client's place
+    // while it waits before asking a broken server again. Every request on
+    // it fails at once with ZCONNECTIONLOSS, and it delivers no events.
+    ZkSession(const Settings &settings, WatchFn on_watch, std::atomic<uint64_t> *request_counter,
+              bool connect = true);
     ~ZkSession();  // zookeeper_close: ZooKeeper deletes our ephemeral nodes
     ZkSession(const ZkSession &) = delete;
     ZkSession &operator=(const ZkSession &) = delete;
@@ -85,6 +89,9 @@ public:
 
     int64_t session_id() const;
     int negotiated_timeout_ms() const;
+    // libzookeeper's own state of the connection (zoo_state); 0 without a
+    // handle.
+    int state() const;
     // While disconnected: make the next connection attempt go to the next
     // address of the host list. See Client::nudge_while_disconnected.
     void try_next_server();
