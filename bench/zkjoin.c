@@ -17,6 +17,12 @@
  * library following the recipe pays at least this, in this run's conditions.
  *
  *   zkjoin --connect HOSTS [--n N] [--repeats R] [--warmup W] [--label TEXT]
+ *          [--align-ms P]
+ *
+ * --align-ms starts each burst on the next multiple of P ms of the wall
+ * clock and prints each burst's figure to stderr, so several zkjoin
+ * processes burst together (the one-process form checked against five
+ * processes of ten, bench/results/ANALYSIS.md).
  *
  * Prints "## TEXT", then
  *   FLOOR join N=<n> -> all roles known     n=R min=.. median=.. p90=.. max=..
@@ -176,9 +182,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!hosts || n < 1 || n > kMaxN || repeats < 1 || repeats > 1000 || warmup < 0 || warmup > 100) {
+    if (!hosts || n < 1 || n > kMaxN || repeats < 1 || repeats > 1000 || warmup < 0 || warmup > 100 ||
+        align_ms < 0 || align_ms > 60000) {
         fprintf(stderr, "usage: zkjoin --connect HOSTS [--n 1..%d] [--repeats R] [--warmup W]"
-                        " [--label TEXT]\n", kMaxN);
+                        " [--label TEXT] [--align-ms P]\n", kMaxN);
         return 2;
     }
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);

@@ -214,14 +214,14 @@ int64_t ZkSession::unstuck_since(int64_t now) {
 
 // Runs the handler at once when the request could not be queued (or
 // there is no handle to queue it on).
-#define ZKE_SUBMIT(call)                       \
-    do {                                       \
+#define ZKE_SUBMIT(call)                          \
+    do {                                          \
         int rc_ = zh_ ? (call) : ZCONNECTIONLOSS; \
-        if (rc_ != ZOK) {                      \
-            Reply r_;                          \
-            r_.rc = rc_;                       \
-            finish(p, std::move(r_));          \
-        }                                      \
+        if (rc_ != ZOK) {                         \
+            Reply r_;                             \
+            r_.rc = rc_;                          \
+            finish(p, std::move(r_));             \
+        }                                         \
     } while (0)
 
 void ZkSession::create_candidate(const std::string &path_prefix, const std::string &data, ReplyFn fn) {
