@@ -217,6 +217,7 @@ void Candidacy::begin_enrollment() {
     ++gen_;
     forget_neighbours();
     node_.clear();
+    own_armed_ = false;
     update_hold();
     uuid_ = make_uuid();
     parent_attempts_ = 0;
@@ -275,10 +276,7 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
             // lease just as a keepalive does: if the listing finds us first,
             // we lead with no further round trip.
             client_.lease().acknowledged(create_sent_, create_until_);
-            // Own-node watch: someone else deleting our node must not go
-            // unnoticed while we lead or wait.
-            client_.watch(node_path(node_), member_id_);
-            zk().get(node_path(node_), true, route(&Candidacy::on_own));
+            watch_own();
             // The listing sent with the create follows.
             set_state(State::kListing);
             return;
@@ -351,7 +349,8 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
         if (has_uuid(child, uuid_)) {
             node_ = child;
             // Adopt only a node of this session (a lagging server may list
-            // one whose session is ending).
+            // one whose session is ending). The read sets the own-node watch.
+            ++own_seq_;
             client_.watch(node_path(node_), member_id_);
             zk().get(node_path(node_), true, route(&Candidacy::on_adopt));
             return;
@@ -365,6 +364,7 @@ void Candidacy::on_adopt(uint64_t gen, Reply &&r) {
     if (gen != gen_ || state_ != State::kRecovering) return;
     if (r.rc == ZOK && r.stat.ephemeral_owner == client_.session_id()) {
         czxid_ = r.stat.czxid;
+        own_armed_ = true;
         list();
         return;
     }
@@ -376,12 +376,71 @@ void Candidacy::on_adopt(uint64_t gen, Reply &&r) {
     }
 }
 
-void Candidacy::on_own(uint64_t gen, Reply &&r) {
-    if (gen != gen_) return;
-    if (r.rc == ZNONODE && !node_.empty()) {
-        node_lost(Reason::kNodeDeleted);
-        if (want_) begin_enrollment();
+// Own-node watch: someone else deleting our node must not go unnoticed
+// while we lead or wait. Until a read of this connection armed it, an heir
+// claims only after a listing (claim_or_list), and the keepalive, which
+// checks every holder's node, is what finds a deletion.
+void Candidacy::watch_own() {
+    own_armed_ = false;
+    uint64_t seq = ++own_seq_;
+    std::string node = node_;
+    client_.watch(node_path(node), member_id_);
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    zk().get(node_path(node), true, client_.on_loop([weak, seq, node](Reply &&r) {
+        auto self = weak.lock();
+        if (self && seq == self->own_seq_ && node == self->node_) self->on_own(std::move(r));
+    }));
+}
+
+void Candidacy::on_own(Reply &&r) {
+    switch (r.rc) {
+        case ZOK: own_armed_ = true; return;
+        case ZNONODE:
+            node_lost(Reason::kNodeDeleted);
+            if (want_) begin_enrollment();
+            return;
+        case ZCONNECTIONLOSS:
+        case ZOPERATIONTIMEOUT:
+        case ZSESSIONEXPIRED:
+        case ZINVALIDSTATE:
+        case ZCLOSING:
+            return;  // on_connected reads again (a new session has no node)
+        case ZNOAUTH:
+            fail(kEAuth, r.rc, "not allowed to read our own node " + node_path(node_) +
+                                   " (its ACL was changed): cannot tell if it is deleted");
+            return;
+        default: {
+            // A refusal that may pass (a throttled server): read again soon.
+            std::weak_ptr<Candidacy> weak = weak_from_this();
+            uint64_t seq = own_seq_;
+            client_.at(boottime_ns() + timeout_ns() / 24, [weak, seq] {
+                auto self = weak.lock();
+                if (self && seq == self->own_seq_ && !self->node_.empty() && !self->own_armed_ &&
+                    self->client_.connected())
+                    self->watch_own();
+            });
+            return;
+        }
     }
+}
+
+// The heir's claim without a round trip rests on the own-node watch: on one
+// connection ZooKeeper notifies in commit order, so our node's deletion,
+// had it come first, would have been heard before our predecessor's. With
+// no armed watch (its read's reply was lost, or a reconnect re-sent watches
+// in no particular order) a listing must show that our node is still there.
+void Candidacy::claim_or_list() {
+#ifdef ZKELECT_MUTATION_LOST_OWN_WATCH
+    own_armed_ = true;  // Mutation: trust a watch that may be gone.
+#endif
+    if (heir_ && own_armed_) {
+        claim();
+        return;
+    }
+    // We may be first now. Earn the lease while the listing is in flight:
+    // if we are, the claim needs no further round trip.
+    client_.lease().renew_for(member_id_, node_path(node_));
+    list();
 }
 
 // --- position in the queue --------------------------------------------------
@@ -517,8 +576,7 @@ void Candidacy::on_pred(uint64_t gen, Reply &&r) {
         }
     } else if (r.rc == ZNONODE) {
         // Gone before our watch was set: decide again, at once.
-        if (heir_) claim();
-        else list();
+        claim_or_list();
     }
 }
 
@@ -568,8 +626,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
             node_lost(Reason::kNodeDeleted);
             if (want_) begin_enrollment();
         } else {
-            client_.watch(path, member_id_);
-            zk().get(path, true, route(&Candidacy::on_own));
+            watch_own();  // re-arms the one-shot watch
         }
         return;
     }
@@ -581,14 +638,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
             // listing, less the deletions we saw since) and no later node
             // can sort before ours: we lead, and a lease
             // already earned lets us say so without another round trip.
-            if (heir_) {
-                claim();
-            } else {
-                // We may be first now. Earn the lease while the listing is
-                // in flight: if we are, the claim needs no further round trip.
-                client_.lease().renew_for(member_id_, node_path(node_));
-                list();
-            }
+            claim_or_list();
         } else {
             watch_queue(pred_, gpred_);  // re-arms the one-shot watch
         }
@@ -701,6 +751,7 @@ void Candidacy::node_lost(Reason why) {
     ++gen_;
     pred_gone_at_ = 0;
     node_.clear();
+    own_armed_ = false;
     forget_neighbours();
     update_hold();
 }
@@ -741,6 +792,14 @@ void Candidacy::on_connected(bool new_session) {
     ++gen_;
     pred_armed_ = false;  // the reconnect's listing reads them again
     gpred_armed_ = false;
+    // A watch whose read lost its reply was never registered, and those the
+    // client re-sends on reconnect may fire in any order: read our node
+    // again, and until that read is answered the watch does not count.
+    own_armed_ = false;
+#ifndef ZKELECT_MUTATION_LOST_OWN_WATCH
+    if (!node_.empty() && state_ != State::kResigning && state_ != State::kRecovering)
+        watch_own();
+#endif
     // The session's lease was lowered already if this reconnect negotiated
     // a shorter timeout (SessionLease::on_connected); a term's lease follows.
     int64_t cap = client_.lease().renegotiation_cap();
@@ -789,6 +848,7 @@ void Candidacy::on_expired() {
     // The server deleted every node of the session: nothing left to clean.
     node_lost(Reason::kExpired);
     garbage_.clear();
+    refused_.clear();
     deleting_.clear();  // the old handle will not answer them
     abandoned_.clear();
     if (state_ == State::kResigning) {
@@ -830,9 +890,24 @@ void Candidacy::collect_garbage() {
             if (r.rc == ZOK || r.rc == ZNONODE) {
                 self->forget(name);
             } else if (r.rc == ZNOAUTH) {
-                self->forget(name);
-                self->emit(EventType::kError, Reason::kNone,
-                           "not allowed to delete our node " + name, {}, {}, 0, kEAuth, r.rc);
+                // Deleting a child needs DELETE on the election path. The
+                // node stays, so no RESIGNED: say why once, and try again
+                // once a session timeout (an operator may fix the ACL); the
+                // session's end removes it in any case.
+                if (self->refused_.insert(name).second)
+                    self->emit(EventType::kError, Reason::kNone,
+                               "not allowed to delete our node " + self->node_path(name) +
+                                   " (no DELETE permission on " + self->shared_->path +
+                                   "): it stays until this client's session ends",
+                               {}, {}, 0, kEAuth, r.rc);
+                if (self->closing_) {
+                    self->forget(name);  // a closed handle waits for no one
+                } else {
+                    self->client_.at(boottime_ns() + self->timeout_ns(), [weak] {
+                        if (auto again = weak.lock()) again->collect_garbage();
+                    });
+                    return;
+                }
             } else {
                 return;  // connection trouble: retried on reconnect
             }
@@ -847,6 +922,7 @@ void Candidacy::collect_garbage() {
 }
 
 void Candidacy::forget(const std::string &name) {
+    refused_.erase(name);
     for (auto it = garbage_.begin(); it != garbage_.end();)
         it = it->second == name ? garbage_.erase(it) : std::next(it);
 }

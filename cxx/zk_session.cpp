@@ -12,10 +12,10 @@ namespace zkelect {
 struct ZkSession::Pending {
     ZkSession *owner;
     ReplyFn fn;
-    // A multi's operation and result must outlive the request.
-    zoo_op_t op{};
-    zoo_op_result_t result{};
-    std::string path;
+    // A multi's operations, results and paths must outlive the request.
+    std::vector<zoo_op_t> ops;
+    std::vector<zoo_op_result_t> results;
+    std::vector<std::string> paths;
     int64_t sent = 0;  // CLOCK_BOOTTIME
 };
 
@@ -185,6 +185,22 @@ void ZkSession::on_void(int rc, const void *data) {
     finish(data, std::move(r));
 }
 
+void ZkSession::on_multi(int rc, const void *data) {
+    Reply r;
+    r.rc = rc;
+    // The results are filled in only when the server answered.
+    if (rc == ZOK || rc == ZNONODE || rc == ZBADVERSION || rc == ZNOAUTH) {
+        const auto *p = static_cast<const Pending *>(data);
+        try {
+            r.results.reserve(p->results.size());
+            for (const auto &res : p->results) r.results.push_back(res.err);
+        } catch (...) {
+            r.results.clear();
+        }
+    }
+    finish(data, std::move(r));
+}
+
 void ZkSession::on_watch(zhandle_t *, int type, int state, const char *path, void *ctx) {
     auto *self = static_cast<ZkSession *>(ctx);
     int64_t stamp = boottime_ns();
@@ -257,11 +273,15 @@ void ZkSession::remove(const std::string &path, ReplyFn fn) {
     ZKE_SUBMIT(zoo_adelete(zh_, path.c_str(), -1, &ZkSession::on_void, p));
 }
 
-void ZkSession::check(const std::string &path, ReplyFn fn) {
+void ZkSession::check(const std::vector<std::string> &paths, ReplyFn fn) {
     Pending *p = track(std::move(fn));
-    p->path = path;
-    zoo_check_op_init(&p->op, p->path.c_str(), -1);
-    ZKE_SUBMIT(zoo_amulti(zh_, 1, &p->op, &p->result, &ZkSession::on_void, p));
+    p->paths = paths;  // each c_str below points into this copy, never resized
+    p->ops.resize(paths.size());
+    p->results.resize(paths.size());
+    for (size_t i = 0; i < paths.size(); ++i)
+        zoo_check_op_init(&p->ops[i], p->paths[i].c_str(), -1);
+    ZKE_SUBMIT(zoo_amulti(zh_, static_cast<int>(p->ops.size()), p->ops.data(), p->results.data(),
+                          &ZkSession::on_multi, p));
 }
 
 void ZkSession::sync(const std::string &path, ReplyFn fn) {

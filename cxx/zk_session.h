@@ -40,6 +40,10 @@ struct Reply {
     bool has_stat = false;
     NodeStat stat;
     std::vector<std::string> children;  // get_children
+    // check: each operation's code, in the order of its paths (a multi that
+    // failed says which node was missing: ZNONODE there, and
+    // ZRUNTIMEINCONSISTENCY for the operations it did not get to).
+    std::vector<int> results;
 };
 
 using ReplyFn = std::function<void(Reply &&)>;
@@ -73,9 +77,9 @@ public:
     void exists(const std::string &path, bool watch, ReplyFn fn);
     void remove(const std::string &path, ReplyFn fn);
     // A write through the quorum that changes nothing: a multi holding one
-    // version check (-1) of path. Fires no watch; fails with ZNONODE when
-    // the node is gone.
-    void check(const std::string &path, ReplyFn fn);
+    // version check (-1) of each path. Fires no watch; fails with ZNONODE
+    // when a node is gone (Reply::results says which). paths is not empty.
+    void check(const std::vector<std::string> &paths, ReplyFn fn);
     // Brings the server up to date with the quorum's leader: requests sent
     // after it see every write committed before it.
     void sync(const std::string &path, ReplyFn fn);
@@ -105,6 +109,7 @@ private:
     static void on_strings(int rc, const struct String_vector *strings, const void *data);
     static void on_stat(int rc, const struct Stat *stat, const void *data);
     static void on_void(int rc, const void *data);
+    static void on_multi(int rc, const void *data);
     static void on_sync(int rc, const char *value, const void *data);
     static void on_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx);
 
