@@ -290,12 +290,20 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
             return;
         case ZCONNECTIONLOSS:
         case ZOPERATIONTIMEOUT:
+        case ZSESSIONMOVED:
         case ZRUNTIMEINCONSISTENCY:  // the client drops the connection after it
             // The create may or may not have happened: never create blindly.
             set_state(State::kRecovering);
             return;
         case ZNOAUTH:
             fail(kEAuth, r.rc, "not allowed to create a candidate under " + shared_->path);
+            return;
+        case ZTHROTTLEDOP:
+            // Refused unexecuted (the server's throttledOpWaitTime): the
+            // create never happened; again after a pause.
+            refused(r.rc, "create a candidate", [this] {
+                if (state_ == State::kCreating) send_create();
+            });
             return;
         case ZNOCHILDRENFOREPHEMERALS:
             fail(kEInval, r.rc, "the election path " + shared_->path + " is an ephemeral node");
@@ -344,7 +352,10 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
         begin_enrollment();
         return;
     }
-    if (r.rc != ZOK) return;  // reconnect retries
+    if (r.rc != ZOK) {
+        refused(r.rc, "list the election path " + shared_->path, [this] { recover(); });
+        return;
+    }
     for (const auto &child : r.children) {
         if (has_uuid(child, uuid_)) {
             node_ = child;
@@ -358,6 +369,32 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
     }
     abandoned_.insert(uuid_);
     begin_enrollment();
+}
+
+// Finds a create whose outcome is unknown by the uuid in its name. Synced: a
+// server that has not yet applied our create must not make us believe it
+// never happened.
+void Candidacy::recover() {
+    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    client_.list(shared_->path, route(&Candidacy::on_recover_children), true);
+}
+
+// A request ZooKeeper answered with an error on a live connection: a lack
+// of permission ends the candidacy with ERROR (no retry can fix it); any
+// other refusal (a throttled server, ZTHROTTLEDOP) is retried after T/24
+// unless something else happened to the candidacy meanwhile.
+void Candidacy::refused(int rc, const std::string &what, std::function<void()> again) {
+    if (connection_trouble(rc)) return;  // the reconnect sends it again
+    if (rc == ZNOAUTH) {
+        fail(kEAuth, rc, "not allowed to " + what);
+        return;
+    }
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t gen = gen_;
+    client_.at(boottime_ns() + timeout_ns() / 24, [weak, gen, again = std::move(again)] {
+        auto self = weak.lock();
+        if (self && gen == self->gen_ && self->client_.connected()) again();
+    });
 }
 
 void Candidacy::on_adopt(uint64_t gen, Reply &&r) {
@@ -399,17 +436,12 @@ void Candidacy::on_own(Reply &&r) {
             node_lost(Reason::kNodeDeleted);
             if (want_) begin_enrollment();
             return;
-        case ZCONNECTIONLOSS:
-        case ZOPERATIONTIMEOUT:
-        case ZSESSIONEXPIRED:
-        case ZINVALIDSTATE:
-        case ZCLOSING:
-            return;  // on_connected reads again (a new session has no node)
         case ZNOAUTH:
             fail(kEAuth, r.rc, "not allowed to read our own node " + node_path(node_) +
                                    " (its ACL was changed): cannot tell if it is deleted");
             return;
         default: {
+            if (connection_trouble(r.rc)) return;  // on_connected reads again
             // A refusal that may pass (a throttled server): read again soon.
             std::weak_ptr<Candidacy> weak = weak_from_this();
             uint64_t seq = own_seq_;
@@ -463,7 +495,10 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
         begin_enrollment();
         return;
     }
-    if (r.rc != ZOK) return;  // connection trouble: the reconnect re-lists
+    if (r.rc != ZOK) {
+        refused(r.rc, "list the election path " + shared_->path, [this] { list(); });
+        return;
+    }
 
     // Our own leftovers (lost creates) go first: they must not block anyone.
     for (const auto &child : r.children) {
@@ -527,9 +562,26 @@ void Candidacy::read_watched(std::string Candidacy::*name, bool Candidacy::*arme
     zk().get(node_path(node), true, client_.on_loop([weak, gen, node, name, armed, h](Reply &&r) {
         auto self = weak.lock();
         if (!self || gen != self->gen_ || node != (*self).*name) return;
-        if (r.rc == ZOK) (*self).*armed = true;
-        ((*self).*h)(gen, std::move(r));
+        self->on_neighbour(name, armed, h, std::move(r));
     }));
+}
+
+void Candidacy::on_neighbour(std::string Candidacy::*name, bool Candidacy::*armed, Handler h,
+                             Reply &&r) {
+    if (r.rc == ZOK || r.rc == ZNONODE) {
+        if (r.rc == ZOK) this->*armed = true;
+        (this->*h)(gen_, std::move(r));
+        return;
+    }
+    // ZNOAUTH: another identity's node under election.acl=creator. ZooKeeper
+    // sends no notification about a node the session may not read, not even
+    // to an exists watch, so there is no way to follow it: ERROR.
+    refused(r.rc, "read the node " + node_path(this->*name) +
+                      " to watch it (election.acl=creator needs every participant to use "
+                      "the same identity)",
+            [this, name, armed, h] {
+        if (!(this->*name).empty() && !(this->*armed)) read_watched(name, armed, h);
+    });
 }
 
 void Candidacy::forget_neighbours() {
@@ -688,6 +740,12 @@ void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
     }
 }
 
+void Candidacy::on_node_refused(const std::string &path) {
+    if (node_.empty() || path != node_path(node_)) return;
+    fail(kEAuth, ZNOAUTH, "not allowed to check our own node " + path +
+                              " (its ACL was changed): cannot prove our place in line");
+}
+
 void Candidacy::become_leader(int64_t until) {
     shared_->token.store(czxid_);
     if (!shared_->lease.publish(until)) {
@@ -818,10 +876,7 @@ void Candidacy::on_connected(bool new_session) {
         case State::kCreating:
         case State::kRecovering:
             set_state(State::kRecovering);
-            // Synced: a server that has not yet applied our create must not
-            // make us believe it never happened.
-            shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
-            client_.list(shared_->path, route(&Candidacy::on_recover_children), true);
+            recover();
             break;
         case State::kListing:
         case State::kFollowing:

@@ -48,6 +48,7 @@ public:
     void on_auth_failed() override;
     void on_node_event(int type, const std::string &path) override;
     void on_lease(int64_t until, int64_t rtt_us) override;
+    void on_node_refused(const std::string &path) override;
 
     enum class State {
         kIdle,
@@ -111,6 +112,9 @@ private:
     void gpred_gone();
     void watch_queue(const std::string &pred, const std::string &gpred);
     void read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h);
+    void on_neighbour(std::string Candidacy::*name, bool Candidacy::*armed, Handler h, Reply &&r);
+    void recover();
+    void refused(int rc, const std::string &what, std::function<void()> again);
     void forget_neighbours();
     void watch_own();
     void on_own(Reply &&r);

@@ -434,6 +434,13 @@ void Client::deliver_node_deleted(uint64_t id, const std::string &path) {
     m->on_node_event(ZOO_DELETED_EVENT, path);
 }
 
+void Client::deliver_node_refused(uint64_t id, const std::string &path) {
+    auto it = members_.find(id);
+    if (it == members_.end()) return;
+    auto m = it->second;
+    m->on_node_refused(path);
+}
+
 namespace {
 struct QueryState {
     std::mutex mu;

@@ -41,6 +41,9 @@ public:
     virtual void on_node_event(int type, const std::string &path) = 0;
     // The session's lease now runs until `until` (a write was acknowledged;
     // a keepalive's round trip in rtt_us, -1 for another write).
+    // ZooKeeper refused to let this session check the member's node at
+    // path (ZNOAUTH: its ACL was changed).
+    virtual void on_node_refused(const std::string &path) { (void)path; }
     virtual void on_lease(int64_t until, int64_t rtt_us) {
         (void)until;
         (void)rtt_us;
@@ -139,6 +142,8 @@ public:
     void deliver_lease(int64_t until, int64_t rtt_us);
     // Tell member `id` that its node at `path` is gone, as a watch would.
     void deliver_node_deleted(uint64_t id, const std::string &path);
+    // Tell member `id` that the keepalive may not check its node at `path`.
+    void deliver_node_refused(uint64_t id, const std::string &path);
 
 private:
     void run();

@@ -111,6 +111,20 @@ void SessionLease::send(const std::pair<uint64_t, std::string> &extra) {
                 client_.deliver_node_deleted(member, target);
             }
             renew_now();
+            return;
+        }
+        if (r.rc == ZNOAUTH && r.results.size() == checked.size()) {
+            // A node whose ACL no longer lets us read it cannot be checked:
+            // its candidacy ends (it cannot prove its place), the others
+            // get their keepalive at once, without it.
+            for (size_t i = 0; i < checked.size(); ++i) {
+                if (r.results[i] != ZNOAUTH) continue;
+                const auto &[member, target] = checked[i];
+                auto it = holders_.find(member);
+                if (it != holders_.end() && it->second == target) holders_.erase(it);
+                client_.deliver_node_refused(member, target);
+            }
+            renew_now();
         }
     });
 #ifdef ZKELECT_MUTATION_LEASE_BY_READS

@@ -40,6 +40,11 @@ constexpr int kResolutionWindowMs = 30000;
 
 }  // namespace
 
+bool connection_trouble(int rc) {
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED ||
+           rc == ZINVALIDSTATE || rc == ZCLOSING || rc == ZSESSIONMOVED;
+}
+
 ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
                      std::atomic<uint64_t> *request_counter, bool connect)
     : settings_(settings), on_watch_(std::move(on_watch)), requests_(request_counter) {

@@ -47,6 +47,10 @@ struct Reply {
 };
 
 using ReplyFn = std::function<void(Reply &&)>;
+
+// The request failed with the connection or the session (ZooKeeper never
+// judged it): the reconnect, or the session's end, is what acts on it.
+bool connection_trouble(int rc);
 // ZooKeeper watch event: type, state, path (ZOO_SESSION_EVENT for sessions),
 // and a CLOCK_BOOTTIME stamp taken on ZooKeeper's completion thread, which
 // delivers replies and events in the order the connection produced them:

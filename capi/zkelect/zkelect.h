@@ -706,7 +706,9 @@ ZKELECT_API void zkelect_event_destroy(zkelect_event_t *event);
  * Watch the leader of the election at path (validated like
  * zkelect_election_new, but never created) without taking part. Its queue
  * gets LEADER_CHANGED first with the current leader (or none), then on every
- * change; and SUSPENDED, RECONNECTED, EXPIRED, ERROR. Returns NULL with a
+ * change; and SUSPENDED, RECONNECTED, EXPIRED, ERROR. When this client may
+ * not list the election path or read the leader's node (its ACL), ERROR
+ * (ZKELECT_EAUTH) comes instead of LEADER_CHANGED, once. Returns NULL with a
  * message in errbuf for NULL client or a bad path. The caller owns the
  * result; free it with zkelect_observer_destroy() before the client.
  */
