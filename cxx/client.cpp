@@ -84,9 +84,21 @@ void Client::open_session(bool connect) {
     known_paths_.clear();
     auto s = std::make_shared<ZkSession>(
         settings_,
-        [this, gen](int type, int state, const std::string &path, int64_t stamp) {
-            post([this, gen, type, state, path, stamp] {
+        [this, gen](int type, int state, const std::string &path, int64_t stamp, int64_t floor,
+                    int timeout_ms) {
+            // ZooKeeper's completion thread. A handshake bounds every lease
+            // before the loop hears of it (handshake_cap.h); the loop lifts
+            // the bound once it has applied the handshake, whatever it did
+            // with the event.
+            uint64_t capped = 0;
+            if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE && timeout_ms > 0) {
+                int64_t t = int64_t(timeout_ms) * kNsPerMs;
+                int64_t margin = lease::margin_ns(t, settings_.lease_margin_ms);
+                capped = handshake_cap_.lower(floor + t - margin);
+            }
+            post([this, gen, type, state, path, stamp, capped] {
                 on_watch_event(gen, type, state, path, stamp);
+                if (capped) handshake_cap_.settle(capped);
             });
         },
         &counters_[kZkRequests], connect);

@@ -22,6 +22,7 @@
 
 #include "conf.h"
 #include "errors.h"
+#include "handshake_cap.h"
 #include "lease.h"
 #include "names.h"
 #include "session_lease.h"
@@ -138,6 +139,9 @@ public:
     std::atomic<int64_t> &session_gen_ref() { return session_gen_; }
     // The session's lease, shared by every candidacy of this client.
     SessionLease &lease() { return lease_; }
+    // Any thread: the bound every lease of this client obeys while a
+    // handshake is on its way to the loop.
+    const HandshakeCap &handshake_cap() const { return handshake_cap_; }
     // Tell every member the lease runs until `until` (SessionLease does).
     void deliver_lease(int64_t until, int64_t rtt_us);
     // Tell member `id` that its node at `path` is gone, as a watch would.
@@ -197,6 +201,7 @@ private:
     std::unordered_map<std::string, ListQueue> lists_;  // per path, this session
     std::set<std::string> known_paths_;                 // this session
     SessionLease lease_{*this};
+    HandshakeCap handshake_cap_;
 
     std::shared_ptr<ZkSession> session_;  // swapped on expiry, on the loop
     mutable std::mutex session_mu_;       // guards the pointer for queries

@@ -208,13 +208,20 @@ void ZkSession::on_multi(int rc, const void *data) {
 
 void ZkSession::on_watch(zhandle_t *, int type, int state, const char *path, void *ctx) {
     auto *self = static_cast<ZkSession *>(ctx);
-    int64_t stamp = boottime_ns();
-    if (type == ZOO_SESSION_EVENT && state != ZOO_CONNECTED_STATE) {
+    int64_t stamp = boottime_ns(), floor = 0;
+    int timeout_ms = 0;
+    if (type == ZOO_SESSION_EVENT) {
         std::lock_guard<std::mutex> lock(self->mu_);
-        stamp = self->last_answered_sent_;
+        if (state != ZOO_CONNECTED_STATE) {
+            stamp = self->last_answered_sent_;
+        } else {
+            floor = self->last_answered_sent_;
+            timeout_ms = self->zh_ ? zoo_recv_timeout(self->zh_) : 0;
+        }
     }
     try {
-        self->on_watch_(type, state, path ? std::string(path) : std::string(), stamp);
+        self->on_watch_(type, state, path ? std::string(path) : std::string(), stamp, floor,
+                        timeout_ms);
     } catch (...) {
     }
 }

@@ -57,7 +57,11 @@ bool connection_trouble(int rc);
 // for ZOO_CONNECTED_STATE the time of delivery (the handshake was before
 // it); for a lost connection (ZOO_CONNECTING_STATE) the sending time of the
 // latest request answered on that connection (it broke after that).
-using WatchFn = std::function<void(int type, int state, const std::string &path, int64_t stamp)>;
+// For ZOO_CONNECTED_STATE also the handshake's facts, read on ZooKeeper's
+// thread: the touch floor (the sending time of the latest request answered
+// before it, 0 for none) and the negotiated timeout; 0 for other events.
+using WatchFn = std::function<void(int type, int state, const std::string &path, int64_t stamp,
+                                   int64_t floor, int timeout_ms)>;
 
 class ZkSession {
 public:

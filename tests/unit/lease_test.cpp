@@ -4,6 +4,8 @@
 
 #include <deque>
 
+#include "election_shared.h"
+#include "handshake_cap.h"
 #include "lease.h"
 
 using namespace zkelect;
@@ -200,4 +202,34 @@ TEST(LeaseCell, CapLowersButNeverEndsSilently) {
     c.cap(-5);  // already over: a deadline in the past, which the lease check ends with DEPOSED
     EXPECT_EQ(c.value(), 1);
     EXPECT_FALSE(c.held(1));
+}
+
+// Issue 27 finding 2: a handshake that negotiated a shorter timeout bounds
+// every lease of the client from the moment ZooKeeper's thread delivers it,
+// before the loop gets to cap each lease; the loop's settle lifts it, and a
+// later handshake keeps its own bound until it is settled in turn.
+TEST(HandshakeCap, BoundsUntilTheLoopSettlesThatHandshake) {
+    HandshakeCap cap;
+    EXPECT_TRUE(cap.allows(kSent));
+    uint64_t first = cap.lower(kSent + T);
+    EXPECT_TRUE(cap.allows(kSent + T - 1));
+    EXPECT_FALSE(cap.allows(kSent + T));
+    uint64_t second = cap.lower(kSent + 2 * T);  // never raised by a later one
+    EXPECT_FALSE(cap.allows(kSent + T));
+    cap.settle(first);  // the later handshake is not applied yet
+    EXPECT_FALSE(cap.allows(kSent + T));
+    cap.settle(second);
+    EXPECT_TRUE(cap.allows(kSent + 100 * T));
+}
+
+TEST(HandshakeCap, AnElectionsIsLeaderObeysIt) {
+    HandshakeCap cap;
+    ElectionShared shared("/p", "id");
+    shared.handshake_cap = &cap;
+    ASSERT_TRUE(shared.lease.publish(boottime_ns() + 60000 * kMs));
+    EXPECT_TRUE(shared.is_leader());
+    uint64_t seq = cap.lower(boottime_ns() - 1);  // a handshake the loop has not seen
+    EXPECT_FALSE(shared.is_leader());
+    cap.settle(seq);
+    EXPECT_TRUE(shared.is_leader());
 }
