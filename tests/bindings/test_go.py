@@ -88,3 +88,12 @@ def test_readme_example_runs_as_written(test_env, build_dir, zk, zk_path, tmp_pa
     assert proc.returncode == 0, f"example failed:\n{proc.stdout}\n{proc.stderr}"
     m = re.fullmatch(r"leading with fencing token (\d+)\n", proc.stdout)
     assert m and int(m.group(1)) > 0, proc.stdout
+
+
+def test_readme_requires_this_version():
+    # The example uses APIs of this release (Stats came in 1.2): a require
+    # of an older tag would not build against the Go module proxy's copy.
+    readme = (REPO / "bindings" / "README.md").read_text()
+    version = re.search(r"version : '([^']+)'", (REPO / "meson.build").read_text()).group(1)
+    tags = re.findall(r"require github\.com/libzkelect/libzkelect/bindings/go (v[\w.-]+)", readme)
+    assert tags and all(t == f"v{version}" for t in tags), (tags, version)
