@@ -151,8 +151,21 @@ void Client::refuse_session(uint64_t gen, int checks) {
                [this, gen, checks] { refuse_session(gen, checks + 1); });
         return;
     }
+    if (ever_connected_) end_of_session();
     open_session(false);
     at(boottime_ns() + kBrokenServerRetryMs * kNsPerMs, [this] { reopen_session(); });
+}
+
+// We give up a session that was live (a reconnect answered with no
+// timeout): for its candidacies it ended as if it expired. Nothing of it
+// may carry over to the next one: its nodes are not ours to check, its
+// touches prove nothing of the next session, its watches are gone.
+void Client::end_of_session() {
+    interest_.clear();
+    lease_.on_expired();
+    std::vector<std::shared_ptr<Member>> ms;
+    for (auto &[id, m] : members_) ms.push_back(m);
+    for (auto &m : ms) m->on_expired();
 }
 
 void Client::reopen_session() {
@@ -409,9 +422,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
         connected_.store(false, std::memory_order_release);
         bump(kExpiries);
-        interest_.clear();
-        lease_.on_expired();
-        each([](Member &m) { m.on_expired(); });
+        end_of_session();
         // The old handle is dead; a new session takes over. Its close runs
         // here, on the loop (it joins ZooKeeper's threads, which never wait
         // on us), or on the last query still holding it. A session that

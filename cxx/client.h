@@ -154,6 +154,7 @@ private:
     void open_session(bool connect = true);
     void reopen_session();
     void refuse_session(uint64_t gen, int checks);
+    void end_of_session();
     void on_session_event(uint64_t gen, int state, int64_t stamp);
     void nudge_while_disconnected(uint64_t epoch);
     void send_listing(const std::string &path);

@@ -18,7 +18,6 @@ The tests use the public C API through ctypes (tests/integration/zkc.py).
 """
 
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -52,41 +51,6 @@ class Api(zkc.Api):
     def following(self, e, timeout_s=10):
         zkc.until(lambda: self.stats(e)["engine_state"] in ("following", "heir"), "following",
                   timeout_s)
-
-
-class Overlaps:
-    """Samples two handles' is_leader on one thread; records proven overlaps
-    (X, Z, X all 1) and when X last answered 1."""
-
-    def __init__(self, lib, x, z):
-        self.lib, self.x, self.z = lib, x, z
-        self.overlaps = []
-        self.x_last_one = 0
-        self.samples = 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        lib, x, z = self.lib, self.x, self.z
-        while not self.stop.is_set() and self.samples < 10_000_000:
-            a = lib.zkelect_is_leader(x)
-            b = lib.zkelect_is_leader(z)
-            c = lib.zkelect_is_leader(x)
-            now = time.monotonic_ns()
-            self.samples += 1
-            time.sleep(0.0002)  # leave the library's threads a core
-            if a == 1 or c == 1:
-                self.x_last_one = now
-            if a == 1 and b == 1 and c == 1:
-                self.overlaps.append(now)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(10)
 
 
 @pytest.fixture
@@ -134,7 +98,7 @@ def test_lost_own_watch_then_deleted_node_never_leads(zk, zk_path, proxies, kz, 
     nodes = {kz.get(f"{path_b}/{n}")[0].decode(): n for n in kz.get_children(path_b)}
     assert set(nodes) == {"y-b", "x-b", "z-b"}, nodes
 
-    with Overlaps(lib, xb, zb) as ov:
+    with zkc.Overlaps(lib, xb, zb) as ov:
         t_del = time.monotonic_ns()
         kz.delete(f"{path_b}/{nodes['x-b']}")
         time.sleep(0.2)  # Z moves up behind Y
@@ -182,7 +146,7 @@ def test_keepalive_checks_every_leaders_node(zk, zk_path, proxies, kz, api, hand
     api.following(zb, 15)
     nodes = {kz.get(f"{path_b}/{n}")[0].decode(): n for n in kz.get_children(path_b)}
     rule = proxies.drop_reply("notification", count=1, match=nodes["x-b"].encode())
-    with Overlaps(lib, xb, zb) as ov:
+    with zkc.Overlaps(lib, xb, zb) as ov:
         t_del = time.monotonic_ns()
         kz.delete(f"{path_b}/{nodes['x-b']}")
         api.role(zb, 1, 10)
