@@ -420,7 +420,15 @@ static int spawn(struct runner *r)
     }
     if (pid == 0) {
         /* Async-signal-safe calls only from here to exec. The signal mask
-         * (TERM, INT, HUP, CHLD blocked) is what the keeper wants. */
+         * (TERM, INT, HUP, CHLD blocked) is what the keeper wants.
+         * A session of its own: whatever signals our process group or
+         * session (kill -KILL -- -PGID, timeout -s KILL, a terminal's ^Z,
+         * pkill -s) reaches us but not the keeper, which then kills the
+         * command's tree when our socket closes or our deadlines stop. In
+         * our group the keeper would die or freeze with us, and nothing
+         * would be left that knows the tree. */
+        if (setsid() < 0)
+            _exit(126);
         if (sv[1] == ZT_KEEPER_FD)
             fcntl(sv[1], F_SETFD, 0);
         else if (dup2(sv[1], ZT_KEEPER_FD) < 0)
