@@ -659,6 +659,11 @@ void zt_metrics_stop(struct zt_metrics *m)
         pthread_cond_signal(&m->cv);
         pthread_mutex_unlock(&m->mu);
         pthread_join(m->writer, NULL);
+        /* The last word is the state at the end (after run resigned): a file
+         * left saying "leader" would be exported as a second leader once
+         * another process took over. */
+        if (write_textfile(m) != 0)
+            zt_err("--metrics-textfile %s: %s", m->textfile, strerror(errno));
     }
     pthread_cond_destroy(&m->cv);
     pthread_mutex_destroy(&m->mu);

@@ -752,13 +752,15 @@ out:
     }
     if (r.ctl >= 0)
         close(r.ctl);
-    /* Its threads take snapshots of the client and election: stop first. */
-    zt_metrics_stop(metrics);
     if (r.election) {
         r.resigning = 1;
         zkelect_resign(r.election);
-        zkelect_election_destroy(r.election);
     }
+    /* After the resign, so the last textfile says "not leader"; before the
+     * destroys, since its threads take snapshots of the client and election. */
+    zt_metrics_stop(metrics);
+    if (r.election)
+        zkelect_election_destroy(r.election);
     if (r.client)
         zkelect_client_destroy(r.client);
     close(sfd);

@@ -39,10 +39,10 @@ def _promtool_check_metrics(text):
 class Run:
     """One `zkelect run ... -- sleep 300`, its stderr collected."""
 
-    def __init__(self, zkelect_bin, env, hosts, path, pid_, *opts):
+    def __init__(self, zkelect_bin, env, hosts, path, pid_, *opts, cmd=("sleep", "300")):
         self.started = time.time()
         self.argv = [str(zkelect_bin), "run", "--connect", hosts, "--path", path, "--id", pid_,
-                     "--session-timeout-ms", str(T_MS), *opts, "--", "sleep", "300"]
+                     "--session-timeout-ms", str(T_MS), *opts, "--", *cmd]
         self.proc = subprocess.Popen(self.argv, env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, start_new_session=True)
@@ -216,6 +216,55 @@ def test_live_endpoint_and_textfile(zk, zk_path, zkelect_bin, test_env, tmp_path
     assert f["leader_election_master_status"].samples[0].value == 1
     _promtool_check_metrics(textfile.read_text())
     assert [p.name for p in tmp_path.iterdir()] == ["zkelect.prom"]
+
+
+@pytest.mark.parametrize("end", ["sigterm", "command-exits", "keeper-killed"])
+def test_textfile_says_not_leader_after_run_ends(zk, zk_path, zkelect_bin, test_env, tmp_path,
+                                                 runs, end):
+    """node_exporter goes on exporting the textfile after run ends: a file
+    left saying "leader" would count as a second leader once another process
+    took over. Whichever way run ends (but SIGKILL), its last file says it
+    does not lead."""
+    textfile = tmp_path / "zkelect.prom"
+    flag = tmp_path / "exit-now"
+    cmd = ("sh", "-c", f"while [ ! -e {flag} ]; do sleep 0.05; done; exit 3")
+    r = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "tf", "--metrics-textfile",
+            str(textfile), "--metrics-interval-ms", "100", cmd=cmd)
+    runs.append(r)
+    r.wait_line("started", 30)
+
+    def leader_values():
+        f = _families(textfile.read_text())
+        return (f["zkelect_is_leader"].samples[0].value,
+                f["leader_election_master_status"].samples[0].value)
+    deadline = time.monotonic() + 10
+    while leader_values() != (1, 1):
+        assert time.monotonic() < deadline, textfile.read_text()
+        time.sleep(0.05)
+    if end == "sigterm":
+        os.kill(r.proc.pid, signal.SIGTERM)
+        want = 128 + signal.SIGTERM
+    elif end == "command-exits":
+        flag.touch()
+        want = 3
+    else:
+        (keeper,) = [int(p) for p in os.listdir("/proc") if p.isdigit()
+                     and _ppid(int(p)) == r.proc.pid]
+        os.kill(keeper, signal.SIGKILL)
+        want = 1
+    assert r.proc.wait(15) == want, r.err
+    assert leader_values() == (0, 0), [l for l in textfile.read_text().splitlines()
+                                       if "leader" in l and not l.startswith("#")]
+    _promtool_check_metrics(textfile.read_text())
+    assert [p.name for p in tmp_path.iterdir() if p.name != "exit-now"] == ["zkelect.prom"]
+
+
+def _ppid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def test_stalled_scrapers_block_neither_the_election_nor_other_scrapes(zk, zk_path, zkelect_bin,
