@@ -342,8 +342,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
 
 /* ---- Untrusted text ------------------------------------------------------- */
 
-/* Length of the valid, non-control UTF-8 sequence at p (2..4), else 0. */
-static size_t utf8_len(const unsigned char *p)
+size_t zt_utf8_len(const unsigned char *p)
 {
     unsigned c = p[0];
     size_t n;
@@ -391,7 +390,7 @@ static void escape(const char *s, char *out, size_t outlen, int word)
     while (*p) {
         char piece[8];
         size_t n;
-        size_t u = utf8_len(p);
+        size_t u = zt_utf8_len(p);
         if (u) {
             memcpy(piece, p, u);
             n = u;
@@ -431,7 +430,7 @@ void zt_json_string(FILE *f, const char *s)
     fputc('"', f);
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        size_t u = utf8_len(p);
+        size_t u = zt_utf8_len(p);
         if (u) {
             fwrite(p, 1, u, f);
             p += u;

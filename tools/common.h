@@ -136,6 +136,10 @@ void zt_escape(const char *s, char *out, size_t outlen);
  * pass, the empty string stays empty. */
 void zt_escape_text(const char *s, char *out, size_t outlen);
 
+/* Length of the valid, non-control UTF-8 sequence of 2 to 4 bytes at p, else 0
+ * (ASCII, a byte that is not UTF-8, C1 controls, U+2028 and U+2029). */
+size_t zt_utf8_len(const unsigned char *p);
+
 /* Write s to f as a quoted JSON string; valid JSON for any bytes (bytes that
  * are not UTF-8 become U+FFFD). */
 void zt_json_string(FILE *f, const char *s);

@@ -69,15 +69,30 @@ static void buf_fmt(struct zt_buf *b, const char *fmt, ...)
 
 void zt_buf_label(struct zt_buf *b, const char *s)
 {
-    /* The text format's three escapes; everything else (UTF-8 included)
-     * goes as it is. */
-    for (; *s; s++) {
-        switch (*s) {
+    /* The text format's three escapes. It has no escape for any other byte,
+     * and a scraper rejects the whole exposition for a byte that is not
+     * UTF-8 (and may take a CR for the end of a line): those, and every
+     * other control character, become U+FFFD (the JSON outputs do so with
+     * bytes that are not UTF-8). */
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t u = zt_utf8_len(p);
+        if (u) {
+            buf_add(b, (const char *)p, u);
+            p += u;
+            continue;
+        }
+        switch (*p) {
         case '\\': buf_add(b, "\\\\", 2); break;
         case '"': buf_add(b, "\\\"", 2); break;
         case '\n': buf_add(b, "\\n", 2); break;
-        default: buf_add(b, s, 1);
+        default:
+            if (*p >= 0x20 && *p < 0x7f)
+                buf_add(b, (const char *)p, 1);
+            else
+                buf_add(b, "\xef\xbf\xbd", 3);
         }
+        p++;
     }
 }
 

@@ -45,7 +45,8 @@ char *zt_metrics_render_election(const char *path, const zkelect_participants_t 
                                  int64_t now_ms, size_t *len);
 
 /* Appends s to the buffer as a Prometheus label value: backslash, double
- * quote and newline escaped as the text format requires. */
+ * quote and newline escaped as the text format requires; bytes that are not
+ * UTF-8 and other control characters as U+FFFD. */
 struct zt_buf {
     char *p;
     size_t len, cap;

@@ -484,6 +484,34 @@ def test_observe_prometheus_prints_the_election_from_outside(zk, zk_path, zkelec
     assert 0 <= age <= time.time() - a.started + 1, age
 
 
+def test_observe_prometheus_escapes_foreign_ids(zk, zk_path, zkelect_bin, test_env):
+    """Anyone who may write under the path can give a candidate any bytes as
+    its id (Curator's layout: the id is the node's data). Bytes that are not
+    UTF-8 and control characters (a raw CR) would make a scraper reject the
+    whole exposition: they come out as U+FFFD; quote, backslash and newline
+    keep the format's escapes."""
+    from kazoo.client import KazooClient
+    foreign = b'evil\xff\xfe\r\x1b[31m"q\\\n\xc2\x85\x7fend \xc3\xa9'
+    kz = KazooClient(hosts=zk.connect_string)
+    kz.start(timeout=15)
+    try:
+        kz.create(f"{zk_path}/_c_0b8c9e1e-5a8d-4e6b-9f3e-2d1c0a9b8c7d-latch-", foreign,
+                  sequence=True, makepath=True)
+        r = subprocess.run([str(zkelect_bin), "observe", "--connect", zk.connect_string,
+                            "--path", zk_path, "--prometheus"],
+                           env=test_env, capture_output=True, timeout=60)
+    finally:
+        kz.stop()
+        kz.close()
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.decode("utf-8")  # strict: a scraper takes UTF-8 only
+    assert "\r" not in text
+    _promtool_check_metrics(text)
+    (info,) = _families(text)["zkelect_election_leader_info"].samples
+    assert info.labels["id"] == 'evil\ufffd\ufffd\ufffd\ufffd[31m"q\\\n\ufffd\ufffd\ufffdend \u00e9', \
+        info.labels
+
+
 def test_observe_prometheus_refuses_json_and_count(zk, zk_path, zkelect_bin, test_env):
     for extra in (["--json"], ["--count", "1"]):
         r = subprocess.run([str(zkelect_bin), "observe", "--connect", zk.connect_string,
