@@ -72,13 +72,25 @@ void zt_log_stop(void)
         char msg[128];
         int n = snprintf(msg, sizeof msg, "%s: %lu log lines dropped (stderr was not read)\n",
                          zt_prog, log_dropped);
-        fcntl(log_pipe[1], F_SETFL, fcntl(log_pipe[1], F_GETFL) & ~O_NONBLOCK);
+        /* Non-blocking still: a full pipe drops this line too. */
         ssize_t ignored = write(log_pipe[1], msg, (size_t)n);
         (void)ignored;
     }
     close(log_pipe[1]);
     log_pipe[1] = -1;
-    pthread_join(log_thread, NULL);
+    /* The thread may be blocked in write(2) on a stderr nobody reads: the
+     * exit (and the command's status) must not wait on it for ever. After
+     * ZT_LOG_FLUSH_MS the lines not yet written are lost with the process. */
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ZT_LOG_FLUSH_MS / 1000;
+    until.tv_nsec += (ZT_LOG_FLUSH_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (pthread_clockjoin_np(log_thread, NULL, CLOCK_MONOTONIC, &until) != 0)
+        return; /* its read end stays open: the thread still uses it */
     close(log_pipe[0]);
     log_pipe[0] = -1;
 }

@@ -49,7 +49,10 @@ int zt_writeln(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* A log for processes whose main thread must never wait on stderr (run's
  * kill path): lines go into a private non-blocking pipe read by a thread
  * that does the blocking writes. A full pipe drops the line and counts it.
- * Start before anything may block; stop flushes (it may block then). */
+ * Start before anything may block; stop flushes for at most
+ * ZT_LOG_FLUSH_MS (a stderr nobody reads loses the rest; the caller is
+ * about to exit then). */
+#define ZT_LOG_FLUSH_MS 1000
 int zt_log_start(void);
 void zt_log_stop(void);
 

@@ -344,6 +344,63 @@ def test_kill_path_does_not_wait_on_a_full_stderr(zk, zk_path, zkelect_bin, test
         p.wait(10)
 
 
+FILL_STDERR = r"""
+import fcntl, os, sys
+# Fill the stderr pipe we share with run (nobody reads it), then make the
+# description blocking again, so that run's own writes block, not fail.
+fl = fcntl.fcntl(2, fcntl.F_GETFL)
+fcntl.fcntl(2, fcntl.F_SETFL, fl | os.O_NONBLOCK)
+try:
+    for _ in range(100000):
+        os.write(2, b"x" * 4096)
+except BlockingIOError:
+    pass
+fcntl.fcntl(2, fcntl.F_SETFL, fl)
+sys.stdout.write("full\n")
+sys.stdout.flush()
+if sys.argv[1] == "exit":
+    os._exit(7)
+os.close(1)
+os.kill(os.getpid(), 19)  # SIGSTOP: held until run ends it
+"""
+
+
+@pytest.mark.parametrize("end", ["sigterm", "command-exits"])
+def test_exit_does_not_wait_on_a_full_stderr(zk, zk_path, zkelect_bin, test_env, end):
+    """Nobody reads run's stderr (a pipe filled up): run still exits, with
+    the command's status or 128+N, within a bound, its last lines dropped."""
+    r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
+    p = subprocess.Popen([str(zkelect_bin), "run", "--connect", zk.connect_string, "--path",
+                          zk_path, "--session-timeout-ms", str(SESSION_MS), "--grace", "1000",
+                          "--", sys.executable, "-c", FILL_STDERR,
+                          "exit" if end == "command-exits" else "stay"],
+                         env=test_env, stdin=subprocess.DEVNULL, stdout=w_out, stderr=w_err,
+                         start_new_session=True)
+    os.close(w_out)
+    os.close(w_err)
+    try:
+        r, _, _ = select.select([r_out], [], [], 30)
+        assert r and os.read(r_out, 100) == b"full\n", "the command did not fill stderr"
+        if end == "sigterm":
+            time.sleep(0.3)  # run's log thread is blocked on the full pipe by now
+            p.send_signal(signal.SIGTERM)
+        want = 7 if end == "command-exits" else 128 + signal.SIGTERM
+        try:
+            rc = p.wait(10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        assert rc == want, f"run did not exit within 10 s (rc {rc}) with its stderr unread"
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait(10)
+        os.close(r_out)
+        os.close(r_err)
+
+
 ZOMBIE_CMD = r"""
 import os, subprocess, sys, time
 # Orphans that exit soon: zombies until whoever adopted them reaps them.
