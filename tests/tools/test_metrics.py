@@ -280,8 +280,11 @@ def test_stalled_scrapers_block_neither_the_election_nor_other_scrapes(zk, zk_pa
     host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
     stalled = []
     try:
+        # From other addresses than the scraper's: each address may hold only
+        # a few connections (test_slow_clients_do_not_shut_the_scraper_out).
         for i in range(8):
-            s = socket.create_connection((host, port), timeout=5)
+            s = socket.create_connection((host, port), timeout=5,
+                                         source_address=(f"127.0.0.{2 + i // 2}", 0))
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never ends the headers
             stalled.append(s)
         b = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "slow-b")
@@ -298,6 +301,91 @@ def test_stalled_scrapers_block_neither_the_election_nor_other_scrapes(zk, zk_pa
     finally:
         for s in stalled:
             s.close()
+
+
+class Slowloris:
+    """Connections from a given loopback address that send a request's
+    headers one byte a second (so no idle timeout ends them) and never finish."""
+
+    def __init__(self, host, port):
+        self.host, self.port = host, port
+        self.socks = []
+        self.stop = threading.Event()
+        self.closed_by_server = 0
+        self.thread = threading.Thread(target=self._dribble, daemon=True)
+
+    def open(self, source, n):
+        for _ in range(n):
+            s = socket.socket()
+            s.settimeout(5)
+            s.bind((source, 0))
+            try:
+                s.connect((self.host, self.port))
+                s.sendall(b"GET /metrics HTTP/1.1\r\n")
+            except OSError:
+                s.close()
+                continue
+            s.setblocking(False)
+            self.socks.append(s)
+
+    def _dribble(self):
+        for _ in range(120):
+            if self.stop.wait(1):
+                return
+            for s in list(self.socks):
+                try:
+                    s.send(b"X")
+                except OSError:
+                    self.socks.remove(s)
+                    s.close()
+                    self.closed_by_server += 1
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(5)
+        for s in self.socks:
+            s.close()
+
+
+def _scrape_within(url, seconds):
+    """Seconds until a scrape was answered (retried), or None."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        try:
+            if _get(url, timeout=2)[0] == 200:
+                return time.monotonic() - t0
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return None
+
+
+@pytest.mark.parametrize("sources", [1, 16])
+def test_slow_clients_do_not_shut_the_scraper_out(zk, zk_path, zkelect_bin, test_env, runs,
+                                                  sources):
+    """Connections that never finish their request's headers, trickled so
+    that no idle timeout ends them: from one address they may hold only a
+    few of the endpoint's connections (the scraper at another address gets
+    in at once); from many, each is closed when its headers are not in
+    within the header deadline, and the scraper gets in after that."""
+    a = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "loris",
+            "--metrics-listen", "127.0.0.1:0")
+    runs.append(a)
+    url = a.wait_line("metrics at http://", 30).split("metrics at ")[1].strip()
+    port = urllib.parse.urlsplit(url).port
+    with Slowloris("127.0.0.1", port) as sl:
+        for i in range(sources):
+            sl.open(f"127.0.0.{i + 2}", 64 if sources == 1 else 6)
+        took = _scrape_within(url, 12)
+        assert took is not None, (f"no scrape answered within 12 s beside {len(sl.socks)} "
+                                  f"slow connections from {sources} address(es)")
+        if sources == 1:
+            assert took < 2, took
+        print(f"\n{sources} source(s): scrape answered after {took:.1f} s")
 
 
 # --- a real Prometheus --------------------------------------------------------------------
