@@ -568,6 +568,23 @@ int zt_cmd_run(int argc, char **argv)
         r.id = default_id;
     }
 
+    /* The tree walk reads pids from /proc and signals them: a /proc of
+     * another PID namespace (unshare --pid without --mount-proc) would name
+     * unrelated processes. Checked before anything is started. */
+    {
+        char self[32] = "";
+        ssize_t n = readlink("/proc/self", self, sizeof self - 1);
+        if (n > 0)
+            self[n] = '\0';
+        int64_t pid;
+        if (n <= 0 || zt_parse_i64(self, 1, INT32_MAX, &pid) != 0 || pid != getpid()) {
+            zt_err("/proc is not this process's (/proc/self is '%s', the pid is %d): run finds "
+                   "the command's processes there and would signal others; mount a /proc of "
+                   "this PID namespace (unshare --mount-proc)",
+                   n > 0 ? self : strerror(errno), (int)getpid());
+            return ZT_EXIT_FAILURE;
+        }
+    }
     /* Before anything forks or starts threads: see zt_signalfd. */
     int sfd = zt_signalfd(1);
     if (sfd < 0)

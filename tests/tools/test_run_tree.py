@@ -449,6 +449,26 @@ def test_orphans_are_reaped_when_run_is_pid_1(zk, zk_path, zkelect_bin, test_env
     assert r.returncode == 10, f"{r.returncode - 10} zombies; {r.stderr}"
 
 
+def test_run_refuses_a_proc_of_another_pid_namespace(zk, zk_path, zkelect_bin, test_env,
+                                                     tmp_path):
+    """In a new PID namespace whose /proc is still the host's, the pids run
+    reads from /proc are not its own: its tree walk would signal unrelated
+    processes of the host. run refuses to start (exit 1) before anything."""
+    probe = subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a PID namespace here: {probe.stderr.decode().strip()}")
+    marker = tmp_path / "ran"
+    r = subprocess.run(["unshare", "--pid", "--fork", str(zkelect_bin), "run",
+                        "--connect", zk.connect_string, "--path", zk_path,
+                        "--session-timeout-ms", str(SESSION_MS), "--",
+                        "touch", str(marker)],
+                       env=test_env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and not marker.exists(), (r.returncode, r.stderr)
+    assert "/proc" in r.stderr, r.stderr
+    capi = CApi(Path(test_env["ZKELECT_BUILD_DIR"]))
+    assert not capi.participants(zk.connect_string, zk_path), "run volunteered"
+
+
 def children_of(pid):
     out = []
     for d in os.listdir("/proc"):
