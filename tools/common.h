@@ -128,6 +128,11 @@ int zt_await_for(zkelect_client_t *client, const struct zt_opts *o, int64_t wait
 /* The exit code for a ZKELECT_E* code reported by the library. */
 int zt_exit_for(int zkelect_code);
 
+/* The exit code for a failed query whose message (errbuf, or
+ * zkelect_last_error()) names its code first: ZT_EXIT_DENIED for
+ * ZKELECT_EAUTH, else ZT_EXIT_FAILURE. */
+int zt_exit_for_message(const char *msg);
+
 /* ---- Output of data read from ZooKeeper (untrusted) ---------------------- */
 
 /* s as one shell-word-safe token: printable ASCII other than space, '"' and

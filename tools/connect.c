@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include "common.h"
 
+#include <ctype.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -157,6 +159,18 @@ int zt_exit_for(int code)
     case ZKELECT_EINVAL: return ZT_EXIT_USAGE;
     default: return ZT_EXIT_FAILURE;
     }
+}
+
+int zt_exit_for_message(const char *msg)
+{
+    /* The library's messages begin with the code's name. Only a denial has
+     * an exit status of its own here: whatever else stopped a query, it
+     * could not be asked. */
+    static const char auth[] = "ZKELECT_EAUTH";
+    size_t n = sizeof auth - 1;
+    if (msg && !strncmp(msg, auth, n) && !isalnum((unsigned char)msg[n]) && msg[n] != '_')
+        return ZT_EXIT_DENIED;
+    return ZT_EXIT_FAILURE;
 }
 
 int zt_await(zkelect_client_t *client, const struct zt_opts *o)

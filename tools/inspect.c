@@ -83,7 +83,7 @@ int zt_cmd_status(int argc, char **argv)
     if (!ps) {
         zt_err("cannot list %s: %s", o.path, err);
         zkelect_client_destroy(client);
-        return ZT_EXIT_FAILURE;
+        return zt_exit_for_message(err);
     }
     struct timeval tv;
     gettimeofday(&tv, NULL);
@@ -216,7 +216,7 @@ static int observe_prometheus(const struct zt_opts *o)
     if (!ps) {
         zt_err("cannot list %s: %s", o->path, err);
         zkelect_client_destroy(client);
-        return ZT_EXIT_FAILURE;
+        return zt_exit_for_message(err);
     }
     size_t len = 0;
     char *text = zt_metrics_render_election(o->path, ps, zt_realtime_ns() / 1000000, &len);

@@ -189,3 +189,24 @@ def test_inspect_unreachable_exit_3(zkelect_bin, test_env, sub):
     assert r.returncode == 3, r.stderr
     assert time.monotonic() - t < 10
     assert r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("how", [["status"], ["status", "--json"], ["observe", "--prometheus"]])
+def test_inspect_denied_election_exits_5(zk, zk_path, zkelect_bin, test_env, how):
+    """An election the reader may not list (its ACL lets only one digest user
+    read): "permission denied" is status 5 in every command, as documented."""
+    from kazoo.client import KazooClient
+    from kazoo.security import make_digest_acl
+    kz = KazooClient(hosts=zk.connect_string)
+    kz.start(timeout=15)
+    try:
+        kz.ensure_path(zk_path.rsplit("/", 1)[0])
+        kz.create(zk_path, b"", acl=[make_digest_acl("owner", "secret", all=True)])
+        r = subprocess.run([str(zkelect_bin), how[0], "--connect", zk.connect_string, "--path",
+                            zk_path, *how[1:]],
+                           env=test_env, capture_output=True, text=True, timeout=30)
+    finally:
+        kz.stop()
+        kz.close()
+    assert r.returncode == 5, (r.returncode, r.stderr)
+    assert "ZKELECT_EAUTH" in r.stderr and r.stdout == "", (r.stderr, r.stdout)
