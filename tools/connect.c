@@ -7,7 +7,6 @@
 #include "common.h"
 
 #include <ctype.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
