@@ -71,7 +71,8 @@ static void usage(FILE *f)
           "  --grace MS               SIGTERM -> SIGKILL delay while still leading\n"
           "                           (default 5000)\n"
           "  --once                   exit 4 after losing leadership instead of waiting\n"
-          "  --quiet                  no progress lines on stderr\n"
+          "  --quiet                  no progress lines on stderr (but the metrics URL\n"
+          "                           when --metrics-listen asked for port 0)\n"
           "  --set KEY=VALUE          library option (see zkelect(1))\n"
           "  --auth-file FILE         zk.auth credentials read from FILE\n"
           "                           (or $ZKELECT_AUTH)\n"
@@ -638,8 +639,16 @@ int zt_cmd_run(int argc, char **argv)
         char id[256];
         zt_escape(r.id, id, sizeof id);
         note(&r, "volunteered as %s at %s", id, r.o.path);
-        if (*zt_metrics_url(metrics))
-            note(&r, "metrics at %s", zt_metrics_url(metrics));
+        /* A port the system chose is known only from this line: it is
+         * written even under --quiet. */
+        if (*zt_metrics_url(metrics)) {
+            const char *port = strrchr(r.o.metrics_listen, ':');
+            int64_t asked;
+            if (r.o.quiet && port && zt_parse_i64(port + 1, 0, 0, &asked) == 0)
+                zt_err("metrics at %s", zt_metrics_url(metrics));
+            else
+                note(&r, "metrics at %s", zt_metrics_url(metrics));
+        }
     }
 
     /* Bounded by the events and signals that end it; each pass waits. */

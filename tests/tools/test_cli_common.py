@@ -167,7 +167,7 @@ def test_status_and_observe_read_a_creator_only_election_with_credentials(
 
         env = dict(test_env)
         env.pop("ZKELECT_AUTH", None)
-        assert status(env).returncode == 1  # not allowed to read
+        assert status(env).returncode == 5  # not allowed to read: permission denied
         auth = tmp_path / "auth"
         auth.write_text(secret + "\n")
         for r in (status(env, "--auth-file", str(auth)),

@@ -267,6 +267,25 @@ def _ppid(pid):
         return None
 
 
+def test_quiet_still_names_the_port_it_took(zk, zk_path, zkelect_bin, test_env, runs):
+    """Port 0 asks the system for a free port: with --quiet the URL is still
+    written (one line on stderr), else nobody could know where to scrape."""
+    r = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "quiet", "--quiet",
+            "--metrics-listen", "127.0.0.1:0")
+    runs.append(r)
+    url = r.wait_line("metrics at http://", 30).split("metrics at ")[1].strip()
+    assert urllib.parse.urlsplit(url).port != 0
+    deadline = time.monotonic() + 30
+    while True:
+        status, _, text = _get(url)
+        if 'leader_election_master_status{name="%s"} 1' % zk_path in text:
+            break
+        assert time.monotonic() < deadline, text
+        time.sleep(0.1)
+    assert status == 200
+    assert len(r.err) == 1, r.err   # quiet otherwise
+
+
 def test_stalled_scrapers_block_neither_the_election_nor_other_scrapes(zk, zk_path, zkelect_bin,
                                                                       test_env, runs):
     """Scrapers that connect and never finish their request (or never read)
