@@ -125,6 +125,14 @@ int zt_await(zkelect_client_t *client, const struct zt_opts *o);
  * several clients); the message still names --connect-timeout-ms. */
 int zt_await_for(zkelect_client_t *client, const struct zt_opts *o, int64_t wait_ms);
 
+/* lease.margin.ms as zkelect run takes it: from 20 to 60000 (half of it is
+ * how long the command may outlive a confirmed lease), and, as the library
+ * requires of every client, below half the session timeout. -1 when conf's
+ * margin is unset or good, else ZT_EXIT_USAGE after printing why. */
+int zt_check_margin(const zkelect_conf_t *conf);
+#define ZT_MARGIN_MIN_MS 20
+#define ZT_MARGIN_MAX_MS 60000
+
 /* The exit code for a ZKELECT_E* code reported by the library. */
 int zt_exit_for(int zkelect_code);
 

@@ -160,6 +160,31 @@ int zt_exit_for(int code)
     }
 }
 
+int zt_check_margin(const zkelect_conf_t *conf)
+{
+    char v[64] = "", t[64] = "";
+    size_t vn = sizeof v, tn = sizeof t;
+    if (zkelect_conf_get(conf, "lease.margin.ms", v, &vn) != 0 || !*v)
+        return -1;
+    int64_t m, session;
+    if (zt_parse_i64(v, ZT_MARGIN_MIN_MS, ZT_MARGIN_MAX_MS, &m) != 0) {
+        zt_err("zkelect run needs lease.margin.ms from %d to %d, not %s: half of it is how "
+               "long the command may outlive a confirmed lease",
+               ZT_MARGIN_MIN_MS, ZT_MARGIN_MAX_MS, v);
+        return ZT_EXIT_USAGE;
+    }
+    /* The library's own check, made when a client is created: config
+     * creates none, and says the same. */
+    if (zkelect_conf_get(conf, "zk.session.timeout.ms", t, &tn) == 0 &&
+        zt_parse_i64(t, 1, INT64_MAX / 4, &session) == 0 && 2 * m >= session) {
+        zt_err("lease.margin.ms (%" PRId64 ") must be below half of zk.session.timeout.ms (%" PRId64
+               "): no lease would be left",
+               m, session);
+        return ZT_EXIT_USAGE;
+    }
+    return -1;
+}
+
 int zt_exit_for_message(const char *msg)
 {
     /* The library's messages begin with the code's name. Only a denial has

@@ -548,16 +548,24 @@ int zt_cmd_run(int argc, char **argv)
     int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_ID | ZT_O_RUN | ZT_O_METRICS, &r.o, usage);
     if (rc >= 0)
         return rc;
-    for (int i = 0; i < r.o.nsettings; i++) {
-        if (!strncmp(r.o.settings[i], "lease.margin.ms=", 16)) {
-            int64_t v;
-            if (zt_parse_i64(r.o.settings[i] + 16, 20, 60000, &v) != 0) {
-                zt_err("run needs lease.margin.ms from 20 to 60000: half of it is how long "
-                       "the command may outlive a confirmed lease");
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            r.margin_user = v;
+    {
+        /* The options as the library will take them (config checks them
+         * the same way). */
+        int code = ZT_EXIT_FAILURE;
+        zkelect_conf_t *conf = zt_conf(&r.o, &code);
+        if (!conf) {
+            usage(stderr);
+            return code;
+        }
+        rc = zt_check_margin(conf);
+        char v[64] = "";
+        size_t vn = sizeof v;
+        if (rc < 0 && zkelect_conf_get(conf, "lease.margin.ms", v, &vn) == 0 && *v)
+            zt_parse_i64(v, ZT_MARGIN_MIN_MS, ZT_MARGIN_MAX_MS, &r.margin_user);
+        zkelect_conf_destroy(conf);
+        if (rc >= 0) {
+            usage(stderr);
+            return rc;
         }
     }
     char default_id[300];
