@@ -67,8 +67,12 @@ def test_status_text_and_json_match_c_api(zk, zk_path, zkelect_bin, test_env, ca
         assert lines[0].startswith(f"{zk_path}: 3 candidates")
         assert lines[1].startswith(f"leader: 7  token {leader_token}")
         rows = [l.split() for l in lines if l[:1].isdigit()]
+        # POS counts as the JSON's "position" and zkelect_queue_position do:
+        # from 0, the leader.
         assert [(int(x[0]), x[1], x[2], int(x[3]), x[5]) for x in rows] == [
-            (i + 1, "leader" if i == 0 else "queued", p[0], p[1], p[2]) for i, p in enumerate(api)]
+            (p["position"], "leader" if p["leader"] else "queued", p["id"], p["token"], p["node"])
+            for p in doc["participants"]]
+        assert [int(x[0]) for x in rows] == [0, 1, 2]
 
         # After the leader resigns, status follows the C API again.
         c.procs["7"].send("resign 7")
