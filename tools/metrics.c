@@ -420,8 +420,9 @@ static char *snapshot(zkelect_client_t *client, size_t *len)
 #define METRICS_HEADER_MS 5000
 
 /* A connection of the endpoint, from libmicrohttpd's STARTED notification
- * to its CLOSED one (which comes before it closes the socket, so fd is
- * valid while the entry is listed). */
+ * to its CLOSED one. fd is our own duplicate of its socket, closed with the
+ * entry: a shutdown(2) through it can never reach another file that took
+ * the number after libmicrohttpd closed its own. */
 struct conn {
     struct conn *prev, *next;
     int fd;
@@ -456,11 +457,12 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         struct conn *c = calloc(1, sizeof *c);
-        if (!c || !ci) {
+        if (c)
+            c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+        if (!c || c->fd < 0) {
             free(c);
             return; /* unwatched: still bounded by the idle timeout */
         }
-        c->fd = ci->connect_fd;
         c->since = zt_monotonic_ms();
         pthread_mutex_lock(&m->conns_mu);
         c->next = m->conns;
@@ -481,6 +483,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         if (c->next)
             c->next->prev = c->prev;
         pthread_mutex_unlock(&m->conns_mu);
+        close(c->fd);
         free(c);
         *socket_context = NULL;
     }
