@@ -158,7 +158,7 @@ private:
     void on_session_event(uint64_t gen, int state, int64_t stamp);
     void nudge_while_disconnected(uint64_t epoch);
     void send_listing(const std::string &path);
-    void check_liveness(int64_t now);
+    void probe();
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,
                         int64_t stamp);
     std::shared_ptr<ZkSession> session_snapshot();
@@ -189,8 +189,7 @@ private:
     uint64_t next_member_ = 1;
     bool ever_connected_ = false;  // in the current session
     uint64_t disconnect_epoch_ = 0;  // bumped on every connect and disconnect
-    int64_t awake_since_ = INT64_MAX;  // until the first heartbeat
-    int64_t heartbeat_due_ = 0;
+    std::deque<AckedWrite> answered_;  // session_facts' copy of session_->answered()
     int64_t touch_floor_ = 0;
     int64_t connected_at_ = INT64_MAX;
     struct ListQueue {

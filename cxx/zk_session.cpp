@@ -112,13 +112,18 @@ void ZkSession::finish(const void *data, Reply &&reply) {
         own = std::move(it->second);
         p->owner->pending_.erase(it);
         int64_t now = boottime_ns();
-        if (now - own->sent > p->owner->stuck_after_.load()) p->owner->stuck_ended_ = now;
         bool answered = reply.rc != ZCONNECTIONLOSS && reply.rc != ZOPERATIONTIMEOUT &&
                         reply.rc != ZCLOSING && reply.rc != ZINVALIDSTATE &&
                         reply.rc != ZSESSIONEXPIRED && reply.rc != ZSYSTEMERROR &&
                         reply.rc != ZMARSHALLINGERROR && reply.rc != ZBADARGUMENTS;
         if (answered && own->sent > p->owner->last_answered_sent_)
             p->owner->last_answered_sent_ = own->sent;
+        if (answered) {
+            std::lock_guard<std::mutex> alock(p->owner->answered_mu_);
+            auto &a = p->owner->answered_;
+            a.push_back({own->sent, now});
+            if (a.size() > 4) a.pop_front();
+        }
     }
     // Handlers only copy and forward; nothing may unwind into C frames.
     try {
@@ -232,12 +237,9 @@ void ZkSession::on_sync(int rc, const char *, const void *data) {
     finish(data, std::move(r));
 }
 
-int64_t ZkSession::unstuck_since(int64_t now) {
-    int64_t limit = stuck_after_.load();
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto &entry : pending_)
-        if (now - entry.second->sent > limit) return INT64_MAX;
-    return stuck_ended_;
+std::deque<AckedWrite> ZkSession::answered() const {
+    std::lock_guard<std::mutex> lock(answered_mu_);
+    return answered_;
 }
 
 // Runs the handler at once when the request could not be queued (or

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "conf.h"
+#include "lease.h"
 
 typedef struct _zhandle zhandle_t;
 struct Stat;
@@ -92,12 +94,10 @@ public:
     // after it see every write committed before it.
     void sync(const std::string &path, ReplyFn fn);
 
-    // A request outstanding longer than this counts as stuck (libzookeeper
-    // sends no ping while one is outstanding). Any thread.
-    void set_stuck_after(int64_t ns) { stuck_after_.store(ns); }
-    // Since when no request has been outstanding longer than stuck_after;
-    // INT64_MAX when one is now. Any thread.
-    int64_t unstuck_since(int64_t now);
+    // The latest requests the server answered (any kind, any answer but a
+    // lost connection or session), newest last: each touched the session at
+    // its server between its sending and its answer. Any thread.
+    std::deque<AckedWrite> answered() const;
 
     int64_t session_id() const;
     int negotiated_timeout_ms() const;
@@ -126,8 +126,8 @@ private:
     std::atomic<uint64_t> *requests_;
     std::mutex mu_;
     std::unordered_map<Pending *, std::unique_ptr<Pending>> pending_;
-    std::atomic<int64_t> stuck_after_{INT64_MAX};
-    int64_t stuck_ended_ = 0;          // under mu_
+    mutable std::mutex answered_mu_;
+    std::deque<AckedWrite> answered_;  // under answered_mu_, at most 4
     int64_t last_answered_sent_ = 0;   // under mu_
     zhandle_t *zh_ = nullptr;
 };
