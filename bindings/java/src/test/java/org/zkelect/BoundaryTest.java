@@ -20,11 +20,7 @@ public class BoundaryTest {
 
     @BeforeClass
     public static void needEnsemble() {
-        hosts = System.getenv("ZKELECT_TEST_HOSTS");
-        if (hosts == null || hosts.isEmpty()) {
-            throw new IllegalStateException(
-                    "ZKELECT_TEST_HOSTS is not set: these tests need a ZooKeeper ensemble");
-        }
+        hosts = TestEnv.hosts();
     }
 
     private static void expectInvalid(String what, Runnable r) {
