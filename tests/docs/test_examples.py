@@ -46,7 +46,7 @@ ALL = examples.all_blocks()
 RUNNABLE = [b for b in ALL if b.runnable]
 GIVEN = {src for b in RUNNABLE for src in b.given().values()}
 UNSAFE = re.compile(r"(^|[;&|(]\s*)(sudo|su|apt|apt-get|dpkg|systemctl|git|\./dev|"
-                    r"cargo publish|rm -rf /)\b", re.M)
+                    r"cargo publish|meson (?:setup|configure|install)|rm -rf /)\b", re.M)
 RUNNERS = {"c", "go", "rust", "luajit", "sh", "shell", "bash"}
 
 
