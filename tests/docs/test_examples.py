@@ -36,10 +36,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packaging"))
 import examples  # noqa: E402
+from test_installed_debs import _ok, _run  # noqa: E402
 
 REPO = examples.REPO
-TIMEOUT = 600
 INTERRUPT_AFTER = 3.0
 GO_MODULE = "github.com/libzkelect/libzkelect/bindings/go"
 ALL = examples.all_blocks()
@@ -55,21 +56,6 @@ def _consumed(b):
 
 
 TO_RUN = [b for b in RUNNABLE if not b.kind() and not _consumed(b)]
-
-
-def _run(cmd, timeout=TIMEOUT, **kw):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{cmd} did not finish in {timeout} s:\n{e.stdout or ''}\n{e.stderr or ''}",
-                    pytrace=False)
-
-
-def _ok(proc, what):
-    if proc.returncode != 0:
-        pytest.fail(f"{what}: exit {proc.returncode}\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}",
-                    pytrace=False)
-    return proc
 
 
 def test_every_runnable_block_runs_or_says_why_not():
