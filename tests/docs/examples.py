@@ -17,7 +17,7 @@ Kinds that change how a running block runs:
         SOURCE the name of another block (`go-example`), or `job`: an
         executable script that prints its name and exits 0 (a user's job);
     <!-- example: interrupt zkelect observe (why) -->   a command starting
-        so runs until interrupted: it gets SIGINT after a few seconds.
+        so runs until interrupted: it gets SIGINT once it printed a line.
 
 Other comments right above a fence name the block (`<!-- go-example -->`).
 A comment `<!-- examples: KIND (reason) -->` on a line of its own applies

@@ -41,7 +41,7 @@ import examples  # noqa: E402
 from test_installed_debs import _ok, _run  # noqa: E402
 
 REPO = examples.REPO
-INTERRUPT_AFTER = 3.0
+FIRST_LINE_WITHIN = 30
 GO_MODULE = "github.com/libzkelect/libzkelect/bindings/go"
 ALL = examples.all_blocks()
 RUNNABLE = [b for b in ALL if b.runnable]
@@ -142,22 +142,29 @@ def _commands(text):
 
 
 def _interrupted(cmd, cwd, env):
-    p = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", cmd], cwd=cwd, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
-    time.sleep(INTERRUPT_AFTER)
+    """cmd, which runs until interrupted: SIGINT once it printed a line."""
+    out_f, err_f = cwd.parent / "interrupted.out", cwd.parent / "interrupted.err"
+    with open(out_f, "w") as out, open(err_f, "w") as err:
+        p = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", cmd], cwd=cwd, env=env,
+                             stdout=out, stderr=err, start_new_session=True)
+    deadline = time.monotonic() + FIRST_LINE_WITHIN
+    while p.poll() is None and "\n" not in out_f.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
     early = p.poll()
     if early is None:
         os.killpg(p.pid, signal.SIGINT)
     try:
-        out, err = p.communicate(timeout=30)
+        p.wait(timeout=30)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        pytest.fail(f"{cmd}: still running 30 s after SIGINT:\n{out}\n{err}", pytrace=False)
+        p.wait()
+        pytest.fail(f"{cmd}: still running 30 s after SIGINT:\n{out_f.read_text()}\n"
+                    f"{err_f.read_text()}", pytrace=False)
+    out, err = out_f.read_text(), err_f.read_text()
     if early is not None:
         pytest.fail(f"{cmd}: ended by itself (exit {early}) though marked to run until "
                     f"interrupted:\n{out}\n{err}", pytrace=False)
+    assert out.strip(), f"{cmd}: printed nothing in {FIRST_LINE_WITHIN} s\n{err}"
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
@@ -173,7 +180,6 @@ def _sh(block, text, env, tmp_path, build_dir):
                         "(tests/docs/examples.py says how)", pytrace=False)
         if any(cmd.lstrip().startswith(i) for i in block.interrupted()):
             proc = _interrupted(cmd, cwd, env)
-            assert proc.stdout.strip(), f"{cmd}: printed nothing before SIGINT\n{proc.stderr}"
         else:
             proc = _run(["bash", "-e", "-o", "pipefail", "-c", cmd], cwd=cwd, env=env)
         outs.append(_ok(proc, f"{block.where}: {cmd.strip()}").stdout)
