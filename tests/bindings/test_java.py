@@ -1,7 +1,7 @@
 """The Java binding (bindings/java): built by bindings/java/build.sh into
 <build dir>/bindings/java (SWIG from bindings/swig/*.i, a JNI library, a jar,
 the JUnit 4 tests from Debian's junit4), the JUnit tests run against the
-shared ensemble, and the README example run as written.
+shared ensemble (the README example runs in tests/docs/test_examples.py).
 """
 
 import os
@@ -67,18 +67,3 @@ def test_junit_fails_without_an_ensemble(test_env, java_out):
     proc = _junit(env, java_out)
     assert proc.returncode != 0, proc.stdout
     assert "ZKELECT_TEST_HOSTS is not set" in proc.stdout + proc.stderr, proc.stdout
-
-
-def test_readme_example_runs_as_written(test_env, java_out, zk, tmp_path):
-    readme = (REPO / "bindings" / "README.md").read_text()
-    m = re.search(r"<!-- java-example -->\s*```java\n(.*?)```", readme, re.S)
-    assert m, "bindings/README.md has no Java example"
-    src = tmp_path / "Example.java"
-    src.write_text(m.group(1))
-    env = dict(test_env, ZK_HOSTS=zk.connect_string)
-    # Java 11+ runs a single source file directly.
-    proc = _run(["java", f"-Djava.library.path={java_out}", "-cp", f"{java_out}/zkelect.jar",
-                 str(src)], env, cwd=tmp_path)
-    assert proc.returncode == 0, f"example failed:\n{proc.stdout}\n{proc.stderr}"
-    m = re.fullmatch(r"leading with fencing token (\d+)\n", proc.stdout)
-    assert m and int(m.group(1)) > 0, proc.stdout

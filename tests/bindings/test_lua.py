@@ -1,7 +1,7 @@
 """The Lua 5.4 module (bindings/lua): built by bindings/lua/build.sh into
 <build dir>/script-bindings/lua/zkelect.so (apart from Meson's own bindings/lua) (SWIG from bindings/swig/*.i), then
 bindings/lua/test_zkelect.lua run with lua5.4 against the shared ensemble,
-and the README example run as written.
+(the README example runs in tests/docs/test_examples.py).
 """
 
 import re
@@ -69,16 +69,3 @@ def test_lua_tests_fail_without_an_ensemble(test_env, lua_env):
     proc = _run(["lua5.4", "test_zkelect.lua"], env)
     assert proc.returncode != 0, proc.stdout
     assert "ZKELECT_TEST_HOSTS is not set" in proc.stderr, proc.stderr
-
-
-def test_readme_example_runs_as_written(test_env, lua_env, zk, tmp_path):
-    readme = (REPO / "bindings" / "README.md").read_text()
-    m = re.search(r"<!-- lua-example -->\s*```lua\n(.*?)```", readme, re.S)
-    assert m, "bindings/README.md has no Lua example"
-    script = tmp_path / "example.lua"
-    script.write_text(m.group(1))
-    env = dict(test_env, **lua_env, ZK_HOSTS=zk.connect_string)
-    proc = _run(["lua5.4", str(script)], env, cwd=tmp_path)
-    assert proc.returncode == 0, f"example failed:\n{proc.stdout}\n{proc.stderr}"
-    m = re.fullmatch(r"leading with fencing token (\d+)\n", proc.stdout)
-    assert m and int(m.group(1)) > 0, proc.stdout
