@@ -211,7 +211,7 @@ void ZkSession::on_multi(int rc, const void *data) {
     finish(data, std::move(r));
 }
 
-void ZkSession::on_watch(zhandle_t *, int type, int state, const char *path, void *ctx) {
+void ZkSession::on_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx) {
     auto *self = static_cast<ZkSession *>(ctx);
     int64_t stamp = boottime_ns(), floor = 0;
     int timeout_ms = 0;
@@ -221,7 +221,9 @@ void ZkSession::on_watch(zhandle_t *, int type, int state, const char *path, voi
             stamp = self->last_answered_sent_;
         } else {
             floor = self->last_answered_sent_;
-            timeout_ms = self->zh_ ? zoo_recv_timeout(self->zh_) : 0;
+            // The handle as libzookeeper passes it: zh_ may not be stored yet
+            // (the constructor sets it after zookeeper_init2 returns).
+            timeout_ms = zh ? zoo_recv_timeout(zh) : 0;
         }
     }
     try {
