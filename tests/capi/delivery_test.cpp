@@ -778,3 +778,97 @@ TEST(Delivery, TwoBackgroundCallbacksDestroyingEachOthersElection) {
         EXPECT_EQ(zkelect_election_destroy(y), 0);
     }
 }
+
+// --- issue 27, finding 8: the log callback ran on ZooKeeper's threads and
+// the loop, under a process-wide lock.
+namespace {
+struct LogReentry {
+    std::atomic<bool> fired{false};
+    std::atomic<int> set_rc{1}, destroy_rc{1};
+    std::atomic<bool> made{false};
+    std::atomic<bool> on_zk_thread{false};
+    std::thread::id test_thread;
+    std::string connect;
+    std::promise<void> done;
+};
+void reentrant_log_cb(int, const char *, void *opaque) {
+    auto *r = static_cast<LogReentry *>(opaque);
+    if (std::this_thread::get_id() == r->test_thread) r->on_zk_thread = true;
+    if (r->fired.exchange(true)) return;
+    r->set_rc = zkelect_set_log_cb(ZKELECT_LOG_INFO, reentrant_log_cb, opaque);
+    char err[256] = "";
+    zkelect_conf_t *conf = zkelect_conf_new();
+    zkelect_conf_set(conf, "zk.hosts", r->connect.c_str(), err, sizeof err);
+    zkelect_client_t *c = zkelect_client_new(conf, err, sizeof err);
+    zkelect_conf_destroy(conf);
+    r->made = c != nullptr;
+    if (c) r->destroy_rc = zkelect_client_destroy(c);
+    r->done.set_value();
+}
+}  // namespace
+
+TEST(Delivery, TheLogCallbackMaySetTheLogCallbackAndMakeAClient) {
+    LogReentry r;
+    r.connect = hosts();
+    r.test_thread = std::this_thread::get_id();
+    auto done = r.done.get_future();
+    ASSERT_EQ(zkelect_set_log_cb(ZKELECT_LOG_INFO, reentrant_log_cb, &r), 0);
+    finishes_within(30, "zkelect_set_log_cb and zkelect_client_new from the log callback", [&] {
+        Client c = new_client();  // its connection attempt logs at INFO
+        EXPECT_EQ(done.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+        EXPECT_EQ(zkelect_set_log_cb(ZKELECT_LOG_NONE, nullptr, nullptr), 0);
+    });
+    EXPECT_EQ(r.set_rc.load(), 0);
+    EXPECT_TRUE(r.made.load());
+    EXPECT_EQ(r.destroy_rc.load(), 0);
+    EXPECT_FALSE(r.on_zk_thread.load()) << "the log callback ran on the thread that logged";
+}
+
+namespace {
+struct SlowLog {
+    std::atomic<bool> hold{true};
+    std::atomic<int> calls{0};
+    std::atomic<bool> returned{false};
+};
+void slow_log_cb(int, const char *, void *opaque) {
+    auto *s = static_cast<SlowLog *>(opaque);
+    ++s->calls;
+    // Bounded (15 s), so the test ends even when the failover below stalls.
+    for (int i = 0; i < 3000 && s->hold.load(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    s->returned = true;
+}
+}  // namespace
+
+// A log callback that stands still must cost the election nothing: the
+// follower is elected within its usual time while the callback sleeps.
+TEST(Delivery, AStuckLogCallbackDoesNotStallAFailover) {
+    std::string path = fresh_path();
+    Client c1 = new_client(), c2 = new_client();
+    ASSERT_TRUE(c1 && c2);
+    Election e1 = new_election(c1.get(), path, "one"), e2 = new_election(c2.get(), path, "two");
+    ASSERT_TRUE(e1 && e2);
+    ASSERT_EQ(zkelect_volunteer(e1.get()), 0);
+    ASSERT_TRUE(wait_event(e1.get(), ZKELECT_EV_ELECTED, 10000));
+    ASSERT_EQ(zkelect_volunteer(e2.get()), 0);
+    ASSERT_TRUE(wait_event(e2.get(), ZKELECT_EV_FOLLOWING, 10000));
+    SlowLog s;
+    ASSERT_EQ(zkelect_set_log_cb(ZKELECT_LOG_DEBUG, slow_log_cb, &s), 0);
+    // Pings log at DEBUG every few hundred ms: the callback is stuck soon.
+    for (auto end = now_ms() + 5000; s.calls.load() == 0 && now_ms() < end;)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_GE(s.calls.load(), 1) << "nothing was logged at DEBUG";
+    auto t0 = now_ms();
+    ASSERT_EQ(zkelect_resign(e1.get()), 0);
+    Event elected = wait_event(e2.get(), ZKELECT_EV_ELECTED, 2 * kSessionMs);
+    auto took = now_ms() - t0;
+    EXPECT_TRUE(elected) << "no failover within " << 2 * kSessionMs
+                         << " ms while the log callback was stuck";
+    EXPECT_EQ(zkelect_is_leader(e2.get()), elected ? 1 : 0);
+    EXPECT_FALSE(s.returned.load()) << "the callback was not stuck the whole time";
+    std::printf("failover with a stuck log callback: %lld ms\n", static_cast<long long>(took));
+    s.hold = false;
+    finishes_within(30, "clearing the log callback", [&] {
+        EXPECT_EQ(zkelect_set_log_cb(ZKELECT_LOG_NONE, nullptr, nullptr), 0);
+    });
+}
