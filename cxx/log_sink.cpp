@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <zookeeper/zookeeper.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -71,6 +72,7 @@ void deliver_loop() {
         if (s.stop) return;
         Sink::Entry e = std::move(s.queue.front());
         s.queue.pop_front();
+        if (s.queue.empty()) s.idle.notify_all();
         std::string message;
         int level;
         if (e.dropped > 0) {
@@ -125,22 +127,27 @@ void after_fork_child() {
     s.queue.clear();
 }
 
-// Joins the delivery thread when the library is unloaded or the process
-// exits: it runs the library's code.
+// At exit (or when the library is unloaded) the thread is stopped: what is
+// queued gets up to a second to reach the callback (a tool's last lines
+// about why it could not connect), then the thread is joined, or left to
+// the process's end when the callback is stuck in a call.
 struct Reaper {
     Reaper() { pthread_atfork(before_fork, after_fork_parent, after_fork_child); }
     ~Reaper() {
         Sink &s = sink();
-        std::thread t;
-        {
-            std::lock_guard<std::mutex> lock(s.mu);
-            if (!s.running) return;
-            s.stop = true;
-            s.running = false;
-            t = std::move(s.thread);
-        }
+        std::unique_lock<std::mutex> lock(s.mu);
+        if (!s.running) return;
+        bool self = std::this_thread::get_id() == s.thread_id;
+        if (!self)
+            s.idle.wait_for(lock, std::chrono::seconds(1),
+                            [&] { return s.queue.empty() && s.delivering == 0; });
+        s.stop = true;
+        s.running = false;
+        bool busy = s.delivering != 0;
+        std::thread t = std::move(s.thread);
+        lock.unlock();
         s.more.notify_all();
-        if (t.get_id() == std::this_thread::get_id()) t.detach();
+        if (self || busy) t.detach();
         else t.join();
     }
 } reaper;
