@@ -12,6 +12,10 @@
 #include <string>
 #include <thread>
 
+// libzookeeper's level (zookeeper_log.h declares it, but includes
+// "zookeeper.h" by a path only its own build has).
+extern "C" ZOOAPI ZooLogLevel logLevel;
+
 namespace zkelect {
 
 namespace {
@@ -170,7 +174,10 @@ void set_log_sink(int level, LogFn fn, void *opaque) {
     } else {
         ensure_thread(s);
     }
-    zoo_set_debug_level(kLevels[level]);
+    // libzookeeper reads its level unsynchronized on every thread that logs:
+    // write it only when it changes (a callback that sets the same level
+    // again, as a tool's does on every client, races nothing).
+    if (logLevel != kLevels[level]) zoo_set_debug_level(kLevels[level]);
     // Once this returns, the previous callback neither runs nor will: the
     // host may free what its opaque pointed to. From inside the callback
     // that wait would be on itself; the callback returns on its own.

@@ -781,6 +781,13 @@ TEST(Delivery, TwoBackgroundCallbacksDestroyingEachOthersElection) {
 
 // --- issue 27, finding 8: the log callback ran on ZooKeeper's threads and
 // the loop, under a process-wide lock.
+//
+// Not in the ThreadSanitizer build: with INFO or DEBUG logging on, two of
+// libzookeeper's threads format a server's address into one static buffer
+// (format_endpoint_info), a race of libzookeeper's own that TSan reports
+// before our code is reached. The sink's threads are checked under TSan by
+// tests/unit/log_sink_test.cpp, which logs without libzookeeper's threads.
+#if !defined(__SANITIZE_THREAD__)
 namespace {
 struct LogReentry {
     std::atomic<bool> fired{false};
@@ -872,3 +879,4 @@ TEST(Delivery, AStuckLogCallbackDoesNotStallAFailover) {
         EXPECT_EQ(zkelect_set_log_cb(ZKELECT_LOG_NONE, nullptr, nullptr), 0);
     });
 }
+#endif  // !__SANITIZE_THREAD__
