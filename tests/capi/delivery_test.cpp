@@ -817,10 +817,10 @@ void reentrant_log_cb(int, const char *, void *opaque) {
 TEST(Delivery, TheLogCallbackMaySetTheLogCallbackAndMakeAClient) {
     LogReentry r;
     r.connect = hosts();
-    r.test_thread = std::this_thread::get_id();
     auto done = r.done.get_future();
-    ASSERT_EQ(zkelect_set_log_cb(ZKELECT_LOG_INFO, reentrant_log_cb, &r), 0);
     finishes_within(30, "zkelect_set_log_cb and zkelect_client_new from the log callback", [&] {
+        r.test_thread = std::this_thread::get_id();
+        ASSERT_EQ(zkelect_set_log_cb(ZKELECT_LOG_INFO, reentrant_log_cb, &r), 0);
         Client c = new_client();  // its connection attempt logs at INFO
         EXPECT_EQ(done.wait_for(std::chrono::seconds(15)), std::future_status::ready);
         EXPECT_EQ(zkelect_set_log_cb(ZKELECT_LOG_NONE, nullptr, nullptr), 0);
