@@ -1,5 +1,7 @@
 #include "event_delivery.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +46,18 @@ public:
         if (reaches(h, me)) return false;
         threads_[me].waiting_on = h;
         return true;
+    }
+    // Across fork(): the lock is held over it, so the child's copy is whole;
+    // in the child only the forking thread exists, and only its own
+    // entries mean anything.
+    void lock_for_fork() { mu_.lock(); }
+    void unlock_in_parent() { mu_.unlock(); }
+    void unlock_in_child() {
+        for (auto it = threads_.begin(); it != threads_.end();) {
+            if (it->first != std::this_thread::get_id()) it = threads_.erase(it);
+            else ++it;
+        }
+        mu_.unlock();
     }
     void end_wait() {
         std::lock_guard<std::mutex> lock(mu_);
@@ -95,6 +109,10 @@ WaitGraph &graph() {
     static WaitGraph *g = new WaitGraph;
     return *g;
 }
+
+const int g_atfork_registered = pthread_atfork([] { graph().lock_for_fork(); },
+                                               [] { graph().unlock_in_parent(); },
+                                               [] { graph().unlock_in_child(); });
 
 // The wait on h for the scope, when it is safe to wait at all.
 class Waiting {

@@ -295,6 +295,26 @@ namespace {
     if (mine) {
         rc = zkelect_client_await_connected(mine, 10000);
         check(rc == 0, "the child's own client connects: %s", zkelect_err_name(rc));
+        zkelect_election_t *own = zkelect_election_new(mine, (path + "-child").c_str(), "child",
+                                                       buf, sizeof buf);
+        check(own != nullptr, "election_new on the child's own client: %s", own ? "made" : buf);
+        if (own) {
+            static std::atomic<int> elected{0};
+            rc = zkelect_set_background_event_cb(
+                own,
+                [](zkelect_election_t *, const zkelect_event_t *ev, void *) {
+                    if (zkelect_event_type(ev) == ZKELECT_EV_ELECTED) elected = 1;
+                },
+                nullptr);
+            check(rc == 0, "the child's own background callback: %s", zkelect_err_name(rc));
+            check(zkelect_volunteer(own) == 0, "the child's own election: volunteer");
+            for (auto end = now_ms() + 10000; !elected.load() && now_ms() < end;)
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            check(elected.load() == 1 && zkelect_is_leader(own) == 1,
+                  "the child's own election leads, told by its own callback");
+            rc = zkelect_election_destroy(own);
+            check(rc == 0, "the child's own election is destroyed: %s", zkelect_err_name(rc));
+        }
         rc = zkelect_client_destroy(mine);
         check(rc == 0, "the child's own client is destroyed: %s", zkelect_err_name(rc));
     }
