@@ -217,6 +217,7 @@ void Candidacy::begin_enrollment() {
     ++gen_;
     forget_neighbours();
     node_.clear();
+    own_armed_ = false;
     update_hold();
     uuid_ = make_uuid();
     parent_attempts_ = 0;
@@ -275,10 +276,7 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
             // lease just as a keepalive does: if the listing finds us first,
             // we lead with no further round trip.
             client_.lease().acknowledged(create_sent_, create_until_);
-            // Own-node watch: someone else deleting our node must not go
-            // unnoticed while we lead or wait.
-            client_.watch(node_path(node_), member_id_);
-            zk().get(node_path(node_), true, route(&Candidacy::on_own));
+            watch_own();
             // The listing sent with the create follows.
             set_state(State::kListing);
             return;
@@ -292,12 +290,20 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
             return;
         case ZCONNECTIONLOSS:
         case ZOPERATIONTIMEOUT:
+        case ZSESSIONMOVED:
         case ZRUNTIMEINCONSISTENCY:  // the client drops the connection after it
             // The create may or may not have happened: never create blindly.
             set_state(State::kRecovering);
             return;
         case ZNOAUTH:
             fail(kEAuth, r.rc, "not allowed to create a candidate under " + shared_->path);
+            return;
+        case ZTHROTTLEDOP:
+            // Refused unexecuted (the server's throttledOpWaitTime): the
+            // create never happened; again after a pause.
+            refused(r.rc, "create a candidate", [this] {
+                if (state_ == State::kCreating) send_create();
+            });
             return;
         case ZNOCHILDRENFOREPHEMERALS:
             fail(kEInval, r.rc, "the election path " + shared_->path + " is an ephemeral node");
@@ -346,12 +352,16 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
         begin_enrollment();
         return;
     }
-    if (r.rc != ZOK) return;  // reconnect retries
+    if (r.rc != ZOK) {
+        refused(r.rc, "list the election path " + shared_->path, [this] { recover(); });
+        return;
+    }
     for (const auto &child : r.children) {
         if (has_uuid(child, uuid_)) {
             node_ = child;
             // Adopt only a node of this session (a lagging server may list
-            // one whose session is ending).
+            // one whose session is ending). The read sets the own-node watch.
+            ++own_seq_;
             client_.watch(node_path(node_), member_id_);
             zk().get(node_path(node_), true, route(&Candidacy::on_adopt));
             return;
@@ -361,10 +371,37 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
     begin_enrollment();
 }
 
+// Finds a create whose outcome is unknown by the uuid in its name. Synced: a
+// server that has not yet applied our create must not make us believe it
+// never happened.
+void Candidacy::recover() {
+    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    client_.list(shared_->path, route(&Candidacy::on_recover_children), true);
+}
+
+// A request ZooKeeper answered with an error on a live connection: a lack
+// of permission ends the candidacy with ERROR (no retry can fix it); any
+// other refusal (a throttled server, ZTHROTTLEDOP) is retried after T/24
+// unless something else happened to the candidacy meanwhile.
+void Candidacy::refused(int rc, const std::string &what, std::function<void()> again) {
+    if (connection_trouble(rc)) return;  // the reconnect sends it again
+    if (rc == ZNOAUTH) {
+        fail(kEAuth, rc, "not allowed to " + what);
+        return;
+    }
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t gen = gen_;
+    client_.at(boottime_ns() + timeout_ns() / 24, [weak, gen, again = std::move(again)] {
+        auto self = weak.lock();
+        if (self && gen == self->gen_ && self->client_.connected()) again();
+    });
+}
+
 void Candidacy::on_adopt(uint64_t gen, Reply &&r) {
     if (gen != gen_ || state_ != State::kRecovering) return;
     if (r.rc == ZOK && r.stat.ephemeral_owner == client_.session_id()) {
         czxid_ = r.stat.czxid;
+        own_armed_ = true;
         list();
         return;
     }
@@ -376,12 +413,66 @@ void Candidacy::on_adopt(uint64_t gen, Reply &&r) {
     }
 }
 
-void Candidacy::on_own(uint64_t gen, Reply &&r) {
-    if (gen != gen_) return;
-    if (r.rc == ZNONODE && !node_.empty()) {
-        node_lost(Reason::kNodeDeleted);
-        if (want_) begin_enrollment();
+// Own-node watch: someone else deleting our node must not go unnoticed
+// while we lead or wait. Until a read of this connection armed it, an heir
+// claims only after a listing (claim_or_list), and the keepalive, which
+// checks every holder's node, is what finds a deletion.
+void Candidacy::watch_own() {
+    own_armed_ = false;
+    uint64_t seq = ++own_seq_;
+    std::string node = node_;
+    client_.watch(node_path(node), member_id_);
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    zk().get(node_path(node), true, client_.on_loop([weak, seq, node](Reply &&r) {
+        auto self = weak.lock();
+        if (self && seq == self->own_seq_ && node == self->node_) self->on_own(std::move(r));
+    }));
+}
+
+void Candidacy::on_own(Reply &&r) {
+    switch (r.rc) {
+        case ZOK: own_armed_ = true; return;
+        case ZNONODE:
+            node_lost(Reason::kNodeDeleted);
+            if (want_) begin_enrollment();
+            return;
+        case ZNOAUTH:
+            fail(kEAuth, r.rc, "not allowed to read our own node " + node_path(node_) +
+                                   " (its ACL was changed): cannot tell if it is deleted");
+            return;
+        default: {
+            if (connection_trouble(r.rc)) return;  // on_connected reads again
+            // A refusal that may pass (a throttled server): read again soon.
+            std::weak_ptr<Candidacy> weak = weak_from_this();
+            uint64_t seq = own_seq_;
+            client_.at(boottime_ns() + timeout_ns() / 24, [weak, seq] {
+                auto self = weak.lock();
+                if (self && seq == self->own_seq_ && !self->node_.empty() && !self->own_armed_ &&
+                    self->client_.connected())
+                    self->watch_own();
+            });
+            return;
+        }
     }
+}
+
+// The heir's claim without a round trip rests on the own-node watch: on one
+// connection ZooKeeper notifies in commit order, so our node's deletion,
+// had it come first, would have been heard before our predecessor's. With
+// no armed watch (its read's reply was lost, or a reconnect re-sent watches
+// in no particular order) a listing must show that our node is still there.
+void Candidacy::claim_or_list() {
+#ifdef ZKELECT_MUTATION_LOST_OWN_WATCH
+    own_armed_ = true;  // Mutation: trust a watch that may be gone.
+#endif
+    if (heir_ && own_armed_) {
+        claim();
+        return;
+    }
+    // We may be first now. Earn the lease while the listing is in flight:
+    // if we are, the claim needs no further round trip.
+    client_.lease().renew_for(member_id_, node_path(node_));
+    list();
 }
 
 // --- position in the queue --------------------------------------------------
@@ -404,7 +495,10 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
         begin_enrollment();
         return;
     }
-    if (r.rc != ZOK) return;  // connection trouble: the reconnect re-lists
+    if (r.rc != ZOK) {
+        refused(r.rc, "list the election path " + shared_->path, [this] { list(); });
+        return;
+    }
 
     // Our own leftovers (lost creates) go first: they must not block anyone.
     for (const auto &child : r.children) {
@@ -468,9 +562,26 @@ void Candidacy::read_watched(std::string Candidacy::*name, bool Candidacy::*arme
     zk().get(node_path(node), true, client_.on_loop([weak, gen, node, name, armed, h](Reply &&r) {
         auto self = weak.lock();
         if (!self || gen != self->gen_ || node != (*self).*name) return;
-        if (r.rc == ZOK) (*self).*armed = true;
-        ((*self).*h)(gen, std::move(r));
+        self->on_neighbour(name, armed, h, std::move(r));
     }));
+}
+
+void Candidacy::on_neighbour(std::string Candidacy::*name, bool Candidacy::*armed, Handler h,
+                             Reply &&r) {
+    if (r.rc == ZOK || r.rc == ZNONODE) {
+        if (r.rc == ZOK) this->*armed = true;
+        (this->*h)(gen_, std::move(r));
+        return;
+    }
+    // ZNOAUTH: another identity's node under election.acl=creator. ZooKeeper
+    // sends no notification about a node the session may not read, not even
+    // to an exists watch, so there is no way to follow it: ERROR.
+    refused(r.rc, "read the node " + node_path(this->*name) +
+                      " to watch it (election.acl=creator needs every participant to use "
+                      "the same identity)",
+            [this, name, armed, h] {
+        if (!(this->*name).empty() && !(this->*armed)) read_watched(name, armed, h);
+    });
 }
 
 void Candidacy::forget_neighbours() {
@@ -517,8 +628,7 @@ void Candidacy::on_pred(uint64_t gen, Reply &&r) {
         }
     } else if (r.rc == ZNONODE) {
         // Gone before our watch was set: decide again, at once.
-        if (heir_) claim();
-        else list();
+        claim_or_list();
     }
 }
 
@@ -568,8 +678,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
             node_lost(Reason::kNodeDeleted);
             if (want_) begin_enrollment();
         } else {
-            client_.watch(path, member_id_);
-            zk().get(path, true, route(&Candidacy::on_own));
+            watch_own();  // re-arms the one-shot watch
         }
         return;
     }
@@ -581,14 +690,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
             // listing, less the deletions we saw since) and no later node
             // can sort before ours: we lead, and a lease
             // already earned lets us say so without another round trip.
-            if (heir_) {
-                claim();
-            } else {
-                // We may be first now. Earn the lease while the listing is
-                // in flight: if we are, the claim needs no further round trip.
-                client_.lease().renew_for(member_id_, node_path(node_));
-                list();
-            }
+            claim_or_list();
         } else {
             watch_queue(pred_, gpred_);  // re-arms the one-shot watch
         }
@@ -636,6 +738,12 @@ void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
             break;
         default: break;
     }
+}
+
+void Candidacy::on_node_refused(const std::string &path) {
+    if (node_.empty() || path != node_path(node_)) return;
+    fail(kEAuth, ZNOAUTH, "not allowed to check our own node " + path +
+                              " (its ACL was changed): cannot prove our place in line");
 }
 
 void Candidacy::become_leader(int64_t until) {
@@ -701,6 +809,7 @@ void Candidacy::node_lost(Reason why) {
     ++gen_;
     pred_gone_at_ = 0;
     node_.clear();
+    own_armed_ = false;
     forget_neighbours();
     update_hold();
 }
@@ -741,6 +850,14 @@ void Candidacy::on_connected(bool new_session) {
     ++gen_;
     pred_armed_ = false;  // the reconnect's listing reads them again
     gpred_armed_ = false;
+    // A watch whose read lost its reply was never registered, and those the
+    // client re-sends on reconnect may fire in any order: read our node
+    // again, and until that read is answered the watch does not count.
+    own_armed_ = false;
+#ifndef ZKELECT_MUTATION_LOST_OWN_WATCH
+    if (!node_.empty() && state_ != State::kResigning && state_ != State::kRecovering)
+        watch_own();
+#endif
     // The session's lease was lowered already if this reconnect negotiated
     // a shorter timeout (SessionLease::on_connected); a term's lease follows.
     int64_t cap = client_.lease().renegotiation_cap();
@@ -759,10 +876,7 @@ void Candidacy::on_connected(bool new_session) {
         case State::kCreating:
         case State::kRecovering:
             set_state(State::kRecovering);
-            // Synced: a server that has not yet applied our create must not
-            // make us believe it never happened.
-            shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
-            client_.list(shared_->path, route(&Candidacy::on_recover_children), true);
+            recover();
             break;
         case State::kListing:
         case State::kFollowing:
@@ -789,6 +903,7 @@ void Candidacy::on_expired() {
     // The server deleted every node of the session: nothing left to clean.
     node_lost(Reason::kExpired);
     garbage_.clear();
+    refused_.clear();
     deleting_.clear();  // the old handle will not answer them
     abandoned_.clear();
     if (state_ == State::kResigning) {
@@ -830,9 +945,24 @@ void Candidacy::collect_garbage() {
             if (r.rc == ZOK || r.rc == ZNONODE) {
                 self->forget(name);
             } else if (r.rc == ZNOAUTH) {
-                self->forget(name);
-                self->emit(EventType::kError, Reason::kNone,
-                           "not allowed to delete our node " + name, {}, {}, 0, kEAuth, r.rc);
+                // Deleting a child needs DELETE on the election path. The
+                // node stays, so no RESIGNED: say why once, and try again
+                // once a session timeout (an operator may fix the ACL); the
+                // session's end removes it in any case.
+                if (self->refused_.insert(name).second)
+                    self->emit(EventType::kError, Reason::kNone,
+                               "not allowed to delete our node " + self->node_path(name) +
+                                   " (no DELETE permission on " + self->shared_->path +
+                                   "): it stays until this client's session ends",
+                               {}, {}, 0, kEAuth, r.rc);
+                if (self->closing_) {
+                    self->forget(name);  // a closed handle waits for no one
+                } else {
+                    self->client_.at(boottime_ns() + self->timeout_ns(), [weak] {
+                        if (auto again = weak.lock()) again->collect_garbage();
+                    });
+                    return;
+                }
             } else {
                 return;  // connection trouble: retried on reconnect
             }
@@ -847,6 +977,7 @@ void Candidacy::collect_garbage() {
 }
 
 void Candidacy::forget(const std::string &name) {
+    refused_.erase(name);
     for (auto it = garbage_.begin(); it != garbage_.end();)
         it = it->second == name ? garbage_.erase(it) : std::next(it);
 }

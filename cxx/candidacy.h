@@ -48,6 +48,7 @@ public:
     void on_auth_failed() override;
     void on_node_event(int type, const std::string &path) override;
     void on_lease(int64_t until, int64_t rtt_us) override;
+    void on_node_refused(const std::string &path) override;
 
     enum class State {
         kIdle,
@@ -111,8 +112,13 @@ private:
     void gpred_gone();
     void watch_queue(const std::string &pred, const std::string &gpred);
     void read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h);
+    void on_neighbour(std::string Candidacy::*name, bool Candidacy::*armed, Handler h, Reply &&r);
+    void recover();
+    void refused(int rc, const std::string &what, std::function<void()> again);
     void forget_neighbours();
-    void on_own(uint64_t gen, Reply &&r);
+    void watch_own();
+    void on_own(Reply &&r);
+    void claim_or_list();
     void on_garbage_children(uint64_t gen, const Listing &l);
 
     Client &client_;
@@ -145,6 +151,10 @@ private:
     bool pred_armed_ = false;
     bool gpred_armed_ = false;
     std::string announced_pred_;
+    // A read of this connection armed the watch on our own node (node_) and
+    // it has not fired; own_seq_ tells that read's reply from older ones.
+    bool own_armed_ = false;
+    uint64_t own_seq_ = 0;
     int parent_attempts_ = 0;
 
     bool leading_ = false;  // a term began (ELECTED) and has not ended (DEPOSED)
@@ -158,6 +168,8 @@ private:
     std::map<std::string, std::string> garbage_;
     // Names whose delete is on the wire, so a second pass does not resend it.
     std::set<std::string> deleting_;
+    // Names whose delete ZooKeeper refused (ZNOAUTH), said once in an ERROR.
+    std::set<std::string> refused_;
     // uuids whose create outcome we never learnt: a node carrying one is
     // ours to delete whenever a listing shows it (this session only).
     std::set<std::string> abandoned_;

@@ -36,8 +36,9 @@ Client::Client(const Settings &settings) : settings_(settings) {
     }
     try {
         open_session();
-        awake_since_ = boottime_ns();
-        heartbeat_due_ = awake_since_;
+        // No thread but ours yet: the loop's timers are ours to set.
+        at(boottime_ns() + lease::probe_period(int64_t(settings_.session_timeout_ms) * kNsPerMs),
+           [this] { probe(); });
         loop_ = std::thread([this] { run(); });
     } catch (...) {
         session_.reset();
@@ -84,9 +85,21 @@ void Client::open_session(bool connect) {
     known_paths_.clear();
     auto s = std::make_shared<ZkSession>(
         settings_,
-        [this, gen](int type, int state, const std::string &path, int64_t stamp) {
-            post([this, gen, type, state, path, stamp] {
+        [this, gen](int type, int state, const std::string &path, int64_t stamp, int64_t floor,
+                    int timeout_ms) {
+            // ZooKeeper's completion thread. A handshake bounds every lease
+            // before the loop hears of it (handshake_cap.h); the loop lifts
+            // the bound once it has applied the handshake, whatever it did
+            // with the event.
+            uint64_t capped = 0;
+            if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE && timeout_ms > 0) {
+                int64_t t = int64_t(timeout_ms) * kNsPerMs;
+                int64_t margin = lease::margin_ns(t, settings_.lease_margin_ms);
+                capped = handshake_cap_.lower(floor + t - margin);
+            }
+            post([this, gen, type, state, path, stamp, capped] {
                 on_watch_event(gen, type, state, path, stamp);
+                if (capped) handshake_cap_.settle(capped);
             });
         },
         &counters_[kZkRequests], connect);
@@ -139,8 +152,21 @@ void Client::refuse_session(uint64_t gen, int checks) {
                [this, gen, checks] { refuse_session(gen, checks + 1); });
         return;
     }
+    if (ever_connected_) end_of_session();
     open_session(false);
     at(boottime_ns() + kBrokenServerRetryMs * kNsPerMs, [this] { reopen_session(); });
+}
+
+// We give up a session that was live (a reconnect answered with no
+// timeout): for its candidacies it ended as if it expired. Nothing of it
+// may carry over to the next one: its nodes are not ours to check, its
+// touches prove nothing of the next session, its watches are gone.
+void Client::end_of_session() {
+    interest_.clear();
+    lease_.on_expired();
+    std::vector<std::shared_ptr<Member>> ms;
+    for (auto &[id, m] : members_) ms.push_back(m);
+    for (auto &m : ms) m->on_expired();
 }
 
 void Client::reopen_session() {
@@ -179,27 +205,24 @@ ReplyFn Client::on_loop(std::function<void(Reply &&)> fn) {
     };
 }
 
-// The liveness check: the loop wakes every heartbeat period; a wake-up
-// later than the slack means the whole process stood still (its ZooKeeper
-// threads too), and pings the lease relies on may not have gone out. It is
-// part of the loop, not a timer: it runs at the top of every turn, before
-// any reply or timer of that turn is handled, and again whenever a lease is
-// computed, and nothing in it allocates or can throw.
-void Client::check_liveness(int64_t now) {
-    int64_t t = int64_t(effective_timeout_ms()) * kNsPerMs;
-    if (now - heartbeat_due_ > lease::heartbeat_slack(t)) awake_since_ = now;
-    if (now >= heartbeat_due_) heartbeat_due_ = now + lease::heartbeat_period(t);
+// A read of our own every T/3 while candidacies are connected: its answer
+// is the evidence of a touch that a quiet session (no keepalives: no
+// leader, no heir) would otherwise lack. It replaces libzookeeper's ping,
+// which is only sent when nothing else was for T/3, so the wire carries no
+// more than before; unlike the ping, its answer is seen.
+void Client::probe() {
+    if (connected() && !members_.empty()) session_->exists("/", false, ReplyFn([](Reply &&) {}));
+    at(boottime_ns() + lease::probe_period(int64_t(effective_timeout_ms()) * kNsPerMs),
+       [this] { probe(); });
 }
 
 SessionFacts Client::session_facts() {
-    int64_t now = boottime_ns();
-    check_liveness(now);
     SessionFacts f;
     f.timeout_ns = int64_t(effective_timeout_ms()) * kNsPerMs;
     f.touch_floor = touch_floor_;
     f.connected_at = connected_at_;
-    f.awake_since = awake_since_;
-    f.unstuck_since = session_->unstuck_since(now);
+    answered_ = session_->answered();
+    f.answered = &answered_;
     return f;
 }
 
@@ -252,7 +275,6 @@ void Client::at(int64_t at_ns, std::function<void()> fn) { timers_.emplace(at_ns
 void Client::run() {
     std::deque<std::function<void()>> batch;
     for (;;) {
-        check_liveness(boottime_ns());
         {
             std::lock_guard<std::mutex> lock(mu_);
             if (stopping_) return;
@@ -288,8 +310,8 @@ void Client::run() {
         }
         itimerspec its{};
         {
-            int64_t wake = heartbeat_due_;
-            if (!timers_.empty()) wake = std::min(wake, timers_.begin()->first);
+            // The probe's timer is always armed, so there is always one.
+            int64_t wake = timers_.empty() ? INT64_MAX / 2 : timers_.begin()->first;
             int64_t t = std::max<int64_t>(wake, 1);
             its.it_value.tv_sec = t / 1000000000;
             its.it_value.tv_nsec = t % 1000000000;
@@ -374,7 +396,6 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
         // handshake was before that, however late the loop gets here.
         connected_at_ = stamp;
         timeout_ms_.store(session_->negotiated_timeout_ms());
-        session_->set_stuck_after(lease::stuck_after(int64_t(effective_timeout_ms()) * kNsPerMs));
         session_id_.store(session_->session_id());
         {
             std::lock_guard<std::mutex> lock(mu_);
@@ -397,9 +418,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
         connected_.store(false, std::memory_order_release);
         bump(kExpiries);
-        interest_.clear();
-        lease_.on_expired();
-        each([](Member &m) { m.on_expired(); });
+        end_of_session();
         // The old handle is dead; a new session takes over. Its close runs
         // here, on the loop (it joins ZooKeeper's threads, which never wait
         // on us), or on the last query still holding it. A session that
@@ -432,6 +451,13 @@ void Client::deliver_node_deleted(uint64_t id, const std::string &path) {
     if (it == members_.end()) return;
     auto m = it->second;
     m->on_node_event(ZOO_DELETED_EVENT, path);
+}
+
+void Client::deliver_node_refused(uint64_t id, const std::string &path) {
+    auto it = members_.find(id);
+    if (it == members_.end()) return;
+    auto m = it->second;
+    m->on_node_refused(path);
 }
 
 namespace {

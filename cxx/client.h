@@ -22,6 +22,7 @@
 
 #include "conf.h"
 #include "errors.h"
+#include "handshake_cap.h"
 #include "lease.h"
 #include "names.h"
 #include "session_lease.h"
@@ -41,6 +42,9 @@ public:
     virtual void on_node_event(int type, const std::string &path) = 0;
     // The session's lease now runs until `until` (a write was acknowledged;
     // a keepalive's round trip in rtt_us, -1 for another write).
+    // ZooKeeper refused to let this session check the member's node at
+    // path (ZNOAUTH: its ACL was changed).
+    virtual void on_node_refused(const std::string &path) { (void)path; }
     virtual void on_lease(int64_t until, int64_t rtt_us) {
         (void)until;
         (void)rtt_us;
@@ -135,20 +139,26 @@ public:
     std::atomic<int64_t> &session_gen_ref() { return session_gen_; }
     // The session's lease, shared by every candidacy of this client.
     SessionLease &lease() { return lease_; }
+    // Any thread: the bound every lease of this client obeys while a
+    // handshake is on its way to the loop.
+    const HandshakeCap &handshake_cap() const { return handshake_cap_; }
     // Tell every member the lease runs until `until` (SessionLease does).
     void deliver_lease(int64_t until, int64_t rtt_us);
     // Tell member `id` that its node at `path` is gone, as a watch would.
     void deliver_node_deleted(uint64_t id, const std::string &path);
+    // Tell member `id` that the keepalive may not check its node at `path`.
+    void deliver_node_refused(uint64_t id, const std::string &path);
 
 private:
     void run();
     void open_session(bool connect = true);
     void reopen_session();
     void refuse_session(uint64_t gen, int checks);
+    void end_of_session();
     void on_session_event(uint64_t gen, int state, int64_t stamp);
     void nudge_while_disconnected(uint64_t epoch);
     void send_listing(const std::string &path);
-    void check_liveness(int64_t now);
+    void probe();
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,
                         int64_t stamp);
     std::shared_ptr<ZkSession> session_snapshot();
@@ -179,8 +189,7 @@ private:
     uint64_t next_member_ = 1;
     bool ever_connected_ = false;  // in the current session
     uint64_t disconnect_epoch_ = 0;  // bumped on every connect and disconnect
-    int64_t awake_since_ = INT64_MAX;  // until the first heartbeat
-    int64_t heartbeat_due_ = 0;
+    std::deque<AckedWrite> answered_;  // session_facts' copy of session_->answered()
     int64_t touch_floor_ = 0;
     int64_t connected_at_ = INT64_MAX;
     struct ListQueue {
@@ -192,6 +201,7 @@ private:
     std::unordered_map<std::string, ListQueue> lists_;  // per path, this session
     std::set<std::string> known_paths_;                 // this session
     SessionLease lease_{*this};
+    HandshakeCap handshake_cap_;
 
     std::shared_ptr<ZkSession> session_;  // swapped on expiry, on the loop
     mutable std::mutex session_mu_;       // guards the pointer for queries

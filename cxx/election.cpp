@@ -13,6 +13,7 @@ Election::Election(Client &client, std::string path, std::string id)
       shared_(std::make_shared<ElectionShared>(std::move(path), std::move(id))),
       candidacy_(std::make_shared<Candidacy>(client, shared_)),
       events_(shared_->queue) {
+    shared_->handshake_cap = &client_.handshake_cap();
     Client *c = &client_;
     auto cand = candidacy_;
     client_.post([c, cand] { cand->attach(c->add_member(cand)); });

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "event_queue.h"
+#include "handshake_cap.h"
 #include "lease.h"
 #include "stats.h"
 
@@ -32,7 +33,14 @@ struct ElectionShared {
     LeaseCell lease;
     std::atomic<int64_t> token{0};
 
-    bool is_leader() const { return lease.held(boottime_ns()); }
+    // The client's bound while a handshake is not yet applied (the client
+    // outlives every election made on it).
+    const HandshakeCap *handshake_cap = nullptr;
+
+    bool is_leader() const {
+        int64_t now = boottime_ns();
+        return lease.held(now) && (!handshake_cap || handshake_cap->allows(now));
+    }
 
     // Figures for zkelect_election_stats(); the loop writes, anyone copies.
     StatsCell stats;

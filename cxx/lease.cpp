@@ -25,14 +25,18 @@ int64_t surely_heard(const SessionFacts &f, int64_t sent) {
         for (const auto &w : *f.writes)
             if (w.acked <= sent - t / 4) touched = std::max(touched, w.sent);
     }
-    // A ping: libzookeeper sends one after T/3 without sending anything,
-    // unless a request is outstanding. If over [quiet, sent - T/4] the
-    // connection was up, the process ran (a stall the liveness timer did not
-    // notice is allowed for) and no request was stuck, something reached the
-    // server in that window, early enough to have been reported.
-    const int64_t quiet = sent - t / 4 - t / 3 - stall_unnoticed(t);
-    if (f.connected_at <= quiet && f.awake_since <= quiet && f.unstuck_since <= quiet)
-        touched = std::max(touched, quiet);
+    // Any request of ours answered on this connection by sent - T/4 (a read,
+    // the library's own probe): it reached the server after it was sent,
+    // and that server, which acknowledges the write being sent now over the
+    // same connection, was in the quorum throughout (a server that loses
+    // the quorum drops its connections) and reported the touch within
+    // tickTime/2 <= T/4. Only answers count, never a ping assumed sent: an
+    // I/O thread that stood still sent nothing.
+    if (f.answered) {
+        for (const auto &a : *f.answered)
+            if (a.sent >= f.connected_at && a.acked <= sent - t / 4)
+                touched = std::max(touched, a.sent);
+    }
     return touched;
 }
 

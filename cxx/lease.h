@@ -13,7 +13,8 @@
 
 namespace zkelect {
 
-// A write of ours (create or keepalive) that the quorum acknowledged.
+// A request of ours the server answered (for writes: acknowledged through
+// the quorum), with its sending and answering times.
 struct AckedWrite {
     int64_t sent;
     int64_t acked;
@@ -28,14 +29,10 @@ struct SessionFacts {
     // (INT64_MAX while disconnected).
     int64_t touch_floor = 0;
     int64_t connected_at = INT64_MAX;
-    // The process has run without a stall longer than the liveness slack
-    // since awake_since (INT64_MAX: a stall is being noticed right now).
-    int64_t awake_since = INT64_MAX;
-    // No request of the session has been outstanding longer than
-    // stuck_after(T) since unstuck_since (libzookeeper sends no ping while a
-    // request is outstanding).
-    int64_t unstuck_since = INT64_MAX;
     const std::deque<AckedWrite> *writes = nullptr;  // newest last
+    // Requests of any kind the session's server answered, newest last: the
+    // evidence that something of ours reached it (ZkSession::answered).
+    const std::deque<AckedWrite> *answered = nullptr;
 };
 
 namespace lease {
@@ -51,17 +48,10 @@ inline int64_t full_ns(int64_t timeout_ns, int64_t margin_ns) {
     return timeout_ns / 2 - margin_ns > 0 ? timeout_ns / 2 - margin_ns : 0;
 }
 
-// The liveness check: a timer every T/24; one that runs more than T/24 late
-// means the process stood still (its ZooKeeper threads too), so pings due
-// in that time may not have gone out. A stall shorter than that goes
-// unnoticed: stall_unnoticed() is what the ping rule allows for.
-inline int64_t heartbeat_period(int64_t timeout_ns) { return timeout_ns / 24; }
-inline int64_t heartbeat_slack(int64_t timeout_ns) { return timeout_ns / 24; }
-inline int64_t stall_unnoticed(int64_t timeout_ns) {
-    return heartbeat_period(timeout_ns) + heartbeat_slack(timeout_ns);
-}
-// A request outstanding longer than this holds libzookeeper's pings back.
-inline int64_t stuck_after(int64_t timeout_ns) { return timeout_ns / 4; }
+// How often a client with candidacies sends a read of its own while
+// connected: the evidence of touches a quiet session has (libzookeeper's own
+// pings are sent on its I/O thread, unseen).
+inline int64_t probe_period(int64_t timeout_ns) { return timeout_ns / 3; }
 
 // The latest touch of the session that the quorum surely heard of by the
 // time a write sent at `sent` is acknowledged; INT64_MIN / 2 when none is

@@ -93,7 +93,10 @@ void Observer::on_children(uint64_t gen, Reply &&r) {
         client_.session().exists(shared_->path, true, route(&Observer::on_path));
         return;
     }
-    if (r.rc != ZOK) return;
+    if (r.rc != ZOK) {
+        refused(r.rc, "list the election path " + shared_->path);
+        return;
+    }
     auto order = order_candidates(r.children);
     if (order.empty()) {
         list(true);  // an empty election: the first create wakes us
@@ -115,8 +118,33 @@ void Observer::on_watched_children(uint64_t gen, Reply &&r) {
 
 void Observer::on_leader(uint64_t gen, Reply &&r) {
     if (gen != gen_ || stopped_) return;
-    if (r.rc == ZOK) report(watched_, r.data, r.stat.czxid);
-    else if (r.rc == ZNONODE) list(false);
+    if (r.rc == ZOK) {
+        report(watched_, r.data, r.stat.czxid);
+    } else if (r.rc == ZNONODE) {
+        list(false);
+    } else {
+        refused(r.rc, "read the leader's node " + shared_->path + "/" + watched_);
+    }
+}
+
+// An error on a live connection: no permission ends the observation with
+// ERROR (nothing to retry); any other refusal is retried after a short
+// pause; connection trouble waits for the reconnect, which lists again.
+void Observer::refused(int rc, const std::string &what) {
+    if (connection_trouble(rc)) return;
+    if (rc == ZNOAUTH) {
+        if (!failed_) emit(EventType::kError, "not allowed to " + what, kEAuth, rc);
+        failed_ = true;
+        return;
+    }
+    std::weak_ptr<Observer> weak = weak_from_this();
+    uint64_t gen = gen_;
+    client_.at(boottime_ns() + int64_t(client_.effective_timeout_ms()) * kNsPerMs / 24,
+               [weak, gen] {
+                   auto self = weak.lock();
+                   if (self && gen == self->gen_ && !self->stopped_ && self->client_.connected())
+                       self->list(false);
+               });
 }
 
 void Observer::on_path(uint64_t gen, Reply &&r) {

@@ -43,6 +43,7 @@ private:
     void on_watched_children(uint64_t gen, Reply &&r);
     void on_leader(uint64_t gen, Reply &&r);
     void on_path(uint64_t gen, Reply &&r);
+    void refused(int rc, const std::string &what);
     void report(const std::string &node, const std::string &id, int64_t token);
     void emit(EventType t, std::string message, int error = 0, int zk_rc = 0);
 
@@ -52,6 +53,7 @@ private:
     uint64_t gen_ = 0;
     bool stopped_ = false;
     bool reported_ = false;
+    bool failed_ = false;  // an ERROR said we may not look: said once
     std::string leader_node_;  // "" while there is none
     std::string watched_;      // the node whose deletion we wait for
 };

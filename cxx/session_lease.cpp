@@ -43,46 +43,95 @@ void SessionLease::acknowledged(int64_t sent, int64_t earned, int64_t rtt_us) {
 
 void SessionLease::renew_now() {
     if (holders_.empty()) return;
-    send(holders_.begin()->first, holders_.begin()->second);
+    send({});
 }
 
 void SessionLease::renew_for(uint64_t member, const std::string &node_path) {
-    send(member, node_path);
+    send({member, node_path});
 }
 
-void SessionLease::send(uint64_t member, const std::string &target) {
+// The nodes one keepalive checks: every holder's (up to kMaxChecks, taken
+// in turn from where the last keepalive stopped), and `extra`'s.
+std::vector<std::pair<uint64_t, std::string>> SessionLease::targets(
+    const std::pair<uint64_t, std::string> &extra) {
+    std::vector<std::pair<uint64_t, std::string>> out;
+    if (!extra.second.empty()) out.push_back(extra);
+#ifdef ZKELECT_MUTATION_LOST_OWN_WATCH
+    // Mutation: one node per session is checked, whatever the holders.
+    if (out.empty() && !holders_.empty()) out.push_back(*holders_.begin());
+    return out;
+#endif
+    auto it = holders_.lower_bound(next_checked_);
+    for (size_t n = 0; n < holders_.size() && out.size() < kMaxChecks; ++n) {
+        if (it == holders_.end()) it = holders_.begin();
+        if (it->first != extra.first || extra.second.empty()) out.push_back(*it);
+        ++it;
+    }
+    next_checked_ = it == holders_.end() ? 0 : it->first;
+    return out;
+}
+
+void SessionLease::send(const std::pair<uint64_t, std::string> &extra) {
     if (!client_.connected()) return;
     int64_t sent = boottime_ns();
     // One keepalive at a time, unless the one in flight is overdue: a reply
     // that never comes on a live connection must not end leadership for good.
     if (inflight_ && sent - inflight_sent_ < full_ns() * 2 / 3) return;
+    auto checked = targets(extra);
+    if (checked.empty()) return;
     inflight_ = true;
     inflight_sent_ = sent;
+    uint64_t seq = ++sent_seq_;
     int64_t earned = earns(sent);
     uint64_t gen = gen_;
-    auto on_reply = client_.on_loop([this, gen, sent, earned, member, target](Reply &&r) {
+    std::vector<std::string> paths;
+    paths.reserve(checked.size());
+    for (const auto &c : checked) paths.push_back(c.second);
+    auto on_reply = client_.on_loop([this, gen, seq, sent, earned, checked](Reply &&r) {
         if (gen != gen_) return;
-        inflight_ = false;
+        // A late reply to an overdue keepalive says nothing of the one sent
+        // after it, which may still be on its way.
+        if (seq == sent_seq_) inflight_ = false;
         if (r.rc == ZOK) {
             client_.bump(kKeepalives);
             acknowledged(sent, earned, (boottime_ns() - sent) / 1000);
             return;
         }
         if (r.rc == ZNONODE) {
-            // The node checked is gone (resigned, or deleted by hand): its
+            // A node checked is gone (resigned, or deleted by hand): its
             // candidacy hears of it as of any deletion, and the others get
-            // their keepalive from another node at once.
-            auto it = holders_.find(member);
-            if (it != holders_.end() && it->second == target) holders_.erase(it);
-            client_.deliver_node_deleted(member, target);
+            // their keepalive at once, without it. Without the results,
+            // every node checked is suspect: each candidacy's own read
+            // finds out which.
+            for (size_t i = 0; i < checked.size(); ++i) {
+                if (r.results.size() == checked.size() && r.results[i] != ZNONODE) continue;
+                const auto &[member, target] = checked[i];
+                auto it = holders_.find(member);
+                if (it != holders_.end() && it->second == target) holders_.erase(it);
+                client_.deliver_node_deleted(member, target);
+            }
+            renew_now();
+            return;
+        }
+        if (r.rc == ZNOAUTH && r.results.size() == checked.size()) {
+            // A node whose ACL no longer lets us read it cannot be checked:
+            // its candidacy ends (it cannot prove its place), the others
+            // get their keepalive at once, without it.
+            for (size_t i = 0; i < checked.size(); ++i) {
+                if (r.results[i] != ZNOAUTH) continue;
+                const auto &[member, target] = checked[i];
+                auto it = holders_.find(member);
+                if (it != holders_.end() && it->second == target) holders_.erase(it);
+                client_.deliver_node_refused(member, target);
+            }
             renew_now();
         }
     });
 #ifdef ZKELECT_MUTATION_LEASE_BY_READS
     // Mutation: a read stands in for the write that earns the lease.
-    client_.session().exists(target, false, std::move(on_reply));
+    client_.session().exists(paths.front(), false, std::move(on_reply));
 #else
-    client_.session().check(target, std::move(on_reply));
+    client_.session().check(paths, std::move(on_reply));
 #endif
 }
 

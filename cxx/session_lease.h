@@ -17,6 +17,8 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lease.h"
 
@@ -31,8 +33,10 @@ public:
     SessionLease &operator=(const SessionLease &) = delete;
 
     // A holder is a candidacy that leads, claims or is heir: while there is
-    // one, a keepalive goes out every T/6. It names a node of its own for
-    // the keepalive to check; the node exists while the session lives.
+    // one, a keepalive goes out every T/6. It names its node, and every
+    // keepalive checks every holder's node (docs/semantics.md, "A node
+    // deleted by hand"): a node deleted while its own-node watch was lost
+    // still ends its candidacy's lease within T/6 and a round trip.
     void hold(uint64_t member, const std::string &node_path);
     void release(uint64_t member);
 
@@ -65,7 +69,12 @@ public:
     int64_t renegotiation_cap() const { return cap_; }
 
 private:
-    void send(uint64_t member, const std::string &target);
+    // At most this many nodes in one keepalive: a multi of 1,000 checks of
+    // election paths stays well inside ZooKeeper's 1 MB request limit.
+    static constexpr size_t kMaxChecks = 1000;
+    std::vector<std::pair<uint64_t, std::string>> targets(
+        const std::pair<uint64_t, std::string> &extra);
+    void send(const std::pair<uint64_t, std::string> &extra);
     void schedule();
 
     Client &client_;
@@ -78,6 +87,8 @@ private:
     int64_t cap_ = INT64_MAX;
     bool inflight_ = false;
     int64_t inflight_sent_ = 0;
+    uint64_t sent_seq_ = 0;      // keepalives sent; the in-flight one is the last
+    uint64_t next_checked_ = 0;  // the holder the next keepalive checks first
     bool scheduled_ = false;
     uint64_t gen_ = 0;  // bumped on every connection change: stale replies
 };

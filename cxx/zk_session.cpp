@@ -12,10 +12,10 @@ namespace zkelect {
 struct ZkSession::Pending {
     ZkSession *owner;
     ReplyFn fn;
-    // A multi's operation and result must outlive the request.
-    zoo_op_t op{};
-    zoo_op_result_t result{};
-    std::string path;
+    // A multi's operations, results and paths must outlive the request.
+    std::vector<zoo_op_t> ops;
+    std::vector<zoo_op_result_t> results;
+    std::vector<std::string> paths;
     int64_t sent = 0;  // CLOCK_BOOTTIME
 };
 
@@ -39,6 +39,11 @@ void ignore_auth_reply(int, const void *) {}
 constexpr int kResolutionWindowMs = 30000;
 
 }  // namespace
+
+bool connection_trouble(int rc) {
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONEXPIRED ||
+           rc == ZINVALIDSTATE || rc == ZCLOSING || rc == ZSESSIONMOVED;
+}
 
 ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
                      std::atomic<uint64_t> *request_counter, bool connect)
@@ -107,13 +112,18 @@ void ZkSession::finish(const void *data, Reply &&reply) {
         own = std::move(it->second);
         p->owner->pending_.erase(it);
         int64_t now = boottime_ns();
-        if (now - own->sent > p->owner->stuck_after_.load()) p->owner->stuck_ended_ = now;
         bool answered = reply.rc != ZCONNECTIONLOSS && reply.rc != ZOPERATIONTIMEOUT &&
                         reply.rc != ZCLOSING && reply.rc != ZINVALIDSTATE &&
                         reply.rc != ZSESSIONEXPIRED && reply.rc != ZSYSTEMERROR &&
                         reply.rc != ZMARSHALLINGERROR && reply.rc != ZBADARGUMENTS;
         if (answered && own->sent > p->owner->last_answered_sent_)
             p->owner->last_answered_sent_ = own->sent;
+        if (answered) {
+            std::lock_guard<std::mutex> alock(p->owner->answered_mu_);
+            auto &a = p->owner->answered_;
+            a.push_back({own->sent, now});
+            if (a.size() > 4) a.pop_front();
+        }
     }
     // Handlers only copy and forward; nothing may unwind into C frames.
     try {
@@ -185,15 +195,38 @@ void ZkSession::on_void(int rc, const void *data) {
     finish(data, std::move(r));
 }
 
+void ZkSession::on_multi(int rc, const void *data) {
+    Reply r;
+    r.rc = rc;
+    // The results are filled in only when the server answered.
+    if (rc == ZOK || rc == ZNONODE || rc == ZBADVERSION || rc == ZNOAUTH) {
+        const auto *p = static_cast<const Pending *>(data);
+        try {
+            r.results.reserve(p->results.size());
+            for (const auto &res : p->results) r.results.push_back(res.err);
+        } catch (...) {
+            r.results.clear();
+        }
+    }
+    finish(data, std::move(r));
+}
+
 void ZkSession::on_watch(zhandle_t *, int type, int state, const char *path, void *ctx) {
     auto *self = static_cast<ZkSession *>(ctx);
-    int64_t stamp = boottime_ns();
-    if (type == ZOO_SESSION_EVENT && state != ZOO_CONNECTED_STATE) {
+    int64_t stamp = boottime_ns(), floor = 0;
+    int timeout_ms = 0;
+    if (type == ZOO_SESSION_EVENT) {
         std::lock_guard<std::mutex> lock(self->mu_);
-        stamp = self->last_answered_sent_;
+        if (state != ZOO_CONNECTED_STATE) {
+            stamp = self->last_answered_sent_;
+        } else {
+            floor = self->last_answered_sent_;
+            timeout_ms = self->zh_ ? zoo_recv_timeout(self->zh_) : 0;
+        }
     }
     try {
-        self->on_watch_(type, state, path ? std::string(path) : std::string(), stamp);
+        self->on_watch_(type, state, path ? std::string(path) : std::string(), stamp, floor,
+                        timeout_ms);
     } catch (...) {
     }
 }
@@ -204,12 +237,9 @@ void ZkSession::on_sync(int rc, const char *, const void *data) {
     finish(data, std::move(r));
 }
 
-int64_t ZkSession::unstuck_since(int64_t now) {
-    int64_t limit = stuck_after_.load();
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto &entry : pending_)
-        if (now - entry.second->sent > limit) return INT64_MAX;
-    return stuck_ended_;
+std::deque<AckedWrite> ZkSession::answered() const {
+    std::lock_guard<std::mutex> lock(answered_mu_);
+    return answered_;
 }
 
 // Runs the handler at once when the request could not be queued (or
@@ -257,11 +287,15 @@ void ZkSession::remove(const std::string &path, ReplyFn fn) {
     ZKE_SUBMIT(zoo_adelete(zh_, path.c_str(), -1, &ZkSession::on_void, p));
 }
 
-void ZkSession::check(const std::string &path, ReplyFn fn) {
+void ZkSession::check(const std::vector<std::string> &paths, ReplyFn fn) {
     Pending *p = track(std::move(fn));
-    p->path = path;
-    zoo_check_op_init(&p->op, p->path.c_str(), -1);
-    ZKE_SUBMIT(zoo_amulti(zh_, 1, &p->op, &p->result, &ZkSession::on_void, p));
+    p->paths = paths;  // each c_str below points into this copy, never resized
+    p->ops.resize(paths.size());
+    p->results.resize(paths.size());
+    for (size_t i = 0; i < paths.size(); ++i)
+        zoo_check_op_init(&p->ops[i], p->paths[i].c_str(), -1);
+    ZKE_SUBMIT(zoo_amulti(zh_, static_cast<int>(p->ops.size()), p->ops.data(), p->results.data(),
+                          &ZkSession::on_multi, p));
 }
 
 void ZkSession::sync(const std::string &path, ReplyFn fn) {

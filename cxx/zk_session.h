@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "conf.h"
+#include "lease.h"
 
 typedef struct _zhandle zhandle_t;
 struct Stat;
@@ -40,16 +42,28 @@ struct Reply {
     bool has_stat = false;
     NodeStat stat;
     std::vector<std::string> children;  // get_children
+    // check: each operation's code, in the order of its paths (a multi that
+    // failed says which node was missing: ZNONODE there, and
+    // ZRUNTIMEINCONSISTENCY for the operations it did not get to).
+    std::vector<int> results;
 };
 
 using ReplyFn = std::function<void(Reply &&)>;
+
+// The request failed with the connection or the session (ZooKeeper never
+// judged it): the reconnect, or the session's end, is what acts on it.
+bool connection_trouble(int rc);
 // ZooKeeper watch event: type, state, path (ZOO_SESSION_EVENT for sessions),
 // and a CLOCK_BOOTTIME stamp taken on ZooKeeper's completion thread, which
 // delivers replies and events in the order the connection produced them:
 // for ZOO_CONNECTED_STATE the time of delivery (the handshake was before
 // it); for a lost connection (ZOO_CONNECTING_STATE) the sending time of the
 // latest request answered on that connection (it broke after that).
-using WatchFn = std::function<void(int type, int state, const std::string &path, int64_t stamp)>;
+// For ZOO_CONNECTED_STATE also the handshake's facts, read on ZooKeeper's
+// thread: the touch floor (the sending time of the latest request answered
+// before it, 0 for none) and the negotiated timeout; 0 for other events.
+using WatchFn = std::function<void(int type, int state, const std::string &path, int64_t stamp,
+                                   int64_t floor, int timeout_ms)>;
 
 class ZkSession {
 public:
@@ -73,19 +87,17 @@ public:
     void exists(const std::string &path, bool watch, ReplyFn fn);
     void remove(const std::string &path, ReplyFn fn);
     // A write through the quorum that changes nothing: a multi holding one
-    // version check (-1) of path. Fires no watch; fails with ZNONODE when
-    // the node is gone.
-    void check(const std::string &path, ReplyFn fn);
+    // version check (-1) of each path. Fires no watch; fails with ZNONODE
+    // when a node is gone (Reply::results says which). paths is not empty.
+    void check(const std::vector<std::string> &paths, ReplyFn fn);
     // Brings the server up to date with the quorum's leader: requests sent
     // after it see every write committed before it.
     void sync(const std::string &path, ReplyFn fn);
 
-    // A request outstanding longer than this counts as stuck (libzookeeper
-    // sends no ping while one is outstanding). Any thread.
-    void set_stuck_after(int64_t ns) { stuck_after_.store(ns); }
-    // Since when no request has been outstanding longer than stuck_after;
-    // INT64_MAX when one is now. Any thread.
-    int64_t unstuck_since(int64_t now);
+    // The latest requests the server answered (any kind, any answer but a
+    // lost connection or session), newest last: each touched the session at
+    // its server between its sending and its answer. Any thread.
+    std::deque<AckedWrite> answered() const;
 
     int64_t session_id() const;
     int negotiated_timeout_ms() const;
@@ -105,6 +117,7 @@ private:
     static void on_strings(int rc, const struct String_vector *strings, const void *data);
     static void on_stat(int rc, const struct Stat *stat, const void *data);
     static void on_void(int rc, const void *data);
+    static void on_multi(int rc, const void *data);
     static void on_sync(int rc, const char *value, const void *data);
     static void on_watch(zhandle_t *zh, int type, int state, const char *path, void *ctx);
 
@@ -113,8 +126,8 @@ private:
     std::atomic<uint64_t> *requests_;
     std::mutex mu_;
     std::unordered_map<Pending *, std::unique_ptr<Pending>> pending_;
-    std::atomic<int64_t> stuck_after_{INT64_MAX};
-    int64_t stuck_ended_ = 0;          // under mu_
+    mutable std::mutex answered_mu_;
+    std::deque<AckedWrite> answered_;  // under answered_mu_, at most 4
     int64_t last_answered_sent_ = 0;   // under mu_
     zhandle_t *zh_ = nullptr;
 };

@@ -72,13 +72,25 @@ void zt_log_stop(void)
         char msg[128];
         int n = snprintf(msg, sizeof msg, "%s: %lu log lines dropped (stderr was not read)\n",
                          zt_prog, log_dropped);
-        fcntl(log_pipe[1], F_SETFL, fcntl(log_pipe[1], F_GETFL) & ~O_NONBLOCK);
+        /* Non-blocking still: a full pipe drops this line too. */
         ssize_t ignored = write(log_pipe[1], msg, (size_t)n);
         (void)ignored;
     }
     close(log_pipe[1]);
     log_pipe[1] = -1;
-    pthread_join(log_thread, NULL);
+    /* The thread may be blocked in write(2) on a stderr nobody reads: the
+     * exit (and the command's status) must not wait on it for ever. After
+     * ZT_LOG_FLUSH_MS the lines not yet written are lost with the process. */
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ZT_LOG_FLUSH_MS / 1000;
+    until.tv_nsec += (ZT_LOG_FLUSH_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (pthread_clockjoin_np(log_thread, NULL, CLOCK_MONOTONIC, &until) != 0)
+        return; /* its read end stays open: the thread still uses it */
     close(log_pipe[0]);
     log_pipe[0] = -1;
 }
@@ -342,8 +354,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
 
 /* ---- Untrusted text ------------------------------------------------------- */
 
-/* Length of the valid, non-control UTF-8 sequence at p (2..4), else 0. */
-static size_t utf8_len(const unsigned char *p)
+size_t zt_utf8_len(const unsigned char *p)
 {
     unsigned c = p[0];
     size_t n;
@@ -391,7 +402,7 @@ static void escape(const char *s, char *out, size_t outlen, int word)
     while (*p) {
         char piece[8];
         size_t n;
-        size_t u = utf8_len(p);
+        size_t u = zt_utf8_len(p);
         if (u) {
             memcpy(piece, p, u);
             n = u;
@@ -431,7 +442,7 @@ void zt_json_string(FILE *f, const char *s)
     fputc('"', f);
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        size_t u = utf8_len(p);
+        size_t u = zt_utf8_len(p);
         if (u) {
             fwrite(p, 1, u, f);
             p += u;

@@ -49,7 +49,10 @@ int zt_writeln(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* A log for processes whose main thread must never wait on stderr (run's
  * kill path): lines go into a private non-blocking pipe read by a thread
  * that does the blocking writes. A full pipe drops the line and counts it.
- * Start before anything may block; stop flushes (it may block then). */
+ * Start before anything may block; stop flushes for at most
+ * ZT_LOG_FLUSH_MS (a stderr nobody reads loses the rest; the caller is
+ * about to exit then). */
+#define ZT_LOG_FLUSH_MS 1000
 int zt_log_start(void);
 void zt_log_stop(void);
 
@@ -122,8 +125,21 @@ int zt_await(zkelect_client_t *client, const struct zt_opts *o);
  * several clients); the message still names --connect-timeout-ms. */
 int zt_await_for(zkelect_client_t *client, const struct zt_opts *o, int64_t wait_ms);
 
+/* lease.margin.ms as zkelect run takes it: from 20 to 60000 (half of it is
+ * how long the command may outlive a confirmed lease), and, as the library
+ * requires of every client, below half the session timeout. -1 when conf's
+ * margin is unset or good, else ZT_EXIT_USAGE after printing why. */
+int zt_check_margin(const zkelect_conf_t *conf);
+#define ZT_MARGIN_MIN_MS 20
+#define ZT_MARGIN_MAX_MS 60000
+
 /* The exit code for a ZKELECT_E* code reported by the library. */
 int zt_exit_for(int zkelect_code);
+
+/* The exit code for a failed query whose message (errbuf, or
+ * zkelect_last_error()) names its code first: ZT_EXIT_DENIED for
+ * ZKELECT_EAUTH, else ZT_EXIT_FAILURE. */
+int zt_exit_for_message(const char *msg);
 
 /* ---- Output of data read from ZooKeeper (untrusted) ---------------------- */
 
@@ -135,6 +151,10 @@ void zt_escape(const char *s, char *out, size_t outlen);
 /* The same for free text at the end of a line (a message): spaces and '"'
  * pass, the empty string stays empty. */
 void zt_escape_text(const char *s, char *out, size_t outlen);
+
+/* Length of the valid, non-control UTF-8 sequence of 2 to 4 bytes at p, else 0
+ * (ASCII, a byte that is not UTF-8, C1 controls, U+2028 and U+2029). */
+size_t zt_utf8_len(const unsigned char *p);
 
 /* Write s to f as a quoted JSON string; valid JSON for any bytes (bytes that
  * are not UTF-8 become U+FFFD). */

@@ -25,8 +25,8 @@ static void config_usage(FILE *f)
           "Credentials (zk.auth, zk.tls.key.password) show as *** when set.\n"
           "--json prints one JSON object.\n"
           "\n"
-          "Exit status: 0 shown, 1 failure, 2 bad arguments or a value the\n"
-          "library refuses.\n",
+          "Exit status: 0 shown, 1 failure, 2 bad arguments, a value the library\n"
+          "refuses, or a lease.margin.ms that zkelect run would refuse.\n",
           f);
 }
 
@@ -74,6 +74,13 @@ int zt_cmd_config(int argc, char **argv)
     if (!current) {
         config_usage(stderr);
         return exit_code;
+    }
+    /* What run would refuse with the same options is refused here too. */
+    rc = zt_check_margin(current);
+    if (rc >= 0) {
+        zkelect_conf_destroy(current);
+        config_usage(stderr);
+        return rc;
     }
     zkelect_conf_t *defaults = zkelect_conf_new();
     if (!defaults) {

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -157,6 +158,43 @@ int zt_exit_for(int code)
     case ZKELECT_EINVAL: return ZT_EXIT_USAGE;
     default: return ZT_EXIT_FAILURE;
     }
+}
+
+int zt_check_margin(const zkelect_conf_t *conf)
+{
+    char v[64] = "", t[64] = "";
+    size_t vn = sizeof v, tn = sizeof t;
+    if (zkelect_conf_get(conf, "lease.margin.ms", v, &vn) != 0 || !*v)
+        return -1;
+    int64_t m, session;
+    if (zt_parse_i64(v, ZT_MARGIN_MIN_MS, ZT_MARGIN_MAX_MS, &m) != 0) {
+        zt_err("zkelect run needs lease.margin.ms from %d to %d, not %s: half of it is how "
+               "long the command may outlive a confirmed lease",
+               ZT_MARGIN_MIN_MS, ZT_MARGIN_MAX_MS, v);
+        return ZT_EXIT_USAGE;
+    }
+    /* The library's own check, made when a client is created: config
+     * creates none, and says the same. */
+    if (zkelect_conf_get(conf, "zk.session.timeout.ms", t, &tn) == 0 &&
+        zt_parse_i64(t, 1, INT64_MAX / 4, &session) == 0 && 2 * m >= session) {
+        zt_err("lease.margin.ms (%" PRId64 ") must be below half of zk.session.timeout.ms (%" PRId64
+               "): no lease would be left",
+               m, session);
+        return ZT_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int zt_exit_for_message(const char *msg)
+{
+    /* The library's messages begin with the code's name. Only a denial has
+     * an exit status of its own here: whatever else stopped a query, it
+     * could not be asked. */
+    static const char auth[] = "ZKELECT_EAUTH";
+    size_t n = sizeof auth - 1;
+    if (msg && !strncmp(msg, auth, n) && !isalnum((unsigned char)msg[n]) && msg[n] != '_')
+        return ZT_EXIT_DENIED;
+    return ZT_EXIT_FAILURE;
 }
 
 int zt_await(zkelect_client_t *client, const struct zt_opts *o)

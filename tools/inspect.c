@@ -33,7 +33,8 @@ static void status_usage(FILE *f)
           "\n"
           "Lists the candidates of the election at P in queue order (the leader\n"
           "first) with their ids, fencing tokens and node ages. The leader's node age\n"
-          "bounds from above how long it has led. --json prints one JSON object.\n"
+          "bounds from above how long it has led. Positions count from 0, the leader.\n"
+          "--json prints one JSON object.\n"
           "\n"
           "Ids and node names are escaped (\\xNN) so that one candidate is one line.\n"
           "\n"
@@ -83,7 +84,7 @@ int zt_cmd_status(int argc, char **argv)
     if (!ps) {
         zt_err("cannot list %s: %s", o.path, err);
         zkelect_client_destroy(client);
-        return ZT_EXIT_FAILURE;
+        return zt_exit_for_message(err);
     }
     struct timeval tv;
     gettimeofday(&tv, NULL);
@@ -133,7 +134,8 @@ int zt_cmd_status(int argc, char **argv)
             fmt_age(now_ms - zkelect_participants_ctime_ms(ps, i), age, sizeof age);
             zt_escape(zkelect_participants_id(ps, i), id, sizeof id);
             zt_escape(zkelect_participants_node(ps, i), node, sizeof node);
-            printf("%-4zu %-6s %-24s %-20" PRId64 " %-9s %s\n", i + 1, i == 0 ? "leader" : "queued",
+            /* From 0, the leader, as the JSON and zkelect_queue_position. */
+            printf("%-4zu %-6s %-24s %-20" PRId64 " %-9s %s\n", i, i == 0 ? "leader" : "queued",
                    id, zkelect_participants_token(ps, i), age, node);
         }
     }
@@ -216,7 +218,7 @@ static int observe_prometheus(const struct zt_opts *o)
     if (!ps) {
         zt_err("cannot list %s: %s", o->path, err);
         zkelect_client_destroy(client);
-        return ZT_EXIT_FAILURE;
+        return zt_exit_for_message(err);
     }
     size_t len = 0;
     char *text = zt_metrics_render_election(o->path, ps, zt_realtime_ns() / 1000000, &len);

@@ -108,9 +108,11 @@ int zt_cmd_keeper(int argc, char **argv)
         return ZT_EXIT_FAILURE;
     /* Executed as /proc/self/exe, it would show as "exe" in ps and top. */
     prctl(PR_SET_NAME, "zkelect-keeper");
-    /* TERM/INT/HUP stay blocked (a terminal's ^C or systemd's control-group
-     * SIGTERM must not take the keeper away before the tree is gone); the
-     * child unblocks them. */
+    /* TERM/INT/HUP stay blocked (systemd's control-group SIGTERM must not
+     * take the keeper away before the tree is gone), and so do the job
+     * control stops (a frozen keeper enforces nothing); the child unblocks
+     * them. The keeper has a session of its own (run made it), so a
+     * terminal sends it none of these anyway. */
     sigset_t sigs, none;
     sigemptyset(&none);
     sigemptyset(&sigs);
@@ -118,6 +120,9 @@ int zt_cmd_keeper(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGHUP);
+    sigaddset(&sigs, SIGTSTP);
+    sigaddset(&sigs, SIGTTIN);
+    sigaddset(&sigs, SIGTTOU);
     sigprocmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGCHLD, SIG_DFL);
     sigset_t chld;
@@ -143,15 +148,23 @@ int zt_cmd_keeper(int argc, char **argv)
         tell(ZT_K_EXECFAIL, errno, 0);
         return ZT_EXIT_FAILURE;
     }
+    pid_t keeper_pid = getpid();
     child = fork();
     if (child < 0) {
         tell(ZT_K_EXECFAIL, errno, 0);
         return ZT_EXIT_FAILURE;
     }
     if (child == 0) {
-        /* Its own process group: a terminal's ^C goes to run, which stops
-         * CMD in order, not to CMD directly. */
+        /* Its own process group, in the keeper's session: a signal to
+         * run's group or session (a terminal's ^C or ^Z) goes to run, which
+         * stops CMD in order, not to CMD directly. */
         setpgid(0, 0);
+        /* Should the keeper die with run (each SIGKILLed by pid at once),
+         * CMD goes with it rather than on without anyone who knows it. The
+         * keeper exits by itself only once CMD is gone. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != keeper_pid)
+            _exit(126);
         signal(SIGPIPE, SIG_DFL);
         sigprocmask(SIG_SETMASK, &none, NULL);
         execvp(cmd[0], cmd);

@@ -69,15 +69,30 @@ static void buf_fmt(struct zt_buf *b, const char *fmt, ...)
 
 void zt_buf_label(struct zt_buf *b, const char *s)
 {
-    /* The text format's three escapes; everything else (UTF-8 included)
-     * goes as it is. */
-    for (; *s; s++) {
-        switch (*s) {
+    /* The text format's three escapes. It has no escape for any other byte,
+     * and a scraper rejects the whole exposition for a byte that is not
+     * UTF-8 (and may take a CR for the end of a line): those, and every
+     * other control character, become U+FFFD (the JSON outputs do so with
+     * bytes that are not UTF-8). */
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t u = zt_utf8_len(p);
+        if (u) {
+            buf_add(b, (const char *)p, u);
+            p += u;
+            continue;
+        }
+        switch (*p) {
         case '\\': buf_add(b, "\\\\", 2); break;
         case '"': buf_add(b, "\\\"", 2); break;
         case '\n': buf_add(b, "\\n", 2); break;
-        default: buf_add(b, s, 1);
+        default:
+            if (*p >= 0x20 && *p < 0x7f)
+                buf_add(b, (const char *)p, 1);
+            else
+                buf_add(b, "\xef\xbf\xbd", 3);
         }
+        p++;
     }
 }
 
@@ -394,6 +409,28 @@ static char *snapshot(zkelect_client_t *client, size_t *len)
 
 /* ---- the HTTP endpoint and the textfile ---------------------------------------- */
 
+/* What one HTTP client may hold: the endpoint serves one scraper or two, so
+ * a few connections per address, and a request's headers must be in within
+ * a few seconds of the connection (or of its previous request's end). A
+ * client that trickles its headers a byte at a time resets libmicrohttpd's
+ * idle timeout for ever; the header deadline is what frees its place. */
+#define METRICS_CONNECTIONS 64
+#define METRICS_PER_ADDRESS 4
+#define METRICS_IDLE_S 10
+#define METRICS_HEADER_MS 5000
+
+/* A connection of the endpoint, from libmicrohttpd's STARTED notification
+ * to its CLOSED one. fd is our own duplicate of its socket, closed with the
+ * entry: a shutdown(2) through it can never reach another file that took
+ * the number after libmicrohttpd closed its own. */
+struct conn {
+    struct conn *prev, *next;
+    int fd;
+    int64_t since;   /* monotonic ms: connected, or its last request ended */
+    int in_request;  /* headers received, the request is being answered */
+    int cut;         /* shut down for missing the header deadline */
+};
+
 struct zt_metrics {
     zkelect_client_t *client;
     struct MHD_Daemon *httpd;
@@ -403,10 +440,107 @@ struct zt_metrics {
     int64_t interval_ms;
     pthread_t writer;
     int writer_started;
+    pthread_t sweeper;
+    int sweeper_started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int stop;
+    pthread_mutex_t conns_mu;
+    struct conn *conns;
 };
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode what)
+{
+    struct zt_metrics *m = cls;
+    if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct conn *c = calloc(1, sizeof *c);
+        if (c)
+            c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+        if (!c || c->fd < 0) {
+            free(c);
+            return; /* unwatched: still bounded by the idle timeout */
+        }
+        c->since = zt_monotonic_ms();
+        pthread_mutex_lock(&m->conns_mu);
+        c->next = m->conns;
+        if (m->conns)
+            m->conns->prev = c;
+        m->conns = c;
+        pthread_mutex_unlock(&m->conns_mu);
+        *socket_context = c;
+    } else if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
+        struct conn *c = *socket_context;
+        if (!c)
+            return;
+        pthread_mutex_lock(&m->conns_mu);
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            m->conns = c->next;
+        if (c->next)
+            c->next->prev = c->prev;
+        pthread_mutex_unlock(&m->conns_mu);
+        close(c->fd);
+        free(c);
+        *socket_context = NULL;
+    }
+}
+
+static struct conn *conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)con_cls, (void)toe;
+    struct zt_metrics *m = cls;
+    struct conn *c = conn_of(conn);
+    if (!c)
+        return;
+    pthread_mutex_lock(&m->conns_mu);
+    c->in_request = 0;
+    c->since = zt_monotonic_ms(); /* the next request's headers are due */
+    pthread_mutex_unlock(&m->conns_mu);
+}
+
+/* Shuts down every connection past its header deadline; libmicrohttpd sees
+ * the end of the socket and closes the connection itself. */
+static void *sweeper_main(void *arg)
+{
+    struct zt_metrics *m = arg;
+    pthread_mutex_lock(&m->mu);
+    while (!m->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += 250 * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&m->cv, &m->mu, &until);
+        if (m->stop)
+            break;
+        int64_t now = zt_monotonic_ms();
+        pthread_mutex_lock(&m->conns_mu);
+        /* Bounded by the connection limit. */
+        for (struct conn *c = m->conns; c; c = c->next) {
+            if (!c->in_request && !c->cut && now - c->since > METRICS_HEADER_MS) {
+                shutdown(c->fd, SHUT_RDWR);
+                c->cut = 1;
+            }
+        }
+        pthread_mutex_unlock(&m->conns_mu);
+    }
+    pthread_mutex_unlock(&m->mu);
+    return NULL;
+}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
@@ -415,6 +549,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     (void)version, (void)upload_data, (void)upload_data_size, (void)con_cls;
     struct zt_metrics *m = cls;
+    struct conn *c = conn_of(conn);
+    if (c) {
+        pthread_mutex_lock(&m->conns_mu);
+        c->in_request = 1; /* the headers are in */
+        pthread_mutex_unlock(&m->conns_mu);
+    }
     struct MHD_Response *resp;
     unsigned status;
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
@@ -602,6 +742,7 @@ struct zt_metrics *zt_metrics_start(zkelect_client_t *client, const char *listen
     }
     m->client = client;
     m->listen_fd = -1;
+    pthread_mutex_init(&m->conns_mu, NULL);
     m->interval_ms = interval_ms > 0 ? interval_ms : 15000;
     pthread_mutex_init(&m->mu, NULL);
     pthread_condattr_t ca;
@@ -628,15 +769,23 @@ struct zt_metrics *zt_metrics_start(zkelect_client_t *client, const char *listen
         if (m->listen_fd < 0)
             goto fail;
         note_url(m);
-        m->httpd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL,
-                                    on_request, m, MHD_OPTION_LISTEN_SOCKET, m->listen_fd,
-                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned)32, MHD_OPTION_END);
+        m->httpd = MHD_start_daemon(
+            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, on_request, m,
+            MHD_OPTION_LISTEN_SOCKET, m->listen_fd, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)METRICS_IDLE_S, MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNECTIONS,
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_PER_ADDRESS,
+            MHD_OPTION_NOTIFY_CONNECTION, on_connection, m, MHD_OPTION_NOTIFY_COMPLETED,
+            on_completed, m, MHD_OPTION_END);
         if (!m->httpd) {
             zt_err("--metrics-listen %s: the HTTP server did not start", listen);
             goto fail;
         }
         m->listen_fd = -1; /* the daemon's now: MHD_stop_daemon closes it */
+        if (pthread_create(&m->sweeper, NULL, sweeper_main, m) != 0) {
+            zt_err("--metrics-listen: cannot start its thread");
+            goto fail;
+        }
+        m->sweeper_started = 1;
     }
     return m;
 fail:
@@ -649,19 +798,28 @@ void zt_metrics_stop(struct zt_metrics *m)
 {
     if (!m)
         return;
+    pthread_mutex_lock(&m->mu);
+    m->stop = 1;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    /* The sweeper first: it shuts down sockets the daemon owns. */
+    if (m->sweeper_started)
+        pthread_join(m->sweeper, NULL);
     if (m->httpd)
         MHD_stop_daemon(m->httpd);
     if (m->listen_fd >= 0)
         close(m->listen_fd);
     if (m->writer_started) {
-        pthread_mutex_lock(&m->mu);
-        m->stop = 1;
-        pthread_cond_signal(&m->cv);
-        pthread_mutex_unlock(&m->mu);
         pthread_join(m->writer, NULL);
+        /* The last word is the state at the end (after run resigned): a file
+         * left saying "leader" would be exported as a second leader once
+         * another process took over. */
+        if (write_textfile(m) != 0)
+            zt_err("--metrics-textfile %s: %s", m->textfile, strerror(errno));
     }
     pthread_cond_destroy(&m->cv);
     pthread_mutex_destroy(&m->mu);
+    pthread_mutex_destroy(&m->conns_mu);
     free(m->textfile);
     free(m);
 }

@@ -26,8 +26,10 @@ struct zt_metrics *zt_metrics_start(zkelect_client_t *client, const char *listen
 /* "http://HOST:PORT/metrics" as bound (the port a 0 asked for), or "". */
 const char *zt_metrics_url(const struct zt_metrics *m);
 
-/* Stops the server and the textfile thread (the last textfile stays).
- * Call before destroying the client or its elections. NULL is a no-op. */
+/* Stops the server and the textfile thread, then writes the textfile once
+ * more with the state as it is now (call after resigning, so that it says
+ * "not leader"). Call before destroying the client or its elections. NULL
+ * is a no-op. */
 void zt_metrics_stop(struct zt_metrics *m);
 
 /* The exposition (text format 0.0.4) of a zkelect_client_stats() document.
@@ -43,7 +45,8 @@ char *zt_metrics_render_election(const char *path, const zkelect_participants_t 
                                  int64_t now_ms, size_t *len);
 
 /* Appends s to the buffer as a Prometheus label value: backslash, double
- * quote and newline escaped as the text format requires. */
+ * quote and newline escaped as the text format requires; bytes that are not
+ * UTF-8 and other control characters as U+FFFD. */
 struct zt_buf {
     char *p;
     size_t len, cap;

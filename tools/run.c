@@ -71,7 +71,8 @@ static void usage(FILE *f)
           "  --grace MS               SIGTERM -> SIGKILL delay while still leading\n"
           "                           (default 5000)\n"
           "  --once                   exit 4 after losing leadership instead of waiting\n"
-          "  --quiet                  no progress lines on stderr\n"
+          "  --quiet                  no progress lines on stderr (but the metrics URL\n"
+          "                           when --metrics-listen asked for port 0)\n"
           "  --set KEY=VALUE          library option (see zkelect(1))\n"
           "  --auth-file FILE         zk.auth credentials read from FILE\n"
           "                           (or $ZKELECT_AUTH)\n"
@@ -420,7 +421,15 @@ static int spawn(struct runner *r)
     }
     if (pid == 0) {
         /* Async-signal-safe calls only from here to exec. The signal mask
-         * (TERM, INT, HUP, CHLD blocked) is what the keeper wants. */
+         * (TERM, INT, HUP, CHLD blocked) is what the keeper wants.
+         * A session of its own: whatever signals our process group or
+         * session (kill -KILL -- -PGID, timeout -s KILL, a terminal's ^Z,
+         * pkill -s) reaches us but not the keeper, which then kills the
+         * command's tree when our socket closes or our deadlines stop. In
+         * our group the keeper would die or freeze with us, and nothing
+         * would be left that knows the tree. */
+        if (setsid() < 0)
+            _exit(126);
         if (sv[1] == ZT_KEEPER_FD)
             fcntl(sv[1], F_SETFD, 0);
         else if (dup2(sv[1], ZT_KEEPER_FD) < 0)
@@ -539,16 +548,24 @@ int zt_cmd_run(int argc, char **argv)
     int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_ID | ZT_O_RUN | ZT_O_METRICS, &r.o, usage);
     if (rc >= 0)
         return rc;
-    for (int i = 0; i < r.o.nsettings; i++) {
-        if (!strncmp(r.o.settings[i], "lease.margin.ms=", 16)) {
-            int64_t v;
-            if (zt_parse_i64(r.o.settings[i] + 16, 20, 60000, &v) != 0) {
-                zt_err("run needs lease.margin.ms from 20 to 60000: half of it is how long "
-                       "the command may outlive a confirmed lease");
-                usage(stderr);
-                return ZT_EXIT_USAGE;
-            }
-            r.margin_user = v;
+    {
+        /* The options as the library will take them (config checks them
+         * the same way). */
+        int code = ZT_EXIT_FAILURE;
+        zkelect_conf_t *conf = zt_conf(&r.o, &code);
+        if (!conf) {
+            usage(stderr);
+            return code;
+        }
+        rc = zt_check_margin(conf);
+        char v[64] = "";
+        size_t vn = sizeof v;
+        if (rc < 0 && zkelect_conf_get(conf, "lease.margin.ms", v, &vn) == 0 && *v)
+            zt_parse_i64(v, ZT_MARGIN_MIN_MS, ZT_MARGIN_MAX_MS, &r.margin_user);
+        zkelect_conf_destroy(conf);
+        if (rc >= 0) {
+            usage(stderr);
+            return rc;
         }
     }
     char default_id[300];
@@ -560,6 +577,23 @@ int zt_cmd_run(int argc, char **argv)
         r.id = default_id;
     }
 
+    /* The tree walk reads pids from /proc and signals them: a /proc of
+     * another PID namespace (unshare --pid without --mount-proc) would name
+     * unrelated processes. Checked before anything is started. */
+    {
+        char self[32] = "";
+        ssize_t n = readlink("/proc/self", self, sizeof self - 1);
+        if (n > 0)
+            self[n] = '\0';
+        int64_t pid;
+        if (n <= 0 || zt_parse_i64(self, 1, INT32_MAX, &pid) != 0 || pid != getpid()) {
+            zt_err("/proc is not this process's (/proc/self is '%s', the pid is %d): run finds "
+                   "the command's processes there and would signal others; mount a /proc of "
+                   "this PID namespace (unshare --mount-proc)",
+                   n > 0 ? self : strerror(errno), (int)getpid());
+            return ZT_EXIT_FAILURE;
+        }
+    }
     /* Before anything forks or starts threads: see zt_signalfd. */
     int sfd = zt_signalfd(1);
     if (sfd < 0)
@@ -613,8 +647,16 @@ int zt_cmd_run(int argc, char **argv)
         char id[256];
         zt_escape(r.id, id, sizeof id);
         note(&r, "volunteered as %s at %s", id, r.o.path);
-        if (*zt_metrics_url(metrics))
-            note(&r, "metrics at %s", zt_metrics_url(metrics));
+        /* A port the system chose is known only from this line: it is
+         * written even under --quiet. */
+        if (*zt_metrics_url(metrics)) {
+            const char *port = strrchr(r.o.metrics_listen, ':');
+            int64_t asked;
+            if (r.o.quiet && port && zt_parse_i64(port + 1, 0, 0, &asked) == 0)
+                zt_err("metrics at %s", zt_metrics_url(metrics));
+            else
+                note(&r, "metrics at %s", zt_metrics_url(metrics));
+        }
     }
 
     /* Bounded by the events and signals that end it; each pass waits. */
@@ -744,13 +786,15 @@ out:
     }
     if (r.ctl >= 0)
         close(r.ctl);
-    /* Its threads take snapshots of the client and election: stop first. */
-    zt_metrics_stop(metrics);
     if (r.election) {
         r.resigning = 1;
         zkelect_resign(r.election);
-        zkelect_election_destroy(r.election);
     }
+    /* After the resign, so the last textfile says "not leader"; before the
+     * destroys, since its threads take snapshots of the client and election. */
+    zt_metrics_stop(metrics);
+    if (r.election)
+        zkelect_election_destroy(r.election);
     if (r.client)
         zkelect_client_destroy(r.client);
     close(sfd);

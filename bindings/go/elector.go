@@ -23,6 +23,7 @@ const (
 	Failed        EventType = 8  // an asynchronous failure; Err says which
 	Resigned      EventType = 9  // the resign finished; Volunteer may be called
 	Overflow      EventType = 10 // the queue was full: Token older events were dropped
+	Warning       EventType = 11 // nothing failed, but an operator should act; Message says what
 )
 
 func (t EventType) String() string { return capi.Event_type_name(int(t)) }

@@ -280,6 +280,44 @@ test("__gc resigns at once and frees at the next call", function()
   watcher:close()
 end)
 
+-- A participant of another program (Curator) may lead with an id longer
+-- than ZKELECT_ID_MAX; tests/bindings/test_lua.py writes one with kazoo and
+-- names its path. Only registered then, so the driver sees it ran.
+local long_path, long_id = os.getenv("ZKELECT_TEST_LONG_ID_PATH"), os.getenv("ZKELECT_TEST_LONG_ID")
+if long_path and long_id and #long_id > 1024 then
+  test("leader_id reads a foreign id longer than ID_MAX", function()
+    local e <close> = elector(long_path, "lua-follower")
+    enroll(e)
+    local got = e:leader_id()
+    check(got == long_id, "leader_id: %s", got and #got .. " bytes" or "nil")
+    check(e:participants()[1].id == long_id, "participants()[1]")
+  end)
+end
+
+test("is_error tells a zkelect error from any other value", function()
+  local err = catch(zkelect.connect, { hosts = hosts, ["no.such.key"] = "1" })
+  check(zkelect.is_error(err), "is_error(a raised error) is false")
+  local c <close> = zkelect.connect{ hosts = hosts }
+  err = catch(c.counter, c, 99)
+  check(zkelect.is_error(err), "is_error(an error from a wrapped C call) is false")
+  for _, v in ipairs({ "ZKELECT_EINVAL: x", 42, { code = -1, name = "ZKELECT_EINVAL", message = "x" } }) do
+    check(not zkelect.is_error(v), "is_error(%s) is true", tostring(v))
+  end
+  check(not zkelect.is_error(nil), "is_error(nil) is true")
+end)
+
+test("a failure that returns only a code carries the library's detail", function()
+  local c <close> = zkelect.connect{ hosts = hosts }
+  local err = catch(c.counter, c, 99)
+  check(err.code == zkelect.EINVAL and err.message:find("no counter 99", 1, true),
+        "counter(99): %s", tostring(err))
+  local path = fresh_path("nocandidate")
+  local e <close> = c:elector(path, "idle")
+  err = catch(zkelect.leader_id, e._h)
+  check(err.code == zkelect.ENOLEADER and err.message:find("no candidate under " .. path, 1, true),
+        "leader_id: %s", tostring(err))
+end)
+
 local failed = 0
 for _, name in ipairs(order) do
   local ok, err = xpcall(tests[name], debug.traceback)

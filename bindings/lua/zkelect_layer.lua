@@ -18,6 +18,13 @@ local M = ...
 local raw = {}
 for k, v in pairs(M) do raw[k] = v end
 
+-- Every error this module raises, from C or from this layer, is made by
+-- lua.i's push_error and shares its metatable.
+local error_mt = getmetatable(raw.make_error(M.EINVAL, ""))
+
+-- true when v is an error raised by this module (a pcall's second result).
+function M.is_error(v) return type(v) == "table" and getmetatable(v) == error_mt end
+
 local function code_of(err)
   return type(err) == "table" and err.code or nil
 end

@@ -40,10 +40,22 @@ static __thread char zkelect_swig_errbuf[512];
 /* The return code of the last helper below, read by the same wrapper. */
 static __thread int zkelect_swig_rc;
 
+/* The message of a failure that returned `code`: errbuf's when the call
+ * wrote one, else this thread's zkelect_last_error (the library's detail,
+ * "no candidate under /x" rather than "no leader"), else the code's
+ * description. The last error is only taken when it names this code: it is
+ * left as it was by calls that succeed. */
 static const char *zkelect_swig_msg(int code)
 {
-    if (zkelect_swig_errbuf[0] == '\0')
-        snprintf(zkelect_swig_errbuf, sizeof zkelect_swig_errbuf, "%s", zkelect_strerror(code));
+    if (zkelect_swig_errbuf[0] == '\0') {
+        const char *name = zkelect_err_name(code);
+        const char *last = zkelect_last_error();
+        size_t n = strlen(name);
+        const char *text = zkelect_strerror(code);
+        if (strncmp(last, name, n) == 0 && strncmp(last + n, ": ", 2) == 0 && last[n + 2] != '\0')
+            text = last + n + 2;
+        snprintf(zkelect_swig_errbuf, sizeof zkelect_swig_errbuf, "%s", text);
+    }
     return zkelect_swig_errbuf;
 }
 
@@ -278,20 +290,30 @@ static int64_t zkelect_swig_fencing_token(const zkelect_election_t *election)
     return token;
 }
 
-/* The leader's participant id; raises ENOLEADER when nobody is a candidate. */
+/* The leader's participant id; raises ENOLEADER when nobody is a candidate.
+ * The leader may be another program's participant (Curator) whose id is
+ * longer than ZKELECT_ID_MAX: the buffer grows on ERANGE, eightfold, six
+ * times at most (to 32 MiB, past ZooKeeper's 1 MiB default limit on a
+ * node's data), as the Rust crate's does. */
 static char *zkelect_swig_leader_id(zkelect_election_t *election)
 {
-    char *buf = malloc(ZKELECT_ID_MAX + 1);
-    if (buf == NULL) {
-        zkelect_swig_rc = ZKELECT_ENOMEM;
-        return NULL;
-    }
-    zkelect_swig_rc = zkelect_leader_id(election, buf, ZKELECT_ID_MAX + 1);
-    if (zkelect_swig_rc < 0) {
+    size_t len = ZKELECT_ID_MAX + 1;
+    for (int attempt = 0; attempt < 6; attempt++, len *= 8) {
+        char *buf = malloc(len);
+        if (buf == NULL) {
+            snprintf(zkelect_swig_errbuf, sizeof zkelect_swig_errbuf,
+                     "out of memory for a %zu-byte id", len);
+            zkelect_swig_rc = ZKELECT_ENOMEM;
+            return NULL;
+        }
+        zkelect_swig_rc = zkelect_leader_id(election, buf, len);
+        if (zkelect_swig_rc == 0)
+            return buf;
         free(buf);
-        return NULL;
+        if (zkelect_swig_rc != ZKELECT_ERANGE)
+            return NULL;
     }
-    return buf;
+    return NULL; /* still ERANGE, with the library's detail */
 }
 
 /* A counter of the client (ZKELECT_COUNTER_*). Signed because not every

@@ -416,8 +416,13 @@ ZKELECT_API int zkelect_volunteer(zkelect_election_t *election);
  * returns), delete the node, stop watching. Non-blocking: a leader gets
  * DEPOSED (reason RESIGNED) at once and every candidate gets RESIGNED once
  * the node is gone; the candidacy may then volunteer again, at the back of
- * the queue. Returns 0, ZKELECT_ESTATE when not a candidate (a second
- * resign), ZKELECT_EINVAL for NULL.
+ * the queue. If ZooKeeper refuses the delete (deleting a child needs DELETE
+ * permission on the election path), an ERROR event (ZKELECT_EAUTH) says so
+ * once, the node stays and the delete is tried again once every session
+ * timeout; RESIGNED comes only when the node is gone (the session's end
+ * removes it), and until then a volunteer gets ZKELECT_ESTATE. Returns 0,
+ * ZKELECT_ESTATE when not a candidate (a second resign), ZKELECT_EINVAL for
+ * NULL.
  */
 ZKELECT_API int zkelect_resign(zkelect_election_t *election);
 
@@ -612,7 +617,8 @@ enum zkelect_event_type {
 
 /** Why a DEPOSED event happened. */
 enum zkelect_reason {
-    ZKELECT_REASON_NONE = 0,
+    ZKELECT_REASON_NONE = 0,         /* not DEPOSED; or an error ended the
+                                        candidacy: the ERROR event after it says which */
     ZKELECT_REASON_RESIGNED = 1,     /* zkelect_resign() */
     ZKELECT_REASON_SUSPENDED = 2,    /* disconnect, leadership=strict */
     ZKELECT_REASON_LEASE_ENDED = 3,  /* no acknowledged write within the lease */
@@ -728,7 +734,9 @@ ZKELECT_API void zkelect_event_destroy(zkelect_event_t *event);
  * Watch the leader of the election at path (validated like
  * zkelect_election_new, but never created) without taking part. Its queue
  * gets LEADER_CHANGED first with the current leader (or none), then on every
- * change; and SUSPENDED, RECONNECTED, EXPIRED, ERROR. Returns NULL with a
+ * change; and SUSPENDED, RECONNECTED, EXPIRED, ERROR. When this client may
+ * not list the election path or read the leader's node (its ACL), ERROR
+ * (ZKELECT_EAUTH) comes instead of LEADER_CHANGED, once. Returns NULL with a
  * message in errbuf for NULL client or a bad path. The caller owns the
  * result; free it with zkelect_observer_destroy() before the client.
  */

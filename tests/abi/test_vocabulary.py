@@ -6,7 +6,10 @@ binding's hand-written constants, docs/api.md, and the configuration keys
 the library lists (zkelect_conf_key) against those the docs describe. Go and Lua take the
 header's constants through SWIG, Rust's zkelect-sys checks its own against
 the header (bindings/rust/zkelect-sys/tests/header.rs), LuaJIT's cdef is
-checked by tests/bindings/test_luajit_cdef.py.
+checked by tests/bindings/test_luajit_cdef.py. The idiomatic layers' own
+copies (Go's EventType/Reason/Code constants, Java's Event.Type and
+Reason, Rust's EventKind, Reason, ErrorKind and Counter::ALL) and the
+stats call of every language are held to the header at the end.
 """
 
 import ctypes
@@ -157,3 +160,85 @@ def test_every_configuration_key_is_documented_and_no_other(lib):
         assert keys == documented, (f"{doc.name}: in the library only: "
                                     f"{sorted(keys - documented)}; in the doc only: "
                                     f"{sorted(documented - keys)}")
+
+
+# ---- the bindings' own copies ------------------------------------------------
+# Each binding below spells the header's vocabulary by hand (a later change
+# generates them from one source); until then every copy is held to the
+# header here, so a value added to an enum and missed by a binding fails.
+
+BINDINGS = REPO / "bindings"
+
+
+def _events_by_name():
+    return {sym[len("ZKELECT_EV_"):]: v for sym, v in EVENTS}
+
+
+def test_the_go_constants_agree():
+    go = (BINDINGS / "go" / "elector.go").read_text() + (BINDINGS / "go" / "errors.go").read_text()
+    for typ, table in (("EventType", EVENTS), ("Reason", REASONS),
+                       ("Code", [(s, v) for s, v in ERRORS if s != "ZKELECT_OK"])):
+        values = sorted(int(v) for v in re.findall(r"\b[A-Z]\w*\s+%s\s*=\s*(-?\d+)" % typ, go))
+        assert values == sorted(v for _s_, v in table), (
+            f"Go's {typ} constants {values} are not the header's "
+            f"{[(s, v) for s, v in table]}")
+
+
+def test_the_java_enums_agree():
+    java = (BINDINGS / "java" / "src" / "main" / "java" / "org" / "zkelect" / "Event.java").read_text()
+    java = re.sub(r"/\*.*?\*/", "", java, flags=re.S)
+
+    def enum(name):
+        m = re.search(r"public enum %s \{(.*?);" % name, java, re.S)
+        assert m, name
+        return [w.strip() for w in m.group(1).split(",") if w.strip()]
+
+    types = enum("Type")
+    # Type.of(code) is values()[code]; 0 is UNKNOWN
+    assert types[0] == "UNKNOWN"
+    assert {i: t for i, t in enumerate(types) if i > 0} == {v: n for n, v in _events_by_name().items()}
+    reasons = enum("Reason")
+    assert {i: r for i, r in enumerate(reasons)} == {
+        v: s[len("ZKELECT_REASON_"):] for s, v in REASONS}
+
+
+def test_the_rust_variants_agree():
+    rs = (BINDINGS / "rust" / "zkelect" / "src" / "lib.rs").read_text()
+    for prefix, enum, table in (("ZKELECT_EV_", "EventKind", EVENTS),
+                                ("ZKELECT_REASON_", "Reason", REASONS),
+                                ("ZKELECT_E", "ErrorKind", [(s, v) for s, v in ERRORS
+                                                           if s != "ZKELECT_OK"])):
+        arms = set(re.findall(r"(%s[A-Z_]+) => %s::" % (prefix, enum), rs))
+        assert arms == {s for s, _v in table}, (
+            f"Rust's {enum} maps {sorted(arms)}, the header has {sorted(s for s, _v in table)}")
+
+
+def test_the_rust_counters_agree():
+    rs = (BINDINGS / "rust" / "zkelect" / "src" / "lib.rs").read_text()
+    arms = dict(re.findall(r"Counter::(\w+) => (ZKELECT_COUNTER_[A-Z_]+)", rs))
+    assert set(arms.values()) == {s for s, _v in COUNTERS}, sorted(arms.values())
+    m = re.search(r"pub const ALL: \[Counter; (\d+)\] = \[(.*?)\];", rs, re.S)
+    assert m, "Counter::ALL not found"
+    listed = re.findall(r"Counter::(\w+)", m.group(2))
+    assert int(m.group(1)) == len(COUNTERS) and sorted(listed) == sorted(arms), (
+        f"Counter::ALL lists {listed}; the header has {len(COUNTERS)} counters")
+
+
+def test_every_binding_has_stats():
+    """README.md and bindings/README.md say every language reads the stats
+    snapshot (zkelect_election_stats / zkelect_client_stats)."""
+    calls = {
+        "go": ((BINDINGS / "go" / "elector.go", r"func \(e \*Elector\) Stats\("),
+               (BINDINGS / "go" / "zkelect.go", r"func \(c \*Client\) Stats\(")),
+        "java": ((BINDINGS / "java/src/main/java/org/zkelect/Elector.java", r"public String stats\(\)"),
+                 (BINDINGS / "java/src/main/java/org/zkelect/Client.java", r"public String stats\(\)")),
+        "lua": ((BINDINGS / "lua" / "zkelect_layer.lua", r"function Elector:stats\("),
+                (BINDINGS / "lua" / "zkelect_layer.lua", r"function Client:stats\(")),
+        "luajit": ((BINDINGS / "luajit/zkelect/ffi.lua", r"function Elector:stats\("),
+                   (BINDINGS / "luajit/zkelect/ffi.lua", r"function Client:stats\(")),
+        "rust": ((BINDINGS / "rust/zkelect/src/lib.rs", r"zkelect_election_stats\("),
+                 (BINDINGS / "rust/zkelect/src/lib.rs", r"zkelect_client_stats\(")),
+    }
+    missing = [f"{lang}: {path.name} /{rx}/" for lang, pairs in calls.items()
+               for path, rx in pairs if not re.search(rx, path.read_text())]
+    assert not missing, missing

@@ -48,15 +48,17 @@ def java_out(build_dir):
 def _junit(env, out):
     cp = f"{out}/zkelect.jar:{out}/test-classes:{JUNIT}"
     return _run(["java", f"-Djava.library.path={out}", "-cp", cp,
-                 "org.junit.runner.JUnitCore", "org.zkelect.ElectorTest", "org.zkelect.LifecycleTest"], env)
+                 "org.junit.runner.JUnitCore", "org.zkelect.ElectorTest", "org.zkelect.LifecycleTest",
+                 "org.zkelect.BoundaryTest"], env)
 
 
-def test_junit(test_env, java_out):
-    proc = _junit(test_env, java_out)
+def test_junit(test_env, java_out, foreign_long_leader):
+    proc = _junit(dict(test_env, **foreign_long_leader), java_out)
     out = proc.stdout + "\n" + proc.stderr
     assert proc.returncode == 0, f"JUnit failed (exit {proc.returncode}):\n{out}"
     m = re.search(r"OK \((\d+) tests\)", proc.stdout)
-    assert m and int(m.group(1)) >= 14, out
+    assert m and int(m.group(1)) >= 18, out
+    assert "ran leaderIdLongerThanIdMax with a 2000-byte id" in proc.stdout, out
 
 
 def test_junit_fails_without_an_ensemble(test_env, java_out):

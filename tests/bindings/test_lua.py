@@ -43,8 +43,8 @@ def lua_env(build_dir):
     return {"LUA_CPATH": f"{out}/?.so;;"}
 
 
-def test_lua_tests(test_env, lua_env):
-    env = dict(test_env, **lua_env)
+def test_lua_tests(test_env, lua_env, foreign_long_leader):
+    env = dict(test_env, **lua_env, **foreign_long_leader)
     proc = _run(["lua5.4", "test_zkelect.lua"], env)
     out = proc.stdout + "\n" + proc.stderr
     assert proc.returncode == 0, f"lua tests failed (exit {proc.returncode}):\n{out}"
@@ -56,7 +56,10 @@ def test_lua_tests(test_env, lua_env):
                  "an unknown option is an error, dotted or not",
                  "timeouts accept any number and saturate",
                  "a client whose close is refused stays usable and is closed later",
-                 "__gc resigns at once and frees at the next call"]:
+                 "__gc resigns at once and frees at the next call",
+                 "leader_id reads a foreign id longer than ID_MAX",
+                 "is_error tells a zkelect error from any other value",
+                 "a failure that returns only a code carries the library's detail"]:
         assert f"ok {name}\n" in proc.stdout, f"{name} did not pass:\n{out}"
 
 

@@ -48,7 +48,9 @@ def test_luajit_tests(test_env, luajit_env):
                  "resign fails over in queue order", "events come in order",
                  "close releases the node", "gc resigns at once and frees at the next call",
                  "a collected follower leaves the queue and the next in line leads",
-                 "timeouts accept any number and saturate"]:
+                 "timeouts accept any number and saturate",
+                 "client:close() after an elector or observer was dropped without close",
+                 "stats of an elector and its client"]:
         assert f"ok {name}\n" in proc.stdout, f"{name} did not pass:\n{out}"
 
 
@@ -72,6 +74,40 @@ def test_closing_the_lua_state_closes_the_session(test_env, luajit_env, kz, zk_p
     assert kz.exists(zk_path), f"{zk_path} was never created:\n{out}"
     kz.sync(zk_path)
     assert kz.get_children(zk_path) == [], "the nodes outlived the Lua state"
+
+
+def test_connect_never_waits_for_a_collected_handle(test_env, luajit_env, zk, tmp_path):
+    # A faultproxy (its own process, driven by the script through its
+    # control socket) in front of one server: the script's collected elector
+    # is cut off, so destroying it would wait; zk.connect must not.
+    import sys
+    script = str(REPO / "tests" / "bed" / "faultproxy.py")
+    ctl = str(tmp_path / "ctl.sock")
+    proxy = subprocess.Popen([sys.executable, script, "--target", f"127.0.0.1:{zk.client_port(0)}",
+                              "--control", ctl, "--stdin-eof-exit"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        listen = None
+        for _ in range(10):  # one LISTEN line, then READY
+            line = proxy.stdout.readline().split()
+            if not line or line[0] == "READY":
+                break
+            if line[0] == "LISTEN":
+                listen = line[2]
+        assert listen, "faultproxy did not start"
+        env = dict(test_env, **luajit_env, ZKELECT_TEST_PROXY_HOSTS=listen,
+                   ZKELECT_TEST_PROXY_CTL=f"{sys.executable} {script} ctl {ctl}")
+        proc = _run(["luajit", "test_zkelect_ffi.lua", "connect never waits for a collected handle"],
+                    env)
+        out = proc.stdout + "\n" + proc.stderr
+        assert proc.returncode == 0 and "passed 1/1" in proc.stdout, out
+    finally:
+        proxy.stdin.close()
+        try:
+            proxy.wait(10)
+        except subprocess.TimeoutExpired:
+            proxy.kill()
+            proxy.wait()
 
 
 def test_library_path_override(test_env, luajit_env, tmp_path):

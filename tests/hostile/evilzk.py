@@ -11,6 +11,8 @@ Modes:
   oversized  a frame header announcing 0x7fffffff bytes, then silence
   negative   a frame header announcing -1 bytes (0xffffffff), then silence
   badsession a well-formed ConnectResponse with session id 0 and timeout 0
+  zerotimeout  a well-formed ConnectResponse that grants the session id and
+             password the client asked for (a reconnect's), with timeout 0
   reset      sends a TCP RST (SO_LINGER 0) right after reading the request
 
 Every connection is served in its own thread; the server stops when stop()
@@ -25,7 +27,7 @@ import threading
 import time
 
 MODES = ("silence", "close", "garbage", "truncated", "oversized", "negative", "badsession",
-         "reset")
+         "zerotimeout", "reset")
 
 
 class EvilZk:
@@ -117,7 +119,7 @@ class EvilZk:
             if m == "close":
                 conn.close()
                 return
-            self._read_some(conn)
+            req = self._read_some(conn)
             if m == "silence":
                 self._idle(conn, deadline)
             elif m == "garbage":
@@ -142,6 +144,18 @@ class EvilZk:
             elif m == "badsession":
                 # protocolVersion, timeOut, sessionId, passwd (16), readOnly
                 body = struct.pack(">iiqi16s?", 0, 0, 0, 16, b"\0" * 16, False)
+                conn.sendall(struct.pack(">i", len(body)) + body)
+                self._idle(conn, deadline)
+            elif m == "zerotimeout":
+                # ConnectRequest: len, protocolVersion, lastZxidSeen,
+                # timeOut, sessionId, passwd (len + bytes), readOnly
+                sid, pw = 0, b"\0" * 16
+                if len(req) >= 4 + 4 + 8 + 4 + 8 + 4:
+                    sid, = struct.unpack_from(">q", req, 20)
+                    n, = struct.unpack_from(">i", req, 28)
+                    if 0 <= n <= 64 and len(req) >= 32 + n:
+                        pw = req[32:32 + n]
+                body = struct.pack(">iiqi", 0, 0, sid, len(pw)) + pw + b"\0"
                 conn.sendall(struct.pack(">i", len(body)) + body)
                 self._idle(conn, deadline)
             elif m == "reset":

@@ -5,6 +5,7 @@ tested build (ZKELECT_BUILD_DIR/capi)."""
 
 import ctypes as C
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -195,3 +196,38 @@ def until(fn, what, timeout_s=10):
             break
         time.sleep(0.01)
     raise AssertionError(f"not within {timeout_s} s: {what}")
+
+
+class Overlaps:
+    """Samples two handles' is_leader on one thread; records proven overlaps
+    (X, Z, X all 1) and when X last answered 1."""
+
+    def __init__(self, lib, x, z):
+        self.lib, self.x, self.z = lib, x, z
+        self.overlaps = []
+        self.x_last_one = 0
+        self.samples = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        lib, x, z = self.lib, self.x, self.z
+        while not self.stop.is_set() and self.samples < 10_000_000:
+            a = lib.zkelect_is_leader(x)
+            b = lib.zkelect_is_leader(z)
+            c = lib.zkelect_is_leader(x)
+            now = time.monotonic_ns()
+            self.samples += 1
+            time.sleep(0.0002)  # leave the library's threads a core
+            if a == 1 or c == 1:
+                self.x_last_one = now
+            if a == 1 and b == 1 and c == 1:
+                self.overlaps.append(now)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(10)

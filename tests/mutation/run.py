@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 MUTATIONS = ["lease_by_reads", "no_lease_timer", "is_leader_no_clock",
              "heir_claim_no_lease", "resign_no_fence", "unsynced_reads",
-             "no_renegotiation_cap", "heir_from_any_gpred"]
+             "no_renegotiation_cap", "heir_from_any_gpred", "lost_own_watch"]
 
 # The tests that name the rules the mutations break; the sanitizer flavors of
 # the C API programs test the build beside the mutated one, so they are left
@@ -43,6 +43,7 @@ DEFAULT_TESTS = [
     "tests/fault/test_heir_faults.py",
     "tests/fault/test_lease_faults.py",
     "tests/fault/test_election_faults.py",
+    "tests/fault/test_lost_watch.py",
     "tests/integration/test_capi.py",
     "tests/integration/test_engine.py",
     "tests/integration/test_claims.py",

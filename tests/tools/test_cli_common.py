@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -167,7 +168,7 @@ def test_status_and_observe_read_a_creator_only_election_with_credentials(
 
         env = dict(test_env)
         env.pop("ZKELECT_AUTH", None)
-        assert status(env).returncode == 1  # not allowed to read
+        assert status(env).returncode == 5  # not allowed to read: permission denied
         auth = tmp_path / "auth"
         auth.write_text(secret + "\n")
         for r in (status(env, "--auth-file", str(auth)),
@@ -222,3 +223,16 @@ def test_run_takes_no_option_value_for_the_separator(zkelect_bin, test_env):
                        timeout=30, stdin=subprocess.DEVNULL)
     assert r.returncode == 2, r.stderr
     assert r.stderr.splitlines()[0] == "zkelect run: the command must follow '--'"
+
+
+def test_man_page_names_the_version_built(zkelect_bin):
+    """The man page's header names the release it documents: the project's
+    version in meson.build, which `zkelect --version` reports too."""
+    import re
+    repo = Path(__file__).resolve().parents[2]
+    version = re.search(r"version\s*:\s*'([^']+)'", (repo / "meson.build").read_text()).group(1)
+    th = next(l for l in (repo / "docs" / "zkelect.1").read_text().splitlines()
+              if l.startswith(".TH "))
+    assert f'"libzkelect {version}"' in th, (th, version)
+    r = subprocess.run([str(zkelect_bin), "--version"], capture_output=True, text=True, timeout=10)
+    assert r.stdout.strip() == f"zkelect {version} (libzkelect {version})", r.stdout

@@ -104,3 +104,31 @@ def test_listed_in_help(zkelect_bin, env):
     assert r.returncode == 0 and "\n  config " in r.stdout, r.stdout
     r = config(zkelect_bin, env, "--help")
     assert r.returncode == 0 and r.stdout.startswith("usage: zkelect config"), r.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["--set", "lease.margin.ms=6000"],                                 # not below T/2 = 5000
+    ["--session-timeout-ms", "4000", "--set", "lease.margin.ms=2000"],
+    ["--set", "zk.session.timeout.ms=3000", "--set", "lease.margin.ms=1500"],
+    ["--set", "lease.margin.ms=10"],                                   # run needs 20 at least
+    ["--set", "lease.margin.ms=400"],
+    ["--session-timeout-ms", "4000", "--set", "lease.margin.ms=1999"],
+])
+def test_config_and_run_agree_on_the_lease_margin(zkelect_bin, env, args):
+    """`config` shows the options as the commands would take them: a margin
+    that `run` refuses with the same options is refused by `config` too,
+    with the same status (2) and message, and one run takes is shown."""
+    c = config(zkelect_bin, env, "--connect", "127.0.0.1:1", *args)
+    r = subprocess.run([str(zkelect_bin), "run", "--connect", "127.0.0.1:1", "--path", "/x",
+                        "--connect-timeout-ms", "300", *args, "--", "true"],
+                       env=env, capture_output=True, text=True, timeout=30,
+                       stdin=subprocess.DEVNULL)
+    if r.returncode == 2:
+        assert c.returncode == 2, (c.returncode, c.stdout, c.stderr, r.stderr)
+        assert "lease.margin.ms" in c.stderr, c.stderr
+        said = [e.splitlines()[0] for e in (r.stderr, c.stderr)]
+        assert said[0][said[0].index("lease.margin.ms"):] == \
+            said[1][said[1].index("lease.margin.ms"):], said
+    else:
+        assert r.returncode == 3, r.stderr   # taken, then no connection
+        assert c.returncode == 0, c.stderr

@@ -67,8 +67,12 @@ def test_status_text_and_json_match_c_api(zk, zk_path, zkelect_bin, test_env, ca
         assert lines[0].startswith(f"{zk_path}: 3 candidates")
         assert lines[1].startswith(f"leader: 7  token {leader_token}")
         rows = [l.split() for l in lines if l[:1].isdigit()]
+        # POS counts as the JSON's "position" and zkelect_queue_position do:
+        # from 0, the leader.
         assert [(int(x[0]), x[1], x[2], int(x[3]), x[5]) for x in rows] == [
-            (i + 1, "leader" if i == 0 else "queued", p[0], p[1], p[2]) for i, p in enumerate(api)]
+            (p["position"], "leader" if p["leader"] else "queued", p["id"], p["token"], p["node"])
+            for p in doc["participants"]]
+        assert [int(x[0]) for x in rows] == [0, 1, 2]
 
         # After the leader resigns, status follows the C API again.
         c.procs["7"].send("resign 7")
@@ -189,3 +193,24 @@ def test_inspect_unreachable_exit_3(zkelect_bin, test_env, sub):
     assert r.returncode == 3, r.stderr
     assert time.monotonic() - t < 10
     assert r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("how", [["status"], ["status", "--json"], ["observe", "--prometheus"]])
+def test_inspect_denied_election_exits_5(zk, zk_path, zkelect_bin, test_env, how):
+    """An election the reader may not list (its ACL lets only one digest user
+    read): "permission denied" is status 5 in every command, as documented."""
+    from kazoo.client import KazooClient
+    from kazoo.security import make_digest_acl
+    kz = KazooClient(hosts=zk.connect_string)
+    kz.start(timeout=15)
+    try:
+        kz.ensure_path(zk_path.rsplit("/", 1)[0])
+        kz.create(zk_path, b"", acl=[make_digest_acl("owner", "secret", all=True)])
+        r = subprocess.run([str(zkelect_bin), how[0], "--connect", zk.connect_string, "--path",
+                            zk_path, *how[1:]],
+                           env=test_env, capture_output=True, text=True, timeout=30)
+    finally:
+        kz.stop()
+        kz.close()
+    assert r.returncode == 5, (r.returncode, r.stderr)
+    assert "ZKELECT_EAUTH" in r.stderr and r.stdout == "", (r.stderr, r.stdout)

@@ -39,10 +39,10 @@ def _promtool_check_metrics(text):
 class Run:
     """One `zkelect run ... -- sleep 300`, its stderr collected."""
 
-    def __init__(self, zkelect_bin, env, hosts, path, pid_, *opts):
+    def __init__(self, zkelect_bin, env, hosts, path, pid_, *opts, cmd=("sleep", "300")):
         self.started = time.time()
         self.argv = [str(zkelect_bin), "run", "--connect", hosts, "--path", path, "--id", pid_,
-                     "--session-timeout-ms", str(T_MS), *opts, "--", "sleep", "300"]
+                     "--session-timeout-ms", str(T_MS), *opts, "--", *cmd]
         self.proc = subprocess.Popen(self.argv, env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, start_new_session=True)
@@ -218,6 +218,74 @@ def test_live_endpoint_and_textfile(zk, zk_path, zkelect_bin, test_env, tmp_path
     assert [p.name for p in tmp_path.iterdir()] == ["zkelect.prom"]
 
 
+@pytest.mark.parametrize("end", ["sigterm", "command-exits", "keeper-killed"])
+def test_textfile_says_not_leader_after_run_ends(zk, zk_path, zkelect_bin, test_env, tmp_path,
+                                                 runs, end):
+    """node_exporter goes on exporting the textfile after run ends: a file
+    left saying "leader" would count as a second leader once another process
+    took over. Whichever way run ends (but SIGKILL), its last file says it
+    does not lead."""
+    textfile = tmp_path / "zkelect.prom"
+    flag = tmp_path / "exit-now"
+    cmd = ("sh", "-c", f"while [ ! -e {flag} ]; do sleep 0.05; done; exit 3")
+    r = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "tf", "--metrics-textfile",
+            str(textfile), "--metrics-interval-ms", "100", cmd=cmd)
+    runs.append(r)
+    r.wait_line("started", 30)
+
+    def leader_values():
+        f = _families(textfile.read_text())
+        return (f["zkelect_is_leader"].samples[0].value,
+                f["leader_election_master_status"].samples[0].value)
+    deadline = time.monotonic() + 10
+    while leader_values() != (1, 1):
+        assert time.monotonic() < deadline, textfile.read_text()
+        time.sleep(0.05)
+    if end == "sigterm":
+        os.kill(r.proc.pid, signal.SIGTERM)
+        want = 128 + signal.SIGTERM
+    elif end == "command-exits":
+        flag.touch()
+        want = 3
+    else:
+        (keeper,) = [int(p) for p in os.listdir("/proc") if p.isdigit()
+                     and _ppid(int(p)) == r.proc.pid]
+        os.kill(keeper, signal.SIGKILL)
+        want = 1
+    assert r.proc.wait(15) == want, r.err
+    assert leader_values() == (0, 0), [l for l in textfile.read_text().splitlines()
+                                       if "leader" in l and not l.startswith("#")]
+    _promtool_check_metrics(textfile.read_text())
+    assert [p.name for p in tmp_path.iterdir() if p.name != "exit-now"] == ["zkelect.prom"]
+
+
+def _ppid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def test_quiet_still_names_the_port_it_took(zk, zk_path, zkelect_bin, test_env, runs):
+    """Port 0 asks the system for a free port: with --quiet the URL is still
+    written (one line on stderr), else nobody could know where to scrape."""
+    r = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "quiet", "--quiet",
+            "--metrics-listen", "127.0.0.1:0")
+    runs.append(r)
+    url = r.wait_line("metrics at http://", 30).split("metrics at ")[1].strip()
+    assert urllib.parse.urlsplit(url).port != 0
+    deadline = time.monotonic() + 30
+    while True:
+        status, _, text = _get(url)
+        if 'leader_election_master_status{name="%s"} 1' % zk_path in text:
+            break
+        assert time.monotonic() < deadline, text
+        time.sleep(0.1)
+    assert status == 200
+    assert len(r.err) == 1, r.err   # quiet otherwise
+
+
 def test_stalled_scrapers_block_neither_the_election_nor_other_scrapes(zk, zk_path, zkelect_bin,
                                                                       test_env, runs):
     """Scrapers that connect and never finish their request (or never read)
@@ -231,8 +299,11 @@ def test_stalled_scrapers_block_neither_the_election_nor_other_scrapes(zk, zk_pa
     host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
     stalled = []
     try:
+        # From other addresses than the scraper's: each address may hold only
+        # a few connections (test_slow_clients_do_not_shut_the_scraper_out).
         for i in range(8):
-            s = socket.create_connection((host, port), timeout=5)
+            s = socket.create_connection((host, port), timeout=5,
+                                         source_address=(f"127.0.0.{2 + i // 2}", 0))
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never ends the headers
             stalled.append(s)
         b = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "slow-b")
@@ -249,6 +320,91 @@ def test_stalled_scrapers_block_neither_the_election_nor_other_scrapes(zk, zk_pa
     finally:
         for s in stalled:
             s.close()
+
+
+class Slowloris:
+    """Connections from a given loopback address that send a request's
+    headers one byte a second (so no idle timeout ends them) and never finish."""
+
+    def __init__(self, host, port):
+        self.host, self.port = host, port
+        self.socks = []
+        self.stop = threading.Event()
+        self.closed_by_server = 0
+        self.thread = threading.Thread(target=self._dribble, daemon=True)
+
+    def open(self, source, n):
+        for _ in range(n):
+            s = socket.socket()
+            s.settimeout(5)
+            s.bind((source, 0))
+            try:
+                s.connect((self.host, self.port))
+                s.sendall(b"GET /metrics HTTP/1.1\r\n")
+            except OSError:
+                s.close()
+                continue
+            s.setblocking(False)
+            self.socks.append(s)
+
+    def _dribble(self):
+        for _ in range(120):
+            if self.stop.wait(1):
+                return
+            for s in list(self.socks):
+                try:
+                    s.send(b"X")
+                except OSError:
+                    self.socks.remove(s)
+                    s.close()
+                    self.closed_by_server += 1
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(5)
+        for s in self.socks:
+            s.close()
+
+
+def _scrape_within(url, seconds):
+    """Seconds until a scrape was answered (retried), or None."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        try:
+            if _get(url, timeout=2)[0] == 200:
+                return time.monotonic() - t0
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return None
+
+
+@pytest.mark.parametrize("sources", [1, 16])
+def test_slow_clients_do_not_shut_the_scraper_out(zk, zk_path, zkelect_bin, test_env, runs,
+                                                  sources):
+    """Connections that never finish their request's headers, trickled so
+    that no idle timeout ends them: from one address they may hold only a
+    few of the endpoint's connections (the scraper at another address gets
+    in at once); from many, each is closed when its headers are not in
+    within the header deadline, and the scraper gets in after that."""
+    a = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "loris",
+            "--metrics-listen", "127.0.0.1:0")
+    runs.append(a)
+    url = a.wait_line("metrics at http://", 30).split("metrics at ")[1].strip()
+    port = urllib.parse.urlsplit(url).port
+    with Slowloris("127.0.0.1", port) as sl:
+        for i in range(sources):
+            sl.open(f"127.0.0.{i + 2}", 64 if sources == 1 else 6)
+        took = _scrape_within(url, 12)
+        assert took is not None, (f"no scrape answered within 12 s beside {len(sl.socks)} "
+                                  f"slow connections from {sources} address(es)")
+        if sources == 1:
+            assert took < 2, took
+        print(f"\n{sources} source(s): scrape answered after {took:.1f} s")
 
 
 # --- a real Prometheus --------------------------------------------------------------------
@@ -433,6 +589,34 @@ def test_observe_prometheus_prints_the_election_from_outside(zk, zk_path, zkelec
     age = f["zkelect_election_leader_node_age_seconds"].samples[0].value
     # The node was made after a started: no older than the time since then.
     assert 0 <= age <= time.time() - a.started + 1, age
+
+
+def test_observe_prometheus_escapes_foreign_ids(zk, zk_path, zkelect_bin, test_env):
+    """Anyone who may write under the path can give a candidate any bytes as
+    its id (Curator's layout: the id is the node's data). Bytes that are not
+    UTF-8 and control characters (a raw CR) would make a scraper reject the
+    whole exposition: they come out as U+FFFD; quote, backslash and newline
+    keep the format's escapes."""
+    from kazoo.client import KazooClient
+    foreign = b'evil\xff\xfe\r\x1b[31m"q\\\n\xc2\x85\x7fend \xc3\xa9'
+    kz = KazooClient(hosts=zk.connect_string)
+    kz.start(timeout=15)
+    try:
+        kz.create(f"{zk_path}/_c_0b8c9e1e-5a8d-4e6b-9f3e-2d1c0a9b8c7d-latch-", foreign,
+                  sequence=True, makepath=True)
+        r = subprocess.run([str(zkelect_bin), "observe", "--connect", zk.connect_string,
+                            "--path", zk_path, "--prometheus"],
+                           env=test_env, capture_output=True, timeout=60)
+    finally:
+        kz.stop()
+        kz.close()
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.decode("utf-8")  # strict: a scraper takes UTF-8 only
+    assert "\r" not in text
+    _promtool_check_metrics(text)
+    (info,) = _families(text)["zkelect_election_leader_info"].samples
+    assert info.labels["id"] == 'evil\ufffd\ufffd\ufffd\ufffd[31m"q\\\n\ufffd\ufffd\ufffdend \u00e9', \
+        info.labels
 
 
 def test_observe_prometheus_refuses_json_and_count(zk, zk_path, zkelect_bin, test_env):

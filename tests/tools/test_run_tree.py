@@ -12,6 +12,7 @@ ending never).
 
 import os
 import select
+import shlex
 import shutil
 import signal
 import socket
@@ -151,11 +152,16 @@ def runs():
         p.kill()
 
 
-def start_run(runs, zkelect_bin, env, hosts, path, pid_, mode, watcher, *opts):
+def run_argv(zkelect_bin, hosts, path, pid_, mode, *opts):
+    return [zkelect_bin, "run", "--connect", hosts, "--path", path, "--id", pid_,
+            "--session-timeout-ms", SESSION_MS, "--set", f"lease.margin.ms={MARGIN_MS}",
+            *opts, "--", sys.executable, CHILD, mode]
+
+
+def start_run(runs, zkelect_bin, env, hosts, path, pid_, mode, watcher, *opts, prefix=()):
     env = dict(env, TREECHILD_SOCK=watcher.path)
-    p = Proc([zkelect_bin, "run", "--connect", hosts, "--path", path, "--id", pid_,
-              "--session-timeout-ms", SESSION_MS, "--set", f"lease.margin.ms={MARGIN_MS}",
-              *opts, "--", sys.executable, CHILD, mode], env, stdin=False)
+    p = Proc([*prefix, *run_argv(zkelect_bin, hosts, path, pid_, mode, *opts)], env,
+             stdin=False)
     runs.append(p)
     return p
 
@@ -338,6 +344,63 @@ def test_kill_path_does_not_wait_on_a_full_stderr(zk, zk_path, zkelect_bin, test
         p.wait(10)
 
 
+FILL_STDERR = r"""
+import fcntl, os, sys
+# Fill the stderr pipe we share with run (nobody reads it), then make the
+# description blocking again, so that run's own writes block, not fail.
+fl = fcntl.fcntl(2, fcntl.F_GETFL)
+fcntl.fcntl(2, fcntl.F_SETFL, fl | os.O_NONBLOCK)
+try:
+    for _ in range(100000):
+        os.write(2, b"x" * 4096)
+except BlockingIOError:
+    pass
+fcntl.fcntl(2, fcntl.F_SETFL, fl)
+sys.stdout.write("full\n")
+sys.stdout.flush()
+if sys.argv[1] == "exit":
+    os._exit(7)
+os.close(1)
+os.kill(os.getpid(), 19)  # SIGSTOP: held until run ends it
+"""
+
+
+@pytest.mark.parametrize("end", ["sigterm", "command-exits"])
+def test_exit_does_not_wait_on_a_full_stderr(zk, zk_path, zkelect_bin, test_env, end):
+    """Nobody reads run's stderr (a pipe filled up): run still exits, with
+    the command's status or 128+N, within a bound, its last lines dropped."""
+    r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
+    p = subprocess.Popen([str(zkelect_bin), "run", "--connect", zk.connect_string, "--path",
+                          zk_path, "--session-timeout-ms", str(SESSION_MS), "--grace", "1000",
+                          "--", sys.executable, "-c", FILL_STDERR,
+                          "exit" if end == "command-exits" else "stay"],
+                         env=test_env, stdin=subprocess.DEVNULL, stdout=w_out, stderr=w_err,
+                         start_new_session=True)
+    os.close(w_out)
+    os.close(w_err)
+    try:
+        r, _, _ = select.select([r_out], [], [], 30)
+        assert r and os.read(r_out, 100) == b"full\n", "the command did not fill stderr"
+        if end == "sigterm":
+            time.sleep(0.3)  # run's log thread is blocked on the full pipe by now
+            p.send_signal(signal.SIGTERM)
+        want = 7 if end == "command-exits" else 128 + signal.SIGTERM
+        try:
+            rc = p.wait(10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        assert rc == want, f"run did not exit within 10 s (rc {rc}) with its stderr unread"
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait(10)
+        os.close(r_out)
+        os.close(r_err)
+
+
 ZOMBIE_CMD = r"""
 import os, subprocess, sys, time
 # Orphans that exit soon: zombies until whoever adopted them reaps them.
@@ -386,6 +449,26 @@ def test_orphans_are_reaped_when_run_is_pid_1(zk, zk_path, zkelect_bin, test_env
     assert r.returncode == 10, f"{r.returncode - 10} zombies; {r.stderr}"
 
 
+def test_run_refuses_a_proc_of_another_pid_namespace(zk, zk_path, zkelect_bin, test_env,
+                                                     tmp_path):
+    """In a new PID namespace whose /proc is still the host's, the pids run
+    reads from /proc are not its own: its tree walk would signal unrelated
+    processes of the host. run refuses to start (exit 1) before anything."""
+    probe = subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a PID namespace here: {probe.stderr.decode().strip()}")
+    marker = tmp_path / "ran"
+    r = subprocess.run(["unshare", "--pid", "--fork", str(zkelect_bin), "run",
+                        "--connect", zk.connect_string, "--path", zk_path,
+                        "--session-timeout-ms", str(SESSION_MS), "--",
+                        "touch", str(marker)],
+                       env=test_env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and not marker.exists(), (r.returncode, r.stderr)
+    assert "/proc" in r.stderr, r.stderr
+    capi = CApi(Path(test_env["ZKELECT_BUILD_DIR"]))
+    assert not capi.participants(zk.connect_string, zk_path), "run volunteered"
+
+
 def children_of(pid):
     out = []
     for d in os.listdir("/proc"):
@@ -414,3 +497,162 @@ def test_keeper_killed_under_the_command_takes_the_tree_with_it(
     watcher.wait(lambda: watcher.all_ended("a"), 10, "the end of a's processes")
     assert a.wait(15) == 1, a.err
     assert any("keeper process died" in l for l in a.err), a.err
+
+
+def proc_stat(pid):
+    """(state, ppid, pgrp, session) of pid, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            f = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return f[0], int(f[1]), int(f[2]), int(f[3])
+
+
+def wait_children(pid, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        kids = children_of(pid)
+        if kids:
+            return kids
+        assert time.monotonic() < deadline, f"no {what} below {pid}"
+        time.sleep(0.02)
+
+
+def keeper_of(run_pid):
+    keepers = []
+    for k in children_of(run_pid):
+        try:
+            with open(f"/proc/{k}/comm") as f:
+                if f.read().strip() == "zkelect-keeper":
+                    keepers.append(k)
+        except OSError:
+            pass
+    assert len(keepers) == 1, (run_pid, keepers)
+    return keepers[0]
+
+
+def kill_session(sid, sig):
+    """What `pkill -s SID` does: sig to every process of the session."""
+    hit = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = proc_stat(int(d))
+            if st and st[3] == sid and st[0] != "Z":
+                try:
+                    os.kill(int(d), sig)
+                    hit.append(int(d))
+                except ProcessLookupError:
+                    pass
+    return hit
+
+
+# Signals that reach run and its keeper together (their process group, their
+# session, `timeout -s KILL`), or each alone. None may leave a process of the
+# command running once another participant can lead.
+GROUP_FAULTS = ["group-kill", "group-stop", "session-kill", "timeout-kill", "run-kill",
+                "keeper-kill"]
+
+
+@pytest.mark.fault
+@pytest.mark.parametrize("fault", GROUP_FAULTS)
+def test_group_signals_never_leave_the_command_running(zk, zk_path, zkelect_bin, test_env,
+                                                       build_dir, watcher, runs, fault):
+    capi = CApi(build_dir)
+    # timeout(1) makes its own process group and, when SIGALRM says its time
+    # is up, SIGKILLs the command and then that whole group.
+    prefix = ["timeout", "-s", "KILL", "600"] if fault == "timeout-kill" else []
+    a = start_run(runs, zkelect_bin, test_env, zk.connect_string, zk_path, "a", "daemon",
+                  watcher, "--grace", 60000, prefix=prefix)
+    watcher.wait(lambda: len(watcher.of("a")) >= 2, 30, "a's processes")
+    run_pid = wait_children(a.pid, 10, "zkelect run")[0] if prefix else a.pid
+    keeper = keeper_of(run_pid)
+    b = start_run(runs, zkelect_bin, test_env, zk.connect_string, zk_path, "b", "plain",
+                  watcher, "--grace", 1500)
+    wait_queue(capi, zk.connect_string, zk_path, 2)
+    assert not watcher.of("b")
+
+    pgrp, sid = os.getpgid(run_pid), os.getsid(run_pid)
+    if fault == "group-kill":
+        os.killpg(pgrp, signal.SIGKILL)
+    elif fault == "group-stop":
+        os.killpg(pgrp, signal.SIGSTOP)
+    elif fault == "session-kill":
+        kill_session(sid, signal.SIGKILL)
+    elif fault == "timeout-kill":
+        os.kill(a.pid, signal.SIGALRM)
+    elif fault == "run-kill":
+        os.kill(run_pid, signal.SIGKILL)
+    elif fault == "keeper-kill":
+        os.kill(keeper, signal.SIGKILL)
+    try:
+        # b leads only once a's session expired (or a resigned): a group
+        # stopped until then was stopped past the session timeout.
+        watcher.wait(lambda: watcher.started("b"), 4 * SESSION_MS / 1000 + 20, "b's child")
+        watcher.wait(lambda: watcher.all_ended("a"), 10, "the end of a's processes")
+        watcher.assert_no_overlap()
+        if fault == "group-stop":
+            assert proc_stat(run_pid)[0] == "T", proc_stat(run_pid)
+    finally:
+        if fault == "group-stop":
+            os.killpg(pgrp, signal.SIGCONT)
+    if fault == "group-stop":
+        # Resumed, a queues behind b and starts nothing while b leads.
+        wait_queue(capi, zk.connect_string, zk_path, 2, timeout=20)
+        assert a.proc.poll() is None, a.err
+        time.sleep(0.5)
+    b.proc.send_signal(signal.SIGTERM)
+    assert b.wait(15) == 128 + signal.SIGTERM, b.err
+    watcher.wait(lambda: watcher.all_ended("b"), 10, "the end of b's processes")
+    watcher.assert_no_overlap()
+
+
+def tmux(sock, *args, check=True):
+    r = subprocess.run(["tmux", "-S", sock, *args], capture_output=True, text=True, timeout=20)
+    assert not check or r.returncode == 0, (args, r.stderr)
+    return r.stdout
+
+
+@pytest.mark.fault
+def test_ctrl_z_in_an_interactive_shell(zk, zk_path, zkelect_bin, test_env, build_dir,
+                                        watcher, runs):
+    """`zkelect run` as a job of an interactive bash in a terminal (tmux);
+    Ctrl-Z sends SIGTSTP to the terminal's foreground process group. The
+    command must not run on once the job is suspended: another participant
+    is elected when the suspended run's session expires."""
+    if not shutil.which("tmux"):
+        pytest.skip("tmux is not installed (./dev installs it)")
+    capi = CApi(build_dir)
+    sock = os.path.join(watcher.dir, "tmux")
+    env = dict(test_env, TREECHILD_SOCK=watcher.path, PS1="$ ", HISTFILE="/dev/null")
+    subprocess.run(["tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-x", "200",
+                    "-y", "50", "bash --norc --noprofile -i"], env=env, check=True, timeout=20)
+    try:
+        shell = int(tmux(sock, "display-message", "-p", "#{pane_pid}").strip())
+        line = " ".join(shlex.quote(str(w)) for w in run_argv(
+            zkelect_bin, zk.connect_string, zk_path, "a", "daemon", "--grace", 60000))
+        tmux(sock, "send-keys", "-l", line)
+        tmux(sock, "send-keys", "Enter")
+        watcher.wait(lambda: len(watcher.of("a")) >= 2, 30, "a's processes")
+        run_pid = wait_children(shell, 10, "zkelect run")[0]
+        b = start_run(runs, zkelect_bin, test_env, zk.connect_string, zk_path, "b", "plain",
+                      watcher, "--grace", 1500)
+        wait_queue(capi, zk.connect_string, zk_path, 2)
+        tmux(sock, "send-keys", "C-z")
+        try:
+            watcher.wait(lambda: watcher.started("b"), 4 * SESSION_MS / 1000 + 20, "b's child")
+            watcher.wait(lambda: watcher.all_ended("a"), 10, "the end of a's processes")
+            watcher.assert_no_overlap()
+            # The job was suspended (not ended) by the Ctrl-Z.
+            assert proc_stat(run_pid)[0] == "T", (proc_stat(run_pid),
+                                                  tmux(sock, "capture-pane", "-p"))
+        finally:
+            try:
+                os.kill(run_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        b.proc.send_signal(signal.SIGTERM)
+        assert b.wait(15) == 128 + signal.SIGTERM, b.err
+        watcher.assert_no_overlap()
+    finally:
+        tmux(sock, "kill-server", check=False)

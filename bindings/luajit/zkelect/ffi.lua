@@ -25,10 +25,10 @@
 --   zk.elector when zk.hosts names hosts rather than IP addresses (the
 --   ZooKeeper client resolves them on the calling thread).
 -- Everything else returns at once: connect/client/elector with IP
--- addresses (they do not wait for the connection), client:elector,
--- volunteer, resign, is_leader (lock-free, tens of ns), fencing_token,
--- event_fd, wake, next_event(0) or next_event() (never waits),
--- is_connected, session_id, counters.
+-- addresses (they do not wait for the connection, and never destroy
+-- collected handles), client:elector, volunteer, resign, is_leader
+-- (lock-free, tens of ns), fencing_token, event_fd, wake, next_event(0) or
+-- next_event() (never waits), is_connected, session_id, counters, stats.
 -- The garbage collector never blocks either: see "Collected handles".
 
 local ffi = require "ffi"
@@ -47,6 +47,7 @@ typedef struct zkelect_election zkelect_election_t;
 typedef struct zkelect_observer zkelect_observer_t;
 typedef struct zkelect_event zkelect_event_t;
 typedef struct zkelect_participants zkelect_participants_t;
+typedef struct zkelect_stats zkelect_stats_t;
 
 const char *zkelect_strerror(int code);
 const char *zkelect_err_name(int code);
@@ -90,6 +91,12 @@ const char *zkelect_participants_node(const zkelect_participants_t *p, size_t i)
 int64_t zkelect_participants_token(const zkelect_participants_t *p, size_t i);
 int64_t zkelect_participants_ctime_ms(const zkelect_participants_t *p, size_t i);
 void zkelect_participants_destroy(zkelect_participants_t *p);
+
+zkelect_stats_t *zkelect_election_stats(zkelect_election_t *election, char *errbuf,
+                                        size_t errlen);
+zkelect_stats_t *zkelect_client_stats(zkelect_client_t *client, char *errbuf, size_t errlen);
+const char *zkelect_stats_json(const zkelect_stats_t *stats);
+void zkelect_stats_destroy(zkelect_stats_t *stats);
 
 zkelect_event_t *zkelect_next_event(zkelect_election_t *election, int timeout_ms);
 int zkelect_event_fd(zkelect_election_t *election);
@@ -266,9 +273,11 @@ end
 -- wait for ZooKeeper for up to the session timeout. A collected elector is
 -- only resigned there (non-blocking: it stops leading at once and its node
 -- is deleted in the background); its handle, and a collected client's,
--- wait in `graveyard` until the next call of this module that may block
--- anyway (connect, close, awaits, queries, next_event with a timeout) or
--- zk.collect(). Elections and observers are destroyed before clients.
+-- wait in `graveyard` until the next call of this module that blocks
+-- anyway (close, awaits, queries, next_event with a timeout) or
+-- zk.collect(). Not zk.connect: it must return at once under nginx, and a
+-- destroy may wait up to the session timeout. Elections and observers are
+-- destroyed before clients.
 --
 -- When the Lua state closes (an nginx worker exiting, luajit ending) every
 -- finalizer runs, in no set order: the keeper's finalizer then marks the
@@ -460,11 +469,11 @@ local Client = {}
 Client.__index = Client
 
 -- zk.connect{hosts=, ...} (or zk.client): a new session. Does not wait for
--- the connection; host names in `hosts` are resolved here (DNS).
+-- the connection; host names in `hosts` are resolved here (DNS). Leaves
+-- the graveyard alone (see "Collected handles").
 function M.connect(opts)
   if type(opts) ~= "table" then raise(M.EINVAL, "zkelect.connect: options table expected", 2) end
   local c = lib()
-  collect()
   local conf = make_conf(opts)
   local errbuf = ffi.new("char[?]", ERRLEN)
   local h = c.zkelect_client_new(conf, errbuf, ERRLEN)
@@ -532,6 +541,26 @@ function Client:counters()
   return t
 end
 
+-- A snapshot as a JSON string (docs/monitoring.md); the C snapshot is freed
+-- even if reading it fails. Needs libzkelect 1.2: with 1.1, ENOTSUP.
+local function take_stats(fname, h, level)
+  local found, f = pcall(function() return C[fname] end)
+  if not found then
+    raise(M.ENOTSUP, "stats need libzkelect 1.2 or later; this is " .. M.VERSION, level + 1)
+  end
+  local errbuf = ffi.new("char[?]", ERRLEN)
+  local s = f(h, errbuf, ERRLEN)
+  if s == nil then raise_from_errbuf(errbuf, M.EINVAL, level + 1) end
+  local ok, json = pcall(function() return ffi.string(C.zkelect_stats_json(s)) end)
+  C.zkelect_stats_destroy(s)
+  if not ok then error(json, 0) end
+  return json
+end
+
+-- The client's figures as a JSON object (a string): session, counters and
+-- each elector's snapshot under "elections". Never blocks.
+function Client:stats() return take_stats("zkelect_client_stats", self:_handle(), 2) end
+
 -- The candidates on any path, in queue order. Blocks.
 function Client:participants(path)
   local h = self:_handle()
@@ -554,6 +583,16 @@ function Client:close()
   self._closing = nil
   if not ok then error(err, 0) end
   local rc = C.zkelect_client_destroy(self._h)
+  if rc == M.ESTATE then
+    -- An elector or observer dropped without close leaves the weak
+    -- _children before its handle's finalizer runs (LuaJIT clears weak
+    -- keys in one phase of a cycle and finalizes in a later one), so its
+    -- handle may be neither closed above nor buried yet. A full cycle runs
+    -- the pending finalizers, which bury it; collect() destroys it.
+    collectgarbage("collect")
+    collect()
+    rc = C.zkelect_client_destroy(self._h)
+  end
   check(rc, 2)
   ffi.gc(self._h, nil)
   self._h = nil
@@ -675,6 +714,11 @@ function Elector:participants()
   local errbuf = ffi.new("char[?]", ERRLEN)
   return take_participants(C.zkelect_participants(h, errbuf, ERRLEN), errbuf, 2)
 end
+
+-- This candidacy's figures as a JSON object (a string): state, term,
+-- queue position, losses by reason, keepalive and failover histograms.
+-- Never blocks.
+function Elector:stats() return take_stats("zkelect_election_stats", self:_handle(), 2) end
 
 function Elector:client() return self._client end
 

@@ -13,9 +13,9 @@ extern
 #ifdef __cplusplus
   "C"
 #endif
-  void cgo_panic__capi_0d019800536351b3(const char*);
+  void cgo_panic__capi_957bfa2581cab12a(const char*);
 static void _swig_gopanic(const char *p) {
-  cgo_panic__capi_0d019800536351b3(p);
+  cgo_panic__capi_957bfa2581cab12a(p);
 }
 
 
@@ -202,10 +202,22 @@ static __thread char zkelect_swig_errbuf[512];
 /* The return code of the last helper below, read by the same wrapper. */
 static __thread int zkelect_swig_rc;
 
+/* The message of a failure that returned `code`: errbuf's when the call
+ * wrote one, else this thread's zkelect_last_error (the library's detail,
+ * "no candidate under /x" rather than "no leader"), else the code's
+ * description. The last error is only taken when it names this code: it is
+ * left as it was by calls that succeed. */
 static const char *zkelect_swig_msg(int code)
 {
-    if (zkelect_swig_errbuf[0] == '\0')
-        snprintf(zkelect_swig_errbuf, sizeof zkelect_swig_errbuf, "%s", zkelect_strerror(code));
+    if (zkelect_swig_errbuf[0] == '\0') {
+        const char *name = zkelect_err_name(code);
+        const char *last = zkelect_last_error();
+        size_t n = strlen(name);
+        const char *text = zkelect_strerror(code);
+        if (strncmp(last, name, n) == 0 && strncmp(last + n, ": ", 2) == 0 && last[n + 2] != '\0')
+            text = last + n + 2;
+        snprintf(zkelect_swig_errbuf, sizeof zkelect_swig_errbuf, "%s", text);
+    }
     return zkelect_swig_errbuf;
 }
 
@@ -299,20 +311,30 @@ static int64_t zkelect_swig_fencing_token(const zkelect_election_t *election)
     return token;
 }
 
-/* The leader's participant id; raises ENOLEADER when nobody is a candidate. */
+/* The leader's participant id; raises ENOLEADER when nobody is a candidate.
+ * The leader may be another program's participant (Curator) whose id is
+ * longer than ZKELECT_ID_MAX: the buffer grows on ERANGE, eightfold, six
+ * times at most (to 32 MiB, past ZooKeeper's 1 MiB default limit on a
+ * node's data), as the Rust crate's does. */
 static char *zkelect_swig_leader_id(zkelect_election_t *election)
 {
-    char *buf = malloc(ZKELECT_ID_MAX + 1);
-    if (buf == NULL) {
-        zkelect_swig_rc = ZKELECT_ENOMEM;
-        return NULL;
-    }
-    zkelect_swig_rc = zkelect_leader_id(election, buf, ZKELECT_ID_MAX + 1);
-    if (zkelect_swig_rc < 0) {
+    size_t len = ZKELECT_ID_MAX + 1;
+    for (int attempt = 0; attempt < 6; attempt++, len *= 8) {
+        char *buf = malloc(len);
+        if (buf == NULL) {
+            snprintf(zkelect_swig_errbuf, sizeof zkelect_swig_errbuf,
+                     "out of memory for a %zu-byte id", len);
+            zkelect_swig_rc = ZKELECT_ENOMEM;
+            return NULL;
+        }
+        zkelect_swig_rc = zkelect_leader_id(election, buf, len);
+        if (zkelect_swig_rc == 0)
+            return buf;
         free(buf);
-        return NULL;
+        if (zkelect_swig_rc != ZKELECT_ERANGE)
+            return NULL;
     }
-    return buf;
+    return NULL; /* still ERANGE, with the library's detail */
 }
 
 /* A counter of the client (ZKELECT_COUNTER_*). Signed because not every
@@ -350,7 +372,7 @@ static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_0d019800536351b3(void *_swig_go_0) {
+void _wrap_Swig_free_capi_957bfa2581cab12a(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -360,7 +382,7 @@ void _wrap_Swig_free_capi_0d019800536351b3(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_0d019800536351b3(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_957bfa2581cab12a(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -373,7 +395,7 @@ void *_wrap_Swig_malloc_capi_0d019800536351b3(intgo _swig_go_0) {
 }
 
 
-void _wrap_delete_NativeConf_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0) {
+void _wrap_delete_NativeConf_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0) {
   struct zkelect_conf *arg1 = (struct zkelect_conf *) 0 ;
   
   arg1 = *(struct zkelect_conf **)&_swig_go_0; 
@@ -383,7 +405,7 @@ void _wrap_delete_NativeConf_capi_0d019800536351b3(struct zkelect_conf *_swig_go
 }
 
 
-void _wrap_delete_NativeClient_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
+void _wrap_delete_NativeClient_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
   struct zkelect_client *arg1 = (struct zkelect_client *) 0 ;
   
   arg1 = *(struct zkelect_client **)&_swig_go_0; 
@@ -393,7 +415,7 @@ void _wrap_delete_NativeClient_capi_0d019800536351b3(struct zkelect_client *_swi
 }
 
 
-void _wrap_delete_NativeElection_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+void _wrap_delete_NativeElection_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   struct zkelect_election *arg1 = (struct zkelect_election *) 0 ;
   
   arg1 = *(struct zkelect_election **)&_swig_go_0; 
@@ -403,7 +425,7 @@ void _wrap_delete_NativeElection_capi_0d019800536351b3(struct zkelect_election *
 }
 
 
-void _wrap_delete_NativeObserver_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0) {
+void _wrap_delete_NativeObserver_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0) {
   struct zkelect_observer *arg1 = (struct zkelect_observer *) 0 ;
   
   arg1 = *(struct zkelect_observer **)&_swig_go_0; 
@@ -413,7 +435,7 @@ void _wrap_delete_NativeObserver_capi_0d019800536351b3(struct zkelect_observer *
 }
 
 
-void _wrap_delete_NativeEvent_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+void _wrap_delete_NativeEvent_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   struct zkelect_event *arg1 = (struct zkelect_event *) 0 ;
   
   arg1 = *(struct zkelect_event **)&_swig_go_0; 
@@ -423,7 +445,7 @@ void _wrap_delete_NativeEvent_capi_0d019800536351b3(struct zkelect_event *_swig_
 }
 
 
-void _wrap_delete_NativeParticipants_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0) {
+void _wrap_delete_NativeParticipants_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0) {
   struct zkelect_participants *arg1 = (struct zkelect_participants *) 0 ;
   
   arg1 = *(struct zkelect_participants **)&_swig_go_0; 
@@ -433,7 +455,7 @@ void _wrap_delete_NativeParticipants_capi_0d019800536351b3(struct zkelect_partic
 }
 
 
-void _wrap_delete_NativeStats_capi_0d019800536351b3(struct zkelect_stats *_swig_go_0) {
+void _wrap_delete_NativeStats_capi_957bfa2581cab12a(struct zkelect_stats *_swig_go_0) {
   struct zkelect_stats *arg1 = (struct zkelect_stats *) 0 ;
   
   arg1 = *(struct zkelect_stats **)&_swig_go_0; 
@@ -443,7 +465,7 @@ void _wrap_delete_NativeStats_capi_0d019800536351b3(struct zkelect_stats *_swig_
 }
 
 
-intgo _wrap_OK_capi_0d019800536351b3() {
+intgo _wrap_OK_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -455,7 +477,7 @@ intgo _wrap_OK_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EINVAL_capi_0d019800536351b3() {
+intgo _wrap_EINVAL_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -467,7 +489,7 @@ intgo _wrap_EINVAL_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ENOMEM_capi_0d019800536351b3() {
+intgo _wrap_ENOMEM_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -479,7 +501,7 @@ intgo _wrap_ENOMEM_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ESTATE_capi_0d019800536351b3() {
+intgo _wrap_ESTATE_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -491,7 +513,7 @@ intgo _wrap_ESTATE_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ECLOSED_capi_0d019800536351b3() {
+intgo _wrap_ECLOSED_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -503,7 +525,7 @@ intgo _wrap_ECLOSED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ETIMEDOUT_capi_0d019800536351b3() {
+intgo _wrap_ETIMEDOUT_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -515,7 +537,7 @@ intgo _wrap_ETIMEDOUT_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ECONNLOSS_capi_0d019800536351b3() {
+intgo _wrap_ECONNLOSS_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -527,7 +549,7 @@ intgo _wrap_ECONNLOSS_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ESESSION_EXPIRED_capi_0d019800536351b3() {
+intgo _wrap_ESESSION_EXPIRED_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -539,7 +561,7 @@ intgo _wrap_ESESSION_EXPIRED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EAUTH_capi_0d019800536351b3() {
+intgo _wrap_EAUTH_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -551,7 +573,7 @@ intgo _wrap_EAUTH_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ENOTSUP_capi_0d019800536351b3() {
+intgo _wrap_ENOTSUP_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -563,7 +585,7 @@ intgo _wrap_ENOTSUP_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EDEADLK_capi_0d019800536351b3() {
+intgo _wrap_EDEADLK_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -575,7 +597,7 @@ intgo _wrap_EDEADLK_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EZK_capi_0d019800536351b3() {
+intgo _wrap_EZK_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -587,7 +609,7 @@ intgo _wrap_EZK_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EINTERNAL_capi_0d019800536351b3() {
+intgo _wrap_EINTERNAL_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -599,7 +621,7 @@ intgo _wrap_EINTERNAL_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ENOLEADER_capi_0d019800536351b3() {
+intgo _wrap_ENOLEADER_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -611,7 +633,7 @@ intgo _wrap_ENOLEADER_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ERANGE_capi_0d019800536351b3() {
+intgo _wrap_ERANGE_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -623,7 +645,7 @@ intgo _wrap_ERANGE_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_ENOTLEADER_capi_0d019800536351b3() {
+intgo _wrap_ENOTLEADER_capi_957bfa2581cab12a() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -635,7 +657,7 @@ intgo _wrap_ENOTLEADER_capi_0d019800536351b3() {
 }
 
 
-_gostring_ _wrap_strerror_capi_0d019800536351b3(intgo _swig_go_0) {
+_gostring_ _wrap_strerror_capi_957bfa2581cab12a(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -648,7 +670,7 @@ _gostring_ _wrap_strerror_capi_0d019800536351b3(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_err_name_capi_0d019800536351b3(intgo _swig_go_0) {
+_gostring_ _wrap_err_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -661,7 +683,7 @@ _gostring_ _wrap_err_name_capi_0d019800536351b3(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_last_error_capi_0d019800536351b3() {
+_gostring_ _wrap_last_error_capi_957bfa2581cab12a() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -672,7 +694,7 @@ _gostring_ _wrap_last_error_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_LOG_NONE_capi_0d019800536351b3() {
+intgo _wrap_LOG_NONE_capi_957bfa2581cab12a() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -684,7 +706,7 @@ intgo _wrap_LOG_NONE_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_LOG_ERROR_capi_0d019800536351b3() {
+intgo _wrap_LOG_ERROR_capi_957bfa2581cab12a() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -696,7 +718,7 @@ intgo _wrap_LOG_ERROR_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_LOG_WARN_capi_0d019800536351b3() {
+intgo _wrap_LOG_WARN_capi_957bfa2581cab12a() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -708,7 +730,7 @@ intgo _wrap_LOG_WARN_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_LOG_INFO_capi_0d019800536351b3() {
+intgo _wrap_LOG_INFO_capi_957bfa2581cab12a() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -720,7 +742,7 @@ intgo _wrap_LOG_INFO_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_LOG_DEBUG_capi_0d019800536351b3() {
+intgo _wrap_LOG_DEBUG_capi_957bfa2581cab12a() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -732,7 +754,7 @@ intgo _wrap_LOG_DEBUG_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_set_log_cb_capi_0d019800536351b3(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
+intgo _wrap_set_log_cb_capi_957bfa2581cab12a(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
   int arg1 ;
   zkelect_log_cb arg2 = (zkelect_log_cb) 0 ;
   void *arg3 = (void *) 0 ;
@@ -749,7 +771,7 @@ intgo _wrap_set_log_cb_capi_0d019800536351b3(intgo _swig_go_0, void* _swig_go_1,
 }
 
 
-intgo _wrap_version_capi_0d019800536351b3() {
+intgo _wrap_version_capi_957bfa2581cab12a() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -760,7 +782,7 @@ intgo _wrap_version_capi_0d019800536351b3() {
 }
 
 
-_gostring_ _wrap_version_string_capi_0d019800536351b3() {
+_gostring_ _wrap_version_string_capi_957bfa2581cab12a() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -771,7 +793,7 @@ _gostring_ _wrap_version_string_capi_0d019800536351b3() {
 }
 
 
-struct zkelect_conf *_wrap_conf_new_capi_0d019800536351b3() {
+struct zkelect_conf *_wrap_conf_new_capi_957bfa2581cab12a() {
   zkelect_conf_t *result = 0 ;
   struct zkelect_conf *_swig_go_result;
   
@@ -791,7 +813,7 @@ struct zkelect_conf *_wrap_conf_new_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_conf_set_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_conf_set_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -824,7 +846,7 @@ intgo _wrap_conf_set_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0, _gos
 }
 
 
-void _wrap_conf_destroy_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0) {
+void _wrap_conf_destroy_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
@@ -834,7 +856,7 @@ void _wrap_conf_destroy_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_conf_key_capi_0d019800536351b3(long long _swig_go_0) {
+_gostring_ _wrap_conf_key_capi_957bfa2581cab12a(long long _swig_go_0) {
   size_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -847,7 +869,7 @@ _gostring_ _wrap_conf_key_capi_0d019800536351b3(long long _swig_go_0) {
 }
 
 
-struct zkelect_client *_wrap_client_new_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0) {
+struct zkelect_client *_wrap_client_new_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -876,7 +898,7 @@ struct zkelect_client *_wrap_client_new_capi_0d019800536351b3(struct zkelect_con
 }
 
 
-intgo _wrap_client_destroy_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_destroy_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -897,7 +919,7 @@ intgo _wrap_client_destroy_capi_0d019800536351b3(struct zkelect_client *_swig_go
 }
 
 
-intgo _wrap_client_await_connected_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_await_connected_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -920,7 +942,7 @@ intgo _wrap_client_await_connected_capi_0d019800536351b3(struct zkelect_client *
 }
 
 
-intgo _wrap_client_is_connected_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_is_connected_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -933,7 +955,7 @@ intgo _wrap_client_is_connected_capi_0d019800536351b3(struct zkelect_client *_sw
 }
 
 
-intgo _wrap_client_session_timeout_ms_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_session_timeout_ms_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -946,7 +968,7 @@ intgo _wrap_client_session_timeout_ms_capi_0d019800536351b3(struct zkelect_clien
 }
 
 
-long long _wrap_client_session_id_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
+long long _wrap_client_session_id_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -959,7 +981,7 @@ long long _wrap_client_session_id_capi_0d019800536351b3(struct zkelect_client *_
 }
 
 
-intgo _wrap_COUNTER_TERMS_WON_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_TERMS_WON_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -971,7 +993,7 @@ intgo _wrap_COUNTER_TERMS_WON_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -983,7 +1005,7 @@ intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -995,7 +1017,7 @@ intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1007,7 +1029,7 @@ intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1019,7 +1041,7 @@ intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1031,7 +1053,7 @@ intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1043,7 +1065,7 @@ intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_RECONNECTS_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_RECONNECTS_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1055,7 +1077,7 @@ intgo _wrap_COUNTER_RECONNECTS_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_EXPIRIES_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_EXPIRIES_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1067,7 +1089,7 @@ intgo _wrap_COUNTER_EXPIRIES_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_ZK_REQUESTS_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_ZK_REQUESTS_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1079,7 +1101,7 @@ intgo _wrap_COUNTER_ZK_REQUESTS_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_KEEPALIVES_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_KEEPALIVES_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1091,7 +1113,7 @@ intgo _wrap_COUNTER_KEEPALIVES_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_0d019800536351b3() {
+intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1103,7 +1125,7 @@ intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_COUNTER__COUNT_capi_0d019800536351b3() {
+intgo _wrap_COUNTER__COUNT_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1115,7 +1137,7 @@ intgo _wrap_COUNTER__COUNT_capi_0d019800536351b3() {
 }
 
 
-_gostring_ _wrap_counter_name_capi_0d019800536351b3(intgo _swig_go_0) {
+_gostring_ _wrap_counter_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1128,7 +1150,7 @@ _gostring_ _wrap_counter_name_capi_0d019800536351b3(intgo _swig_go_0) {
 }
 
 
-struct zkelect_election *_wrap_election_new_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct zkelect_election *_wrap_election_new_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1163,7 +1185,7 @@ struct zkelect_election *_wrap_election_new_capi_0d019800536351b3(struct zkelect
 }
 
 
-intgo _wrap_election_destroy_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+intgo _wrap_election_destroy_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1184,7 +1206,7 @@ intgo _wrap_election_destroy_capi_0d019800536351b3(struct zkelect_election *_swi
 }
 
 
-intgo _wrap_volunteer_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+intgo _wrap_volunteer_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1205,7 +1227,7 @@ intgo _wrap_volunteer_capi_0d019800536351b3(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_resign_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+intgo _wrap_resign_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1226,7 +1248,7 @@ intgo _wrap_resign_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_leader_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_leader_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1239,7 +1261,7 @@ intgo _wrap_is_leader_capi_0d019800536351b3(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_await_leader_capi_0d019800536351b3(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_await_leader_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1262,7 +1284,7 @@ intgo _wrap_await_leader_capi_0d019800536351b3(struct zkelect_election *_swig_go
 }
 
 
-struct zkelect_participants *_wrap_participants_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+struct zkelect_participants *_wrap_participants_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1291,7 +1313,7 @@ struct zkelect_participants *_wrap_participants_capi_0d019800536351b3(struct zke
 }
 
 
-struct zkelect_participants *_wrap_client_participants_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_participants *_wrap_client_participants_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1323,7 +1345,7 @@ struct zkelect_participants *_wrap_client_participants_capi_0d019800536351b3(str
 }
 
 
-long long _wrap_participants_count_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0) {
+long long _wrap_participants_count_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1336,7 +1358,7 @@ long long _wrap_participants_count_capi_0d019800536351b3(struct zkelect_particip
 }
 
 
-_gostring_ _wrap_participants_id_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_id_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1351,7 +1373,7 @@ _gostring_ _wrap_participants_id_capi_0d019800536351b3(struct zkelect_participan
 }
 
 
-_gostring_ _wrap_participants_node_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_node_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1366,7 +1388,7 @@ _gostring_ _wrap_participants_node_capi_0d019800536351b3(struct zkelect_particip
 }
 
 
-long long _wrap_participants_token_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_token_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1381,7 +1403,7 @@ long long _wrap_participants_token_capi_0d019800536351b3(struct zkelect_particip
 }
 
 
-long long _wrap_participants_ctime_ms_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_ctime_ms_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1396,7 +1418,7 @@ long long _wrap_participants_ctime_ms_capi_0d019800536351b3(struct zkelect_parti
 }
 
 
-void _wrap_participants_destroy_capi_0d019800536351b3(struct zkelect_participants *_swig_go_0) {
+void _wrap_participants_destroy_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
   arg1 = *(zkelect_participants_t **)&_swig_go_0; 
@@ -1406,7 +1428,7 @@ void _wrap_participants_destroy_capi_0d019800536351b3(struct zkelect_participant
 }
 
 
-struct zkelect_stats *_wrap_election_stats_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+struct zkelect_stats *_wrap_election_stats_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1435,7 +1457,7 @@ struct zkelect_stats *_wrap_election_stats_capi_0d019800536351b3(struct zkelect_
 }
 
 
-struct zkelect_stats *_wrap_client_stats_capi_0d019800536351b3(struct zkelect_client *_swig_go_0) {
+struct zkelect_stats *_wrap_client_stats_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1464,7 +1486,7 @@ struct zkelect_stats *_wrap_client_stats_capi_0d019800536351b3(struct zkelect_cl
 }
 
 
-_gostring_ _wrap_stats_json_capi_0d019800536351b3(struct zkelect_stats *_swig_go_0) {
+_gostring_ _wrap_stats_json_capi_957bfa2581cab12a(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1477,7 +1499,7 @@ _gostring_ _wrap_stats_json_capi_0d019800536351b3(struct zkelect_stats *_swig_go
 }
 
 
-void _wrap_stats_destroy_capi_0d019800536351b3(struct zkelect_stats *_swig_go_0) {
+void _wrap_stats_destroy_capi_957bfa2581cab12a(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   
   arg1 = *(zkelect_stats_t **)&_swig_go_0; 
@@ -1487,7 +1509,7 @@ void _wrap_stats_destroy_capi_0d019800536351b3(struct zkelect_stats *_swig_go_0)
 }
 
 
-intgo _wrap_EV_ELECTED_capi_0d019800536351b3() {
+intgo _wrap_EV_ELECTED_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1499,7 +1521,7 @@ intgo _wrap_EV_ELECTED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_DEPOSED_capi_0d019800536351b3() {
+intgo _wrap_EV_DEPOSED_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1511,7 +1533,7 @@ intgo _wrap_EV_DEPOSED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_FOLLOWING_capi_0d019800536351b3() {
+intgo _wrap_EV_FOLLOWING_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1523,7 +1545,7 @@ intgo _wrap_EV_FOLLOWING_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_SUSPENDED_capi_0d019800536351b3() {
+intgo _wrap_EV_SUSPENDED_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1535,7 +1557,7 @@ intgo _wrap_EV_SUSPENDED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_RECONNECTED_capi_0d019800536351b3() {
+intgo _wrap_EV_RECONNECTED_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1547,7 +1569,7 @@ intgo _wrap_EV_RECONNECTED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_EXPIRED_capi_0d019800536351b3() {
+intgo _wrap_EV_EXPIRED_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1559,7 +1581,7 @@ intgo _wrap_EV_EXPIRED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_LEADER_CHANGED_capi_0d019800536351b3() {
+intgo _wrap_EV_LEADER_CHANGED_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1571,7 +1593,7 @@ intgo _wrap_EV_LEADER_CHANGED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_ERROR_capi_0d019800536351b3() {
+intgo _wrap_EV_ERROR_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1583,7 +1605,7 @@ intgo _wrap_EV_ERROR_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_RESIGNED_capi_0d019800536351b3() {
+intgo _wrap_EV_RESIGNED_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1595,7 +1617,7 @@ intgo _wrap_EV_RESIGNED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_OVERFLOW_capi_0d019800536351b3() {
+intgo _wrap_EV_OVERFLOW_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1607,7 +1629,7 @@ intgo _wrap_EV_OVERFLOW_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_EV_WARNING_capi_0d019800536351b3() {
+intgo _wrap_EV_WARNING_capi_957bfa2581cab12a() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1619,7 +1641,7 @@ intgo _wrap_EV_WARNING_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_REASON_NONE_capi_0d019800536351b3() {
+intgo _wrap_REASON_NONE_capi_957bfa2581cab12a() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1631,7 +1653,7 @@ intgo _wrap_REASON_NONE_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_REASON_RESIGNED_capi_0d019800536351b3() {
+intgo _wrap_REASON_RESIGNED_capi_957bfa2581cab12a() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1643,7 +1665,7 @@ intgo _wrap_REASON_RESIGNED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_REASON_SUSPENDED_capi_0d019800536351b3() {
+intgo _wrap_REASON_SUSPENDED_capi_957bfa2581cab12a() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1655,7 +1677,7 @@ intgo _wrap_REASON_SUSPENDED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_REASON_LEASE_ENDED_capi_0d019800536351b3() {
+intgo _wrap_REASON_LEASE_ENDED_capi_957bfa2581cab12a() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1667,7 +1689,7 @@ intgo _wrap_REASON_LEASE_ENDED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_REASON_EXPIRED_capi_0d019800536351b3() {
+intgo _wrap_REASON_EXPIRED_capi_957bfa2581cab12a() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1679,7 +1701,7 @@ intgo _wrap_REASON_EXPIRED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_REASON_NODE_DELETED_capi_0d019800536351b3() {
+intgo _wrap_REASON_NODE_DELETED_capi_957bfa2581cab12a() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1691,7 +1713,7 @@ intgo _wrap_REASON_NODE_DELETED_capi_0d019800536351b3() {
 }
 
 
-intgo _wrap_REASON_CLOSED_capi_0d019800536351b3() {
+intgo _wrap_REASON_CLOSED_capi_957bfa2581cab12a() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1703,7 +1725,7 @@ intgo _wrap_REASON_CLOSED_capi_0d019800536351b3() {
 }
 
 
-struct zkelect_event *_wrap_next_event_capi_0d019800536351b3(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_next_event_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -1718,7 +1740,7 @@ struct zkelect_event *_wrap_next_event_capi_0d019800536351b3(struct zkelect_elec
 }
 
 
-intgo _wrap_event_fd_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+intgo _wrap_event_fd_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1739,7 +1761,7 @@ intgo _wrap_event_fd_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) 
 }
 
 
-intgo _wrap_wake_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+intgo _wrap_wake_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1760,7 +1782,7 @@ intgo _wrap_wake_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_event_type_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_type_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1773,7 +1795,7 @@ intgo _wrap_event_type_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
 }
 
 
-intgo _wrap_event_reason_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_reason_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1786,7 +1808,7 @@ intgo _wrap_event_reason_capi_0d019800536351b3(struct zkelect_event *_swig_go_0)
 }
 
 
-long long _wrap_event_token_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_token_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1799,7 +1821,7 @@ long long _wrap_event_token_capi_0d019800536351b3(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_error_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_error_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1812,7 +1834,7 @@ intgo _wrap_event_error_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) 
 }
 
 
-intgo _wrap_event_zk_rc_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_zk_rc_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1825,7 +1847,7 @@ intgo _wrap_event_zk_rc_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_event_message_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_message_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1838,7 +1860,7 @@ _gostring_ _wrap_event_message_capi_0d019800536351b3(struct zkelect_event *_swig
 }
 
 
-_gostring_ _wrap_event_node_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_node_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1851,7 +1873,7 @@ _gostring_ _wrap_event_node_capi_0d019800536351b3(struct zkelect_event *_swig_go
 }
 
 
-_gostring_ _wrap_event_id_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_id_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1864,7 +1886,7 @@ _gostring_ _wrap_event_id_capi_0d019800536351b3(struct zkelect_event *_swig_go_0
 }
 
 
-long long _wrap_event_time_ns_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_time_ns_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1877,7 +1899,7 @@ long long _wrap_event_time_ns_capi_0d019800536351b3(struct zkelect_event *_swig_
 }
 
 
-_gostring_ _wrap_event_type_name_capi_0d019800536351b3(intgo _swig_go_0) {
+_gostring_ _wrap_event_type_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1890,7 +1912,7 @@ _gostring_ _wrap_event_type_name_capi_0d019800536351b3(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_reason_name_capi_0d019800536351b3(intgo _swig_go_0) {
+_gostring_ _wrap_reason_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1903,7 +1925,7 @@ _gostring_ _wrap_reason_name_capi_0d019800536351b3(intgo _swig_go_0) {
 }
 
 
-void _wrap_event_destroy_capi_0d019800536351b3(struct zkelect_event *_swig_go_0) {
+void _wrap_event_destroy_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   
   arg1 = *(zkelect_event_t **)&_swig_go_0; 
@@ -1913,7 +1935,7 @@ void _wrap_event_destroy_capi_0d019800536351b3(struct zkelect_event *_swig_go_0)
 }
 
 
-struct zkelect_observer *_wrap_observer_new_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_observer *_wrap_observer_new_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1945,7 +1967,7 @@ struct zkelect_observer *_wrap_observer_new_capi_0d019800536351b3(struct zkelect
 }
 
 
-struct zkelect_event *_wrap_observer_next_event_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_observer_next_event_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -1960,7 +1982,7 @@ struct zkelect_event *_wrap_observer_next_event_capi_0d019800536351b3(struct zke
 }
 
 
-intgo _wrap_observer_event_fd_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_event_fd_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1981,7 +2003,7 @@ intgo _wrap_observer_event_fd_capi_0d019800536351b3(struct zkelect_observer *_sw
 }
 
 
-intgo _wrap_observer_wake_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_wake_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2002,7 +2024,7 @@ intgo _wrap_observer_wake_capi_0d019800536351b3(struct zkelect_observer *_swig_g
 }
 
 
-intgo _wrap_observer_destroy_capi_0d019800536351b3(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_destroy_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2023,7 +2045,7 @@ intgo _wrap_observer_destroy_capi_0d019800536351b3(struct zkelect_observer *_swi
 }
 
 
-long long _wrap_fencing_token_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+long long _wrap_fencing_token_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2045,7 +2067,7 @@ long long _wrap_fencing_token_capi_0d019800536351b3(struct zkelect_election *_sw
 }
 
 
-_gostring_ _wrap_leader_id_capi_0d019800536351b3(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_id_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2068,7 +2090,7 @@ _gostring_ _wrap_leader_id_capi_0d019800536351b3(struct zkelect_election *_swig_
 }
 
 
-long long _wrap_client_counter_capi_0d019800536351b3(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_client_counter_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int64_t result;
@@ -2092,7 +2114,7 @@ long long _wrap_client_counter_capi_0d019800536351b3(struct zkelect_client *_swi
 }
 
 
-_gostring_ _wrap_conf_get_capi_0d019800536351b3(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
+_gostring_ _wrap_conf_get_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *result = 0 ;

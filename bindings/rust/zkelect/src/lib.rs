@@ -71,7 +71,21 @@ pub enum ErrorKind {
 }
 
 impl Error {
+    /// The error of a C call that just returned `code`: this thread's
+    /// `zkelect_last_error` detail ("no candidate under /x") when it names
+    /// this code, else `zkelect_strerror(code)`. The last error is left as
+    /// it was by calls that succeed, hence the check of its name.
     fn from_code(code: c_int) -> Error {
+        let last = unsafe { sys::zkelect_last_error() };
+        if !last.is_null() {
+            let last = unsafe { CStr::from_ptr(last) }.to_string_lossy();
+            let name = static_str(unsafe { sys::zkelect_err_name(code) });
+            if let Some(detail) = last.strip_prefix(name).and_then(|r| r.strip_prefix(": ")) {
+                if !detail.is_empty() {
+                    return Error { code, message: detail.to_string() };
+                }
+            }
+        }
         Error { code, message: strerror(code).to_string() }
     }
 
@@ -360,10 +374,12 @@ pub enum Counter {
     Expiries,
     ZkRequests,
     Keepalives,
+    /// WARNING events: the path's sequence numbers near their wrap (libzkelect 1.1).
+    SequenceNearWrap,
 }
 
 impl Counter {
-    pub const ALL: [Counter; 11] = [
+    pub const ALL: [Counter; 12] = [
         Counter::TermsWon,
         Counter::DeposedResigned,
         Counter::DeposedSuspended,
@@ -375,6 +391,7 @@ impl Counter {
         Counter::Expiries,
         Counter::ZkRequests,
         Counter::Keepalives,
+        Counter::SequenceNearWrap,
     ];
 
     fn code(self) -> c_int {
@@ -391,6 +408,7 @@ impl Counter {
             Counter::Expiries => ZKELECT_COUNTER_EXPIRIES,
             Counter::ZkRequests => ZKELECT_COUNTER_ZK_REQUESTS,
             Counter::Keepalives => ZKELECT_COUNTER_KEEPALIVES,
+            Counter::SequenceNearWrap => ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP,
         }
     }
 
@@ -841,6 +859,9 @@ pub enum EventKind {
     Resigned,
     /// The queue was full and older events were dropped; `token()` counts them.
     Overflow,
+    /// Nothing failed, but an operator should act; `message()` says what
+    /// (libzkelect 1.1: the path's sequence numbers near their wrap).
+    Warning,
     /// A type newer than this crate.
     Unknown(i32),
 }
@@ -859,6 +880,7 @@ impl EventKind {
             ZKELECT_EV_ERROR => EventKind::Error,
             ZKELECT_EV_RESIGNED => EventKind::Resigned,
             ZKELECT_EV_OVERFLOW => EventKind::Overflow,
+            ZKELECT_EV_WARNING => EventKind::Warning,
             other => EventKind::Unknown(other),
         }
     }
@@ -1018,6 +1040,33 @@ mod tests {
         assert_eq!(timeout_ms(Duration::from_millis(i32::MAX as u64)), i32::MAX);
         assert_eq!(timeout_ms(Duration::from_millis(i32::MAX as u64 + 1)), -1);
         assert_eq!(timeout_ms(Duration::MAX), -1);
+    }
+
+    /// Every event type, counter and error code the library names has its
+    /// variant here (the C library answers "UNKNOWN"/NULL/"ZKELECT_EUNKNOWN"
+    /// past its last).
+    #[test]
+    fn every_event_type_counter_and_code_of_the_library_is_known() {
+        for code in 1..64 {
+            let name = static_str(unsafe { sys::zkelect_event_type_name(code) });
+            let kind = EventKind::from_code(code);
+            if name == "UNKNOWN" {
+                assert_eq!(kind, EventKind::Unknown(code));
+            } else {
+                assert_ne!(kind, EventKind::Unknown(code), "event type {code} ({name})");
+            }
+        }
+        let names: Vec<&str> = Counter::ALL.iter().map(|c| c.name()).collect();
+        for i in 0..sys::ZKELECT_COUNTER__COUNT {
+            let name = static_str(unsafe { sys::zkelect_counter_name(i) });
+            assert!(names.contains(&name), "Counter::ALL lacks counter {i} ({name})");
+        }
+        assert_eq!(names.len(), sys::ZKELECT_COUNTER__COUNT as usize);
+        for code in -64..0 {
+            let name = static_str(unsafe { sys::zkelect_err_name(code) });
+            let kind = Error { code, message: String::new() }.kind();
+            assert_eq!(kind == ErrorKind::Other, name == "ZKELECT_EUNKNOWN", "code {code} ({name})");
+        }
     }
 
     fn assert_send_sync<T: Send + Sync>() {}

@@ -328,6 +328,18 @@ fn bad_input_is_an_error_not_a_crash() {
     assert!(zkelect::version_string().starts_with("1."));
 }
 
+/// A call that returns only a code reports the library's detail
+/// (zkelect_last_error), not the code's generic description.
+#[test]
+fn code_only_failures_carry_the_library_detail() {
+    let c = client();
+    let path = unique_path("nocandidate");
+    let e = c.election(&path, "idle").unwrap();
+    let err = e.leader_id().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NoLeader, "{err}");
+    assert!(err.message.contains(&format!("no candidate under {path}")), "{err}");
+}
+
 /// A NULL from participants (or a constructor) carries its code in the
 /// library's message: a bad path is an argument error, not "ZooKeeper";
 /// the same rule as the SWIG bindings (bindings/README.md, Error codes).

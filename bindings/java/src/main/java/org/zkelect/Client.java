@@ -79,6 +79,9 @@ public final class Client implements AutoCloseable {
 
     /** A session on the ZooKeeper ensemble at hosts ("host:port,..."). */
     public static Client connect(String hosts) {
+        if (hosts == null) {
+            throw new ZkelectException(ZkelectException.EINVAL, "hosts is null");
+        }
         return connect(Map.of("zk.hosts", hosts));
     }
 
@@ -88,6 +91,9 @@ public final class Client implements AutoCloseable {
      * connection (see {@link #awaitConnected}).
      */
     public static Client connect(Map<String, String> settings) {
+        if (settings == null) {
+            throw new ZkelectException(ZkelectException.EINVAL, "settings is null");
+        }
         NativeConf conf = ZkelectNative.conf_new();
         try {
             for (Map.Entry<String, String> kv : settings.entrySet()) {

@@ -35,6 +35,9 @@ public final class Elector extends Handle<NativeElection> {
 
     /** A candidacy on a session of its own (closed with it). */
     public static Elector create(String hosts, String path, String id) {
+        if (hosts == null) {
+            throw new ZkelectException(ZkelectException.EINVAL, "hosts is null");
+        }
         return create(Map.of("zk.hosts", hosts), path, id);
     }
 

@@ -4,7 +4,9 @@ package org.zkelect;
 public final class Event {
     /** What happened (ZKELECT_EV_* of zkelect.h). */
     public enum Type {
-        UNKNOWN, ELECTED, DEPOSED, FOLLOWING, SUSPENDED, RECONNECTED, EXPIRED, LEADER_CHANGED, ERROR, RESIGNED, OVERFLOW;
+        UNKNOWN, ELECTED, DEPOSED, FOLLOWING, SUSPENDED, RECONNECTED, EXPIRED, LEADER_CHANGED, ERROR, RESIGNED, OVERFLOW,
+        /** Nothing failed, but an operator should act; {@code message} says what (since 1.1). */
+        WARNING;
 
         static Type of(int code) {
             Type[] all = values();

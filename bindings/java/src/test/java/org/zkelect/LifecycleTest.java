@@ -155,20 +155,23 @@ public class LifecycleTest {
         }
         // Without an error handler: the event thread's uncaught-exception
         // handler hears of it, and delivery goes on all the same.
+        // A queue of its own: a's RESIGNED may still have come in after its
+        // DEPOSED was taken above.
+        BlockingQueue<Event> seenB = new LinkedBlockingQueue<>();
         Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
         Thread.setDefaultUncaughtExceptionHandler((t, ex) -> reported.add(ex));
         try (Elector b = Elector.create(settings(), freshPath("listener-default"), "java-throws-2")) {
             b.setListener(ev -> {
-                seen.add(ev);
+                seenB.add(ev);
                 if (ev.type == Event.Type.ELECTED) {
                     throw boom;
                 }
             });
             b.volunteer();
-            assertEquals(Event.Type.ELECTED, poll(seen).type);
+            assertEquals(Event.Type.ELECTED, poll(seenB).type);
             assertSame(boom, reported.poll(WAIT_MS, TimeUnit.MILLISECONDS));
             b.resign();
-            assertEquals(Event.Type.DEPOSED, poll(seen).type);
+            assertEquals(Event.Type.DEPOSED, poll(seenB).type);
         } finally {
             Thread.setDefaultUncaughtExceptionHandler(before);
         }

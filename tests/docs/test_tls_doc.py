@@ -1,0 +1,28 @@
+"""docs/tls.md's commands that make a test keystore, truststore and PEM
+certificate, run as written (bash -eu, an environment without PW) in an
+empty folder."""
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_the_keystore_commands_run_as_written(tmp_path):
+    if shutil.which("keytool") is None or shutil.which("openssl") is None:
+        pytest.fail("keytool and openssl are needed (Debian: default-jdk-headless, openssl)",
+                    pytrace=False)
+    text = (ROOT / "docs" / "tls.md").read_text()
+    blocks = [b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "keytool -genkeypair" in b]
+    assert len(blocks) == 1, "docs/tls.md: no single sh block with keytool -genkeypair"
+    env = {k: v for k, v in os.environ.items() if k != "PW"}
+    r = subprocess.run(["bash", "-eu", "-c", blocks[0]], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"exit {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    for f in ("server.p12", "server.pem", "trust.p12"):
+        assert (tmp_path / f).stat().st_size > 0, f
+    assert "BEGIN CERTIFICATE" in (tmp_path / "server.pem").read_text()

@@ -1,0 +1,57 @@
+"""Issue 27, finding 5: a resign whose delete ZooKeeper refuses.
+
+Deleting a child needs DELETE on the parent. An election path made by an
+operator with create, read and write for everyone but no delete lets a
+candidate join and lead, and refuses its resign's delete. docs/semantics.md:
+RESIGNED is reported only once no node of the candidacy is left. So the
+candidacy says why in an ERROR (ZKELECT_EAUTH), keeps resigning (a second
+volunteer is refused with ESTATE rather than queue behind its own node),
+and once the operator allows the delete, removes the node and reports
+RESIGNED. Before the fix it reported RESIGNED at once and left the node.
+"""
+
+import uuid
+
+from kazoo.client import KazooClient
+from kazoo.security import ACL, Permissions, ANYONE_ID_UNSAFE, OPEN_ACL_UNSAFE
+
+import zkc
+
+T = 2000
+ESTATE = -3
+
+
+def test_refused_resign_keeps_resigning_until_the_node_is_gone(api, handles, zk):
+    lib = api.lib
+    path = f"/refused-{uuid.uuid4().hex[:8]}"
+    kz = KazooClient(hosts=zk.connect_string)
+    kz.start(timeout=15)
+    try:
+        no_delete = ACL(Permissions.CREATE | Permissions.READ | Permissions.WRITE | Permissions.ADMIN,
+                        ANYONE_ID_UNSAFE)
+        kz.create(path, b"", acl=[no_delete])
+        c = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
+        e = zkc.new_election(api, handles, c, path, "refused")
+        assert lib.zkelect_volunteer(e) == 0
+        api.wait_event(e, {"ELECTED"}, 10)
+        assert lib.zkelect_resign(e) == 0
+        err, seen = api.wait_event(e, {"ERROR", "RESIGNED"}, 10)
+        assert err["type"] == "ERROR", seen
+        assert err["error"] == zkc.EAUTH
+        assert lib.zkelect_is_leader(e) == 0
+        assert len(kz.get_children(path)) == 1, "the node went though its delete was refused"
+        # No RESIGNED while the node is there, and no second node queued
+        # behind it.
+        assert api.next_event(e, 2 * T) is None
+        assert lib.zkelect_volunteer(e) == ESTATE
+        # The operator allows the delete: the retry (once a session timeout)
+        # removes the node, then RESIGNED.
+        kz.set_acls(path, OPEN_ACL_UNSAFE)
+        ev, seen = api.wait_event(e, {"RESIGNED", "ERROR"}, 3 * T / 1000 + 5)
+        assert ev["type"] == "RESIGNED", seen
+        assert kz.get_children(path) == []
+        assert lib.zkelect_volunteer(e) == 0
+        api.wait_event(e, {"ELECTED"}, 10)
+    finally:
+        kz.stop()
+        kz.close()
