@@ -3,6 +3,9 @@
 // guards so that no exception unwinds into a C caller.
 #include <zkelect/zkelect.h>
 
+#include <pthread.h>
+
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -25,11 +28,54 @@
 using namespace zkelect;
 using namespace zkelect::boundary;
 
+namespace {
+
+// Bumped in the child of every fork(). A handle remembers the generation it
+// was made in; one from an older generation was inherited: its threads did
+// not come along, its locks may be held by threads that are not there, and
+// its session and socket are the parent's. Every call on it is refused
+// before it touches any of that, and is_leader() answers 0 (the parent may
+// resign, or lose its session, and a successor lead at once: the child's
+// copy of the lease must not outlive that). One relaxed load on the fast
+// path: a plain load on the machines we run on.
+std::atomic<unsigned> g_fork_generation{0};
+
+void on_fork_child() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
+
+// Registered when the library is loaded; glibc drops it again on dlclose.
+const int g_atfork_registered = pthread_atfork(nullptr, nullptr, on_fork_child);
+
+unsigned fork_generation() { return g_fork_generation.load(std::memory_order_relaxed); }
+
+template <class H>
+bool inherited(const H *h) {
+    return h->generation != fork_generation();
+}
+
+const char *const kInherited =
+    " was made before fork() in another process: in a child it is unusable (its threads "
+    "and its ZooKeeper session stayed with the parent); make handles after forking";
+
+int refuse_inherited(const char *what) {
+    return fail(ZKELECT_ESTATE, std::string(what) + kInherited);
+}
+
+// The same for a destroy: nothing is freed, on purpose. Freeing would stop
+// threads that do not exist and close the parent's session on the shared
+// socket; the memory is the child's copy and goes with the child.
+int refuse_inherited_destroy(const char *what) {
+    return fail(ZKELECT_ESTATE, std::string(what) + kInherited +
+                                    "; destroy in a child frees nothing (left on purpose)");
+}
+
+}  // namespace
+
 struct zkelect_conf {
     Conf conf;
 };
 
 struct zkelect_client {
+    unsigned generation = fork_generation();
     std::unique_ptr<Client> client;
     std::mutex mu;
     std::set<zkelect_election *> elections;
@@ -37,12 +83,14 @@ struct zkelect_client {
 };
 
 struct zkelect_election {
+    unsigned generation = fork_generation();
     zkelect_client *owner = nullptr;
     std::unique_ptr<Election> election;
     ElectionShared *shared = nullptr;  // election->shared()
 };
 
 struct zkelect_observer {
+    unsigned generation = fork_generation();
     zkelect_client *owner = nullptr;
     std::shared_ptr<ObserverShared> shared;
     std::shared_ptr<Observer> observer;
@@ -175,6 +223,7 @@ zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf, s
 int zkelect_client_destroy(zkelect_client_t *client) {
     return guarded_code([&]() -> int {
         if (!client) return ZKELECT_EINVAL;
+        if (inherited(client)) return refuse_inherited_destroy("the client");
         {
             std::lock_guard<std::mutex> lock(client->mu);
             for (auto *e : client->elections)
@@ -189,20 +238,21 @@ int zkelect_client_destroy(zkelect_client_t *client) {
 int zkelect_client_await_connected(zkelect_client_t *client, int timeout_ms) {
     return guarded_code([&]() -> int {
         if (!client) return ZKELECT_EINVAL;
+        if (inherited(client)) return refuse_inherited("the client");
         return client->client->await_connected(timeout_ms);
     });
 }
 
 int zkelect_client_is_connected(const zkelect_client_t *client) {
-    return client && client->client->connected() ? 1 : 0;
+    return client && !inherited(client) && client->client->connected() ? 1 : 0;
 }
 
 int zkelect_client_session_timeout_ms(const zkelect_client_t *client) {
-    return client ? client->client->negotiated_timeout_ms() : 0;
+    return client && !inherited(client) ? client->client->negotiated_timeout_ms() : 0;
 }
 
 int64_t zkelect_client_session_id(const zkelect_client_t *client) {
-    return client ? client->client->session_id() : 0;
+    return client && !inherited(client) ? client->client->session_id() : 0;
 }
 
 int zkelect_client_counter(const zkelect_client_t *client, int counter, uint64_t *value) {
@@ -210,6 +260,7 @@ int zkelect_client_counter(const zkelect_client_t *client, int counter, uint64_t
         if (!client || !value) return fail(ZKELECT_EINVAL, !client ? "client is NULL" : "value is NULL");
         if (counter < 0 || counter >= ZKELECT_COUNTER__COUNT)
             return fail(ZKELECT_EINVAL, "no counter " + std::to_string(counter));
+        if (inherited(client)) return refuse_inherited("the client");
         *value = client->client->counter(counter);
         return ZKELECT_OK;
     });
@@ -226,6 +277,10 @@ zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *p
         if (!client || !path || !participant_id) {
             write_err(errbuf, errlen,
                       !client ? "client is NULL" : !path ? "path is NULL" : "participant_id is NULL");
+            return nullptr;
+        }
+        if (inherited(client)) {
+            write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
             return nullptr;
         }
         if (std::string why = check_election_path(path); !why.empty()) {
@@ -249,6 +304,7 @@ zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *p
 int zkelect_election_destroy(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited_destroy("the election");
         if (int rc = e->election->shut_down(); rc != ZKELECT_OK) return rc;
         {
             std::lock_guard<std::mutex> lock(e->owner->mu);
@@ -262,6 +318,7 @@ int zkelect_election_destroy(zkelect_election_t *e) {
 int zkelect_volunteer(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
         return e->election->volunteer();
     });
 }
@@ -269,15 +326,19 @@ int zkelect_volunteer(zkelect_election_t *e) {
 int zkelect_resign(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
         return e->election->resign();
     });
 }
 
-int zkelect_is_leader(const zkelect_election_t *e) { return e && e->shared->is_leader() ? 1 : 0; }
+int zkelect_is_leader(const zkelect_election_t *e) {
+    return e && !inherited(e) && e->shared->is_leader() ? 1 : 0;
+}
 
 int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
         return e->election->await_leader(timeout_ms);
     });
 }
@@ -285,6 +346,7 @@ int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
 int zkelect_fencing_token(const zkelect_election_t *e, int64_t *token) {
     return guarded_code([&]() -> int {
         if (!e || !token) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
         return e->election->fencing_token(token);
     });
 }
@@ -298,6 +360,7 @@ static int query(zkelect_client *client, const std::string &path, std::vector<Pa
 int zkelect_leader_id(zkelect_election_t *e, char *buf, size_t len) {
     return guarded_code([&]() -> int {
         if (!e || !buf) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
         std::vector<ParticipantInfo> list;
         std::string why;
         if (int rc = query(e->owner, e->shared->path, &list, &why); rc != ZKELECT_OK)
@@ -317,6 +380,10 @@ zkelect_participants_t *zkelect_client_participants(zkelect_client_t *client, co
     return guarded_new<zkelect_participants_t>(errbuf, errlen, [&]() -> zkelect_participants_t * {
         if (!client || !path) {
             write_err(errbuf, errlen, !client ? "client is NULL" : "path is NULL");
+            return nullptr;
+        }
+        if (inherited(client)) {
+            write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
             return nullptr;
         }
         if (std::string why = check_election_path(path); !why.empty()) {
@@ -366,6 +433,10 @@ zkelect_stats_t *zkelect_election_stats(zkelect_election_t *e, char *errbuf, siz
             write_err(errbuf, errlen, "election is NULL");
             return nullptr;
         }
+        if (inherited(e)) {
+            write_err(errbuf, errlen, std::string("the election") + kInherited, ZKELECT_ESTATE);
+            return nullptr;
+        }
         auto out = std::make_unique<zkelect_stats>();
         out->json.reserve(2048);
         election_stats_json(out->json, *e->shared);
@@ -377,6 +448,10 @@ zkelect_stats_t *zkelect_client_stats(zkelect_client_t *client, char *errbuf, si
     return guarded_new<zkelect_stats_t>(errbuf, errlen, [&]() -> zkelect_stats_t * {
         if (!client) {
             write_err(errbuf, errlen, "client is NULL");
+            return nullptr;
+        }
+        if (inherited(client)) {
+            write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
             return nullptr;
         }
         auto out = std::make_unique<zkelect_stats>();
@@ -400,6 +475,10 @@ void zkelect_stats_destroy(zkelect_stats_t *stats) { delete stats; }
 zkelect_event_t *zkelect_next_event(zkelect_election_t *e, int timeout_ms) {
     return guarded<zkelect_event_t *>(nullptr, [&]() -> zkelect_event_t * {
         if (!e) return nullptr;
+        if (inherited(e)) {
+            set_last_error(ZKELECT_ESTATE, std::string("the election") + kInherited);
+            return nullptr;
+        }
         return wrap(e->election->events().next(timeout_ms)).release();
     });
 }
@@ -410,12 +489,17 @@ static int queue_fd(EventQueue &q) {
 }
 
 int zkelect_event_fd(zkelect_election_t *e) {
-    return guarded_code([&] { return e ? queue_fd(e->shared->queue) : int(ZKELECT_EINVAL); });
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
+        return queue_fd(e->shared->queue);
+    });
 }
 
 int zkelect_wake(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
         e->shared->queue.wake();
         return ZKELECT_OK;
     });
@@ -424,6 +508,7 @@ int zkelect_wake(zkelect_election_t *e) {
 int zkelect_set_event_cb(zkelect_election_t *e, zkelect_event_cb cb, void *opaque) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
         return e->election->events().set_callback(c_callback(e, cb, opaque));
     });
 }
@@ -431,6 +516,7 @@ int zkelect_set_event_cb(zkelect_election_t *e, zkelect_event_cb cb, void *opaqu
 int zkelect_dispatch(zkelect_election_t *e, int timeout_ms) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
         return e->election->events().dispatch(timeout_ms);
     });
 }
@@ -438,6 +524,7 @@ int zkelect_dispatch(zkelect_election_t *e, int timeout_ms) {
 int zkelect_set_background_event_cb(zkelect_election_t *e, zkelect_event_cb cb, void *opaque) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
         return e->election->events().set_background(c_callback(e, cb, opaque));
     });
 }
@@ -466,6 +553,10 @@ zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *p
             write_err(errbuf, errlen, !client ? "client is NULL" : "path is NULL");
             return nullptr;
         }
+        if (inherited(client)) {
+            write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
+            return nullptr;
+        }
         if (std::string why = check_election_path(path); !why.empty()) {
             write_err(errbuf, errlen, why);
             return nullptr;
@@ -484,17 +575,26 @@ zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *p
 zkelect_event_t *zkelect_observer_next_event(zkelect_observer_t *o, int timeout_ms) {
     return guarded<zkelect_event_t *>(nullptr, [&]() -> zkelect_event_t * {
         if (!o) return nullptr;
+        if (inherited(o)) {
+            set_last_error(ZKELECT_ESTATE, std::string("the observer") + kInherited);
+            return nullptr;
+        }
         return wrap(o->events->next(timeout_ms)).release();
     });
 }
 
 int zkelect_observer_event_fd(zkelect_observer_t *o) {
-    return guarded_code([&] { return o ? queue_fd(o->shared->queue) : int(ZKELECT_EINVAL); });
+    return guarded_code([&]() -> int {
+        if (!o) return ZKELECT_EINVAL;
+        if (inherited(o)) return refuse_inherited("the observer");
+        return queue_fd(o->shared->queue);
+    });
 }
 
 int zkelect_observer_wake(zkelect_observer_t *o) {
     return guarded_code([&]() -> int {
         if (!o) return ZKELECT_EINVAL;
+        if (inherited(o)) return refuse_inherited("the observer");
         o->shared->queue.wake();
         return ZKELECT_OK;
     });
@@ -503,6 +603,7 @@ int zkelect_observer_wake(zkelect_observer_t *o) {
 int zkelect_observer_destroy(zkelect_observer_t *o) {
     return guarded_code([&]() -> int {
         if (!o) return ZKELECT_EINVAL;
+        if (inherited(o)) return refuse_inherited_destroy("the observer");
         o->events->close([o] { o->shared->queue.close(); });
         o->observer->stop_and_wait();
         {

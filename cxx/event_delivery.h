@@ -42,20 +42,25 @@ public:
     // for the first: how many ran, kEState (no callback) or kEClosed.
     int dispatch(int timeout_ms);
     // Replaces the background thread; an empty callback only stops it.
-    // kEDeadlk from one of this handle's callbacks (it would join itself);
-    // kEState when another thread started one meanwhile.
+    // kEDeadlk when stopping the running thread would wait for this thread
+    // (see close()); kEState when another thread started one meanwhile.
     int set_background(Callback cb);
 
-    // Whether this thread is running one of this handle's callbacks.
-    bool in_own_callback() const { return cb_thread_.load() == std::this_thread::get_id(); }
+    // Whether this thread is running one of this handle's callbacks, at any
+    // depth (a callback may dispatch again, or dispatch another handle).
+    bool in_own_callback() const;
 
     // The threads inside the handle's blocking calls, for calls other than
     // next() and dispatch() (await_leader).
     Waiters &waiters() { return waiters_; }
 
-    // The handle's end: kEDeadlk from one of its callbacks; else stops the
-    // background thread, marks the handle closing, runs wake (which must end
-    // every blocking call soon) and waits until no thread is inside.
+    // The handle's end: kEDeadlk when it would wait for this very thread:
+    // from one of the handle's callbacks (however deeply nested), or when a
+    // thread running one of them is itself waiting, through a chain of
+    // close() and set_background() calls, for a callback this thread runs.
+    // Else stops the background thread, marks the handle closing, runs wake
+    // (which must end every blocking call soon) and waits until no thread
+    // is inside.
     int close(const std::function<void()> &wake);
 
 private:
@@ -68,9 +73,9 @@ private:
     std::shared_ptr<const Callback> cb_;
     std::thread bg_;
     std::atomic<bool> bg_stop_{false};
-    // The thread running one of this handle's callbacks, if any: destroy
-    // from it would wait on itself.
-    std::atomic<std::thread::id> cb_thread_{};
+    // Which threads run which handles' callbacks, and which of them wait in
+    // a close(), is process-wide (event_delivery.cpp): one thread may be
+    // in callbacks of several handles, and several threads in one handle's.
 };
 
 }  // namespace zkelect

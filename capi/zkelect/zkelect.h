@@ -26,8 +26,10 @@
  *    any other, except a *_destroy, which must be the last call on its handle
  *    (no other call on that handle may run during or after it). No function
  *    calls back into user code except zkelect_dispatch() (on the calling
- *    thread) and the opt-in background callback (on a library thread that is
- *    never one of ZooKeeper's own). See docs/threading.md.
+ *    thread), the opt-in background callback and the log callback (each on a
+ *    thread of the library's own, never one of ZooKeeper's). A handle made
+ *    before fork() is unusable in the child: there, calls on it fail with
+ *    ZKELECT_ESTATE and zkelect_is_leader() answers 0. See docs/threading.md.
  *
  *  - Strings are NUL-terminated UTF-8.
  */
@@ -127,10 +129,14 @@ enum zkelect_log_level {
 
 /**
  * Receives one log line (without a trailing newline; valid during the call
- * only) of the given ZKELECT_LOG_* level. Called on the library's and the
- * ZooKeeper client's threads, concurrently with the host's code, one call
- * at a time; it must not block for long and must not call zkelect_*
- * functions that wait (destroy, await, next_event with a timeout).
+ * only) of the given ZKELECT_LOG_* level. Called on a thread of the
+ * library's own (never one of ZooKeeper's, never a client's loop), one call
+ * at a time, concurrently with the host's code. It may call any zkelect
+ * function, zkelect_set_log_cb and zkelect_client_new included. A slow
+ * callback delays only the log: lines wait in a queue of 1024, and past
+ * that they are dropped and counted; the count arrives, where the gap is, as
+ * a line of its own ("libzkelect: N log records dropped: ...", at level
+ * WARN, or ERROR when only errors are asked for).
  */
 typedef void (*zkelect_log_cb)(int level, const char *message, void *opaque);
 
@@ -141,8 +147,12 @@ typedef void (*zkelect_log_cb)(int level, const char *message, void *opaque);
  * off. Today the log is the ZooKeeper client's own (connection attempts,
  * server errors); its level is process-wide in libzookeeper, so this call is
  * too (the "zk.log.level" key, from 1.0, sets the same level when a client
- * is made). Any thread; takes effect at once for every client. Returns 0, or
- * ZKELECT_EINVAL for a level outside ZKELECT_LOG_NONE..ZKELECT_LOG_DEBUG.
+ * is made). Any thread, the log callback's included; takes effect at once
+ * for every client. Lines still queued when the log is turned off are
+ * dropped. Once it returns (called from anywhere but the log callback
+ * itself), the previous callback is not running and will not be called
+ * again: its opaque may be freed. Returns 0, or ZKELECT_EINVAL for a level
+ * outside ZKELECT_LOG_NONE..ZKELECT_LOG_DEBUG.
  * Since 1.1.
  */
 ZKELECT_API int zkelect_set_log_cb(int level, zkelect_log_cb cb, void *opaque);
@@ -291,7 +301,10 @@ ZKELECT_API zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, cha
  * freed). Closing the session makes ZooKeeper remove the client's nodes at
  * once. Blocks until ZooKeeper's and the library's threads are joined; from
  * inside a callback of one of its elections returns ZKELECT_EDEADLK.
- * NULL returns ZKELECT_EINVAL.
+ * NULL returns ZKELECT_EINVAL. In a child of fork(), for a client made
+ * before it, returns ZKELECT_ESTATE and frees nothing, on purpose: closing
+ * would close the parent's session (the socket is shared) and join threads
+ * that are not in the child.
  */
 ZKELECT_API int zkelect_client_destroy(zkelect_client_t *client);
 
@@ -374,8 +387,17 @@ ZKELECT_API zkelect_election_t *zkelect_election_new(zkelect_client_t *client, c
  * zkelect_dispatch() on this handle are woken (NULL, ZKELECT_ECLOSED) and
  * destroy waits for them to return before it frees anything; no call may
  * start after destroy has begun.
- * Returns 0; ZKELECT_EDEADLK (and does nothing) when called from inside this
- * handle's own callback; ZKELECT_EINVAL for NULL. Any thread.
+ * Returns 0; ZKELECT_EINVAL for NULL; ZKELECT_EDEADLK (and does nothing)
+ * when it would wait for its own thread: called from inside one of this
+ * handle's callbacks, however nested (a callback that called
+ * zkelect_dispatch() again, a background callback that dispatched), or
+ * while a thread running one of this handle's callbacks is itself waiting,
+ * in a destroy of another handle, for a callback this thread runs (two
+ * callbacks destroying each other's elections: one of the two destroys
+ * returns ZKELECT_EDEADLK, the other completes). ZKELECT_ESTATE in a child
+ * of fork() for a handle made before it: nothing is freed, on purpose (its
+ * threads are not in the child and its session is the parent's). Any
+ * thread.
  */
 ZKELECT_API int zkelect_election_destroy(zkelect_election_t *election);
 
@@ -409,6 +431,8 @@ ZKELECT_API int zkelect_resign(zkelect_election_t *election);
  * ELECTED event until it is deposed, and only while its lease runs: the
  * answer turns 0 at the lease deadline even if no word from ZooKeeper has
  * arrived (a paused process answers 0 on its first call after it resumes).
+ * Always 0 in a child of fork() for a handle made before it: the lease is
+ * the parent's, which may resign or lose it at any moment.
  * Lock-free and wait-free; any thread, including callbacks.
  */
 ZKELECT_API int zkelect_is_leader(const zkelect_election_t *election);
@@ -630,9 +654,10 @@ ZKELECT_API int zkelect_wake(zkelect_election_t *election);
 
 /**
  * A callback receiving events. The event is borrowed for the call; copy what
- * you need. It may call any zkelect function except the destroy of its own
- * handle (that returns ZKELECT_EDEADLK). It runs while the library holds none
- * of its locks.
+ * you need. It may call any zkelect function, zkelect_dispatch() on the same
+ * handle included (nested), except the destroy of its own handle (that
+ * returns ZKELECT_EDEADLK, at any depth of nesting). It runs while the
+ * library holds none of its locks.
  */
 typedef void (*zkelect_event_cb)(zkelect_election_t *election, const zkelect_event_t *event,
                                  void *opaque);
@@ -648,6 +673,8 @@ ZKELECT_API int zkelect_set_event_cb(zkelect_election_t *election, zkelect_event
 /**
  * Take the events waiting (waiting up to timeout_ms for the first; 0: do not
  * wait; < 0: no limit) and call the callback on each, on this thread.
+ * Several threads may dispatch one handle at once (each event goes to one of
+ * them), and a callback may dispatch again.
  * Returns the number of events dispatched (0 on timeout or wake),
  * ZKELECT_ESTATE when no callback is set, ZKELECT_EINVAL for NULL.
  */
@@ -663,8 +690,9 @@ ZKELECT_API int zkelect_dispatch(zkelect_election_t *election, int timeout_ms);
  * the thread waits for its running cb, never for another event, whatever
  * other threads are blocked in zkelect_next_event() meanwhile.
  * Returns 0; ZKELECT_EINVAL for NULL election; ZKELECT_ENOMEM;
- * ZKELECT_EDEADLK when called from inside one of this handle's callbacks
- * (stopping the thread would wait for itself); ZKELECT_ESTATE when another
+ * ZKELECT_EDEADLK when stopping the thread would wait for this one (called
+ * from inside one of this handle's callbacks at any depth, or in the cycle
+ * zkelect_election_destroy() describes); ZKELECT_ESTATE when another
  * thread started a background callback at the same moment.
  */
 ZKELECT_API int zkelect_set_background_event_cb(zkelect_election_t *election,

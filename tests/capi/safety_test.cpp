@@ -3,6 +3,11 @@
 // continuously; the main thread forces resigns and collects every event.
 #include "capi_util.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdarg>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -211,3 +216,171 @@ void run_scenario(int clients, int per_client, int rounds) {
 TEST(Safety, FiveCandidatesOneLeaderAtEveryInstant) { run_scenario(5, 1, 12); }
 
 TEST(Safety, FiftyCandidatesOneLeaderAtEveryInstant) { run_scenario(10, 5, 12); }
+
+// --- issue 27, finding 11: a forked child of a leader must not answer 1.
+namespace {
+
+// The child's side: every check writes one line to fd at once (a later
+// hang then still shows how far it got), and the exit status says whether
+// all held. No GoogleTest in the child: its state is the parent's copy.
+[[noreturn]] void forked_child(int fd, zkelect_client_t *c, zkelect_election_t *e,
+                               const std::string &path) {
+    int bad = 0;
+    auto check = [&](bool ok, const char *fmt, ...) {
+        char line[512];
+        int n = std::snprintf(line, sizeof line, "%s ", ok ? "ok " : "BAD");
+        va_list ap;
+        va_start(ap, fmt);
+        n += std::vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+        va_end(ap);
+        if (n > int(sizeof line) - 2) n = int(sizeof line) - 2;
+        line[n++] = '\n';
+        if (write(fd, line, n) < 0) {
+        }
+        if (!ok) ++bad;
+    };
+    // The parent resigns right after the fork; its copy of the lease says
+    // nothing about the parent's leadership now.
+    int ones = 0, samples = 0;
+    for (auto end = now_ms() + 500; now_ms() < end; ++samples) ones += zkelect_is_leader(e);
+    check(ones == 0, "is_leader() answered 1 in %d of %d samples in the child", ones, samples);
+    int64_t token = 0;
+    check(zkelect_fencing_token(e, &token) != 0, "fencing_token: %s", zkelect_err_name(zkelect_fencing_token(e, &token)));
+    int rc = zkelect_volunteer(e);
+    check(rc == ZKELECT_ESTATE && std::strstr(zkelect_last_error(), "fork()"),
+          "volunteer: %s, last error: %s", zkelect_err_name(rc), zkelect_last_error());
+    rc = zkelect_resign(e);
+    check(rc == ZKELECT_ESTATE, "resign: %s", zkelect_err_name(rc));
+    rc = zkelect_await_leader(e, 100);
+    check(rc == ZKELECT_ESTATE, "await_leader: %s", zkelect_err_name(rc));
+    zkelect_event_t *ev = zkelect_next_event(e, 100);
+    check(ev == nullptr && std::strstr(zkelect_last_error(), "fork()"), "next_event: %s, %s",
+          ev ? zkelect_event_type_name(zkelect_event_type(ev)) : "NULL", zkelect_last_error());
+    rc = zkelect_set_event_cb(e, nullptr, nullptr);
+    check(rc == ZKELECT_ESTATE, "set_event_cb: %s", zkelect_err_name(rc));
+    rc = zkelect_dispatch(e, 0);
+    check(rc == ZKELECT_ESTATE, "dispatch: %s", zkelect_err_name(rc));
+    rc = zkelect_set_background_event_cb(e, nullptr, nullptr);
+    check(rc == ZKELECT_ESTATE, "set_background_event_cb: %s", zkelect_err_name(rc));
+    rc = zkelect_event_fd(e);
+    check(rc == ZKELECT_ESTATE, "event_fd: %d", rc);
+    rc = zkelect_wake(e);
+    check(rc == ZKELECT_ESTATE, "wake: %s", zkelect_err_name(rc));
+    char buf[128];
+    rc = zkelect_leader_id(e, buf, sizeof buf);
+    check(rc == ZKELECT_ESTATE, "leader_id: %s", zkelect_err_name(rc));
+    check(zkelect_participants(e, buf, sizeof buf) == nullptr, "participants refused: %s", buf);
+    check(zkelect_election_stats(e, buf, sizeof buf) == nullptr, "election_stats refused");
+    check(zkelect_client_stats(c, buf, sizeof buf) == nullptr, "client_stats refused");
+    rc = zkelect_client_await_connected(c, 100);
+    check(rc == ZKELECT_ESTATE, "client_await_connected: %s", zkelect_err_name(rc));
+    check(zkelect_client_is_connected(c) == 0, "client_is_connected answered 0");
+    check(zkelect_client_session_id(c) == 0, "client_session_id answered 0");
+    check(zkelect_election_new(c, (path + "-child").c_str(), "child", buf, sizeof buf) == nullptr,
+          "election_new on the inherited client refused: %s", buf);
+    check(zkelect_observer_new(c, path.c_str(), buf, sizeof buf) == nullptr,
+          "observer_new on the inherited client refused: %s", buf);
+    // Last, as they would hang or close the parent's session if they acted.
+    rc = zkelect_election_destroy(e);
+    check(rc == ZKELECT_ESTATE, "election_destroy: %s", zkelect_err_name(rc));
+    rc = zkelect_client_destroy(c);
+    check(rc == ZKELECT_ESTATE, "client_destroy: %s", zkelect_err_name(rc));
+#if !defined(__SANITIZE_THREAD__)  // TSan forbids threads in a child of a threaded parent
+    // What the child makes is its own, and works.
+    zkelect_conf_t *conf = zkelect_conf_new();
+    zkelect_conf_set(conf, "zk.hosts", hosts().c_str(), buf, sizeof buf);
+    zkelect_client_t *mine = zkelect_client_new(conf, buf, sizeof buf);
+    zkelect_conf_destroy(conf);
+    check(mine != nullptr, "client_new in the child: %s", mine ? "made" : buf);
+    if (mine) {
+        rc = zkelect_client_await_connected(mine, 10000);
+        check(rc == 0, "the child's own client connects: %s", zkelect_err_name(rc));
+        zkelect_election_t *own = zkelect_election_new(mine, (path + "-child").c_str(), "child",
+                                                       buf, sizeof buf);
+        check(own != nullptr, "election_new on the child's own client: %s", own ? "made" : buf);
+        if (own) {
+            static std::atomic<int> elected{0};
+            rc = zkelect_set_background_event_cb(
+                own,
+                [](zkelect_election_t *, const zkelect_event_t *ev, void *) {
+                    if (zkelect_event_type(ev) == ZKELECT_EV_ELECTED) elected = 1;
+                },
+                nullptr);
+            check(rc == 0, "the child's own background callback: %s", zkelect_err_name(rc));
+            check(zkelect_volunteer(own) == 0, "the child's own election: volunteer");
+            for (auto end = now_ms() + 10000; !elected.load() && now_ms() < end;)
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            check(elected.load() == 1 && zkelect_is_leader(own) == 1,
+                  "the child's own election leads, told by its own callback");
+            rc = zkelect_election_destroy(own);
+            check(rc == 0, "the child's own election is destroyed: %s", zkelect_err_name(rc));
+        }
+        rc = zkelect_client_destroy(mine);
+        check(rc == 0, "the child's own client is destroyed: %s", zkelect_err_name(rc));
+    }
+#endif
+    _exit(bad ? 1 : 0);
+}
+
+}  // namespace
+
+TEST(Safety, AForkedChildOfTheLeaderNeverLeadsAndItsHandlesFailCleanly) {
+    std::string path = fresh_path();
+    Client c1 = new_client(), c2 = new_client();
+    ASSERT_TRUE(c1 && c2);
+    zkelect_election_t *e1 = zkelect_election_new(c1.get(), path.c_str(), "parent", nullptr, 0);
+    ASSERT_NE(e1, nullptr);
+    Election e2 = new_election(c2.get(), path, "next");
+    ASSERT_EQ(zkelect_volunteer(e1), 0);
+    ASSERT_TRUE(wait_event(e1, ZKELECT_EV_ELECTED, 10000));
+    ASSERT_EQ(zkelect_volunteer(e2.get()), 0);
+    ASSERT_TRUE(wait_event(e2.get(), ZKELECT_EV_FOLLOWING, 10000));
+    int64_t session = zkelect_client_session_id(c1.get());
+
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        forked_child(fds[1], c1.get(), e1, path);
+    }
+    close(fds[1]);
+    EXPECT_EQ(zkelect_resign(e1), 0);
+    EXPECT_TRUE(wait_event(e2.get(), ZKELECT_EV_ELECTED, 10000)) << "the next candidate was not elected";
+
+    // The child gets 20 s (it needs about 1); a hang is killed and fails.
+    int status = 0;
+    bool exited = false;
+    for (auto end = now_ms() + 20000; now_ms() < end;) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!exited) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    std::string report;
+    char buf[4096];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) report.append(buf, size_t(n));
+    close(fds[0]);
+    std::printf("the forked child's report:\n%s", report.c_str());
+    EXPECT_TRUE(exited) << "the child hung (killed after 20 s); it got as far as:\n" << report;
+    EXPECT_TRUE(exited && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "child status " << status << ":\n" << report;
+    EXPECT_EQ(report.find("BAD"), std::string::npos) << report;
+
+    // Nothing the child did reached the parent's session.
+    EXPECT_EQ(zkelect_client_is_connected(c1.get()), 1);
+    EXPECT_EQ(zkelect_client_session_id(c1.get()), session);
+    ASSERT_TRUE(wait_event(e1, ZKELECT_EV_RESIGNED, 10000));
+    ASSERT_EQ(zkelect_volunteer(e1), 0);
+    EXPECT_TRUE(wait_event(e1, ZKELECT_EV_FOLLOWING, 10000)) << "the parent's session no longer works";
+    EXPECT_EQ(join(ids_of(participants(c2.get(), path))), "next,parent");
+    EXPECT_EQ(zkelect_election_destroy(e1), 0);
+}

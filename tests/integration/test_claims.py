@@ -5,6 +5,7 @@ calls while the server does not answer, calls made from inside callbacks,
 and the observer's connection events."""
 
 import ctypes as C
+import os
 import sys
 import threading
 import time
@@ -282,3 +283,76 @@ def test_a_node_deleted_ahead_of_the_predecessor_moves_the_follower_up_safely(ap
     finally:
         kz.stop()
         kz.close()
+
+
+def test_a_forked_child_of_the_leader_answers_0(api, handles, zk):
+    """docs/threading.md, rule 6: a language runtime that forks workers
+    after its leader's handle was made. In the child, the inherited handle
+    answers is_leader 0 while the parent resigns and its successor is
+    elected, every other call fails with ZKELECT_ESTATE (fork() named in
+    zkelect_last_error), and destroy frees nothing: the parent's session
+    lives on (issue 27, finding 11)."""
+    lib = api.lib
+    lib.zkelect_last_error.restype = C.c_char_p
+    path = f"/t/fork-{uuid.uuid4().hex[:8]}"
+    c1 = _client(api, handles, zk.connect_string)
+    c2 = _client(api, handles, zk.connect_string)
+    e1 = _election(api, handles, c1, path, "parent")
+    e2 = _election(api, handles, c2, path, "next")
+    assert lib.zkelect_volunteer(e1) == 0
+    assert lib.zkelect_await_leader(e1, 10000) == 0
+    assert lib.zkelect_volunteer(e2) == 0
+    api.wait_event(e2, ("FOLLOWING",), 10)
+    session = lib.zkelect_client_session_id(c1)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no pytest, no exceptions out, only os._exit
+        try:
+            os.close(r)
+
+            def say(key, value):  # at once: a child that hangs or crashes still told
+                os.write(w, f"{key}\t{value}\n".encode())
+
+            ones = samples = 0
+            end = time.monotonic() + 0.5
+            while time.monotonic() < end:
+                ones += lib.zkelect_is_leader(e1)
+                samples += 1
+            say("ones", f"{ones} of {samples}")
+            say("volunteer", lib.zkelect_volunteer(e1))
+            say("last_error", lib.zkelect_last_error().decode())
+            say("resign", lib.zkelect_resign(e1))
+            say("await_leader", lib.zkelect_await_leader(e1, 100))
+            say("destroy", lib.zkelect_election_destroy(e1))
+            say("client_destroy", lib.zkelect_client_destroy(c1))
+        finally:
+            os._exit(0)
+    os.close(w)
+    assert lib.zkelect_resign(e1) == 0
+    api.wait_event(e2, ("ELECTED",), 10)
+    for _ in range(2000):  # 20 s; it needs about 0.6
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung (killed after 20 s)")
+    out = b""
+    for _ in range(1000):
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        out += chunk
+    os.close(r)
+    seen = dict(line.split("\t", 1) for line in out.decode().splitlines())
+    print("the child saw:", seen)
+    assert seen.get("ones", "").startswith("0 of "), f"the child answered 1: {seen}"
+    for k in ("volunteer", "resign", "await_leader", "destroy", "client_destroy"):
+        assert seen.get(k) == "-3", f"{k} in the child: {seen.get(k, 'never returned')}; {seen}"
+    assert "fork()" in seen["last_error"], seen["last_error"]
+    # The child's destroys left the parent's session alone.
+    api.wait_event(e1, ("RESIGNED",), 10)
+    assert lib.zkelect_client_session_id(c1) == session
+    assert lib.zkelect_volunteer(e1) == 0
+    api.wait_event(e1, ("FOLLOWING",), 10)

@@ -5,6 +5,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -30,6 +35,44 @@ bool eventually(Pred p) {
     }
     return true;
 }
+
+// Runs body on a thread of its own. A body still running after `limit` is
+// a hang: a thread waiting on itself can never be joined, so the program
+// says which and ends at once, a failure rather than a stuck suite.
+template <class F>
+void finishes_within(int limit_s, const char *what, F body) {
+    auto done = std::make_shared<std::promise<void>>();
+    auto finished = done->get_future();
+    std::thread t([&body, done] {
+        body();
+        done->set_value();
+    });
+    if (finished.wait_for(std::chrono::seconds(limit_s)) != std::future_status::ready) {
+        std::fprintf(stderr, "FATAL: %s: still running after %d s (a hang)\n", what, limit_s);
+        std::fflush(stderr);
+        std::_Exit(1);
+    }
+    t.join();
+}
+
+// A flag one thread raises and another waits for, at most 10 s.
+class Flag {
+public:
+    void raise() {
+        std::lock_guard<std::mutex> lock(mu_);
+        up_ = true;
+        cv_.notify_all();
+    }
+    bool wait() {
+        std::unique_lock<std::mutex> lock(mu_);
+        return cv_.wait_for(lock, std::chrono::seconds(10), [this] { return up_; });
+    }
+
+private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool up_ = false;
+};
 }  // namespace
 
 TEST(EventDelivery, DispatchRunsTheCallbackForWhatIsQueued) {
@@ -170,4 +213,169 @@ TEST(EventDelivery, StoppingTheBackgroundThreadDoesNotDependOnOtherReaders) {
     EXPECT_FALSE(reader_done.load()) << "stopping the background thread woke an unrelated reader";
     q.close();
     reader.join();
+}
+
+// Issue 27, finding 3: a callback that dispatches again and then closes its
+// own handle. The nested dispatch used to clear the one "in a callback"
+// mark on its way out, so the close waited for its own thread for ever.
+TEST(EventDelivery, CloseAfterANestedDispatchInTheCallbackIsEdeadlk) {
+    EventQueue q;
+    EventDelivery d(q);
+    int inner = -100, close_rc = 1;
+    bool own_after = false;
+    ASSERT_EQ(d.set_callback([&](std::unique_ptr<Event> ev) {
+        if (ev->token != 1) return;
+        inner = d.dispatch(0);  // delivers event 2, one level deeper
+        own_after = d.in_own_callback();
+        close_rc = d.close([&] { q.close(); });
+    }), kOk);
+    q.push(make(1));
+    q.push(make(2));
+    finishes_within(10, "close after a nested dispatch", [&] { EXPECT_EQ(d.dispatch(0), 1); });
+    EXPECT_EQ(inner, 1);
+    EXPECT_TRUE(own_after) << "the nested dispatch's return ended the outer callback's mark";
+    EXPECT_EQ(close_rc, kEDeadlk);
+    EXPECT_FALSE(d.in_own_callback());
+    EXPECT_EQ(d.close([&] { q.close(); }), kOk);
+}
+
+// Two threads dispatching on one handle: the second's callback ending must
+// not unmark the first, still in its own.
+TEST(EventDelivery, ConcurrentDispatchersEachKeepTheirOwnMark) {
+    EventQueue q;
+    EventDelivery d(q);
+    Flag a_in, b_done;
+    int close_rc = 1;
+    std::thread::id a_id;
+    ASSERT_EQ(d.set_callback([&](std::unique_ptr<Event> ev) {
+        if (ev->token != 1) return;  // B's event: returns at once
+        a_in.raise();
+        EXPECT_TRUE(b_done.wait());
+        close_rc = d.close([&] { q.close(); });
+    }), kOk);
+    q.push(make(1));
+    finishes_within(10, "close from one of two concurrent dispatchers", [&] {
+        int a_rc = -100;
+        std::thread a([&] { a_rc = d.dispatch(-1); });
+        EXPECT_TRUE(a_in.wait());
+        q.push(make(2));
+        EXPECT_EQ(d.dispatch(0), 1);  // this thread's callback runs and returns
+        b_done.raise();
+        a.join();
+        EXPECT_EQ(a_rc, 1);
+    });
+    EXPECT_EQ(close_rc, kEDeadlk);
+    EXPECT_EQ(d.close([&] { q.close(); }), kOk);
+}
+
+// A dispatch callback set first, then a background one that dispatches and
+// then closes: the close used to join its own thread (std::terminate).
+TEST(EventDelivery, BackgroundCallbackThatDispatchesThenClosesIsEdeadlk) {
+    EventQueue q;
+    EventDelivery d(q);
+    std::atomic<int> dispatched{-100}, close_rc{1}, bg_rc{1};
+    Flag done;
+    ASSERT_EQ(d.set_callback([](std::unique_ptr<Event>) {}), kOk);
+    q.push(make(1));
+    q.push(make(2));
+    ASSERT_EQ(d.set_background([&](std::unique_ptr<Event> ev) {
+        if (ev->token != 1) return;
+        dispatched = d.dispatch(0);  // event 2, through the dispatch callback
+        close_rc = d.close([&] { q.close(); });
+        bg_rc = d.set_background({});
+        done.raise();
+    }), kOk);
+    EXPECT_TRUE(done.wait());
+    EXPECT_EQ(dispatched.load(), 1);
+    EXPECT_EQ(close_rc.load(), kEDeadlk);
+    EXPECT_EQ(bg_rc.load(), kEDeadlk);
+    finishes_within(10, "close after the background callback", [&] {
+        EXPECT_EQ(d.close([&] { q.close(); }), kOk);
+    });
+}
+
+// Issue 27, finding 12: two background callbacks, each closing the other's
+// handle, each joined the other's thread for ever. Exactly one close must
+// be refused; the other then completes.
+TEST(EventDelivery, TwoBackgroundCallbacksClosingEachOtherDoNotDeadlock) {
+    EventQueue qx, qy;
+    EventDelivery x(qx), y(qy);
+    std::atomic<int> x_rc{1}, y_rc{1};
+    Flag x_in, y_in, x_done, y_done;
+    ASSERT_EQ(x.set_background([&](std::unique_ptr<Event>) {
+        x_in.raise();
+        EXPECT_TRUE(y_in.wait());
+        x_rc = y.close([&] { qy.close(); });
+        x_done.raise();
+    }), kOk);
+    ASSERT_EQ(y.set_background([&](std::unique_ptr<Event>) {
+        y_in.raise();
+        EXPECT_TRUE(x_in.wait());
+        y_rc = x.close([&] { qx.close(); });
+        y_done.raise();
+    }), kOk);
+    qx.push(make(1));
+    qy.push(make(1));
+    finishes_within(10, "two background callbacks closing each other", [&] {
+        EXPECT_TRUE(x_done.wait());
+        EXPECT_TRUE(y_done.wait());
+    });
+    EXPECT_TRUE((x_rc == kOk && y_rc == kEDeadlk) || (x_rc == kEDeadlk && y_rc == kOk))
+        << "x closing y: " << x_rc.load() << ", y closing x: " << y_rc.load();
+    finishes_within(10, "closing the survivor", [&] {
+        EXPECT_EQ(x.close([&] { qx.close(); }), kOk);
+        EXPECT_EQ(y.close([&] { qy.close(); }), kOk);
+    });
+}
+
+// The same cycle through dispatch: each thread, inside a callback of its own
+// handle, closes the other's.
+TEST(EventDelivery, TwoDispatchCallbacksClosingEachOtherDoNotDeadlock) {
+    EventQueue qx, qy;
+    EventDelivery x(qx), y(qy);
+    std::atomic<int> x_rc{1}, y_rc{1};
+    Flag x_in, y_in;
+    ASSERT_EQ(x.set_callback([&](std::unique_ptr<Event>) {
+        x_in.raise();
+        EXPECT_TRUE(y_in.wait());
+        x_rc = y.close([&] { qy.close(); });
+    }), kOk);
+    ASSERT_EQ(y.set_callback([&](std::unique_ptr<Event>) {
+        y_in.raise();
+        EXPECT_TRUE(x_in.wait());
+        y_rc = x.close([&] { qx.close(); });
+    }), kOk);
+    qx.push(make(1));
+    qy.push(make(1));
+    finishes_within(10, "two dispatch callbacks closing each other", [&] {
+        std::thread tx([&] { x.dispatch(0); });
+        std::thread ty([&] { y.dispatch(0); });
+        tx.join();
+        ty.join();
+    });
+    EXPECT_TRUE((x_rc == kOk && y_rc == kEDeadlk) || (x_rc == kEDeadlk && y_rc == kOk))
+        << "x closing y: " << x_rc.load() << ", y closing x: " << y_rc.load();
+    EXPECT_EQ(x.close([&] { qx.close(); }), kOk);
+    EXPECT_EQ(y.close([&] { qy.close(); }), kOk);
+}
+
+// Not every wait through another handle is a cycle: closing another handle
+// from a callback, while nobody waits back, still completes.
+TEST(EventDelivery, ClosingAnotherHandleFromACallbackStillWorks) {
+    EventQueue qx, qy;
+    EventDelivery x(qx), y(qy);
+    std::atomic<int> rc{1};
+    Flag done;
+    ASSERT_EQ(y.set_background([](std::unique_ptr<Event>) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }), kOk);
+    qy.push(make(1));
+    ASSERT_EQ(x.set_background([&](std::unique_ptr<Event>) {
+        rc = y.close([&] { qy.close(); });
+        done.raise();
+    }), kOk);
+    qx.push(make(1));
+    EXPECT_TRUE(done.wait());
+    EXPECT_EQ(rc.load(), kOk);
+    EXPECT_EQ(x.close([&] { qx.close(); }), kOk);
 }
