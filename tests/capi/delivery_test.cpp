@@ -528,7 +528,9 @@ TEST(Delivery, ExceptionFromCallbackIsCaughtAtTheBoundary) {
         }
         EXPECT_GE(t.calls.load(), before + 2)
             << (background ? "background" : "dispatch") << ": events after a throw were lost";
-        if (background) ASSERT_EQ(zkelect_set_background_event_cb(x.get(), nullptr, nullptr), 0);
+        if (background) {
+            ASSERT_EQ(zkelect_set_background_event_cb(x.get(), nullptr, nullptr), 0);
+        }
     }
 }
 
