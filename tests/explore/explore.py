@@ -75,6 +75,8 @@ LIVENESS_S = 4 * T_MS / 1000 + 20   # after the heal (servers back and serving)
 # its lease (T/2 - T/20) runs out without a keepalive that saw the node, while
 # the heir may claim at once. Two leaders within this long after an operator
 # deleted one of their nodes (or the path) are excused; longer is a violation.
+# A non-blocking call may still wait for the scheduler on a loaded machine.
+CALL_SLACK_NS = 1_000_000_000
 EXCUSE_NS = int((T_MS / 2 + 250) * 1e6)
 DROP_OPS = ["create", "getChildren", "getData", "exists", "multi", "delete", "sync"]
 CANDIDATE = re.compile(r"^_c_[0-9a-f-]{36}-latch-\d{10}$")
@@ -208,6 +210,7 @@ class Part:
         self.cv = threading.Condition()
         self.killed_mono = None
         self.stopped = False
+        self.stops = []           # [[SIGSTOP mono_ns, SIGCONT mono_ns or None]]
         self.on_line = None
         self.proc = subprocess.Popen(
             [str(binary), name, str(T_MS), str(len(paths)), *paths,
@@ -431,6 +434,7 @@ class Run:
         elif k == "pstop":
             part = self.parts[s["p"]]
             if part.killed_mono is None:
+                part.stops.append([time.monotonic_ns(), None])
                 os.kill(part.proc.pid, signal.SIGSTOP)
                 part.stopped = True
 
@@ -438,6 +442,7 @@ class Run:
                     if part.killed_mono is None:
                         os.kill(part.proc.pid, signal.SIGCONT)
                     part.stopped = False
+                    part.stops[-1][1] = time.monotonic_ns()
                 later(s["dur"], cont)
         elif k == "pkill":
             part = self.parts[s["p"]]
@@ -541,7 +546,8 @@ class Run:
                 time.sleep(0.05)
             self.t0 = time.monotonic()
             for s in self.schedule:
-                heapq.heappush(heap, (self.t0 + s["t"], 0, s))
+                seq[0] += 1
+                heapq.heappush(heap, (self.t0 + s["t"], seq[0], s))
             t_end = self.t0 + max(self.duration, max((s["t"] for s in self.schedule), default=0))
             while heap:
                 at, _, item = heap[0]
@@ -596,6 +602,7 @@ class Run:
             if part.stopped and part.killed_mono is None:
                 os.kill(part.proc.pid, signal.SIGCONT)
                 part.stopped = False
+                part.stops[-1][1] = time.monotonic_ns()
         for p, part in enumerate(self.parts):
             if part.killed_mono is not None:
                 self.start_part(p)
@@ -753,6 +760,23 @@ class Run:
                 self.violations.append((
                     "resigned-node", f"{part.name}.c{c}.e{e}.h{h}: RESIGNED while its node "
                     f"{found} remained ({(list_mono - ev_mono) / 1e6:.0f} ms after the event)"))
+        # Documented bounds of the calls (zkelect.h): volunteer and resign do
+        # not block; destroy waits at most the session timeout. A call that a
+        # SIGSTOP of its process overlapped is not judged.
+        bound_ns = {"vol": CALL_SLACK_NS, "res": CALL_SLACK_NS, "cbres": CALL_SLACK_NS,
+                    "des": int(T_MS * 1e6) + CALL_SLACK_NS}
+        for part in self.all_parts:
+            for w in part.words():
+                if w[0] != "ACK" or w[1] not in bound_ns:
+                    continue
+                m0, m1 = int(w[6]), int(w[7])
+                if m1 - m0 <= bound_ns[w[1]]:
+                    continue
+                if any(a <= m1 and (b is None or b >= m0) for a, b in part.stops):
+                    continue
+                self.violations.append((
+                    "call-bound", f"{part.name}.c{w[2]}.e{w[3]}: {w[1]} returned after "
+                    f"{(m1 - m0) / 1e6:.0f} ms at {self.rel(m0)}"))
         for key, evs in events.items():
             leading = False
             for typ, reason in evs:
