@@ -99,6 +99,7 @@ KINDS = {
     "vol": 6,          # user
     "res": 4,
     "resleader": 6,    # user: the current leader of a path resigns
+    "resall": 1.5,     # user: every candidacy of a path resigns, the leader first
     "des": 1.5,
     "cbres": 1,        # user: resign from inside the next ELECTED callback
     "dcl": 0.5,        # user: destroy a client with its elections, a new one later
@@ -166,6 +167,8 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
             s.update(p=p, c=c, e=e)
         elif k == "resleader":
             s.update(e=e, back=round(rng.uniform(0.2, 1.5), 3))
+        elif k == "resall":
+            s.update(e=e, order=rng.randrange(1 << 30), back=round(rng.uniform(0.2, 1.5), 3))
         elif k == "dcl":
             s.update(p=p, c=c, back=round(rng.uniform(0.2, 2.0), 3))
         steps.append(s)
@@ -498,6 +501,15 @@ class Run:
                         part.send(f"res {c} {s['e']}")
                         self.note(f"  leader {part.name} c{c} resigns")
                         later(s["back"], lambda part=part, c=c: part.send(f"vol {c} {s['e']}"))
+        elif k == "resall":
+            e = s["e"]
+            hs = [(pt, c) for pt in self.parts for c in range(C) if pt.killed_mono is None]
+            random.Random(s["order"]).shuffle(hs)
+            hs.sort(key=lambda h: -h[0].current(h[1], e))     # the leader first
+            for pt, c in hs:
+                pt.send(f"res {c} {e}")
+            for pt, c in hs:
+                later(s["back"], lambda pt=pt, c=c: pt.send(f"vol {c} {e}"))
         elif k == "dcl":
             part = self.parts[s["p"]]
             part.send(f"dcl {s['c']}")
@@ -814,6 +826,10 @@ class Run:
                 leading = typ == "ELECTED"
 
 
+PRIORITY = ["two-leaders", "after-resign", "token", "resigned-node", "events", "call-bound",
+            "liveness", "history"]
+
+
 def kinds_of(violations):
     return sorted({k for k, _ in violations})
 
@@ -858,7 +874,10 @@ def report_failure(r, logdir=None):
 def shrink(world, r, budget_s, duration):
     """Drops chunks of the schedule (halves, then smaller) while the run still
     shows one of the same violation kinds; bounded by budget_s."""
-    want = set(kinds_of(r.violations))
+    # The most telling kind only: a liveness failure alone has many causes,
+    # and a shrink that kept "any of the same kinds" could drift to another.
+    got = kinds_of(r.violations)
+    want = {next(k for k in PRIORITY + got if k in got)}
     best = list(r.schedule)
     deadline = time.monotonic() + budget_s
     n = 2
@@ -876,7 +895,8 @@ def shrink(world, r, budget_s, duration):
             tries += 1
             rr = run_once(world, r.seed, cand, dur)
             got = set(kinds_of(rr.violations))
-            log(f"shrink try {tries}: {len(cand)} steps -> {sorted(got) or 'passes'}")
+            log(f"shrink try {tries}: {len(cand)} steps -> {sorted(got) or 'passes'} "
+                f"(want {sorted(want)})")
             if got & want:
                 best = cand
                 shrunk = True
