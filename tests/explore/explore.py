@@ -739,6 +739,11 @@ class Run:
                     continue
                 close(c, e, part.killed_mono)
         self.runs = runs
+        for part in self.all_parts:
+            rc = part.proc.poll()
+            if part.killed_mono is None and rc not in (0, None):
+                self.violations.append(("crash", f"{part.name} exited with {rc}: "
+                                        f"{(getattr(part, 'err', '') or '')[-300:]}"))
         for e in range(E):
             flat = sorted((a, b, k, t, f) for k, rs in runs[e].items() for a, b, t, f in rs)
             for i, (a, b, k, t, f) in enumerate(flat):
@@ -826,7 +831,7 @@ class Run:
                 leading = typ == "ELECTED"
 
 
-PRIORITY = ["two-leaders", "after-resign", "token", "resigned-node", "events", "call-bound",
+PRIORITY = ["crash", "two-leaders", "after-resign", "token", "resigned-node", "events", "call-bound",
             "liveness", "history"]
 
 
