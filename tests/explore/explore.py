@@ -951,8 +951,9 @@ def worker(args, wid, results):
                 seed = args.seed0 + k * args.workers + wid
             k += 1
             t0 = time.monotonic()
-            schedule = None
             duration = args.duration
+            schedule = make_schedule(seed, duration, {k: w for k, w in KINDS.items()
+                                                      if k not in args.without})
             if args.case:
                 case = json.loads(Path(args.case).read_text())
                 seed, schedule, duration = case["seed"], case["schedule"], case["duration_s"]
@@ -990,6 +991,8 @@ def main(argv=None):
     ap.add_argument("--duration", type=float, default=DURATION_S, help="seconds of schedule")
     ap.add_argument("--build", default=os.environ.get("ZKELECT_BUILD_DIR", str(REPO / "build")))
     ap.add_argument("--rev", default=None, help="(recorded in cases) the commit explored")
+    ap.add_argument("--without", action="append", default=[], choices=sorted(KINDS),
+                    metavar="KIND", help="leave this step kind out of the schedules (repeatable)")
     ap.add_argument("--case", default=None, help="replay a case file")
     ap.add_argument("--shrink-minutes", type=float, default=0)
     ap.add_argument("--stop-on-violation", action="store_true")

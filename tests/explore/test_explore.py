@@ -67,7 +67,8 @@ def run_and_report(world, seed, schedule, duration):
 
 @pytest.mark.parametrize("seed", seeds())
 def test_seeded_exploration(world, seed):
-    print(f"\nEXPLORE replay: ./dev explore --seed {seed} --duration {SHORT_DURATION_S:.0f}")
+    without = "".join(f" --without {k}" for k in sorted(KNOWN_OPEN))
+    print(f"\nEXPLORE replay: ./dev explore --seed {seed} --duration {SHORT_DURATION_S:.0f}{without}")
     schedule = explore.make_schedule(seed, SHORT_DURATION_S, short_kinds())
     r = run_and_report(world, seed, schedule, SHORT_DURATION_S)
     assert not r.violations, \
