@@ -807,6 +807,12 @@ class Run:
                             "after-resign", f"{part.name}.c{c}.e{e}: is_leader 1 in "
                             f"[{self.rel(a)}, {self.rel(b)}] after {w[1]} returned at "
                             f"{self.rel(ret)}"))
+            for w in ws:
+                if w[0] == "RES1":
+                    self.violations.append((
+                        "after-resign", f"{part.name}.c{w[1]}.e{w[2]}.h{w[3]}: is_leader 1 "
+                        f"{(int(w[5]) - int(w[4])) / 1e3:.0f} us after resign returned "
+                        f"(asked by the resigning thread) at {self.rel(int(w[4]))}"))
         # Documented bounds of the calls (zkelect.h): volunteer and resign do
         # not block; destroy waits at most the session timeout. A call that a
         # SIGSTOP of its process overlapped is not judged.

@@ -31,6 +31,9 @@
  *                      an event of handle (c,e) incarnation h
  *   ACK verb c e h rc mono_before mono_after
  *                      a command was carried out (rc of the library call)
+ *   RES1 c e h ret_mono seen_mono
+ *                      is_leader answered 1 after resign returned (asked by
+ *                      the resigning thread for 5 ms after the return)
  *   END c e v last_mono
  *   BYE
  * stdin, one command a line ("c" a client index, "e" a path index):
@@ -107,6 +110,20 @@ static int64_t mono(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* resign: "is_leader answers 0 when this returns". The loop samples every
+ * handle in turn, so a 1 that lasts microseconds after the return could slip
+ * between its calls: the resigning thread itself asks for a while. */
+static void check_after_resign(zkelect_election_t *e, int c, int ee, int gen, int64_t ret)
+{
+    int64_t end = ret + 5 * 1000000LL, now;
+    while ((now = mono()) < end) {
+        if (zkelect_is_leader(e)) {
+            say("RES1 %d %d %d %" PRId64 " %" PRId64, c, ee, gen, ret, now);
+            return;
+        }
+    }
+}
+
 static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opaque)
 {
     struct ctx *x = opaque;
@@ -118,8 +135,10 @@ static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opa
     if (type == ZKELECT_EV_ELECTED && atomic_exchange(&x->s->resign_in_cb, 0)) {
         int64_t m0 = mono();
         int rc = zkelect_resign(e);
-        say("ACK cbres %d %d %d %d %" PRId64 " %" PRId64, x->s->c, x->s->e, x->gen, rc, m0,
-            mono());
+        int64_t m1 = mono();
+        if (rc == 0)
+            check_after_resign(e, x->s->c, x->s->e, x->gen, m1);
+        say("ACK cbres %d %d %d %d %" PRId64 " %" PRId64, x->s->c, x->s->e, x->gen, rc, m0, m1);
     }
 }
 
@@ -223,7 +242,10 @@ static void command(char *line)
         /* The command thread alone destroys, so el stays valid here. */
         zkelect_election_t *el = s->el;
         int rc = el ? zkelect_resign(el) : -999;
-        say("ACK res %d %d %d %d %" PRId64 " %" PRId64, c, e, s->gen, rc, m0, mono());
+        int64_t m1 = mono();
+        if (rc == 0)
+            check_after_resign(el, c, e, s->gen, m1);
+        say("ACK res %d %d %d %d %" PRId64 " %" PRId64, c, e, s->gen, rc, m0, m1);
     } else if (!strcmp(verb, "des")) {
         destroy_slot(s, "des");
     } else if (!strcmp(verb, "cbres")) {
