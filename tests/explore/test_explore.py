@@ -30,11 +30,10 @@ SHORT_DURATION_S = 30.0
 # Step kinds left out of the short form while the finding they reach is open:
 # the explorer reaches it within seconds (see docs/explore.md). `./dev explore`
 # still runs them.
-KNOWN_OPEN = {
-    # A resign whose delete is refused (the path's ACL lost DELETE) reports
-    # RESIGNED and leaves the node; ZNOAUTH on reads stalls a candidacy.
-    "acl": "issue 27 findings 4 and 5",
-}
+# (Until e6cbd99 and its neighbours, "acl" stood here for issue 27 findings
+# 4 and 5: a resign whose delete the path's ACL refused reported RESIGNED and
+# left the node; ZNOAUTH on reads stalled a candidacy.)
+KNOWN_OPEN = {}
 
 
 def short_kinds():
