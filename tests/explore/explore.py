@@ -952,7 +952,7 @@ def worker(args, wid, results):
             else:
                 if t_stop and time.monotonic() >= t_stop:
                     break
-                if args.runs and k >= args.runs:
+                if args.runs and k * args.workers + wid >= args.runs:   # --runs in all
                     break
                 seed = args.seed0 + k * args.workers + wid
             k += 1
