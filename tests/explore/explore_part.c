@@ -27,8 +27,9 @@
  *   HOLE c e start_mono end_mono
  *                      (c,e) answered 1 before and after a stretch of more
  *                      than 5 ms in which it was not asked: not known to lead
- *   EV c e h TYPE reason token mono
- *                      an event of handle (c,e) incarnation h
+ *   EV c e h TYPE reason token mono id
+ *                      an event of handle (c,e) incarnation h; id: the
+ *                      event's participant id ("-" when none)
  *   ACK verb c e h rc mono_before mono_after
  *                      a command was carried out (rc of the library call)
  *   RES1 c e h ret_mono seen_mono
@@ -128,9 +129,11 @@ static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opa
 {
     struct ctx *x = opaque;
     int type = zkelect_event_type(ev);
-    say("EV %d %d %d %s %s %" PRId64 " %" PRId64, x->s->c, x->s->e, x->gen,
+    /* The id names the predecessor of a FOLLOWING: who waits for whom. */
+    const char *id = zkelect_event_id(ev);
+    say("EV %d %d %d %s %s %" PRId64 " %" PRId64 " %s", x->s->c, x->s->e, x->gen,
         zkelect_event_type_name(type), zkelect_reason_name(zkelect_event_reason(ev)),
-        zkelect_event_token(ev), mono());
+        zkelect_event_token(ev), mono(), id && *id && strlen(id) < 200 ? id : "-");
     /* A call from the library's callback thread, as a user may make it. */
     if (type == ZKELECT_EV_ELECTED && atomic_exchange(&x->s->resign_in_cb, 0)) {
         int64_t m0 = mono();
