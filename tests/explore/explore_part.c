@@ -1,0 +1,353 @@
+/*
+ * explore_part: one participant process of the explorer (tests/explore/).
+ * It holds several clients, each with its own session and its own fault-proxy
+ * link, and one candidacy per election path on every client: one path is
+ * shared by the candidacies of many processes, and several paths share one
+ * session (so the session lease has several holders). A tight loop samples
+ * zkelect_is_leader() of every handle with CLOCK_MONOTONIC stamps taken
+ * around the call, as tests/fault/paused_leader.c does; stdin carries the
+ * user's actions, chosen by the explorer's driver (explore.py).
+ *
+ *   explore_part NAME T_MS NPATHS PATH... HOSTS...    (one HOSTS per client)
+ *
+ * Only the public header is used, so the program builds against any 1.x
+ * libzkelect and runs against another 1.x build through LD_LIBRARY_PATH.
+ *
+ * The id of a candidacy is NAME.c<client>.e<path>.h<incarnation>: unique per
+ * election handle, so a node found in ZooKeeper names its handle.
+ *
+ * Lines on stdout (one write(2) each; mono = CLOCK_MONOTONIC ns):
+ *   READY
+ *   FLIP c e v first_mono prev_mono token
+ *                      is_leader of (c,e) changed to v as seen by the loop:
+ *                      first_mono just before the first call that answered v,
+ *                      prev_mono just after the last call that answered the
+ *                      old value; token: zkelect_fencing_token() read just
+ *                      after a change to 1 (-1 when it was no longer leading)
+ *   HOLE c e start_mono end_mono
+ *                      (c,e) answered 1 before and after a stretch of more
+ *                      than 5 ms in which it was not asked: not known to lead
+ *   EV c e h TYPE reason token mono id
+ *                      an event of handle (c,e) incarnation h; id: the
+ *                      event's participant id ("-" when none)
+ *   ACK verb c e h rc mono_before mono_after
+ *                      a command was carried out (rc of the library call)
+ *   RES1 c e h ret_mono seen_mono
+ *                      is_leader answered 1 after resign returned (asked by
+ *                      the resigning thread for 5 ms after the return)
+ *   END c e v last_mono
+ *   BYE
+ * stdin, one command a line ("c" a client index, "e" a path index):
+ *   vol c e     volunteer (a new election handle first if there is none)
+ *   res c e     resign
+ *   des c e     destroy the election handle
+ *   cbres c e   resign from inside the handle's next ELECTED callback
+ *   dcl c       destroy client c with its elections
+ *   ncl c       a new client c (its elections come with the next vol)
+ *   quit
+ */
+#define _GNU_SOURCE
+#include <zkelect/zkelect.h>
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXC 8
+#define MAXE 8
+
+struct slot {
+    int c, e;
+    pthread_mutex_t lock;        /* the sampler's call against destroy */
+    zkelect_election_t *el;      /* under lock */
+    int gen;                     /* incarnation of el */
+    atomic_int resign_in_cb;
+    /* the sampler's own */
+    int last;
+    int64_t prev_end;
+};
+
+struct ctx {                     /* opaque of an event callback */
+    struct slot *s;
+    int gen;
+};
+
+static const char *name;
+static const char *tms;
+static int npaths, nclients;
+static char **paths, **hosts;
+static zkelect_client_t *clients[MAXC];   /* the command thread's only */
+static struct slot slots[MAXC][MAXE];
+static struct ctx *ctxs[MAXC][MAXE];
+static atomic_int stop_flag;
+
+static void say(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    /* One write per line (below PIPE_BUF): lines of the threads never mix. */
+    ssize_t w = write(STDOUT_FILENO, buf, (size_t)n);
+    (void)w;
+}
+
+static int64_t mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* resign: "is_leader answers 0 when this returns". The loop samples every
+ * handle in turn, so a 1 that lasts microseconds after the return could slip
+ * between its calls: the resigning thread itself asks for a while. */
+static void check_after_resign(zkelect_election_t *e, int c, int ee, int gen, int64_t ret)
+{
+    int64_t end = ret + 5 * 1000000LL, now;
+    while ((now = mono()) < end) {
+        if (zkelect_is_leader(e)) {
+            say("RES1 %d %d %d %" PRId64 " %" PRId64, c, ee, gen, ret, now);
+            return;
+        }
+    }
+}
+
+static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opaque)
+{
+    struct ctx *x = opaque;
+    int type = zkelect_event_type(ev);
+    /* The id names the predecessor of a FOLLOWING: who waits for whom. */
+    const char *id = zkelect_event_id(ev);
+    say("EV %d %d %d %s %s %" PRId64 " %" PRId64 " %s", x->s->c, x->s->e, x->gen,
+        zkelect_event_type_name(type), zkelect_reason_name(zkelect_event_reason(ev)),
+        zkelect_event_token(ev), mono(), id && *id && strlen(id) < 200 ? id : "-");
+    /* A call from the library's callback thread, as a user may make it. */
+    if (type == ZKELECT_EV_ELECTED && atomic_exchange(&x->s->resign_in_cb, 0)) {
+        int64_t m0 = mono();
+        int rc = zkelect_resign(e);
+        int64_t m1 = mono();
+        if (rc == 0)
+            check_after_resign(e, x->s->c, x->s->e, x->gen, m1);
+        say("ACK cbres %d %d %d %d %" PRId64 " %" PRId64, x->s->c, x->s->e, x->gen, rc, m0, m1);
+    }
+}
+
+static zkelect_client_t *new_client(int c)
+{
+    char err[512] = "";
+    zkelect_conf_t *conf = zkelect_conf_new();
+    zkelect_client_t *cl = NULL;
+    if (!zkelect_conf_set(conf, "zk.hosts", hosts[c], err, sizeof err) &&
+        !zkelect_conf_set(conf, "zk.session.timeout.ms", tms, err, sizeof err) &&
+        !zkelect_conf_set(conf, "zk.log.level", "none", err, sizeof err))
+        cl = zkelect_client_new(conf, err, sizeof err);
+    zkelect_conf_destroy(conf);
+    if (!cl)
+        say("ERR client %d %s", c, err);
+    return cl;
+}
+
+/* Takes the handle out of the sampler's reach; the caller destroys it. */
+static zkelect_election_t *take(struct slot *s)
+{
+    pthread_mutex_lock(&s->lock);
+    zkelect_election_t *el = s->el;
+    s->el = NULL;
+    pthread_mutex_unlock(&s->lock);
+    return el;
+}
+
+static void destroy_slot(struct slot *s, const char *verb)
+{
+    int64_t m0 = mono();
+    zkelect_election_t *el = take(s);
+    int rc = el ? zkelect_election_destroy(el) : -999;
+    say("ACK %s %d %d %d %d %" PRId64 " %" PRId64, verb, s->c, s->e, s->gen, rc, m0, mono());
+}
+
+static void command(char *line)
+{
+    char verb[16];
+    int c = -1, e = -1;
+    int n = sscanf(line, "%15s %d %d", verb, &c, &e);
+    if (n < 1)
+        return;
+    if (c < 0 || c >= nclients || (n == 3 && (e < 0 || e >= npaths))) {
+        say("ERR bad command %s", line);
+        return;
+    }
+    if (!strcmp(verb, "dcl")) {
+        int64_t m0 = mono();
+        for (int j = 0; j < npaths; j++)
+            destroy_slot(&slots[c][j], "des");
+        int rc = clients[c] ? zkelect_client_destroy(clients[c]) : -999;
+        clients[c] = NULL;
+        say("ACK dcl %d -1 -1 %d %" PRId64 " %" PRId64, c, rc, m0, mono());
+        return;
+    }
+    if (!strcmp(verb, "ncl")) {
+        int64_t m0 = mono();
+        int rc = -999;
+        if (!clients[c]) {
+            clients[c] = new_client(c);
+            rc = clients[c] ? 0 : -1;
+        }
+        say("ACK ncl %d -1 -1 %d %" PRId64 " %" PRId64, c, rc, m0, mono());
+        return;
+    }
+    if (n != 3)
+        return;
+    struct slot *s = &slots[c][e];
+    int64_t m0 = mono();
+    if (!strcmp(verb, "vol")) {
+        pthread_mutex_lock(&s->lock);
+        zkelect_election_t *el = s->el;
+        pthread_mutex_unlock(&s->lock);
+        int rc = -999;
+        if (!el && clients[c]) {
+            char id[256], err[512] = "";
+            snprintf(id, sizeof id, "%s.c%d.e%d.h%d", name, c, e, s->gen + 1);
+            el = zkelect_election_new(clients[c], paths[e], id, err, sizeof err);
+            if (el) {
+                /* The previous incarnation's ctx may still be read by its
+                 * last callback only until its destroy returned: free it. */
+                free(ctxs[c][e]);
+                struct ctx *x = malloc(sizeof *x);
+                x->s = s;
+                x->gen = s->gen + 1;
+                ctxs[c][e] = x;
+                zkelect_set_background_event_cb(el, on_event, x);
+                pthread_mutex_lock(&s->lock);
+                s->el = el;
+                s->gen++;
+                pthread_mutex_unlock(&s->lock);
+            } else {
+                say("ERR election %d %d %s", c, e, err);
+            }
+        }
+        if (el)
+            rc = zkelect_volunteer(el);
+        say("ACK vol %d %d %d %d %" PRId64 " %" PRId64, c, e, s->gen, rc, m0, mono());
+    } else if (!strcmp(verb, "res")) {
+        /* The command thread alone destroys, so el stays valid here. */
+        zkelect_election_t *el = s->el;
+        int rc = el ? zkelect_resign(el) : -999;
+        int64_t m1 = mono();
+        if (rc == 0)
+            check_after_resign(el, c, e, s->gen, m1);
+        say("ACK res %d %d %d %d %" PRId64 " %" PRId64, c, e, s->gen, rc, m0, m1);
+    } else if (!strcmp(verb, "des")) {
+        destroy_slot(s, "des");
+    } else if (!strcmp(verb, "cbres")) {
+        atomic_store(&s->resign_in_cb, 1);
+        say("ACK cbres-armed %d %d %d 0 %" PRId64 " %" PRId64, c, e, s->gen, m0, mono());
+    }
+}
+
+static void *read_stdin(void *arg)
+{
+    (void)arg;
+    char line[256];
+    while (fgets(line, sizeof line, stdin)) {
+        if (!strncmp(line, "quit", 4))
+            break;
+        command(line);
+    }
+    atomic_store(&stop_flag, 1);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s NAME T_MS NPATHS PATH... HOSTS...\n", argv[0]);
+        return 2;
+    }
+    name = argv[1];
+    tms = argv[2];
+    npaths = atoi(argv[3]);
+    if (npaths < 1 || npaths > MAXE || argc < 4 + npaths + 1) {
+        fprintf(stderr, "bad NPATHS or no HOSTS\n");
+        return 2;
+    }
+    paths = argv + 4;
+    hosts = argv + 4 + npaths;
+    nclients = argc - 4 - npaths;
+    if (nclients > MAXC) {
+        fprintf(stderr, "at most %d clients\n", MAXC);
+        return 2;
+    }
+    for (int c = 0; c < nclients; c++)
+        for (int e = 0; e < npaths; e++) {
+            struct slot *s = &slots[c][e];
+            s->c = c;
+            s->e = e;
+            pthread_mutex_init(&s->lock, NULL);
+        }
+    for (int c = 0; c < nclients; c++)
+        if (!(clients[c] = new_client(c)))
+            return 1;
+    say("READY");
+    pthread_t reader;
+    pthread_create(&reader, NULL, read_stdin, NULL);
+
+    const int64_t hole_ns = 5 * 1000000LL;
+    struct timespec nap = {0, 200 * 1000};
+    while (!atomic_load(&stop_flag)) {
+        for (int c = 0; c < nclients; c++)
+            for (int e = 0; e < npaths; e++) {
+                struct slot *s = &slots[c][e];
+                int64_t m0 = mono();
+                int v = 0;
+                int64_t token = -1;
+                pthread_mutex_lock(&s->lock);
+                if (s->el) {
+                    v = zkelect_is_leader(s->el);
+                    if (v == 1 && s->last == 0 && zkelect_fencing_token(s->el, &token) != 0)
+                        token = -1;
+                }
+                pthread_mutex_unlock(&s->lock);
+                int64_t m1 = mono();
+                if (v == 1 && s->last == 1 && m0 - s->prev_end > hole_ns)
+                    say("HOLE %d %d %" PRId64 " %" PRId64, c, e, s->prev_end, m0);
+                if (v != s->last) {
+                    say("FLIP %d %d %d %" PRId64 " %" PRId64 " %" PRId64, c, e, v, m0,
+                        s->prev_end, token);
+                    s->last = v;
+                }
+                s->prev_end = m1;
+            }
+        nanosleep(&nap, NULL);
+    }
+    for (int c = 0; c < nclients; c++)
+        for (int e = 0; e < npaths; e++)
+            say("END %d %d %d %" PRId64, c, e, slots[c][e].last, slots[c][e].prev_end);
+    pthread_join(reader, NULL);
+    /* Clients go with their sessions; the driver has checked what it needed. */
+    for (int c = 0; c < nclients; c++) {
+        for (int e = 0; e < npaths; e++) {
+            zkelect_election_t *el = take(&slots[c][e]);
+            if (el) {
+                zkelect_set_background_event_cb(el, NULL, NULL);
+                zkelect_election_destroy(el);
+            }
+        }
+        if (clients[c])
+            zkelect_client_destroy(clients[c]);
+    }
+    say("BYE");
+    return 0;
+}

@@ -1,0 +1,117 @@
+"""The short form of the explorer (tests/explore/explore.py) in ./dev test: a
+fixed set of seeds plus one new seed per run (printed: replay it with
+`./dev explore --seed S`), then every shrunk failing schedule of
+tests/explore/cases/ replayed.
+
+ZKELECT_EXPLORE_SEEDS="1 2 3" replaces the seeds (no new one is added).
+"""
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import explore  # noqa: E402
+
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
+
+# Seeds that passed on the code they were chosen on; the new seed of each run
+# is drawn from the clock and printed.
+FIXED_SEEDS = [11, 23]
+SHORT_DURATION_S = 30.0
+
+# Step kinds left out of the short form while the finding they reach is open:
+# the explorer reaches it within seconds (see docs/explore.md). `./dev explore`
+# still runs them.
+# (Until e6cbd99 and its neighbours, "acl" stood here for issue 27 findings
+# 4 and 5: a resign whose delete the path's ACL refused reported RESIGNED and
+# left the node; ZNOAUTH on reads stalled a candidacy.)
+KNOWN_OPEN = {}
+
+
+def short_kinds():
+    return {k: w for k, w in explore.KINDS.items() if k not in KNOWN_OPEN}
+
+
+@pytest.fixture(scope="module")
+def world(build_dir):
+    tmp = tempfile.mkdtemp(prefix="explore-test-")
+    w = explore.World(build_dir, tmp)
+    yield w
+    w.close()
+
+
+def seeds():
+    env = os.environ.get("ZKELECT_EXPLORE_SEEDS")
+    if env:
+        return [int(s) for s in env.split()]
+    return FIXED_SEEDS + [time.time_ns() % 1_000_000_000]
+
+
+def run_and_report(world, seed, schedule, duration):
+    r = explore.run_once(world, seed, schedule, duration)
+    print(f"\nEXPLORE seed={seed} steps={len(r.schedule)} counts={r.counts} "
+          f"settled={r.settle_s} violations={explore.kinds_of(r.violations) or 'none'}")
+    if r.violations:
+        explore.report_failure(r, os.path.join(tempfile.gettempdir(), "zkelect-explore"))
+    return r
+
+
+@pytest.mark.parametrize("seed", seeds())
+def test_seeded_exploration(world, seed):
+    without = "".join(f" --without {k}" for k in sorted(KNOWN_OPEN))
+    print(f"\nEXPLORE replay: ./dev explore --seed {seed} --duration {SHORT_DURATION_S:.0f}{without}")
+    schedule = explore.make_schedule(seed, SHORT_DURATION_S, short_kinds())
+    r = run_and_report(world, seed, schedule, SHORT_DURATION_S)
+    assert not r.violations, \
+        f"seed {seed}: {r.violations[:5]} (replay: ./dev explore --seed {seed})"
+
+
+CASES = sorted((HERE / "cases").glob("*.json"))
+
+
+def case_param(p):
+    case = json.loads(p.read_text())
+    marks = []
+    if case.get("open"):
+        # A finding not fixed yet: the case documents it and runs once the
+        # fix lands and "open" is removed from the file.
+        marks.append(pytest.mark.xfail(reason=f"open: {case['open']}", run=False))
+    return pytest.param(p, id=p.stem, marks=marks)
+
+
+if CASES:   # an empty parameter list would be a skip, which ./dev test forbids
+    @pytest.mark.parametrize("case_path", [case_param(p) for p in CASES])
+    def test_shrunk_case(world, case_path):
+        case = json.loads(case_path.read_text())
+        r = run_and_report(world, case["seed"], case["schedule"], case["duration_s"])
+        assert not r.violations, f"{case_path.name} fails again: {r.violations[:5]}"
+
+
+def test_shrink_keeps_exactly_the_steps_a_failure_needs(monkeypatch, capsys):
+    """The shrinker against a deterministic oracle (no servers): a "run" fails
+    exactly when three given steps are in its schedule. Real runs replay a
+    schedule only often, not always, so this is where its logic is pinned."""
+    schedule = explore.make_schedule(5, 20.0)
+    need = {schedule[i]["t"] for i in (3, 17, 40)}
+
+    class Result:
+        def __init__(self, violations):
+            self.violations = violations
+
+    def oracle(world, seed, cand, duration, verbose=False):
+        ts = {s["t"] for s in cand}
+        return Result([("two-leaders", "x")] if need <= ts else [("liveness", "y")])
+
+    monkeypatch.setattr(explore, "run_once", oracle)
+    failing = Result([("two-leaders", "x"), ("liveness", "y")])
+    failing.schedule, failing.seed = schedule, 5
+    best = explore.shrink(None, failing, 60, 20.0)
+    assert sorted(s["t"] for s in best) == sorted(need)
