@@ -1,6 +1,7 @@
 // Event delivery: pull, fd with poll(2), dispatch on the caller's thread and
 // the background callback thread see the same events for the same scenario;
 // destroy from another thread and from inside callbacks.
+#include "../finishes_within.h"
 #include "capi_util.h"
 
 #include <sys/syscall.h>
@@ -606,26 +607,6 @@ TEST(Delivery, UnreadQueueIsBoundedAndCountsWhatItDropped) {
 // destroys below hung for ever or ended the process (std::terminate).
 namespace {
 
-// Runs body on a thread of its own; still running after limit_s is a hang,
-// which a thread waiting on itself never leaves: say so and end the program
-// (tests/gtestrun.py then reports the case as not run to completion).
-template <class F>
-void finishes_within(int limit_s, const char *what, F body) {
-    auto done = std::make_shared<std::promise<void>>();
-    auto finished = done->get_future();
-    std::thread t([&body, done] {
-        body();
-        done->set_value();
-    });
-    if (finished.wait_for(std::chrono::seconds(limit_s)) != std::future_status::ready) {
-        ADD_FAILURE() << what << ": still running after " << limit_s << " s (a hang)";
-        std::fprintf(stderr, "FATAL: %s: still running after %d s (a hang)\n", what, limit_s);
-        std::fflush(stdout);
-        std::fflush(stderr);
-        std::_Exit(1);
-    }
-    t.join();
-}
 
 struct Nested {
     std::atomic<bool> fired{false};

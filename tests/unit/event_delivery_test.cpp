@@ -1,6 +1,7 @@
 // The thread rules of event delivery (cxx/event_delivery.*), without a
 // server: what the C API's zkelect_dispatch, zkelect_set_event_cb,
 // zkelect_set_background_event_cb and the destroys rest on.
+#include "../finishes_within.h"
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -36,24 +37,6 @@ bool eventually(Pred p) {
     return true;
 }
 
-// Runs body on a thread of its own. A body still running after `limit` is
-// a hang: a thread waiting on itself can never be joined, so the program
-// says which and ends at once, a failure rather than a stuck suite.
-template <class F>
-void finishes_within(int limit_s, const char *what, F body) {
-    auto done = std::make_shared<std::promise<void>>();
-    auto finished = done->get_future();
-    std::thread t([&body, done] {
-        body();
-        done->set_value();
-    });
-    if (finished.wait_for(std::chrono::seconds(limit_s)) != std::future_status::ready) {
-        std::fprintf(stderr, "FATAL: %s: still running after %d s (a hang)\n", what, limit_s);
-        std::fflush(stderr);
-        std::_Exit(1);
-    }
-    t.join();
-}
 
 // A flag one thread raises and another waits for, at most 10 s.
 class Flag {

@@ -1,6 +1,7 @@
 // The log sink (cxx/log_sink.*) without a server: libzookeeper's threads
 // only queue a record; the host's callback runs on the sink's own thread,
 // may call back into the sink, and a slow one costs the loggers nothing.
+#include "../finishes_within.h"
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -19,24 +20,6 @@
 using namespace zkelect;
 
 namespace {
-
-// A hang fails the program at once (a thread waiting on itself cannot be
-// joined), naming what hung.
-template <class F>
-void finishes_within(int limit_s, const char *what, F body) {
-    auto done = std::make_shared<std::promise<void>>();
-    auto finished = done->get_future();
-    std::thread t([&body, done] {
-        body();
-        done->set_value();
-    });
-    if (finished.wait_for(std::chrono::seconds(limit_s)) != std::future_status::ready) {
-        std::fprintf(stderr, "FATAL: %s: still running after %d s (a hang)\n", what, limit_s);
-        std::fflush(stderr);
-        std::_Exit(1);
-    }
-    t.join();
-}
 
 const char *kInfo = "2026-01-01 00:00:00,000:1(0x1):ZOO_INFO@test@1: a record";
 
