@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
 # Seeds that passed on the code they were chosen on; the new seed of each run
 # is drawn from the clock and printed.
-FIXED_SEEDS = [11, 23]
+FIXED_SEEDS = [11]  # one: ./dev test stays under 20 minutes; ./dev explore runs as many as asked
 SHORT_DURATION_S = 30.0
 
 # Step kinds left out of the short form while the finding they reach is open:
