@@ -430,29 +430,19 @@ void Candidacy::watch_own() {
 }
 
 void Candidacy::on_own(Reply &&r) {
-    switch (r.rc) {
-        case ZOK: own_armed_ = true; return;
-        case ZNONODE:
-            node_lost(Reason::kNodeDeleted);
-            if (want_) begin_enrollment();
-            return;
-        case ZNOAUTH:
-            fail(kEAuth, r.rc, "not allowed to read our own node " + node_path(node_) +
-                                   " (its ACL was changed): cannot tell if it is deleted");
-            return;
-        default: {
-            if (connection_trouble(r.rc)) return;  // on_connected reads again
-            // A refusal that may pass (a throttled server): read again soon.
-            std::weak_ptr<Candidacy> weak = weak_from_this();
-            uint64_t seq = own_seq_;
-            client_.at(boottime_ns() + timeout_ns() / 24, [weak, seq] {
-                auto self = weak.lock();
-                if (self && seq == self->own_seq_ && !self->node_.empty() && !self->own_armed_ &&
-                    self->client_.connected())
-                    self->watch_own();
-            });
-            return;
-        }
+    if (r.rc == ZOK) {
+        own_armed_ = true;
+    } else if (r.rc == ZNONODE) {
+        node_lost(Reason::kNodeDeleted);
+        if (want_) begin_enrollment();
+    } else {
+        // ZNOAUTH: its ACL was changed, and a deletion would go unheard.
+        refused(r.rc,
+                "read our own node " + node_path(node_) +
+                    " (its ACL was changed): cannot tell if it is deleted",
+                [this] {
+                    if (!node_.empty() && !own_armed_) watch_own();
+                });
     }
 }
 

@@ -211,9 +211,16 @@ ReplyFn Client::on_loop(std::function<void(Reply &&)> fn) {
 // which is only sent when nothing else was for T/3, so the wire carries no
 // more than before; unlike the ping, its answer is seen.
 void Client::probe() {
-    if (connected() && !members_.empty()) session_->exists("/", false, ReplyFn([](Reply &&) {}));
-    at(boottime_ns() + lease::probe_period(int64_t(effective_timeout_ms()) * kNsPerMs),
-       [this] { probe(); });
+    int64_t now = boottime_ns();
+    int64_t period = lease::probe_period(int64_t(effective_timeout_ms()) * kNsPerMs);
+    if (connected() && !members_.empty()) {
+        // A session already busy (keepalives every T/6, listings) has fresh
+        // answers of its own: a probe would add nothing.
+        auto answered = session_->answered();
+        if (answered.empty() || answered.back().sent < now - period)
+            session_->exists("/", false, ReplyFn([](Reply &&) {}));
+    }
+    at(now + period, [this] { probe(); });
 }
 
 SessionFacts Client::session_facts() {
@@ -446,18 +453,12 @@ void Client::deliver_lease(int64_t until, int64_t rtt_us) {
     for (auto &m : ms) m->on_lease(until, rtt_us);
 }
 
-void Client::deliver_node_deleted(uint64_t id, const std::string &path) {
+void Client::deliver_node_failed(uint64_t id, const std::string &path, bool deleted) {
     auto it = members_.find(id);
     if (it == members_.end()) return;
-    auto m = it->second;
-    m->on_node_event(ZOO_DELETED_EVENT, path);
-}
-
-void Client::deliver_node_refused(uint64_t id, const std::string &path) {
-    auto it = members_.find(id);
-    if (it == members_.end()) return;
-    auto m = it->second;
-    m->on_node_refused(path);
+    auto m = it->second;  // a handler may remove the member
+    if (deleted) m->on_node_event(ZOO_DELETED_EVENT, path);
+    else m->on_node_refused(path);
 }
 
 namespace {

@@ -144,10 +144,9 @@ public:
     const HandshakeCap &handshake_cap() const { return handshake_cap_; }
     // Tell every member the lease runs until `until` (SessionLease does).
     void deliver_lease(int64_t until, int64_t rtt_us);
-    // Tell member `id` that its node at `path` is gone, as a watch would.
-    void deliver_node_deleted(uint64_t id, const std::string &path);
-    // Tell member `id` that the keepalive may not check its node at `path`.
-    void deliver_node_refused(uint64_t id, const std::string &path);
+    // Tell member `id` that the keepalive found its node at `path` gone
+    // (deleted: as a watch would) or not ours to read any more.
+    void deliver_node_failed(uint64_t id, const std::string &path, bool deleted);
 
 private:
     void run();

@@ -97,35 +97,19 @@ void SessionLease::send(const std::pair<uint64_t, std::string> &extra) {
             acknowledged(sent, earned, (boottime_ns() - sent) / 1000);
             return;
         }
-        if (r.rc == ZNONODE) {
-            // A node checked is gone (resigned, or deleted by hand): its
-            // candidacy hears of it as of any deletion, and the others get
-            // their keepalive at once, without it. Without the results,
-            // every node checked is suspect: each candidacy's own read
-            // finds out which.
-            for (size_t i = 0; i < checked.size(); ++i) {
-                if (r.results.size() == checked.size() && r.results[i] != ZNONODE) continue;
-                const auto &[member, target] = checked[i];
-                auto it = holders_.find(member);
-                if (it != holders_.end() && it->second == target) holders_.erase(it);
-                client_.deliver_node_deleted(member, target);
-            }
-            renew_now();
-            return;
+        if ((r.rc != ZNONODE && r.rc != ZNOAUTH) || r.results.size() != checked.size()) return;
+        // The multi says whose node failed it: gone (resigned, or deleted by
+        // hand), or no longer ours to read (its ACL changed: its candidacy
+        // cannot prove its place and ends). That candidacy hears of it as of
+        // any deletion, and the others get their keepalive at once, without it.
+        for (size_t i = 0; i < checked.size(); ++i) {
+            if (r.results[i] != ZNONODE && r.results[i] != ZNOAUTH) continue;
+            const auto &[member, target] = checked[i];
+            auto it = holders_.find(member);
+            if (it != holders_.end() && it->second == target) holders_.erase(it);
+            client_.deliver_node_failed(member, target, r.results[i] == ZNONODE);
         }
-        if (r.rc == ZNOAUTH && r.results.size() == checked.size()) {
-            // A node whose ACL no longer lets us read it cannot be checked:
-            // its candidacy ends (it cannot prove its place), the others
-            // get their keepalive at once, without it.
-            for (size_t i = 0; i < checked.size(); ++i) {
-                if (r.results[i] != ZNOAUTH) continue;
-                const auto &[member, target] = checked[i];
-                auto it = holders_.find(member);
-                if (it != holders_.end() && it->second == target) holders_.erase(it);
-                client_.deliver_node_refused(member, target);
-            }
-            renew_now();
-        }
+        renew_now();
     });
 #ifdef ZKELECT_MUTATION_LEASE_BY_READS
     // Mutation: a read stands in for the write that earns the lease.

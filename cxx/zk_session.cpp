@@ -119,7 +119,6 @@ void ZkSession::finish(const void *data, Reply &&reply) {
         if (answered && own->sent > p->owner->last_answered_sent_)
             p->owner->last_answered_sent_ = own->sent;
         if (answered) {
-            std::lock_guard<std::mutex> alock(p->owner->answered_mu_);
             auto &a = p->owner->answered_;
             a.push_back({own->sent, now});
             if (a.size() > 4) a.pop_front();
@@ -240,7 +239,7 @@ void ZkSession::on_sync(int rc, const char *, const void *data) {
 }
 
 std::deque<AckedWrite> ZkSession::answered() const {
-    std::lock_guard<std::mutex> lock(answered_mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return answered_;
 }
 

@@ -124,10 +124,9 @@ private:
     Settings settings_;
     WatchFn on_watch_;
     std::atomic<uint64_t> *requests_;
-    std::mutex mu_;
+    mutable std::mutex mu_;
     std::unordered_map<Pending *, std::unique_ptr<Pending>> pending_;
-    mutable std::mutex answered_mu_;
-    std::deque<AckedWrite> answered_;  // under answered_mu_, at most 4
+    std::deque<AckedWrite> answered_;  // under mu_, at most 4
     int64_t last_answered_sent_ = 0;   // under mu_
     zhandle_t *zh_ = nullptr;
 };
