@@ -40,6 +40,12 @@ int64_t surely_heard(const SessionFacts &f, int64_t sent) {
     return touched;
 }
 
+void record(std::deque<AckedWrite> &history, AckedWrite w, int64_t spacing_ns) {
+    if (!history.empty() && w.acked - history.back().acked < spacing_ns) return;
+    history.push_back(w);
+    while (history.size() > kHistory) history.pop_front();
+}
+
 int64_t until(const SessionFacts &f, int64_t sent) {
 #ifdef ZKELECT_MUTATION_LEASE_BY_READS
     // Mutation: every acknowledged request (reads too) earns a full lease.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 
@@ -57,6 +58,17 @@ inline int64_t probe_period(int64_t timeout_ns) { return timeout_ns / 3; }
 // time a write sent at `sent` is acknowledged; INT64_MIN / 2 when none is
 // known.
 int64_t surely_heard(const SessionFacts &f, int64_t sent);
+
+// Keeps `w` in a history of answered requests (newest last) so that what a
+// later send needs stays in it however busy the session is: a request whose
+// answer came within `spacing` of the newest kept one's is left out (the
+// history keeps the first of each such window), and at most kHistory are
+// kept. A send at s counts the latest entry answered by s - T/4; with
+// spacing T/24 and 32 entries, one is there for every s within T of the
+// newest, at most T/24 older than the best answer. Keeping only the last
+// few requests instead would hold nothing old enough under a burst.
+constexpr size_t kHistory = 32;
+void record(std::deque<AckedWrite> &history, AckedWrite w, int64_t spacing_ns);
 
 // The deadline an acknowledged write sent at `sent` earns:
 // min(sent + T/2, surely_heard + T) - margin. Compute it when sending.

@@ -34,8 +34,8 @@ int64_t SessionLease::earns(int64_t sent) {
 }
 
 void SessionLease::acknowledged(int64_t sent, int64_t earned, int64_t rtt_us) {
-    writes_.push_back({sent, boottime_ns()});
-    while (writes_.size() > 4) writes_.pop_front();
+    lease::record(writes_, {sent, boottime_ns()},
+                  int64_t(client_.effective_timeout_ms()) * kNsPerMs / 24);
     // Only ever extended: an older write acknowledged late proves less.
     if (earned > until_) until_ = earned;
     client_.deliver_lease(until_, rtt_us);

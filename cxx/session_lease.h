@@ -79,8 +79,8 @@ private:
 
     Client &client_;
     std::map<uint64_t, std::string> holders_;  // member -> a node of its own
-    // This session's last acknowledged writes, newest last: touches known
-    // to have happened (lease::surely_heard).
+    // This session's acknowledged writes, newest last, thinned by
+    // lease::record: touches known to have happened (lease::surely_heard).
     std::deque<AckedWrite> writes_;
     int64_t until_ = 0;
     int64_t earned_under_ns_ = 0;  // the T leases were earned under

@@ -118,11 +118,9 @@ void ZkSession::finish(const void *data, Reply &&reply) {
                         reply.rc != ZMARSHALLINGERROR && reply.rc != ZBADARGUMENTS;
         if (answered && own->sent > p->owner->last_answered_sent_)
             p->owner->last_answered_sent_ = own->sent;
-        if (answered) {
-            auto &a = p->owner->answered_;
-            a.push_back({own->sent, now});
-            if (a.size() > 4) a.pop_front();
-        }
+        if (answered)
+            lease::record(p->owner->answered_, {own->sent, now},
+                          int64_t(p->owner->settings_.session_timeout_ms) * 1000000 / 24);
     }
     // Handlers only copy and forward; nothing may unwind into C frames.
     try {

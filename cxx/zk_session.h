@@ -94,9 +94,10 @@ public:
     // after it see every write committed before it.
     void sync(const std::string &path, ReplyFn fn);
 
-    // The latest requests the server answered (any kind, any answer but a
-    // lost connection or session), newest last: each touched the session at
-    // its server between its sending and its answer. Any thread.
+    // Requests the server answered (any kind, any answer but a lost
+    // connection or session), newest last, thinned by lease::record: each
+    // touched the session at its server between its sending and its
+    // answer. Any thread.
     std::deque<AckedWrite> answered() const;
 
     int64_t session_id() const;
@@ -126,7 +127,7 @@ private:
     std::atomic<uint64_t> *requests_;
     mutable std::mutex mu_;
     std::unordered_map<Pending *, std::unique_ptr<Pending>> pending_;
-    std::deque<AckedWrite> answered_;  // under mu_, at most 4
+    std::deque<AckedWrite> answered_;  // under mu_ (lease::record)
     int64_t last_answered_sent_ = 0;   // under mu_
     zhandle_t *zh_ = nullptr;
 };

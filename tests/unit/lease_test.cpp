@@ -227,3 +227,26 @@ TEST(HandshakeCap, AnElectionsIsLeaderObeysIt) {
     cap.settle(seq);
     EXPECT_TRUE(shared.is_leader());
 }
+
+// Found by the C API's unread-queue test (a term every 7 ms, DEPOSED
+// lease_ended in a quiet run): a history of only the last four answers held
+// nothing answered T/4 before a send under a burst, so no touch was known
+// and a steady leader's lease ran out. The thinned history keeps one.
+TEST(LeaseHistory, ABurstKeepsAnAnswerOldEnoughForTheNextSend) {
+    std::deque<AckedWrite> history;
+    const int64_t spacing = T / 24;
+    for (int64_t t = 0; t <= T; t += 7 * kMs) lease::record(history, {t, t + kMs}, spacing);
+    SessionFacts f = quiet_session();
+    f.touch_floor = INT64_MIN / 2;
+    f.writes = &history;
+    const int64_t send = T + 8 * kMs;
+    EXPECT_GE(lease::surely_heard(f, send), send - T / 4 - spacing - kMs);
+    EXPECT_EQ(lease::until(f, send), send + T / 2 - M);
+    EXPECT_LE(history.size(), lease::kHistory);
+    // Sparse answers are all kept, newest last.
+    std::deque<AckedWrite> sparse;
+    lease::record(sparse, {0, kMs}, spacing);
+    lease::record(sparse, {T, T + kMs}, spacing);
+    ASSERT_EQ(sparse.size(), 2u);
+    EXPECT_EQ(sparse.back().sent, T);
+}
