@@ -19,11 +19,11 @@ namespace zkelect {
 
 // Pause before a new session after a server granted none (see
 // on_session_event): long against a handshake, short against a session.
+// It doubles while servers keep granting none, up to the cap: each refused
+// handle still costs the dozens of connections libzookeeper makes before
+// the loop hears of the first handshake.
 constexpr int64_t kBrokenServerRetryMs = 1000;
-// How often, and how many times, refuse_session looks again for
-// libzookeeper to drop a connection that granted no session.
-constexpr int64_t kRefusedCheckMs = 1;
-constexpr int kRefusedChecks = 1000;
+constexpr int64_t kBrokenServerRetryMaxMs = 2000;
 
 Client::Client(const Settings &settings) : settings_(settings) {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -68,6 +68,7 @@ Client::~Client() {
         }
         s.reset();
     }
+    closer_.join_all();
     members_.clear();
     mailbox_.clear();
     timers_.clear();
@@ -75,7 +76,7 @@ Client::~Client() {
     ::close(timer_fd_);
 }
 
-void Client::open_session(bool connect) {
+std::shared_ptr<ZkSession> Client::open_session(bool connect) {
     uint64_t gen = session_gen_.fetch_add(1) + 1;
     ever_connected_ = false;
     // Listings of the old session answer nobody now: its members started over.
@@ -107,8 +108,8 @@ void Client::open_session(bool connect) {
         std::lock_guard<std::mutex> lock(session_mu_);
         session_.swap(s);
     }
-    s.reset();  // the retired session closes outside the lock
     if (connect) nudge_while_disconnected(++disconnect_epoch_);
+    return s;  // the retired session closes outside the lock
 }
 
 // libzookeeper-mt 3.8 advances its position in the host list twice per
@@ -133,28 +134,26 @@ void Client::nudge_while_disconnected(uint64_t epoch) {
 // broken or hostile server. libzookeeper calls it connected; with a timeout
 // of 0 it drops the connection on its next turn and connects again at once,
 // thousands of times a second, for as long as the handle lives. So the
-// handle goes, a placeholder holds its place, and a new handle asks again
-// after a pause. The handle is closed once libzookeeper has dropped that
-// connection: closing one it thinks connected sends a close request and
-// waits up to 4.5 s for an answer, here on the loop. A server that keeps
-// such a connection up makes no storm; after a second it is left alone.
+// handle goes at once, a placeholder holds its place, and a new handle asks
+// again after a pause. The handle closes on a thread of its own
+// (session_closer.h): closing one libzookeeper thinks connected waits for
+// the server, and it is connected at almost every moment; waiting here for
+// a moment between two reconnects let hundreds of them through.
 // (Random bytes in answer to the handshake can also read as a read-only
-// "session". Refusing those the same way was tried: libzookeeper can then
-// sit on such a handle, pinging, and its close blocks the loop for 3 s.
-// It is left to libzookeeper's own pace, which is no pace at all:
-// tests/hostile's SPINS.)
-void Client::refuse_session(uint64_t gen, int checks) {
+// "session". Those are left to libzookeeper's own pace, which is no pace at
+// all: tests/hostile's SPINS.)
+void Client::refuse_session(uint64_t gen) {
     if (gen != static_cast<uint64_t>(session_gen_.load()) || connected()) return;
-    int now = session_->state();
-    if (now == ZOO_CONNECTED_STATE || now == ZOO_READONLY_STATE) {
-        if (checks < kRefusedChecks)
-            at(boottime_ns() + kRefusedCheckMs * kNsPerMs,
-               [this, gen, checks] { refuse_session(gen, checks + 1); });
-        return;
-    }
     if (ever_connected_) end_of_session();
-    open_session(false);
-    at(boottime_ns() + kBrokenServerRetryMs * kNsPerMs, [this] { reopen_session(); });
+    closer_.retire(open_session(false));
+    reopen_after_refusal();
+}
+
+void Client::reopen_after_refusal() {
+    int64_t pause_ms = std::min(kBrokenServerRetryMs << std::min(refusals_in_row_, 8),
+                                kBrokenServerRetryMaxMs);
+    ++refusals_in_row_;
+    at(boottime_ns() + pause_ms * kNsPerMs, [this] { reopen_session(); });
 }
 
 // We give up a session that was live (a reconnect answered with no
@@ -393,11 +392,12 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
         // A handshake that grants no session (id 0, timeout <= 0): neither
         // connected nor expired for us.
         if (session_->session_id() == 0 || session_->negotiated_timeout_ms() <= 0) {
-            refuse_session(gen, 0);
+            refuse_session(gen);
             return;
         }
         bool first = !ever_connected_;
         ever_connected_ = true;
+        refusals_in_row_ = 0;
         ++disconnect_epoch_;
         // Stamped on ZooKeeper's thread when it delivered the event: the
         // handshake was before that, however late the loop gets here.
@@ -433,7 +433,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
         // wait before asking again, or the two would ping-pong thousands of
         // connections a second.
         if (ever_connected_) reopen_session();
-        else at(boottime_ns() + kBrokenServerRetryMs * kNsPerMs, [this] { reopen_session(); });
+        else reopen_after_refusal();
     } else if (state == ZOO_AUTH_FAILED_STATE) {
         connected_.store(false, std::memory_order_release);
         ++disconnect_epoch_;  // the handle is dead: nothing to nudge

@@ -25,6 +25,7 @@
 #include "handshake_cap.h"
 #include "lease.h"
 #include "names.h"
+#include "session_closer.h"
 #include "session_lease.h"
 #include "zk_session.h"
 
@@ -150,9 +151,11 @@ public:
 
 private:
     void run();
-    void open_session(bool connect = true);
+    // Returns the session it replaced (closed when the caller drops it).
+    std::shared_ptr<ZkSession> open_session(bool connect = true);
     void reopen_session();
-    void refuse_session(uint64_t gen, int checks);
+    void refuse_session(uint64_t gen);
+    void reopen_after_refusal();
     void end_of_session();
     void on_session_event(uint64_t gen, int state, int64_t stamp);
     void nudge_while_disconnected(uint64_t epoch);
@@ -187,6 +190,7 @@ private:
     std::unordered_multimap<std::string, uint64_t> interest_;
     uint64_t next_member_ = 1;
     bool ever_connected_ = false;  // in the current session
+    int refusals_in_row_ = 0;      // handshakes that granted no session since one did
     uint64_t disconnect_epoch_ = 0;  // bumped on every connect and disconnect
     std::deque<AckedWrite> answered_;  // session_facts' copy of session_->answered()
     int64_t touch_floor_ = 0;
@@ -204,6 +208,7 @@ private:
 
     std::shared_ptr<ZkSession> session_;  // swapped on expiry, on the loop
     mutable std::mutex session_mu_;       // guards the pointer for queries
+    SessionCloser closer_;                // refused handles close there
     std::thread loop_;
     std::thread::id loop_id_;
 };
