@@ -943,10 +943,13 @@ void Candidacy::collect_garbage() {
                     self->emit(EventType::kError, Reason::kNone,
                                "not allowed to delete our node " + self->node_path(name) +
                                    " (no DELETE permission on " + self->shared_->path +
-                                   "): it stays until this client's session ends",
+                                   "): trying again every session timeout until it is gone or this client's "
+                                   "session ends",
                                {}, {}, 0, kEAuth, r.rc);
                 if (self->closing_) {
-                    self->forget(name);  // a closed handle waits for no one
+                    // A closed handle waits for no one; its client keeps at it.
+                    self->client_.keep_removing(self->node_path(name));
+                    self->forget(name);
                 } else {
                     self->client_.at(boottime_ns() + self->timeout_ns(), [weak] {
                         if (auto again = weak.lock()) again->collect_garbage();

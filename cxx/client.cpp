@@ -84,6 +84,7 @@ std::shared_ptr<ZkSession> Client::open_session(bool connect) {
     touch_floor_ = boottime_ns();  // the new session is created after this
     connected_at_ = INT64_MAX;
     known_paths_.clear();
+    leftovers_.clear();
     auto s = std::make_shared<ZkSession>(
         settings_,
         [this, gen](int type, int state, const std::string &path, int64_t stamp, int64_t floor,
@@ -162,10 +163,33 @@ void Client::reopen_after_refusal() {
 // touches prove nothing of the next session, its watches are gone.
 void Client::end_of_session() {
     interest_.clear();
+    leftovers_.clear();  // the session's end removed them
     lease_.on_expired();
     std::vector<std::shared_ptr<Member>> ms;
     for (auto &[id, m] : members_) ms.push_back(m);
     for (auto &m : ms) m->on_expired();
+}
+
+void Client::keep_removing(const std::string &path) {
+    if (leftovers_.insert(path).second && connected()) remove_leftover(path);
+}
+
+// Sent on every reconnect while the node stays; a reply of an older
+// session (gen) is not this session's to act on.
+void Client::remove_leftover(const std::string &path) {
+    uint64_t gen = static_cast<uint64_t>(session_gen_.load());
+    session_->remove(path, on_loop([this, path, gen](Reply &&r) {
+        if (gen != static_cast<uint64_t>(session_gen_.load()) || !leftovers_.count(path)) return;
+        if (r.rc == ZOK || r.rc == ZNONODE) {
+            leftovers_.erase(path);
+        } else if (!connection_trouble(r.rc)) {
+            at(boottime_ns() + int64_t(effective_timeout_ms()) * kNsPerMs, [this, path, gen] {
+                if (gen == static_cast<uint64_t>(session_gen_.load()) && leftovers_.count(path) &&
+                    connected())
+                    remove_leftover(path);
+            });
+        }
+    }));
 }
 
 void Client::reopen_session() {
@@ -411,6 +435,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
         connected_cv_.notify_all();
         if (!first) bump(kReconnects);
         lease_.on_connected(first);
+        for (const auto &path : leftovers_) remove_leftover(path);
         each([first](Member &m) { m.on_connected(first); });
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
         if (!connected()) return;

@@ -133,6 +133,12 @@ public:
     // connected_at(). Loop thread only.
     int64_t touch_floor() const { return touch_floor_; }
     int64_t connected_at() const { return connected_at_; }
+    // Delete our node at path, now and again every session timeout while
+    // ZooKeeper refuses it (ZNOAUTH: an operator may fix the ACL), until it
+    // is gone or the session ends. For a candidacy that closed while its
+    // node stayed: the node would otherwise hold a place in line nobody
+    // holds until this client's session ends.
+    void keep_removing(const std::string &path);
     // Run fn on the loop at CLOCK_BOOTTIME time at_ns.
     void at(int64_t at_ns, std::function<void()> fn);
     // Handler for a reply that hops onto the loop before running.
@@ -156,6 +162,7 @@ private:
     void reopen_session();
     void refuse_session(uint64_t gen);
     void reopen_after_refusal();
+    void remove_leftover(const std::string &path);
     void end_of_session();
     void on_session_event(uint64_t gen, int state, int64_t stamp);
     void nudge_while_disconnected(uint64_t epoch);
@@ -203,6 +210,7 @@ private:
     };
     std::unordered_map<std::string, ListQueue> lists_;  // per path, this session
     std::set<std::string> known_paths_;                 // this session
+    std::set<std::string> leftovers_;  // keep_removing's nodes, this session
     SessionLease lease_{*this};
     HandshakeCap handshake_cap_;
 

@@ -382,7 +382,9 @@ ZKELECT_API zkelect_election_t *zkelect_election_new(zkelect_client_t *client, c
  * candidate's node is deleted: destroy waits for the deletion to be
  * acknowledged for at most the session timeout, and not at all while the
  * client is disconnected; the client keeps retrying in the background until
- * it succeeds or the session ends (which removes the node too).
+ * it succeeds or the session ends (which removes the node too), also when
+ * ZooKeeper refuses the delete (no DELETE permission on the path): then once
+ * every session timeout, so the node goes once an operator allows it.
  * Threads blocked in zkelect_next_event(), zkelect_await_leader() or
  * zkelect_dispatch() on this handle are woken (NULL, ZKELECT_ECLOSED) and
  * destroy waits for them to return before it frees anything; no call may
