@@ -82,16 +82,6 @@ def test_observe_ends_when_its_reader_goes_away(zk, zk_path, zkelect_bin, test_e
             p.wait()
 
 
-@pytest.fixture
-def kz(zk):
-    from kazoo.client import KazooClient
-    k = KazooClient(hosts=zk.connect_string)
-    k.start(timeout=15)
-    yield k
-    k.stop()
-    k.close()
-
-
 def latch(kz, path, data):
     """A Curator LeaderLatch node made by another client, with any data."""
     return kz.create(f"{path}/_c_{uuid.uuid4()}-latch-", data, ephemeral=True, sequence=True,
