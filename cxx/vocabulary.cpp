@@ -13,6 +13,7 @@ struct ErrWords {
     const char *message;
 };
 
+// BEGIN gen/vocab.py errors
 constexpr ErrWords kErrors[] = {
     {kOk, "ZKELECT_OK", "success"},
     {kEInval, "ZKELECT_EINVAL", "invalid argument"},
@@ -31,6 +32,7 @@ constexpr ErrWords kErrors[] = {
     {kERange, "ZKELECT_ERANGE", "buffer too small"},
     {kENotLeader, "ZKELECT_ENOTLEADER", "not the leader"},
 };
+// END gen/vocab.py errors
 
 const ErrWords *find(int code) {
     for (const auto &e : kErrors)
@@ -39,16 +41,45 @@ const ErrWords *find(int code) {
 }
 
 // Indexed by EventType, Reason and Counter (errors.h).
-constexpr const char *kEventTypes[] = {"UNKNOWN",        "ELECTED", "DEPOSED",  "FOLLOWING",
-                                       "SUSPENDED",      "RECONNECTED", "EXPIRED",
-                                       "LEADER_CHANGED", "ERROR",   "RESIGNED", "OVERFLOW",
-                                       "WARNING"};
-constexpr const char *kReasons[] = {"none",    "resigned",     "suspended", "lease_ended",
-                                    "expired", "node_deleted", "closed"};
+// BEGIN gen/vocab.py names
+constexpr const char *kEventTypes[] = {
+    "UNKNOWN",
+    "ELECTED",
+    "DEPOSED",
+    "FOLLOWING",
+    "SUSPENDED",
+    "RECONNECTED",
+    "EXPIRED",
+    "LEADER_CHANGED",
+    "ERROR",
+    "RESIGNED",
+    "OVERFLOW",
+    "WARNING",
+};
+constexpr const char *kReasons[] = {
+    "none",
+    "resigned",
+    "suspended",
+    "lease_ended",
+    "expired",
+    "node_deleted",
+    "closed",
+};
 constexpr const char *kCounters[] = {
-    "terms_won",       "deposed_resigned",     "deposed_suspended", "deposed_lease_ended",
-    "deposed_expired", "deposed_node_deleted", "deposed_closed",    "reconnects",
-    "expiries",        "zk_requests",          "keepalives",        "sequence_near_wrap"};
+    "terms_won",
+    "deposed_resigned",
+    "deposed_suspended",
+    "deposed_lease_ended",
+    "deposed_expired",
+    "deposed_node_deleted",
+    "deposed_closed",
+    "reconnects",
+    "expiries",
+    "zk_requests",
+    "keepalives",
+    "sequence_near_wrap",
+};
+// END gen/vocab.py names
 
 static_assert(sizeof kEventTypes / sizeof *kEventTypes == int(EventType::kWarning) + 1,
               "a name for every event type");

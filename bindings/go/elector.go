@@ -13,6 +13,7 @@ import (
 type EventType int
 
 const (
+	// BEGIN gen/vocab.py events
 	Elected       EventType = 1  // this candidacy leads; Token is the fencing token
 	Deposed       EventType = 2  // it stopped leading; Reason says why
 	Following     EventType = 3  // enrolled, not leading; Node/ID name the predecessor
@@ -24,6 +25,7 @@ const (
 	Resigned      EventType = 9  // the resign finished; Volunteer may be called
 	Overflow      EventType = 10 // the queue was full: Token older events were dropped
 	Warning       EventType = 11 // nothing failed, but an operator should act; Message says what
+	// END gen/vocab.py events
 )
 
 func (t EventType) String() string { return capi.Event_type_name(int(t)) }
@@ -32,6 +34,7 @@ func (t EventType) String() string { return capi.Event_type_name(int(t)) }
 type Reason int
 
 const (
+	// BEGIN gen/vocab.py reasons
 	ReasonNone        Reason = 0
 	ReasonResigned    Reason = 1
 	ReasonSuspended   Reason = 2
@@ -39,6 +42,7 @@ const (
 	ReasonExpired     Reason = 4
 	ReasonNodeDeleted Reason = 5
 	ReasonClosed      Reason = 6
+	// END gen/vocab.py reasons
 )
 
 func (r Reason) String() string { return capi.Reason_name(int(r)) }

@@ -13,6 +13,7 @@ type Code int
 
 // The codes of zkelect.h, same numbers (the C enum is append-only).
 const (
+	// BEGIN gen/vocab.py codes
 	CodeInvalid        Code = -1
 	CodeNoMemory       Code = -2
 	CodeState          Code = -3
@@ -28,6 +29,7 @@ const (
 	CodeNoLeader       Code = -13
 	CodeRange          Code = -14
 	CodeNotLeader      Code = -15
+	// END gen/vocab.py codes
 )
 
 // Name is the C name of the code, e.g. "ZKELECT_ESTATE".
@@ -58,6 +60,7 @@ func (e *Error) Is(target error) bool {
 
 // Sentinels for errors.Is.
 var (
+	// BEGIN gen/vocab.py sentinels
 	ErrInvalid        = &Error{Code: CodeInvalid}
 	ErrNoMemory       = &Error{Code: CodeNoMemory}
 	ErrState          = &Error{Code: CodeState}
@@ -73,6 +76,7 @@ var (
 	ErrNoLeader       = &Error{Code: CodeNoLeader}
 	ErrRange          = &Error{Code: CodeRange}
 	ErrNotLeader      = &Error{Code: CodeNotLeader}
+	// END gen/vocab.py sentinels
 )
 
 // recoverError turns the SWIG layer's panic ("zkelect:<code>:<message>")

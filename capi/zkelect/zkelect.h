@@ -329,18 +329,31 @@ ZKELECT_API int64_t zkelect_client_session_id(const zkelect_client_t *client);
  * elections. Read with zkelect_client_counter(); names from
  * zkelect_counter_name(). New counters are appended. */
 enum zkelect_counter {
-    ZKELECT_COUNTER_TERMS_WON = 0,          /* ELECTED events */
-    ZKELECT_COUNTER_DEPOSED_RESIGNED = 1,   /* DEPOSED by reason ... */
+    /** ELECTED events */
+    ZKELECT_COUNTER_TERMS_WON = 0,
+    /** DEPOSED events of reason RESIGNED */
+    ZKELECT_COUNTER_DEPOSED_RESIGNED = 1,
+    /** DEPOSED events of reason SUSPENDED */
     ZKELECT_COUNTER_DEPOSED_SUSPENDED = 2,
+    /** DEPOSED events of reason LEASE_ENDED */
     ZKELECT_COUNTER_DEPOSED_LEASE_ENDED = 3,
+    /** DEPOSED events of reason EXPIRED */
     ZKELECT_COUNTER_DEPOSED_EXPIRED = 4,
+    /** DEPOSED events of reason NODE_DELETED */
     ZKELECT_COUNTER_DEPOSED_NODE_DELETED = 5,
+    /** DEPOSED events of reason CLOSED */
     ZKELECT_COUNTER_DEPOSED_CLOSED = 6,
-    ZKELECT_COUNTER_RECONNECTS = 7,         /* reconnects within a session */
-    ZKELECT_COUNTER_EXPIRIES = 8,           /* sessions expired */
-    ZKELECT_COUNTER_ZK_REQUESTS = 9,        /* requests sent to ZooKeeper */
-    ZKELECT_COUNTER_KEEPALIVES = 10,        /* lease keepalives acknowledged */
-    ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP = 11, /* WARNING events: sequence near its wrap (1.1) */
+    /** reconnects within a session */
+    ZKELECT_COUNTER_RECONNECTS = 7,
+    /** sessions expired */
+    ZKELECT_COUNTER_EXPIRIES = 8,
+    /** requests sent to ZooKeeper */
+    ZKELECT_COUNTER_ZK_REQUESTS = 9,
+    /** lease keepalives acknowledged */
+    ZKELECT_COUNTER_KEEPALIVES = 10,
+    /** WARNING events: the path's sequence numbers near their wrap (since 1.1) */
+    ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP = 11,
+    /** How many counters there are. */
     ZKELECT_COUNTER__COUNT = 12
 };
 
@@ -619,14 +632,20 @@ enum zkelect_event_type {
 
 /** Why a DEPOSED event happened. */
 enum zkelect_reason {
-    ZKELECT_REASON_NONE = 0,         /* not DEPOSED; or an error ended the
-                                        candidacy: the ERROR event after it says which */
-    ZKELECT_REASON_RESIGNED = 1,     /* zkelect_resign() */
-    ZKELECT_REASON_SUSPENDED = 2,    /* disconnect, leadership=strict */
-    ZKELECT_REASON_LEASE_ENDED = 3,  /* no acknowledged write within the lease */
-    ZKELECT_REASON_EXPIRED = 4,      /* the session expired */
-    ZKELECT_REASON_NODE_DELETED = 5, /* someone else deleted our node */
-    ZKELECT_REASON_CLOSED = 6        /* the handle is being destroyed */
+    /** not DEPOSED; or an error ended the candidacy: the ERROR event after it says which */
+    ZKELECT_REASON_NONE = 0,
+    /** zkelect_resign() */
+    ZKELECT_REASON_RESIGNED = 1,
+    /** disconnect, leadership=strict */
+    ZKELECT_REASON_SUSPENDED = 2,
+    /** no acknowledged write within the lease */
+    ZKELECT_REASON_LEASE_ENDED = 3,
+    /** the session expired */
+    ZKELECT_REASON_EXPIRED = 4,
+    /** someone else deleted our node */
+    ZKELECT_REASON_NODE_DELETED = 5,
+    /** the handle is being destroyed */
+    ZKELECT_REASON_CLOSED = 6
 };
 
 /**

@@ -61,6 +61,7 @@ pub type zkelect_log_cb = Option<
 >;
 
 // enum zkelect_err
+// BEGIN gen/vocab.py errors
 pub const ZKELECT_OK: c_int = 0;
 pub const ZKELECT_EINVAL: c_int = -1;
 pub const ZKELECT_ENOMEM: c_int = -2;
@@ -77,6 +78,7 @@ pub const ZKELECT_EINTERNAL: c_int = -12;
 pub const ZKELECT_ENOLEADER: c_int = -13;
 pub const ZKELECT_ERANGE: c_int = -14;
 pub const ZKELECT_ENOTLEADER: c_int = -15;
+// END gen/vocab.py errors
 
 /// `#define ZKELECT_ID_MAX`: longest participant id in bytes, without the NUL.
 pub const ZKELECT_ID_MAX: usize = 1024;
@@ -84,6 +86,7 @@ pub const ZKELECT_ID_MAX: usize = 1024;
 pub const ZKELECT_EVENT_QUEUE_MAX: usize = 1024;
 
 // enum zkelect_counter
+// BEGIN gen/vocab.py counters
 pub const ZKELECT_COUNTER_TERMS_WON: c_int = 0;
 pub const ZKELECT_COUNTER_DEPOSED_RESIGNED: c_int = 1;
 pub const ZKELECT_COUNTER_DEPOSED_SUSPENDED: c_int = 2;
@@ -98,8 +101,10 @@ pub const ZKELECT_COUNTER_KEEPALIVES: c_int = 10;
 /// Since 1.1.
 pub const ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP: c_int = 11;
 pub const ZKELECT_COUNTER__COUNT: c_int = 12;
+// END gen/vocab.py counters
 
 // enum zkelect_event_type
+// BEGIN gen/vocab.py events
 pub const ZKELECT_EV_ELECTED: c_int = 1;
 pub const ZKELECT_EV_DEPOSED: c_int = 2;
 pub const ZKELECT_EV_FOLLOWING: c_int = 3;
@@ -109,12 +114,14 @@ pub const ZKELECT_EV_EXPIRED: c_int = 6;
 pub const ZKELECT_EV_LEADER_CHANGED: c_int = 7;
 pub const ZKELECT_EV_ERROR: c_int = 8;
 pub const ZKELECT_EV_RESIGNED: c_int = 9;
-/// Since 1.1: events were dropped (the token counts them).
+/// Since 1.1.
 pub const ZKELECT_EV_OVERFLOW: c_int = 10;
-/// Since 1.1: nothing failed, but an operator should act (the message says what).
+/// Since 1.1.
 pub const ZKELECT_EV_WARNING: c_int = 11;
+// END gen/vocab.py events
 
 // enum zkelect_reason
+// BEGIN gen/vocab.py reasons
 pub const ZKELECT_REASON_NONE: c_int = 0;
 pub const ZKELECT_REASON_RESIGNED: c_int = 1;
 pub const ZKELECT_REASON_SUSPENDED: c_int = 2;
@@ -122,6 +129,7 @@ pub const ZKELECT_REASON_LEASE_ENDED: c_int = 3;
 pub const ZKELECT_REASON_EXPIRED: c_int = 4;
 pub const ZKELECT_REASON_NODE_DELETED: c_int = 5;
 pub const ZKELECT_REASON_CLOSED: c_int = 6;
+// END gen/vocab.py reasons
 
 // enum zkelect_log_level (since 1.1)
 pub const ZKELECT_LOG_NONE: c_int = 0;

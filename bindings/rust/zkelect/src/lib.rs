@@ -102,6 +102,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         use sys::*;
         match self.code {
+            // BEGIN gen/vocab.py error kinds
             ZKELECT_EINVAL => ErrorKind::InvalidArgument,
             ZKELECT_ENOMEM => ErrorKind::NoMemory,
             ZKELECT_ESTATE => ErrorKind::State,
@@ -117,6 +118,7 @@ impl Error {
             ZKELECT_ENOLEADER => ErrorKind::NoLeader,
             ZKELECT_ERANGE => ErrorKind::Range,
             ZKELECT_ENOTLEADER => ErrorKind::NotLeader,
+            // END gen/vocab.py error kinds
             _ => ErrorKind::Other,
         }
     }
@@ -363,22 +365,36 @@ pub struct Client {
 /// Monitoring counters of a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Counter {
+    // BEGIN gen/vocab.py counter variants
+    /// ELECTED events.
     TermsWon,
+    /// DEPOSED events of reason RESIGNED.
     DeposedResigned,
+    /// DEPOSED events of reason SUSPENDED.
     DeposedSuspended,
+    /// DEPOSED events of reason LEASE_ENDED.
     DeposedLeaseEnded,
+    /// DEPOSED events of reason EXPIRED.
     DeposedExpired,
+    /// DEPOSED events of reason NODE_DELETED.
     DeposedNodeDeleted,
+    /// DEPOSED events of reason CLOSED.
     DeposedClosed,
+    /// Reconnects within a session.
     Reconnects,
+    /// Sessions expired.
     Expiries,
+    /// Requests sent to ZooKeeper.
     ZkRequests,
+    /// Lease keepalives acknowledged.
     Keepalives,
-    /// WARNING events: the path's sequence numbers near their wrap (libzkelect 1.1).
+    /// WARNING events: the path's sequence numbers near their wrap (since 1.1).
     SequenceNearWrap,
+    // END gen/vocab.py counter variants
 }
 
 impl Counter {
+    // BEGIN gen/vocab.py counters
     pub const ALL: [Counter; 12] = [
         Counter::TermsWon,
         Counter::DeposedResigned,
@@ -393,10 +409,12 @@ impl Counter {
         Counter::Keepalives,
         Counter::SequenceNearWrap,
     ];
+    // END gen/vocab.py counters
 
     fn code(self) -> c_int {
         use sys::*;
         match self {
+            // BEGIN gen/vocab.py counter codes
             Counter::TermsWon => ZKELECT_COUNTER_TERMS_WON,
             Counter::DeposedResigned => ZKELECT_COUNTER_DEPOSED_RESIGNED,
             Counter::DeposedSuspended => ZKELECT_COUNTER_DEPOSED_SUSPENDED,
@@ -409,6 +427,7 @@ impl Counter {
             Counter::ZkRequests => ZKELECT_COUNTER_ZK_REQUESTS,
             Counter::Keepalives => ZKELECT_COUNTER_KEEPALIVES,
             Counter::SequenceNearWrap => ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP,
+            // END gen/vocab.py counter codes
         }
     }
 
@@ -870,6 +889,7 @@ impl EventKind {
     fn from_code(code: c_int) -> EventKind {
         use sys::*;
         match code {
+            // BEGIN gen/vocab.py event kinds
             ZKELECT_EV_ELECTED => EventKind::Elected,
             ZKELECT_EV_DEPOSED => EventKind::Deposed,
             ZKELECT_EV_FOLLOWING => EventKind::Following,
@@ -881,6 +901,7 @@ impl EventKind {
             ZKELECT_EV_RESIGNED => EventKind::Resigned,
             ZKELECT_EV_OVERFLOW => EventKind::Overflow,
             ZKELECT_EV_WARNING => EventKind::Warning,
+            // END gen/vocab.py event kinds
             other => EventKind::Unknown(other),
         }
     }
@@ -903,6 +924,7 @@ impl Reason {
     fn from_code(code: c_int) -> Reason {
         use sys::*;
         match code {
+            // BEGIN gen/vocab.py reasons
             ZKELECT_REASON_NONE => Reason::None,
             ZKELECT_REASON_RESIGNED => Reason::Resigned,
             ZKELECT_REASON_SUSPENDED => Reason::Suspended,
@@ -910,6 +932,7 @@ impl Reason {
             ZKELECT_REASON_EXPIRED => Reason::Expired,
             ZKELECT_REASON_NODE_DELETED => Reason::NodeDeleted,
             ZKELECT_REASON_CLOSED => Reason::Closed,
+            // END gen/vocab.py reasons
             other => Reason::Unknown(other),
         }
     }

@@ -4,9 +4,22 @@ package org.zkelect;
 public final class Event {
     /** What happened (ZKELECT_EV_* of zkelect.h). */
     public enum Type {
-        UNKNOWN, ELECTED, DEPOSED, FOLLOWING, SUSPENDED, RECONNECTED, EXPIRED, LEADER_CHANGED, ERROR, RESIGNED, OVERFLOW,
-        /** Nothing failed, but an operator should act; {@code message} says what (since 1.1). */
+        // BEGIN gen/vocab.py event types
+        UNKNOWN,
+        ELECTED,
+        DEPOSED,
+        FOLLOWING,
+        SUSPENDED,
+        RECONNECTED,
+        EXPIRED,
+        LEADER_CHANGED,
+        ERROR,
+        RESIGNED,
+        /** Since 1.1. */
+        OVERFLOW,
+        /** Since 1.1. */
         WARNING;
+        // END gen/vocab.py event types
 
         static Type of(int code) {
             Type[] all = values();
@@ -16,7 +29,9 @@ public final class Event {
 
     /** Why a DEPOSED event happened (ZKELECT_REASON_*). */
     public enum Reason {
+        // BEGIN gen/vocab.py reasons
         NONE, RESIGNED, SUSPENDED, LEASE_ENDED, EXPIRED, NODE_DELETED, CLOSED;
+        // END gen/vocab.py reasons
 
         static Reason of(int code) {
             Reason[] all = values();

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Write every copy of libzkelect's vocabulary from gen/vocabulary.toml.
+
+    python3 gen/vocab.py            # rewrite the copies
+    python3 gen/vocab.py --check    # exit 1, naming them, when a copy differs
+
+The copies are regions of hand-written files. In the public header and the
+engine's errors.h a region is the body of a named enum (so the header stays
+plain C for its readers); elsewhere it lies between two marker comments,
+BEGIN and END "gen/vocab.py <region>". Everything outside a region is left
+as it is. tests/abi/test_generated.py runs --check in ./dev test.
+"""
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = ROOT / "gen" / "vocabulary.toml"
+
+
+def camel(name):
+    """LEADER_CHANGED -> LeaderChanged."""
+    return "".join(w.capitalize() for w in name.lower().split("_"))
+
+
+def load():
+    t = tomllib.loads(TABLE.read_text())
+    for kind in ("error", "event", "reason", "counter"):
+        seen = set()
+        for e in t[kind]:
+            if e["value"] in seen or e["name"] in seen:
+                raise SystemExit(f"{TABLE}: {kind} {e['name']} = {e['value']} twice")
+            seen |= {e["value"], e["name"]}
+    counters = [c["value"] for c in t["counter"]]
+    if counters != list(range(len(counters))):
+        raise SystemExit(f"{TABLE}: counters must be 0, 1, 2, ... in order")
+    reasons = [r["value"] for r in t["reason"]]
+    if reasons != list(range(len(reasons))):
+        raise SystemExit(f"{TABLE}: reasons must be 0, 1, 2, ... in order")
+    events = [e["value"] for e in t["event"]]
+    if events != list(range(1, len(events) + 1)):
+        raise SystemExit(f"{TABLE}: event types must be 1, 2, 3, ... in order")
+    return t
+
+
+def doc_lines(doc):
+    return [l.strip() for l in doc.strip().splitlines()] if doc else []
+
+
+def align(rows):
+    """rows of columns, padded as gofmt pads a block: each column but the
+    last starts one space after the widest cell of the column before."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return [" ".join(c.ljust(w) for c, w in zip(r, widths)) + " " + r[-1] for r in rows]
+
+
+# --- C: the public header and the engine -----------------------------------
+
+def c_enum(entries, prefix, last_extra=None):
+    out = []
+    items = [(f"{prefix}{e['name']}", e["value"], e.get("doc")) for e in entries]
+    if last_extra:
+        items.append((last_extra[0], last_extra[1], last_extra[2]))
+    for i, (sym, val, doc) in enumerate(items):
+        lines = doc_lines(doc)
+        if len(lines) == 1:
+            out.append(f"    /** {lines[0]} */")
+        elif lines:
+            out.append(f"    /** {lines[0]}")
+            out += [f"     *  {l}" for l in lines[1:-1]]
+            out.append(f"     *  {lines[-1]} */")
+        out.append(f"    {sym} = {val}" + ("," if i + 1 < len(items) else ""))
+    return out
+
+
+def header_regions(t):
+    n = len(t["counter"])
+    return {
+        "zkelect_err": c_enum(t["error"], "ZKELECT_"),
+        "zkelect_counter": c_enum(t["counter"], "ZKELECT_COUNTER_",
+                                  ("ZKELECT_COUNTER__COUNT", n, "How many counters there are.")),
+        "zkelect_event_type": c_enum(t["event"], "ZKELECT_EV_"),
+        "zkelect_reason": c_enum(t["reason"], "ZKELECT_REASON_"),
+    }
+
+
+def engine_enum(entries, names, extra=None):
+    rows = [f"    {n} = {e['value']}," for e, n in zip(entries, names)]
+    if extra:
+        rows.append(f"    {extra[0]} = {extra[1]},")
+    return rows
+
+
+def errors_h_regions(t):
+    return {
+        "Err : int": engine_enum(t["error"], [e["engine"] for e in t["error"]]),
+        "class EventType : int": engine_enum(t["event"], ["k" + camel(e["name"]) for e in t["event"]]),
+        "class Reason : int": engine_enum(t["reason"], ["k" + camel(e["name"]) for e in t["reason"]]),
+        "Counter : int": engine_enum(t["counter"], ["k" + camel(e["name"]) for e in t["counter"]],
+                                     ("kCounterCount", len(t["counter"]))),
+    }
+
+
+def c_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def vocabulary_cpp_regions(t):
+    errors = ["constexpr ErrWords kErrors[] = {"]
+    errors += [f"    {{{e['engine']}, \"ZKELECT_{e['name']}\", {c_string(e['message'])}}},"
+               for e in t["error"]]
+    errors.append("};")
+
+    def names(var, words):
+        return [f"constexpr const char *{var}[] = {{"] + [f"    {c_string(w)}," for w in words] + ["};"]
+
+    return {
+        "errors": errors,
+        "names": names("kEventTypes", ["UNKNOWN"] + [e["name"] for e in t["event"]])
+        + names("kReasons", [r["name"].lower() for r in t["reason"]])
+        + names("kCounters", [c["name"].lower() for c in t["counter"]]),
+    }
+
+
+# --- Go ---------------------------------------------------------------------
+
+def go_regions(t):
+    ev = align([(e.get("go", camel(e["name"])), f"EventType = {e['value']}",
+                  f"// {e['go_doc']}") for e in t["event"]])
+    rs = align([(f"Reason{camel(r['name'])}", f"Reason = {r['value']}") for r in t["reason"]])
+    codes = [e for e in t["error"] if e["value"] != 0]
+    cs = align([(f"Code{e['go']}", f"Code = {e['value']}") for e in codes])
+    sentinels = align([(f"Err{e['go']}", f"= &Error{{Code: Code{e['go']}}}") for e in codes])
+    tab = lambda rows: ["\t" + r for r in rows]
+    return {"events": tab(ev), "reasons": tab(rs), "codes": tab(cs), "sentinels": tab(sentinels)}
+
+
+# --- Java -------------------------------------------------------------------
+
+def java_regions(t):
+    types = ["        UNKNOWN,"]
+    for i, e in enumerate(t["event"]):
+        if e.get("since"):
+            types.append(f"        /** Since {e['since']}. */")
+        types.append(f"        {e['name']}" + ("," if i + 1 < len(t["event"]) else ";"))
+    return {"event types": types,
+            "reasons": ["        " + ", ".join(r["name"] for r in t["reason"]) + ";"]}
+
+
+# --- LuaJIT -----------------------------------------------------------------
+
+def lua_regions(t):
+    rows = [f"  {e['name']} = {e['value']}," for e in t["error"]]
+    rows += [f"  EV_{e['name']} = {e['value']}," for e in t["event"]]
+    rows += [f"  REASON_{r['name']} = {r['value']}," for r in t["reason"]]
+    rows += [f"  COUNTER_{c['name']} = {c['value']}," for c in t["counter"]]
+    rows.append(f"  COUNTER__COUNT = {len(t['counter'])},")
+    return {"constants": rows}
+
+
+# --- Rust -------------------------------------------------------------------
+
+def rust_sys_regions(t):
+    def consts(prefix, entries):
+        out = []
+        for e in entries:
+            if e.get("since"):
+                out.append(f"/// Since {e['since']}.")
+            out.append(f"pub const ZKELECT_{prefix}{e['name']}: c_int = {e['value']};")
+        return out
+    return {
+        "errors": consts("", t["error"]),
+        "counters": consts("COUNTER_", t["counter"])
+        + [f"pub const ZKELECT_COUNTER__COUNT: c_int = {len(t['counter'])};"],
+        "events": consts("EV_", t["event"]),
+        "reasons": consts("REASON_", t["reason"]),
+    }
+
+
+def rust_regions(t):
+    codes = [e for e in t["error"] if e["value"] != 0]
+    counters = [camel(c["name"]) for c in t["counter"]]
+    return {
+        "error kinds": [f"            ZKELECT_{e['name']} => ErrorKind::{e['rust']}," for e in codes],
+        "event kinds": [f"            ZKELECT_EV_{e['name']} => EventKind::{camel(e['name'])},"
+                        for e in t["event"]],
+        "reasons": [f"            ZKELECT_REASON_{r['name']} => Reason::{camel(r['name'])},"
+                    for r in t["reason"]],
+        "counter variants": [l for c in t["counter"] for l in
+                             ([f"    /// {c['doc'][0].upper() + c['doc'][1:]}."] if c.get("doc") else [])
+                             + [f"    {camel(c['name'])},"]],
+        "counters": [f"    pub const ALL: [Counter; {len(counters)}] = ["]
+        + [f"        Counter::{c}," for c in counters] + ["    ];"],
+        "counter codes": [f"            Counter::{camel(c['name'])} => ZKELECT_COUNTER_{c['name']},"
+                          for c in t["counter"]],
+    }
+
+
+# --- the files ----------------------------------------------------------------
+
+def marker_style(path):
+    if path.suffix == ".lua":
+        return "--"
+    if path.suffix in (".py", ".toml"):
+        return "#"
+    return "//"
+
+
+def replace_marked(path, text, regions):
+    lead = marker_style(path)
+    for name, lines in regions.items():
+        begin = f"{lead} BEGIN gen/vocab.py {name}"
+        end = f"{lead} END gen/vocab.py {name}"
+        m = re.search(r"^([ \t]*)" + re.escape(begin) + r"[^\n]*\n(.*?)^[ \t]*" + re.escape(end),
+                      text, re.S | re.M)
+        if not m:
+            raise SystemExit(f"{path}: no region '{name}' ({begin} ... {end})")
+        text = text[:m.start(2)] + "".join(l + "\n" for l in lines) + text[m.end(2):]
+    return text
+
+
+def replace_enums(path, text, regions):
+    for name, lines in regions.items():
+        m = re.search(r"^(\s*)enum " + re.escape(name) + r" \{\n(.*?)^\};", text, re.S | re.M)
+        if not m:
+            raise SystemExit(f"{path}: no 'enum {name} {{ ... }};'")
+        text = text[:m.start(2)] + "".join(l + "\n" for l in lines) + text[m.end(2):]
+    return text
+
+
+def targets(t):
+    return [
+        ("capi/zkelect/zkelect.h", replace_enums, header_regions(t)),
+        ("cxx/errors.h", replace_enums, errors_h_regions(t)),
+        ("cxx/vocabulary.cpp", replace_marked, vocabulary_cpp_regions(t)),
+        ("bindings/go/elector.go", replace_marked,
+         {k: v for k, v in go_regions(t).items() if k in ("events", "reasons")}),
+        ("bindings/go/errors.go", replace_marked,
+         {k: v for k, v in go_regions(t).items() if k in ("codes", "sentinels")}),
+        ("bindings/java/src/main/java/org/zkelect/Event.java", replace_marked, java_regions(t)),
+        ("bindings/luajit/zkelect/ffi.lua", replace_marked, lua_regions(t)),
+        ("bindings/rust/zkelect-sys/src/lib.rs", replace_marked, rust_sys_regions(t)),
+        ("bindings/rust/zkelect/src/lib.rs", replace_marked, rust_regions(t)),
+    ]
+
+
+def main(argv):
+    check = "--check" in argv[1:]
+    t = load()
+    stale = []
+    for rel, fn, regions in targets(t):
+        path = ROOT / rel
+        old = path.read_text()
+        new = fn(path, old, regions)
+        if new != old:
+            stale.append(rel)
+            if not check:
+                path.write_text(new)
+    if check and stale:
+        print("gen/vocab.py --check: these copies differ from gen/vocabulary.toml "
+              "(run python3 gen/vocab.py):", *stale, sep="\n  ", file=sys.stderr)
+        return 1
+    if not check:
+        for rel in stale:
+            print(f"wrote {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
