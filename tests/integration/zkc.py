@@ -9,10 +9,6 @@ import threading
 import time
 from pathlib import Path
 
-EV = {1: "ELECTED", 2: "DEPOSED", 3: "FOLLOWING", 4: "SUSPENDED", 5: "RECONNECTED",
-      6: "EXPIRED", 7: "LEADER_CHANGED", 8: "ERROR", 9: "RESIGNED"}
-REASON = {0: "none", 1: "resigned", 2: "suspended", 3: "lease_ended", 4: "expired",
-          5: "node_deleted", 6: "closed"}
 EAUTH, EDEADLK, ETIMEDOUT, ECLOSED = -8, -10, -5, -4
 
 CB = C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, C.c_void_p)
@@ -50,6 +46,7 @@ def load(build_dir):
         "zkelect_election_stats": (P, [P, S, C.c_size_t]),
         "zkelect_client_stats": (P, [P, S, C.c_size_t]),
         "zkelect_stats_json": (S, [P]), "zkelect_stats_destroy": (None, [P]),
+        "zkelect_event_type_name": (S, [I]), "zkelect_reason_name": (S, [I]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -93,8 +90,9 @@ class Api:
 
     def decode(self, ev):
         lib = self.lib
-        d = {"type": EV.get(lib.zkelect_event_type(ev)),
-             "reason": REASON.get(lib.zkelect_event_reason(ev)),
+        # The names are the library's own (gen/vocabulary.toml), not a copy.
+        d = {"type": lib.zkelect_event_type_name(lib.zkelect_event_type(ev)).decode(),
+             "reason": lib.zkelect_reason_name(lib.zkelect_event_reason(ev)).decode(),
              "error": lib.zkelect_event_error(ev), "token": lib.zkelect_event_token(ev)}
         lib.zkelect_event_destroy(ev)
         return d
