@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "names.h"
 
@@ -9,25 +10,59 @@ namespace zkelect {
 
 namespace {
 
+enum class Kind { kHosts, kInt, kChoice, kAuth, kTls };
+
+// One row of gen/vocabulary.toml's [[key]] table (gen/vocab.py writes kKeys).
 struct Key {
     const char *name;
     const char *fallback;  // value when unset
+    Kind kind;
+    long min, max;        // kInt
+    bool empty_ok;        // kInt: "" means "derived"
+    const char *choices;  // kChoice: the values, '|' between them
+    const char *message;  // what a refused value gets (kInt, kChoice, kAuth)
 };
 
+// BEGIN gen/vocab.py keys
 constexpr Key kKeys[] = {
-    {"zk.hosts", ""},
-    {"zk.session.timeout.ms", "10000"},
-    {"zk.connect.timeout.ms", "15000"},
-    {"zk.auth", ""},
-    {"election.acl", "open"},
-    {"leadership", "lease"},
-    {"lease.margin.ms", ""},
-    {"zk.log.level", "keep"},
-    {"zk.tls.ca", ""},
-    {"zk.tls.cert", ""},
-    {"zk.tls.key", ""},
-    {"zk.tls.key.password", ""},
+    {"zk.hosts", "", Kind::kHosts, 0, 0, false,
+     nullptr,
+     nullptr},
+    {"zk.session.timeout.ms", "10000", Kind::kInt, 1000, 3600000, false,
+     nullptr,
+     "zk.session.timeout.ms must be an integer from 1000 to 3600000"},
+    {"zk.connect.timeout.ms", "15000", Kind::kInt, 1, 3600000, false,
+     nullptr,
+     "zk.connect.timeout.ms must be an integer from 1 to 3600000"},
+    {"zk.auth", "", Kind::kAuth, 0, 0, false,
+     nullptr,
+     "zk.auth must be \"scheme:credentials\", e.g. \"digest:user:password\""},
+    {"election.acl", "open", Kind::kChoice, 0, 0, false,
+     "open|creator",
+     "election.acl must be \"open\" or \"creator\""},
+    {"leadership", "lease", Kind::kChoice, 0, 0, false,
+     "lease|strict",
+     "leadership must be \"lease\" or \"strict\""},
+    {"lease.margin.ms", "", Kind::kInt, 1, 60000, true,
+     nullptr,
+     "lease.margin.ms must be an integer from 1 to 60000 (a lease without a margin is not safe against clock-rate differences)"},
+    {"zk.log.level", "keep", Kind::kChoice, 0, 0, false,
+     "keep|none|error|warn|info|debug",
+     "zk.log.level must be keep, none, error, warn, info or debug"},
+    {"zk.tls.ca", "", Kind::kTls, 0, 0, false,
+     nullptr,
+     nullptr},
+    {"zk.tls.cert", "", Kind::kTls, 0, 0, false,
+     nullptr,
+     nullptr},
+    {"zk.tls.key", "", Kind::kTls, 0, 0, false,
+     nullptr,
+     nullptr},
+    {"zk.tls.key.password", "", Kind::kTls, 0, 0, false,
+     nullptr,
+     nullptr},
 };
+// END gen/vocab.py keys
 
 #ifdef ZKELECT_HAVE_ZK_TLS
 constexpr bool kHaveTls = true;
@@ -61,52 +96,43 @@ bool parse_int(const std::string &s, long lo, long hi, int *out) {
     return true;
 }
 
-// Returns "" when value suits key, else why; fills s when given.
-std::string apply(const std::string &key, const std::string &value, Settings *s) {
+int choice_index(const char *choices, const std::string &value) {
+    int i = 0;
+    for (const char *p = choices;; ++i) {
+        const char *bar = std::strchr(p, '|');
+        size_t n = bar ? size_t(bar - p) : std::strlen(p);
+        if (value.size() == n && value.compare(0, n, p, n) == 0) return i;
+        if (!bar) return -1;
+        p = bar + 1;
+    }
+}
+
+// Returns "" when value suits key k, else why; fills s when given. The
+// checks come from k's row; what a value means for a client is here.
+std::string apply(const Key &k, const std::string &value, Settings *s) {
     Settings scratch;
     if (!s) s = &scratch;
-    if (key == "zk.hosts") {
+    const std::string key = k.name;
+    int n = -1, choice = -1;
+    switch (k.kind) {
+    case Kind::kHosts:
         if (std::string why = check_hosts(value); !why.empty()) return why;
-        s->hosts = value;
-    } else if (key == "zk.session.timeout.ms") {
-        if (!parse_int(value, 1000, 3600000, &s->session_timeout_ms))
-            return "zk.session.timeout.ms must be an integer from 1000 to 3600000";
-    } else if (key == "zk.connect.timeout.ms") {
-        if (!parse_int(value, 1, 3600000, &s->connect_timeout_ms))
-            return "zk.connect.timeout.ms must be an integer from 1 to 3600000";
-    } else if (key == "zk.auth") {
-        if (value.empty()) {
-            s->auth_scheme.clear();
-            s->auth_credentials.clear();
-        } else {
+        break;
+    case Kind::kInt:
+        if (!(value.empty() && k.empty_ok) && !parse_int(value, k.min, k.max, &n)) return k.message;
+        break;
+    case Kind::kChoice:
+        choice = choice_index(k.choices, value);
+        if (choice < 0) return k.message;
+        break;
+    case Kind::kAuth:
+        if (!value.empty()) {
             size_t colon = value.find(':');
             if (colon == std::string::npos || colon == 0 || colon + 1 == value.size())
-                return "zk.auth must be \"scheme:credentials\", e.g. \"digest:user:password\"";
-            s->auth_scheme = value.substr(0, colon);
-            s->auth_credentials = value.substr(colon + 1);
+                return k.message;
         }
-    } else if (key == "election.acl") {
-        if (value == "open") s->acl_creator_only = false;
-        else if (value == "creator") s->acl_creator_only = true;
-        else return "election.acl must be \"open\" or \"creator\"";
-    } else if (key == "leadership") {
-        if (value == "lease") s->leadership = Leadership::kLease;
-        else if (value == "strict") s->leadership = Leadership::kStrict;
-        else return "leadership must be \"lease\" or \"strict\"";
-    } else if (key == "lease.margin.ms") {
-        if (value.empty()) s->lease_margin_ms = -1;
-        else if (!parse_int(value, 1, 60000, &s->lease_margin_ms))
-            return "lease.margin.ms must be an integer from 1 to 60000 (a lease without a "
-                   "margin is not safe against clock-rate differences)";
-    } else if (key == "zk.log.level") {
-        static constexpr const char *kLevels[] = {"none", "error", "warn", "info", "debug"};
-        int level = -2;
-        for (int i = 0; i < 5; ++i)
-            if (value == kLevels[i]) level = i;
-        if (value == "keep") level = -1;
-        if (level == -2) return "zk.log.level must be keep, none, error, warn, info or debug";
-        s->log_level = level;
-    } else if (is_tls_key(key)) {
+        break;
+    case Kind::kTls:
         if (value.empty()) return {};
         if (!kHaveTls)
             return key + ": this build's ZooKeeper C client (libzookeeper-mt) has no TLS "
@@ -114,6 +140,26 @@ std::string apply(const std::string &key, const std::string &value, Settings *s)
                          "as stunnel to the servers' secureClientPort instead (docs/tls.md)";
         // libzookeeper splits its TLS argument at commas.
         if (value.find(',') != std::string::npos) return key + " must not contain ','";
+        return {};
+    }
+    if (key == "zk.hosts") {
+        s->hosts = value;
+    } else if (key == "zk.session.timeout.ms") {
+        s->session_timeout_ms = n;
+    } else if (key == "zk.connect.timeout.ms") {
+        s->connect_timeout_ms = n;
+    } else if (key == "zk.auth") {
+        size_t colon = value.find(':');
+        s->auth_scheme = value.empty() ? std::string() : value.substr(0, colon);
+        s->auth_credentials = value.empty() ? std::string() : value.substr(colon + 1);
+    } else if (key == "election.acl") {
+        s->acl_creator_only = choice == 1;  // open|creator
+    } else if (key == "leadership") {
+        s->leadership = choice == 1 ? Leadership::kStrict : Leadership::kLease;  // lease|strict
+    } else if (key == "lease.margin.ms") {
+        s->lease_margin_ms = n;  // -1: derived from the negotiated timeout
+    } else if (key == "zk.log.level") {
+        s->log_level = choice - 1;  // keep|none|error|warn|info|debug: keep is -1
     }
     return {};
 }
@@ -125,8 +171,9 @@ bool Conf::unsupported(const std::string &key, const std::string &value) {
 }
 
 std::string Conf::set(const std::string &key, const std::string &value) {
-    if (!find_key(key)) return "unknown configuration key \"" + key + "\"";
-    if (std::string why = apply(key, value, nullptr); !why.empty()) return why;
+    const Key *k = find_key(key);
+    if (!k) return "unknown configuration key \"" + key + "\"";
+    if (std::string why = apply(*k, value, nullptr); !why.empty()) return why;
     values_[key] = value;
     return {};
 }
@@ -142,7 +189,7 @@ bool Conf::get(const std::string &key, std::string *value) const {
 bool Conf::settings(Settings *out, std::string *why) const {
     Settings s;
     for (const auto &[key, value] : values_) {
-        std::string e = apply(key, value, &s);
+        std::string e = apply(*find_key(key), value, &s);
         if (!e.empty()) {
             *why = e;
             return false;

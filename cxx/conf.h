@@ -8,11 +8,17 @@ namespace zkelect {
 
 enum class Leadership { kLease, kStrict };
 
+// The defaults of the numeric keys (gen/vocabulary.toml).
+// BEGIN gen/vocab.py defaults
+constexpr int kDefaultZkSessionTimeoutMs = 10000;
+constexpr int kDefaultZkConnectTimeoutMs = 15000;
+// END gen/vocab.py defaults
+
 // The typed view a client works from, parsed from the strings.
 struct Settings {
     std::string hosts;
-    int session_timeout_ms = 10000;
-    int connect_timeout_ms = 15000;
+    int session_timeout_ms = kDefaultZkSessionTimeoutMs;
+    int connect_timeout_ms = kDefaultZkConnectTimeoutMs;
     std::string auth_scheme, auth_credentials;  // empty scheme: none
     bool acl_creator_only = false;
     Leadership leadership = Leadership::kLease;

@@ -198,6 +198,52 @@ def rust_regions(t):
     }
 
 
+# --- configuration keys -------------------------------------------------------
+
+def key_const(name):
+    """zk.session.timeout.ms -> kDefaultZkSessionTimeoutMs."""
+    return "kDefault" + "".join(w.capitalize() for w in re.split(r"[._]", name))
+
+
+def conf_regions(t):
+    rows = []
+    for k in t["key"]:
+        kind = {"hosts": "kHosts", "int": "kInt", "choice": "kChoice", "auth": "kAuth",
+                "tls": "kTls"}[k["kind"]]
+        choices = c_string("|".join(k["choices"])) if k.get("choices") else "nullptr"
+        message = c_string(k["message"]) if k.get("message") else "nullptr"
+        rows.append(f"    {{{c_string(k['name'])}, {c_string(k['default'])}, Kind::{kind}, "
+                    f"{k.get('min', 0)}, {k.get('max', 0)}, {str(k.get('empty_ok', False)).lower()},")
+        rows.append(f"     {choices},")
+        rows.append(f"     {message}}},")
+    return {"keys": ["constexpr Key kKeys[] = {"] + rows + ["};"]}
+
+
+def conf_h_regions(t):
+    return {"defaults": [f"constexpr int {key_const(k['name'])} = {k['default']};"
+                         for k in t["key"] if k["kind"] == "int" and k["default"]]}
+
+
+def header_keys(t):
+    out = []
+    for k in t["key"]:
+        lines = doc_lines(k["doc"])
+        quoted = '"' + k["name"] + '"'
+        out.append(f" *  - {quoted.ljust(23)} {lines[0]}".rstrip())
+        out += [(" *" + " " * 28 + l).rstrip() for l in lines[1:]]
+    return out
+
+
+def replace_between(path, text, regions):
+    for (start, end), lines in regions.items():
+        a = text.find(start)
+        b = text.find(end, a + len(start)) if a >= 0 else -1
+        if a < 0 or b < 0:
+            raise SystemExit(f"{path}: no text between {start!r} and {end!r}")
+        text = text[:a + len(start)] + "".join(l + "\n" for l in lines) + text[b:]
+    return text
+
+
 # --- the files ----------------------------------------------------------------
 
 def marker_style(path):
@@ -233,7 +279,12 @@ def replace_enums(path, text, regions):
 def targets(t):
     return [
         ("capi/zkelect/zkelect.h", replace_enums, header_regions(t)),
+        ("capi/zkelect/zkelect.h", replace_between,
+         {(" * Keys (all values are strings):\n",
+           " */\nZKELECT_API zkelect_conf_t *zkelect_conf_new(void);"): header_keys(t)}),
         ("cxx/errors.h", replace_enums, errors_h_regions(t)),
+        ("cxx/conf.cpp", replace_marked, conf_regions(t)),
+        ("cxx/conf.h", replace_marked, conf_h_regions(t)),
         ("cxx/vocabulary.cpp", replace_marked, vocabulary_cpp_regions(t)),
         ("bindings/go/elector.go", replace_marked,
          {k: v for k, v in go_regions(t).items() if k in ("events", "reasons")}),

@@ -232,16 +232,18 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            client created sets it). The log itself goes to
  *                            the callback of zkelect_set_log_cb, or nowhere;
  *                            never to stderr. Prefer zkelect_set_log_cb.
- *  - "zk.tls.ca", "zk.tls.cert", "zk.tls.key", "zk.tls.key.password"
- *                            TLS to ZooKeeper's secureClientPort: PEM files
- *                            of the CA that signed the servers' certificates,
- *                            of this client's certificate and of its key (all
- *                            three, or none; no ',' in them), and the key's
- *                            password if any. Only when libzookeeper-mt was
- *                            built with TLS (it has zookeeper_init_ssl;
- *                            Debian 12's 3.8.0 has not): otherwise a
- *                            non-empty value fails with ZKELECT_ENOTSUP, and
- *                            a local TLS tunnel does the job (docs/tls.md).
+ *  - "zk.tls.ca"             TLS to ZooKeeper's secureClientPort: PEM file
+ *                            of the CA that signed the servers'
+ *                            certificates. zk.tls.ca, .cert and .key go
+ *                            together (all three, or none; no ',' in them).
+ *                            Only when libzookeeper-mt was built with TLS (it
+ *                            has zookeeper_init_ssl; Debian 12's 3.8.0 has
+ *                            not): otherwise a non-empty value of any
+ *                            zk.tls.* key fails with ZKELECT_ENOTSUP, and a
+ *                            local TLS tunnel does the job (docs/tls.md).
+ *  - "zk.tls.cert"           PEM file of this client's certificate.
+ *  - "zk.tls.key"            PEM file of this client's key.
+ *  - "zk.tls.key.password"   the key's password, if it has one.
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 
