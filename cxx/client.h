@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "errors.h"
 #include "handshake_cap.h"
+#include "clock.h"
 #include "lease.h"
 #include "names.h"
 #include "session_closer.h"
@@ -89,6 +90,15 @@ public:
     int effective_timeout_ms() const {
         int t = negotiated_timeout_ms();
         return t > 0 ? t : settings_.session_timeout_ms;
+    }
+    // Any thread. The lease margin in force for the negotiated timeout (the
+    // configured lease.margin.ms, or the rule lease::margin_ns derives); 0
+    // before the first session. Tools read it rather than derive it again.
+    int lease_margin_ms() const {
+        int t = negotiated_timeout_ms();
+        if (t <= 0) return 0;
+        return static_cast<int>(lease::margin_ns(int64_t(t) * kNsPerMs, settings_.lease_margin_ms) /
+                                kNsPerMs);
     }
     // Commands posted but not yet run (tests drive interleavings with it).
     size_t mailbox_size() const {
