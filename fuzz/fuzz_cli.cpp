@@ -7,6 +7,7 @@
 // its documented range, every string one of the arguments (or the
 // environment), and only the options that subcommand accepts.
 #include <fcntl.h>
+#include <getopt.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -28,16 +29,23 @@ void count_usage(FILE *) { ++usage_calls; }
 
 struct Sub {
     const char *name;
-    unsigned accepted;
+    zt_cmd cmd;
     int64_t count_max;
 };
 const Sub kSubs[] = {
-    {"candidate", ZT_O_CONNECT | ZT_O_COUNT | ZT_O_CANDIDATE, 100000},
-    {"run", ZT_O_CONNECT | ZT_O_ID | ZT_O_RUN | ZT_O_METRICS, 0},
-    {"status", ZT_O_CONNECT | ZT_O_JSON, 0},
-    {"observe", ZT_O_CONNECT | ZT_O_JSON | ZT_O_COUNT | ZT_O_PROMETHEUS, 0},
-    {"config", ZT_O_CONNECT | ZT_O_JSON | ZT_O_NO_TARGET, 0},
+    {"candidate", ZT_CMD_CANDIDATE, 100000},
+    {"run", ZT_CMD_RUN, 0},
+    {"status", ZT_CMD_STATUS, 0},
+    {"observe", ZT_CMD_OBSERVE, 0},
+    {"config", ZT_CMD_CONFIG, 0},
 };
+
+// Whether the subcommand takes option --name (its table, from gen/cli.toml).
+bool takes(const Sub &sub, const char *name) {
+    for (const option *o = zt_commands[sub.cmd].getopt; o->name; ++o)
+        if (std::strcmp(o->name, name) == 0) return true;
+    return false;
+}
 
 const char kEnvHosts[] = "127.0.0.1:2181";
 
@@ -86,11 +94,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // afresh, not resume where that one stopped (and answer its second -h).
     zt_opts first{};
     char *prev[] = {strdup("status"), strdup("-hh"), nullptr};
-    zt_parse(2, prev, ZT_O_CONNECT, &first, count_usage);
+    zt_parse(2, prev, ZT_CMD_STATUS, &first, count_usage);
     zt_opts o{};
     o.count_max = sub.count_max;
     usage_calls = 0;
-    int rc = zt_parse(argc, argv.data(), sub.accepted, &o, count_usage);
+    int rc = zt_parse(argc, argv.data(), sub.cmd, &o, count_usage);
     dup2(err, 2);
     close(err);
     close(null);
@@ -106,26 +114,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(asked);
     }
     if (rc == -1) {
-        if (!(sub.accepted & ZT_O_NO_TARGET)) FUZZ_CHECK(o.hosts && *o.hosts && o.path);
+        if (zt_commands[sub.cmd].needs_target) FUZZ_CHECK(o.hosts && *o.hosts && o.path);
         FUZZ_CHECK(!o.hosts || one_of(o.hosts, saved, env_hosts));
         FUZZ_CHECK(!o.path || one_of(o.path, saved, nullptr));
-        FUZZ_CHECK(!o.id || ((sub.accepted & ZT_O_ID) && one_of(o.id, saved, nullptr)));
+        FUZZ_CHECK(!o.id || (takes(sub, "id") && one_of(o.id, saved, nullptr)));
         FUZZ_CHECK(!o.auth_file || one_of(o.auth_file, saved, nullptr));
         FUZZ_CHECK(o.session_ms >= 1000 && o.session_ms <= 3600000);
         FUZZ_CHECK(o.connect_ms >= 1 && o.connect_ms <= 3600000);
         FUZZ_CHECK(o.grace_ms >= 0 && o.grace_ms <= 86400000);
-        FUZZ_CHECK(o.count == 0 || (sub.accepted & ZT_O_COUNT));
+        FUZZ_CHECK(o.count == 0 || takes(sub, "count"));
         FUZZ_CHECK(o.count >= 0 && (sub.count_max == 0 || o.count <= sub.count_max));
-        FUZZ_CHECK(!o.have_first || (sub.accepted & ZT_O_CANDIDATE));
+        FUZZ_CHECK(!o.have_first || takes(sub, "first-id"));
         FUZZ_CHECK(o.first_id >= INT64_MIN / 2 && o.first_id <= INT64_MAX / 2);
-        FUZZ_CHECK(!o.json || (sub.accepted & ZT_O_JSON));
-        FUZZ_CHECK(!(o.once || o.quiet) || (sub.accepted & ZT_O_RUN));
-        FUZZ_CHECK(!o.shared || (sub.accepted & ZT_O_CANDIDATE));
-        FUZZ_CHECK(!o.prometheus || (sub.accepted & ZT_O_PROMETHEUS));
+        FUZZ_CHECK(!o.json || takes(sub, "json"));
+        FUZZ_CHECK(!o.once || takes(sub, "once"));
+        FUZZ_CHECK(!o.quiet || takes(sub, "quiet"));
+        FUZZ_CHECK(!o.shared || takes(sub, "shared-session"));
+        FUZZ_CHECK(!o.prometheus || takes(sub, "prometheus"));
         FUZZ_CHECK(!o.metrics_listen ||
-                   ((sub.accepted & ZT_O_METRICS) && one_of(o.metrics_listen, saved, nullptr)));
+                   (takes(sub, "metrics-listen") && one_of(o.metrics_listen, saved, nullptr)));
         FUZZ_CHECK(!o.metrics_textfile ||
-                   ((sub.accepted & ZT_O_METRICS) && one_of(o.metrics_textfile, saved, nullptr)));
+                   (takes(sub, "metrics-textfile") && one_of(o.metrics_textfile, saved, nullptr)));
         FUZZ_CHECK(o.metrics_interval_ms >= 100 && o.metrics_interval_ms <= 86400000);
         FUZZ_CHECK(o.nsettings >= 0 && o.nsettings <= ZT_MAX_SETTINGS);
         for (int i = 0; i < o.nsettings; ++i) {
@@ -133,7 +142,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             const char *eq = std::strchr(o.settings[i], '=');
             FUZZ_CHECK(eq && eq != o.settings[i]);
         }
-        if (sub.accepted & ZT_O_RUN) {
+        if (zt_commands[sub.cmd].takes_cmd) {
             // The command is the tail of argv, after "--".
             FUZZ_CHECK(o.cmd && o.cmd > argv.data() && o.cmd < argv.data() + argc);
             FUZZ_CHECK(std::strcmp(o.cmd[-1], "--") == 0);

@@ -36,20 +36,15 @@ struct participant {
 
 static void usage(FILE *f)
 {
-    fputs("usage: zkelect candidate --connect HOSTS --path P --first-id I --count K\n"
-          "                         --session-timeout-ms T [--shared-session]\n"
-          "                         [--connect-timeout-ms MS] [--set KEY=VALUE]...\n"
-          "                         [--auth-file FILE]\n"
-          "\n"
-          "Hosts K election participants with ids I..I+K-1, each on its own ZooKeeper\n"
-          "session (one shared session with --shared-session), driven by commands on\n"
-          "stdin: join, resign <id>, status <id>, quit. Prints one line per event:\n"
-          "  EVENT <CONNECTED|FOLLOWER|LEADER|RESIGNED|LOST> <id> <epoch_ns> [key=value...]\n"
-          "  INFO <id> ...\n"
-          "--set passes a library option, e.g. --set leadership=strict (see zkelect(1)).\n"
-          "Exit status: 0 after quit or end of input, 2 bad arguments, 3 no connection\n"
-          "within the connect timeout, 1 other failures.\n",
-          f);
+    zt_usage(f, ZT_CMD_CANDIDATE,
+             "Hosts K election participants with ids I..I+K-1, each on its own ZooKeeper\n"
+             "session (one shared session with --shared-session), driven by commands on\n"
+             "stdin: join, resign <id>, status <id>, quit. Prints one line per event:\n"
+             "  EVENT <CONNECTED|FOLLOWER|LEADER|RESIGNED|LOST> <id> <epoch_ns> [key=value...]\n"
+             "  INFO <id> ...\n"
+             "--set passes a library option, e.g. --set leadership=strict (see zkelect(1)).\n",
+             "Exit status: 0 after quit or end of input, 2 bad arguments, 3 no connection\n"
+             "within the connect timeout, 1 other failures.\n");
 }
 
 static int out_fd = STDOUT_FILENO;
@@ -274,7 +269,7 @@ int zt_cmd_candidate(int argc, char **argv)
 {
     struct zt_opts o = {0};
     o.count_max = 100000;
-    int prc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_COUNT | ZT_O_CANDIDATE, &o, usage);
+    int prc = zt_parse(argc, argv, ZT_CMD_CANDIDATE, &o, usage);
     if (prc >= 0)
         return prc;
     if (!o.have_first || o.count < 1) {

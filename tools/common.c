@@ -221,40 +221,10 @@ static int opt_i64(const char *name, const char *arg, int64_t lo, int64_t hi, in
     return -1;
 }
 
-int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
+int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
              void (*usage)(FILE *))
 {
-    static const struct {
-        struct option opt;
-        unsigned group;
-    } table[] = {
-        {{"connect", required_argument, 0, 'c'}, ZT_O_CONNECT},
-        {{"path", required_argument, 0, 'p'}, ZT_O_CONNECT},
-        {{"session-timeout-ms", required_argument, 0, 't'}, ZT_O_CONNECT},
-        {{"connect-timeout-ms", required_argument, 0, 'C'}, ZT_O_CONNECT},
-        {{"set", required_argument, 0, 'S'}, ZT_O_CONNECT},
-        {{"auth-file", required_argument, 0, 'A'}, ZT_O_CONNECT},
-        {{"verbose", no_argument, 0, 'v'}, ZT_O_CONNECT},
-        {{"json", no_argument, 0, 'j'}, ZT_O_JSON},
-        {{"count", required_argument, 0, 'n'}, ZT_O_COUNT},
-        {{"id", required_argument, 0, 'i'}, ZT_O_ID},
-        {{"grace", required_argument, 0, 'g'}, ZT_O_RUN},
-        {{"once", no_argument, 0, 'o'}, ZT_O_RUN},
-        {{"quiet", no_argument, 0, 'q'}, ZT_O_RUN},
-        {{"first-id", required_argument, 0, 'f'}, ZT_O_CANDIDATE},
-        {{"shared-session", no_argument, 0, 's'}, ZT_O_CANDIDATE},
-        {{"metrics-listen", required_argument, 0, 'L'}, ZT_O_METRICS},
-        {{"prometheus", no_argument, 0, 'P'}, ZT_O_PROMETHEUS},
-        {{"metrics-textfile", required_argument, 0, 'T'}, ZT_O_METRICS},
-        {{"metrics-interval-ms", required_argument, 0, 'I'}, ZT_O_METRICS},
-    };
-    struct option opts[sizeof table / sizeof table[0] + 2];
-    size_t k = 0;
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i].group & accepted)
-            opts[k++] = table[i].opt;
-    opts[k++] = (struct option){"help", no_argument, 0, 'h'};
-    opts[k] = (struct option){0, 0, 0, 0};
+    const struct zt_command_spec *command = &zt_commands[cmd];
 
     int64_t count_max = o->count_max > 0 ? o->count_max : INT64_MAX;
     memset(o, 0, sizeof *o);
@@ -271,7 +241,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
     opterr = 0;
     int c, at = 1;
     const char *last_value = NULL;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ZT_SHORT_OPTIONS, command->getopt, NULL)) != -1) {
         int bad = 0;
         last_value = optarg;
         /* The argument at fault: optind moves past it, unless the fault is
@@ -279,30 +249,34 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
         const char *culprit = optind == at && optind < argc ? argv[optind] : argv[optind - 1];
         at = optind;
         switch (c) {
-        case 'c': o->hosts = optarg; break;
-        case 'p': o->path = optarg; break;
-        case 'i': o->id = optarg; break;
-        case 'A': o->auth_file = optarg; break;
-        case 't': bad = opt_i64("--session-timeout-ms", optarg, 1000, 3600000, &o->session_ms); break;
-        case 'C': bad = opt_i64("--connect-timeout-ms", optarg, 1, 3600000, &o->connect_ms); break;
-        case 'g': bad = opt_i64("--grace", optarg, 0, 86400000, &o->grace_ms); break;
-        case 'n': bad = opt_i64("--count", optarg, 1, count_max, &o->count); break;
-        case 'f':
+        case ZT_OPT_CONNECT: o->hosts = optarg; break;
+        case ZT_OPT_PATH: o->path = optarg; break;
+        case ZT_OPT_ID: o->id = optarg; break;
+        case ZT_OPT_AUTH_FILE: o->auth_file = optarg; break;
+        case ZT_OPT_SESSION_TIMEOUT_MS:
+            bad = opt_i64("--session-timeout-ms", optarg, 1000, 3600000, &o->session_ms);
+            break;
+        case ZT_OPT_CONNECT_TIMEOUT_MS:
+            bad = opt_i64("--connect-timeout-ms", optarg, 1, 3600000, &o->connect_ms);
+            break;
+        case ZT_OPT_GRACE: bad = opt_i64("--grace", optarg, 0, 86400000, &o->grace_ms); break;
+        case ZT_OPT_COUNT: bad = opt_i64("--count", optarg, 1, count_max, &o->count); break;
+        case ZT_OPT_FIRST_ID:
             bad = opt_i64("--first-id", optarg, INT64_MIN / 2, INT64_MAX / 2, &o->first_id);
             o->have_first = 1;
             break;
-        case 'L': o->metrics_listen = optarg; break;
-        case 'T': o->metrics_textfile = optarg; break;
-        case 'I':
+        case ZT_OPT_METRICS_LISTEN: o->metrics_listen = optarg; break;
+        case ZT_OPT_METRICS_TEXTFILE: o->metrics_textfile = optarg; break;
+        case ZT_OPT_METRICS_INTERVAL_MS:
             bad = opt_i64("--metrics-interval-ms", optarg, 100, 86400000, &o->metrics_interval_ms);
             break;
-        case 'j': o->json = 1; break;
-        case 'P': o->prometheus = 1; break;
-        case 'o': o->once = 1; break;
-        case 'q': o->quiet = 1; break;
-        case 's': o->shared = 1; break;
-        case 'v': o->verbose = 1; break;
-        case 'S': {
+        case ZT_OPT_JSON: o->json = 1; break;
+        case ZT_OPT_PROMETHEUS: o->prometheus = 1; break;
+        case ZT_OPT_ONCE: o->once = 1; break;
+        case ZT_OPT_QUIET: o->quiet = 1; break;
+        case ZT_OPT_SHARED_SESSION: o->shared = 1; break;
+        case ZT_OPT_VERBOSE: o->verbose = 1; break;
+        case ZT_OPT_SET: {
             const char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg) {
                 zt_err("--set: expected KEY=VALUE, got '%s'", optarg);
@@ -315,7 +289,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
             }
             break;
         }
-        case 'h': usage(stdout); return ZT_EXIT_OK;
+        case ZT_OPT_HELP: usage(stdout); return ZT_EXIT_OK;
         default:
             zt_err("unknown option or missing value: %s", culprit);
             bad = 1;
@@ -325,7 +299,7 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
             return ZT_EXIT_USAGE;
         }
     }
-    if (accepted & ZT_O_RUN) {
+    if (command->takes_cmd) {
         /* "--" ends the options only when it was not an option's value
          * (--id -- CMD gives no id: the command does not start at CMD). */
         if (optind < argc && (strcmp(argv[optind - 1], "--") != 0 || argv[optind - 1] == last_value)) {
@@ -344,12 +318,23 @@ int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
         usage(stderr);
         return ZT_EXIT_USAGE;
     }
-    if (!(accepted & ZT_O_NO_TARGET) && (!o->hosts || !*o->hosts || !o->path)) {
+    if (command->needs_target && (!o->hosts || !*o->hosts || !o->path)) {
         zt_err("--connect (or ZKELECT_CONNECT) and --path are required");
         usage(stderr);
         return ZT_EXIT_USAGE;
     }
     return -1;
+}
+
+void zt_usage(FILE *f, enum zt_cmd cmd, const char *about, const char *exit_status)
+{
+    fputs(zt_commands[cmd].synopsis, f);
+    fputs("\n", f);
+    fputs(about, f);
+    fputs("\noptions:\n", f);
+    fputs(zt_commands[cmd].options, f);
+    fputs("\n", f);
+    fputs(exit_status, f);
 }
 
 /* ---- Untrusted text ------------------------------------------------------- */

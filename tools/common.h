@@ -74,17 +74,11 @@ int zt_signalfd(int with_sigchld);
 
 /* ---- The one option parser ---------------------------------------------- */
 
-enum {
-    ZT_O_CONNECT = 1u << 0,   /* --connect, --path, timeouts, --set, --auth-file, --verbose */
-    ZT_O_JSON = 1u << 1,
-    ZT_O_COUNT = 1u << 2,
-    ZT_O_ID = 1u << 3,
-    ZT_O_RUN = 1u << 4,       /* --grace --once --quiet, then -- CMD */
-    ZT_O_CANDIDATE = 1u << 5, /* --first-id --shared-session */
-    ZT_O_METRICS = 1u << 6,   /* --metrics-listen --metrics-textfile --metrics-interval-ms */
-    ZT_O_PROMETHEUS = 1u << 7, /* --prometheus */
-    ZT_O_NO_TARGET = 1u << 8, /* --connect and --path may be absent (config) */
-};
+/* Each option is written once, in gen/cli.toml: gen/cli.py writes from it
+ * options.h and options.c (the ids, each command's getopt_long table, its
+ * usage lines and option list for --help) and the option lists of
+ * docs/zkelect.1. What an option does is zt_parse's switch. */
+#include "options.h"
 
 #define ZT_MAX_SETTINGS 16
 
@@ -96,15 +90,19 @@ struct zt_opts {
     int64_t metrics_interval_ms;
     const char *settings[ZT_MAX_SETTINGS];
     int nsettings;
-    char **cmd; /* ZT_O_RUN: what follows "--" */
+    char **cmd; /* a command taking CMD: what follows "--" */
 };
 
-/* Parses argv (argv[0] is the subcommand) for the options in `accepted`.
+/* Parses argv (argv[0] is the subcommand) for the options of command cmd.
  * Returns -1 to go on, or an exit code (after printing the usage when the
  * arguments are bad). Checks that --connect (or ZKELECT_CONNECT) and --path
- * are present, unless ZT_O_NO_TARGET is among `accepted`. */
-int zt_parse(int argc, char **argv, unsigned accepted, struct zt_opts *o,
+ * are present when the command requires them. */
+int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
              void (*usage)(FILE *));
+
+/* The --help of command cmd: its usage lines, about (what it does), its
+ * options, then exit_status (each text ends with a newline). */
+void zt_usage(FILE *f, enum zt_cmd cmd, const char *about, const char *exit_status);
 
 /* ---- The one connect helper ---------------------------------------------- */
 

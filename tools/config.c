@@ -13,21 +13,16 @@
 
 static void config_usage(FILE *f)
 {
-    fputs("usage: zkelect config [--connect HOSTS] [--json]\n"
-          "                      [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
-          "                      [--set KEY=VALUE]... [--auth-file FILE]\n"
-          "\n"
-          "Lists every configuration key of the library with its default and its\n"
-          "current value: the one the other commands would use given the same\n"
-          "options (--connect or ZKELECT_CONNECT, the timeouts, --set, --auth-file\n"
-          "or ZKELECT_AUTH). Nothing is connected to; --path is accepted and\n"
-          "ignored, so any command line of the other commands can be checked.\n"
-          "Credentials (zk.auth, zk.tls.key.password) show as *** when set.\n"
-          "--json prints one JSON object.\n"
-          "\n"
-          "Exit status: 0 shown, 1 failure, 2 bad arguments, a value the library\n"
-          "refuses, or a lease.margin.ms that zkelect run would refuse.\n",
-          f);
+    zt_usage(f, ZT_CMD_CONFIG,
+             "Lists every configuration key of the library with its default and its\n"
+             "current value: the one the other commands would use given the same\n"
+             "options (--connect or ZKELECT_CONNECT, the timeouts, --set, --auth-file\n"
+             "or ZKELECT_AUTH). Nothing is connected to; --path is accepted and\n"
+             "ignored, so any command line of the other commands can be checked.\n"
+             "Credentials (zk.auth, zk.tls.key.password) show as *** when set.\n"
+             "--json prints one JSON object.\n",
+             "Exit status: 0 shown, 1 failure, 2 bad arguments, a value the library\n"
+             "refuses, or a lease.margin.ms that zkelect run would refuse.\n");
 }
 
 /* Values that are credentials: shown only as set or not. */
@@ -66,7 +61,7 @@ static char *conf_value(const zkelect_conf_t *conf, const char *key)
 int zt_cmd_config(int argc, char **argv)
 {
     struct zt_opts o = {0};
-    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_JSON | ZT_O_NO_TARGET, &o, config_usage);
+    int rc = zt_parse(argc, argv, ZT_CMD_CONFIG, &o, config_usage);
     if (rc >= 0)
         return rc;
     int exit_code = ZT_EXIT_FAILURE;

@@ -27,21 +27,16 @@ static int path_ok(const char *p)
 
 static void status_usage(FILE *f)
 {
-    fputs("usage: zkelect status --connect HOSTS --path P [--json]\n"
-          "                      [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
-          "                      [--set KEY=VALUE]... [--auth-file FILE]\n"
-          "\n"
-          "Lists the candidates of the election at P in queue order (the leader\n"
-          "first) with their ids, fencing tokens and node ages. The leader's node age\n"
-          "bounds from above how long it has led. Positions count from 0, the leader.\n"
-          "--json prints one JSON object.\n"
-          "\n"
-          "Ids and node names are escaped (\\xNN) so that one candidate is one line.\n"
-          "\n"
-          "Exit status: 0 shown (also with no candidates), 1 ZooKeeper could not be\n"
-          "asked, 2 bad arguments, 3 no connection within the connect timeout,\n"
-          "5 permission denied.\n",
-          f);
+    zt_usage(f, ZT_CMD_STATUS,
+             "Lists the candidates of the election at P in queue order (the leader\n"
+             "first) with their ids, fencing tokens and node ages. The leader's node age\n"
+             "bounds from above how long it has led. Positions count from 0, the leader.\n"
+             "--json prints one JSON object.\n"
+             "\n"
+             "Ids and node names are escaped (\\xNN) so that one candidate is one line.\n",
+             "Exit status: 0 shown (also with no candidates), 1 ZooKeeper could not be\n"
+             "asked, 2 bad arguments, 3 no connection within the connect timeout,\n"
+             "5 permission denied.\n");
 }
 
 static void fmt_age(int64_t ms, char *buf, size_t len)
@@ -59,7 +54,7 @@ static void fmt_age(int64_t ms, char *buf, size_t len)
 int zt_cmd_status(int argc, char **argv)
 {
     struct zt_opts o = {0};
-    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_JSON, &o, status_usage);
+    int rc = zt_parse(argc, argv, ZT_CMD_STATUS, &o, status_usage);
     if (rc >= 0)
         return rc;
     if (!path_ok(o.path)) {
@@ -147,25 +142,20 @@ int zt_cmd_status(int argc, char **argv)
 
 static void observe_usage(FILE *f)
 {
-    fputs("usage: zkelect observe --connect HOSTS --path P [--json] [--count N] [--prometheus]\n"
-          "                       [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
-          "                       [--set KEY=VALUE]... [--auth-file FILE]\n"
-          "\n"
-          "Prints the current leader of the election at P, then one line per leader\n"
-          "change, until SIGINT or SIGTERM (or N lines with --count):\n"
-          "  <local time> LEADER <id> token=<token> node=<node>\n"
-          "  <local time> NONE\n"
-          "--json prints one JSON object per line instead:\n"
-          "  {\"time_ns\":..,\"leader\":\"<id>\"|null,\"token\":..,\"node\":\"..\"}\n"
-          "<id> and <node> are escaped (\\xNN; an empty id is \"\"), so one change is one\n"
-          "line. Connection trouble is reported on stderr.\n"
-          "--prometheus prints one Prometheus exposition of the election as it is now\n"
-          "(candidates, leader id and token, the leader's node age) and exits.\n"
-          "\n"
-          "Exit status: 0 interrupted, --count reached or stdout closed by its reader,\n"
-          "1 failure, 2 bad arguments, 3 no connection within the connect timeout,\n"
-          "5 permission denied.\n",
-          f);
+    zt_usage(f, ZT_CMD_OBSERVE,
+             "Prints the current leader of the election at P, then one line per leader\n"
+             "change, until SIGINT or SIGTERM (or N lines with --count):\n"
+             "  <local time> LEADER <id> token=<token> node=<node>\n"
+             "  <local time> NONE\n"
+             "--json prints one JSON object per line instead:\n"
+             "  {\"time_ns\":..,\"leader\":\"<id>\"|null,\"token\":..,\"node\":\"..\"}\n"
+             "<id> and <node> are escaped (\\xNN; an empty id is \"\"), so one change is one\n"
+             "line. Connection trouble is reported on stderr.\n"
+             "--prometheus prints one Prometheus exposition of the election as it is now\n"
+             "(candidates, leader id and token, the leader's node age) and exits.\n",
+             "Exit status: 0 interrupted, --count reached or stdout closed by its reader,\n"
+             "1 failure, 2 bad arguments, 3 no connection within the connect timeout,\n"
+             "5 permission denied.\n");
 }
 
 /* One record, one write: a reader that went away (EPIPE) ends us. Returns 0,
@@ -236,8 +226,7 @@ static int observe_prometheus(const struct zt_opts *o)
 int zt_cmd_observe(int argc, char **argv)
 {
     struct zt_opts o = {0};
-    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_JSON | ZT_O_COUNT | ZT_O_PROMETHEUS, &o,
-                      observe_usage);
+    int rc = zt_parse(argc, argv, ZT_CMD_OBSERVE, &o, observe_usage);
     if (rc >= 0)
         return rc;
     if (o.prometheus)

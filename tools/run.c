@@ -47,45 +47,18 @@ extern char **environ;
 
 static void usage(FILE *f)
 {
-    fputs("usage: zkelect run --connect HOSTS --path P [--id ID] [--session-timeout-ms MS]\n"
-          "                   [--connect-timeout-ms MS] [--grace MS] [--once] [--quiet]\n"
-          "                   [--set KEY=VALUE]... [--auth-file FILE]\n"
-          "                   [--metrics-listen HOST:PORT] [--metrics-textfile FILE]\n"
-          "                   [--metrics-interval-ms MS]\n"
-          "                   -- CMD [ARGS...]\n"
-          "\n"
-          "Volunteers in the election at P and runs CMD only while leading, with\n"
-          "ZKELECT_TOKEN (fencing token), ZKELECT_PATH and ZKELECT_ID in its environment.\n"
-          "On loss of leadership every descendant of CMD gets SIGTERM at once and SIGKILL\n"
-          "after --grace ms (default 5000), but never later than lease.margin.ms/2 after\n"
-          "run last saw itself leading; then it waits to lead again (--once: exits 4).\n"
-          "When CMD exits by itself: its leftover descendants get SIGKILL, run resigns\n"
-          "and exits with CMD's status (128+N if killed by signal N).\n"
-          "SIGTERM/SIGINT/SIGHUP: stop CMD the same way, resign, exit 128+N.\n"
-          "\n"
-          "  --connect HOSTS          ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
-          "  --path P                 election path (absolute)\n"
-          "  --id ID                  participant id (default <hostname>-<pid>)\n"
-          "  --session-timeout-ms MS  requested session timeout (default 10000)\n"
-          "  --connect-timeout-ms MS  give up connecting after MS (default 15000)\n"
-          "  --grace MS               SIGTERM -> SIGKILL delay while still leading\n"
-          "                           (default 5000)\n"
-          "  --once                   exit 4 after losing leadership instead of waiting\n"
-          "  --quiet                  no progress lines on stderr (but the metrics URL\n"
-          "                           when --metrics-listen asked for port 0)\n"
-          "  --set KEY=VALUE          library option (see zkelect(1))\n"
-          "  --auth-file FILE         zk.auth credentials read from FILE\n"
-          "                           (or $ZKELECT_AUTH)\n"
-          "  --metrics-listen H:P     serve Prometheus metrics at http://H:P/metrics\n"
-          "                           (e.g. 127.0.0.1:9464; docs/monitoring.md)\n"
-          "  --metrics-textfile FILE  rewrite FILE (atomically) with the same metrics\n"
-          "                           every --metrics-interval-ms (default 15000), for\n"
-          "                           node_exporter's textfile collector\n"
-          "\n"
-          "Exit status: CMD's status; 1 failure; 2 bad arguments; 3 no connection within\n"
-          "the connect timeout; 4 leadership lost under --once; 5 permission denied;\n"
-          "6 the metrics endpoint or textfile cannot be set up; 128+N stopped by signal N.\n",
-          f);
+    zt_usage(f, ZT_CMD_RUN,
+             "Volunteers in the election at P and runs CMD only while leading, with\n"
+             "ZKELECT_TOKEN (fencing token), ZKELECT_PATH and ZKELECT_ID in its environment.\n"
+             "On loss of leadership every descendant of CMD gets SIGTERM at once and SIGKILL\n"
+             "after --grace ms (default 5000), but never later than lease.margin.ms/2 after\n"
+             "run last saw itself leading; then it waits to lead again (--once: exits 4).\n"
+             "When CMD exits by itself: its leftover descendants get SIGKILL, run resigns\n"
+             "and exits with CMD's status (128+N if killed by signal N).\n"
+             "SIGTERM/SIGINT/SIGHUP: stop CMD the same way, resign, exit 128+N.\n",
+             "Exit status: CMD's status; 1 failure; 2 bad arguments; 3 no connection within\n"
+             "the connect timeout; 4 leadership lost under --once; 5 permission denied;\n"
+             "6 the metrics endpoint or textfile cannot be set up; 128+N stopped by signal N.\n");
 }
 
 struct runner {
@@ -545,7 +518,7 @@ int zt_cmd_run(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.ctl = -1;
     r.margin_user = -1;
-    int rc = zt_parse(argc, argv, ZT_O_CONNECT | ZT_O_ID | ZT_O_RUN | ZT_O_METRICS, &r.o, usage);
+    int rc = zt_parse(argc, argv, ZT_CMD_RUN, &r.o, usage);
     if (rc >= 0)
         return rc;
     {

@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""Write the zkelect tool's option tables and the option lists of its man page
+from gen/cli.toml, where each option is written once.
+
+    python3 gen/cli.py            # rewrite them
+    python3 gen/cli.py --check    # exit 1, naming them, when one differs
+
+tools/options.h and tools/options.c are written whole: the option and command
+ids, each command's getopt_long table, and its usage lines and option list as
+--help prints them. In docs/zkelect.1 only the regions between
+'.\\" BEGIN gen/cli.py NAME' and '.\\" END gen/cli.py NAME' are written: the
+command lines of SYNOPSIS ("synopsis") and each command's option list
+("options run", ...). tests/tools/test_cli_doc.py runs --check and compares
+`zkelect COMMAND --help` and the man page with the table and each other.
+"""
+
+import re
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = ROOT / "gen" / "cli.toml"
+WIDTH = 79  # of a --help line
+HELP_COLUMN = 28  # where the text of an option starts in --help
+FIRST_ID = 256  # getopt_long values of options without a short alias
+FIELDS = {"arg", "short", "repeat", "synopsis", "help", "man"}
+OVERRIDABLE = {"arg", "help", "man"}
+
+
+def load(text=None):
+    t = tomllib.loads(TABLE.read_text() if text is None else text)
+    commands, options = t["command"], t["option"]
+    for name, opt in options.items():
+        if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
+            raise SystemExit(f"{TABLE}: bad option name '{name}'")
+        for key, val in opt.items():
+            if isinstance(val, dict):
+                if key not in commands or not set(val) <= OVERRIDABLE:
+                    raise SystemExit(f"{TABLE}: option.{name}.{key}: not a command, or "
+                                     f"fields other than {sorted(OVERRIDABLE)}")
+            elif key not in FIELDS:
+                raise SystemExit(f"{TABLE}: option.{name}: unknown field '{key}'")
+    for cname, cmd in commands.items():
+        for o in cmd["options"] + cmd["required"]:
+            if o not in options:
+                raise SystemExit(f"{TABLE}: command.{cname}: no option '{o}'")
+        if not set(cmd["required"]) <= set(cmd["options"]):
+            raise SystemExit(f"{TABLE}: command.{cname}: required options must be among options")
+        if len(set(cmd["options"])) != len(cmd["options"]):
+            raise SystemExit(f"{TABLE}: command.{cname}: an option twice")
+        for o in cmd["options"]:
+            for field in ("help", "man"):
+                if not spec(t, cname, o).get(field):
+                    raise SystemExit(f"{TABLE}: option.{o}: no {field} for command {cname}")
+    unused = set(options) - {o for c in commands.values() for o in c["options"]}
+    if unused:
+        raise SystemExit(f"{TABLE}: options no command takes: {sorted(unused)}")
+    return t
+
+
+def spec(t, cmd, name):
+    """Option name as command cmd shows it: the option's fields with the
+    command's overrides, and `own` when arg or man is overridden."""
+    opt = t["option"][name]
+    over = opt.get(cmd, {})
+    s = {k: v for k, v in opt.items() if not isinstance(v, dict)}
+    s.update(over)
+    s["name"] = name
+    s["own"] = "arg" in over or "man" in over
+    return s
+
+
+def home(t, name):
+    """The first command whose entry for option name is the whole one (the
+    option's own man text): the others that use that text refer to it."""
+    for cname, cmd in t["command"].items():
+        if name in cmd["options"] and not spec(t, cname, name)["own"]:
+            return cname
+    return None
+
+
+def c_ident(name):
+    return name.upper().replace("-", "_")
+
+
+# --- --help ------------------------------------------------------------------
+
+def help_item(s, required):
+    text = f"--{s['name']}" + (f" {s['arg']}" if s.get("arg") else "")
+    if not required:
+        text = f"[{text}]"
+    return text + ("..." if s.get("repeat") else "")
+
+
+def help_synopsis(t, cmd):
+    """The usage lines of `zkelect cmd --help`."""
+    c = t["command"][cmd]
+    prefix = f"usage: zkelect {cmd} "
+    items = [help_item(spec(t, cmd, o), o in c["required"])
+             for o in c["options"] if spec(t, cmd, o).get("synopsis", True)]
+    if c.get("operands"):
+        items.append(c["operands"])
+    lines, line = [], prefix
+    for item in items:
+        if line.strip() and len(line) + len(item) > WIDTH and line != prefix:
+            lines.append(line.rstrip())
+            line = " " * len(prefix)
+        line += item + " "
+    lines.append(line.rstrip())
+    return "".join(l + "\n" for l in lines)
+
+
+def help_tag(s):
+    tag = (f"-{s['short']}, " if s.get("short") else "") + f"--{s['name']}"
+    return tag + (f" {s['arg']}" if s.get("arg") else "")
+
+
+def help_options(t, cmd):
+    """The option list of `zkelect cmd --help`."""
+    col = HELP_COLUMN
+    out = []
+    for o in t["command"][cmd]["options"]:
+        s = spec(t, cmd, o)
+        lines = textwrap.wrap(" ".join(s["help"].split()), WIDTH - col,
+                              break_long_words=False, break_on_hyphens=False)
+        tag = "  " + help_tag(s)
+        if len(tag) + 2 > col:  # its text starts on the next line
+            out.append(tag)
+            tag = ""
+        out.append(tag.ljust(col) + lines[0])
+        out += [" " * col + l for l in lines[1:]]
+    return "".join(l + "\n" for l in out)
+
+
+# --- C -----------------------------------------------------------------------
+
+def c_string(s, indent):
+    """s as C string literals, one per line of s."""
+    parts = s.splitlines(keepends=True)
+    lits = ['"' + p.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+            for p in parts]
+    return ("\n" + " " * indent).join(lits)
+
+
+GENERATED = "Written by gen/cli.py from gen/cli.toml: edit those and run python3 gen/cli.py."
+
+
+def options_h(t):
+    ids = []
+    n = FIRST_ID
+    for name, opt in t["option"].items():
+        if opt.get("short"):
+            ids.append(f"    ZT_OPT_{c_ident(name)} = '{opt['short']}',")
+        else:
+            ids.append(f"    ZT_OPT_{c_ident(name)} = {n},")
+            n += 1
+    cmds = [f"    ZT_CMD_{c_ident(c)}," for c in t["command"]]
+    shorts = "".join(o["short"] + (":" if o.get("arg") else "")
+                     for o in t["option"].values() if o.get("short"))
+    return f"""/* {GENERATED} */
+#ifndef ZKELECT_TOOL_OPTIONS_H
+#define ZKELECT_TOOL_OPTIONS_H
+
+struct option;
+
+/* getopt_long's short options ("+": the first operand ends the options). */
+#define ZT_SHORT_OPTIONS "+{shorts}"
+
+/* What getopt_long returns for each option. */
+enum zt_opt {{
+{chr(10).join(ids)}
+}};
+
+enum zt_cmd {{
+{chr(10).join(cmds)}
+    ZT_CMD__COUNT
+}};
+
+struct zt_command_spec {{
+    const char *name;
+    const struct option *getopt; /* its options, for getopt_long */
+    int takes_cmd;               /* "--" CMD [ARGS...] follows the options */
+    int needs_target;            /* --connect (or ZKELECT_CONNECT) and --path required */
+    const char *synopsis;        /* the usage lines of --help */
+    const char *options;         /* the option list of --help */
+}};
+
+extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
+
+#endif
+"""
+
+
+def options_c(t):
+    out = [f"/* {GENERATED} */", '#include "options.h"', "", "#include <getopt.h>", ""]
+    for cname, cmd in t["command"].items():
+        out.append(f"static const struct option {c_ident(cname).lower()}_options[] = {{")
+        for o in cmd["options"]:
+            has_arg = "required_argument" if spec(t, cname, o).get("arg") else "no_argument"
+            out.append(f'    {{"{o}", {has_arg}, 0, ZT_OPT_{c_ident(o)}}},')
+        out += ["    {0, 0, 0, 0},", "};", ""]
+    out.append("const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {")
+    for cname, cmd in t["command"].items():
+        target = int("connect" in cmd["required"] and "path" in cmd["required"])
+        out += [f"    [ZT_CMD_{c_ident(cname)}] = {{",
+                f'        .name = "{cname}",',
+                f"        .getopt = {c_ident(cname).lower()}_options,",
+                f"        .takes_cmd = {int(bool(cmd.get('operands')))},",
+                f"        .needs_target = {target},",
+                f"        .synopsis = {c_string(help_synopsis(t, cname), 20)},",
+                f"        .options = {c_string(help_options(t, cname), 19)},",
+                "    },"]
+    out.append("};")
+    return "".join(l + "\n" for l in out)
+
+
+# --- the man page --------------------------------------------------------------
+
+def roff_name(name, whole=False):
+    """--name in roff; whole: never hyphenated at a line's end (\\%)."""
+    return ("\\%" if whole else "") + "\\-\\-" + name.replace("-", "\\-")
+
+
+def man_arg(arg, after=""):
+    """arg in italics but its punctuation (KEY=VALUE, HOST:PORT), then after,
+    as one .I or .IR line."""
+    words = re.split(r"([=:])", arg)
+    if after:
+        words.append(after)
+    return (".IR " if len(words) > 1 else ".I ") + " ".join(words)
+
+
+def man_synopsis_item(s, required):
+    name, arg, rep = roff_name(s["name"]), s.get("arg"), "..." if s.get("repeat") else ""
+    # \% before a word: not hyphenated at a line's end.
+    if required:
+        return [f".B \\%{name}"] + ([man_arg(arg)] if arg else [])
+    if arg:
+        return [f".RB \\%[ {name}", man_arg(arg, "]" + rep)]
+    return [f".RB \\%[ {name} ]{rep}"]
+
+
+def man_operands(text):
+    out = []
+    for tok in text.split():
+        if tok.startswith("[") and tok.endswith("]"):
+            inner = tok[1:-1]
+            dots = "..." if inner.endswith("...") else ""
+            out.append(f".RI [ {inner[:len(inner) - len(dots)]} {dots}]")
+        elif tok.startswith("-"):
+            out.append(".B " + tok.replace("-", "\\-"))
+        else:
+            out.append(f".I {tok}")
+    return out
+
+
+def man_synopsis(t):
+    out = []
+    for cname, cmd in t["command"].items():
+        out.append(f".B zkelect {cname}")
+        for o in cmd["options"]:
+            s = spec(t, cname, o)
+            if s.get("synopsis", True):
+                out += man_synopsis_item(s, o in cmd["required"])
+        if cmd.get("operands"):
+            out += man_operands(cmd["operands"])
+        out.append(".br")
+    return out
+
+
+def man_tag(s):
+    """The tag of an option's .TP entry."""
+    name, arg = roff_name(s["name"]), s.get("arg")
+    if s.get("short"):
+        return f".BR \\-{s['short']} \", \" {name}" + (f' " {arg}"' if arg else "")
+    return f'.BI {name} " {arg}"' if arg else f".B {name}"
+
+
+def man_inline(s):
+    """The same in running text, for a tag naming several options."""
+    tag = (f"\\fB\\-{s['short']}\\fR, " if s.get("short") else "")
+    tag += f"\\fB{roff_name(s['name'], True)}\\fR"
+    return tag + (f" \\fI{s['arg']}\\fR" if s.get("arg") else "")
+
+
+def man_options(t, cmd):
+    """The .TP entries of cmd's options: one naming those documented under
+    another command ("as for run"), then its own, in the table's order."""
+    groups, own = {}, []
+    for o in t["command"][cmd]["options"]:
+        s, h = spec(t, cmd, o), home(t, o)
+        if s["own"] or h == cmd:
+            own.append(s)
+        else:
+            groups.setdefault(h, []).append(s)
+    out = []
+    for h, specs in groups.items():
+        out += [".TP", ", ".join(man_inline(s) for s in specs), "as for", f".BR {h} ."]
+    for s in own:
+        out += [".TP", man_tag(s)] + s["man"].strip("\n").splitlines()
+    return out
+
+
+def man_regions(t):
+    regions = {"synopsis": man_synopsis(t)}
+    for cname in t["command"]:
+        regions[f"options {cname}"] = man_options(t, cname)
+    return regions
+
+
+def replace_marked(path, text, regions):
+    for name, lines in regions.items():
+        begin, end = f'.\\" BEGIN gen/cli.py {name}', f'.\\" END gen/cli.py {name}'
+        m = re.search("^" + re.escape(begin) + r"\n(.*?)^" + re.escape(end) + "$", text,
+                      re.S | re.M)
+        if not m:
+            raise SystemExit(f"{path}: no region '{name}' ({begin} ... {end})")
+        text = text[:m.start(1)] + "".join(l + "\n" for l in lines) + text[m.end(1):]
+    return text
+
+
+# --- the files ---------------------------------------------------------------
+
+def outputs(t):
+    """{path relative to the repository: its text as the table wants it}."""
+    man = ROOT / "docs" / "zkelect.1"
+    return {
+        "tools/options.h": options_h(t),
+        "tools/options.c": options_c(t),
+        "docs/zkelect.1": replace_marked(man, man.read_text(), man_regions(t)),
+    }
+
+
+def main(argv):
+    check = "--check" in argv[1:]
+    stale = []
+    for rel, new in outputs(load()).items():
+        path = ROOT / rel
+        old = path.read_text() if path.exists() else None
+        if new != old:
+            stale.append(rel)
+            if not check:
+                path.write_text(new)
+    if check and stale:
+        print("gen/cli.py --check: these differ from gen/cli.toml (run python3 gen/cli.py):",
+              *stale, sep="\n  ", file=sys.stderr)
+        return 1
+    if not check:
+        for rel in stale:
+            print(f"wrote {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

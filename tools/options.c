@@ -1,0 +1,195 @@
+/* Written by gen/cli.py from gen/cli.toml: edit those and run python3 gen/cli.py. */
+#include "options.h"
+
+#include <getopt.h>
+
+static const struct option run_options[] = {
+    {"connect", required_argument, 0, ZT_OPT_CONNECT},
+    {"path", required_argument, 0, ZT_OPT_PATH},
+    {"id", required_argument, 0, ZT_OPT_ID},
+    {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
+    {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
+    {"grace", required_argument, 0, ZT_OPT_GRACE},
+    {"once", no_argument, 0, ZT_OPT_ONCE},
+    {"quiet", no_argument, 0, ZT_OPT_QUIET},
+    {"set", required_argument, 0, ZT_OPT_SET},
+    {"auth-file", required_argument, 0, ZT_OPT_AUTH_FILE},
+    {"metrics-listen", required_argument, 0, ZT_OPT_METRICS_LISTEN},
+    {"metrics-textfile", required_argument, 0, ZT_OPT_METRICS_TEXTFILE},
+    {"metrics-interval-ms", required_argument, 0, ZT_OPT_METRICS_INTERVAL_MS},
+    {"verbose", no_argument, 0, ZT_OPT_VERBOSE},
+    {"help", no_argument, 0, ZT_OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+static const struct option status_options[] = {
+    {"connect", required_argument, 0, ZT_OPT_CONNECT},
+    {"path", required_argument, 0, ZT_OPT_PATH},
+    {"json", no_argument, 0, ZT_OPT_JSON},
+    {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
+    {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
+    {"set", required_argument, 0, ZT_OPT_SET},
+    {"auth-file", required_argument, 0, ZT_OPT_AUTH_FILE},
+    {"verbose", no_argument, 0, ZT_OPT_VERBOSE},
+    {"help", no_argument, 0, ZT_OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+static const struct option observe_options[] = {
+    {"connect", required_argument, 0, ZT_OPT_CONNECT},
+    {"path", required_argument, 0, ZT_OPT_PATH},
+    {"json", no_argument, 0, ZT_OPT_JSON},
+    {"count", required_argument, 0, ZT_OPT_COUNT},
+    {"prometheus", no_argument, 0, ZT_OPT_PROMETHEUS},
+    {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
+    {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
+    {"set", required_argument, 0, ZT_OPT_SET},
+    {"auth-file", required_argument, 0, ZT_OPT_AUTH_FILE},
+    {"verbose", no_argument, 0, ZT_OPT_VERBOSE},
+    {"help", no_argument, 0, ZT_OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+static const struct option candidate_options[] = {
+    {"connect", required_argument, 0, ZT_OPT_CONNECT},
+    {"path", required_argument, 0, ZT_OPT_PATH},
+    {"first-id", required_argument, 0, ZT_OPT_FIRST_ID},
+    {"count", required_argument, 0, ZT_OPT_COUNT},
+    {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
+    {"shared-session", no_argument, 0, ZT_OPT_SHARED_SESSION},
+    {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
+    {"set", required_argument, 0, ZT_OPT_SET},
+    {"auth-file", required_argument, 0, ZT_OPT_AUTH_FILE},
+    {"verbose", no_argument, 0, ZT_OPT_VERBOSE},
+    {"help", no_argument, 0, ZT_OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+static const struct option config_options[] = {
+    {"connect", required_argument, 0, ZT_OPT_CONNECT},
+    {"path", required_argument, 0, ZT_OPT_PATH},
+    {"json", no_argument, 0, ZT_OPT_JSON},
+    {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
+    {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
+    {"set", required_argument, 0, ZT_OPT_SET},
+    {"auth-file", required_argument, 0, ZT_OPT_AUTH_FILE},
+    {"verbose", no_argument, 0, ZT_OPT_VERBOSE},
+    {"help", no_argument, 0, ZT_OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
+    [ZT_CMD_RUN] = {
+        .name = "run",
+        .getopt = run_options,
+        .takes_cmd = 1,
+        .needs_target = 1,
+        .synopsis = "usage: zkelect run --connect HOSTS --path P [--id ID] [--session-timeout-ms MS]\n"
+                    "                   [--connect-timeout-ms MS] [--grace MS] [--once] [--quiet]\n"
+                    "                   [--set KEY=VALUE]... [--auth-file FILE]\n"
+                    "                   [--metrics-listen HOST:PORT] [--metrics-textfile FILE]\n"
+                    "                   [--metrics-interval-ms MS] [--verbose] -- CMD [ARGS...]\n",
+        .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
+                   "  --path P                  election path (absolute)\n"
+                   "  --id ID                   participant id (default <hostname>-<pid>)\n"
+                   "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
+                   "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"
+                   "  --grace MS                SIGTERM -> SIGKILL delay while still leading\n"
+                   "                            (default 5000)\n"
+                   "  --once                    exit 4 after losing leadership instead of waiting\n"
+                   "  --quiet                   no progress lines on stderr (but the metrics URL\n"
+                   "                            when --metrics-listen asked for port 0)\n"
+                   "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
+                   "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
+                   "  --metrics-listen HOST:PORT\n"
+                   "                            serve Prometheus metrics at\n"
+                   "                            http://HOST:PORT/metrics (e.g. 127.0.0.1:9464;\n"
+                   "                            docs/monitoring.md)\n"
+                   "  --metrics-textfile FILE   rewrite FILE (atomically) with the same metrics\n"
+                   "                            every --metrics-interval-ms, for node_exporter's\n"
+                   "                            textfile collector\n"
+                   "  --metrics-interval-ms MS  period of --metrics-textfile (default 15000)\n"
+                   "  --verbose                 the ZooKeeper client's own log on stderr\n"
+                   "  -h, --help                print this help and exit\n",
+    },
+    [ZT_CMD_STATUS] = {
+        .name = "status",
+        .getopt = status_options,
+        .takes_cmd = 0,
+        .needs_target = 1,
+        .synopsis = "usage: zkelect status --connect HOSTS --path P [--json]\n"
+                    "                      [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
+                    "                      [--set KEY=VALUE]... [--auth-file FILE] [--verbose]\n",
+        .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
+                   "  --path P                  election path (absolute)\n"
+                   "  --json                    one JSON object instead of the table\n"
+                   "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
+                   "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"
+                   "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
+                   "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
+                   "  --verbose                 the ZooKeeper client's own log on stderr\n"
+                   "  -h, --help                print this help and exit\n",
+    },
+    [ZT_CMD_OBSERVE] = {
+        .name = "observe",
+        .getopt = observe_options,
+        .takes_cmd = 0,
+        .needs_target = 1,
+        .synopsis = "usage: zkelect observe --connect HOSTS --path P [--json] [--count N]\n"
+                    "                       [--prometheus] [--session-timeout-ms MS]\n"
+                    "                       [--connect-timeout-ms MS] [--set KEY=VALUE]...\n"
+                    "                       [--auth-file FILE] [--verbose]\n",
+        .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
+                   "  --path P                  election path (absolute)\n"
+                   "  --json                    one JSON object per line instead of text\n"
+                   "  --count N                 exit 0 after N lines\n"
+                   "  --prometheus              print the election as one Prometheus exposition,\n"
+                   "                            exit\n"
+                   "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
+                   "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"
+                   "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
+                   "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
+                   "  --verbose                 the ZooKeeper client's own log on stderr\n"
+                   "  -h, --help                print this help and exit\n",
+    },
+    [ZT_CMD_CANDIDATE] = {
+        .name = "candidate",
+        .getopt = candidate_options,
+        .takes_cmd = 0,
+        .needs_target = 1,
+        .synopsis = "usage: zkelect candidate --connect HOSTS --path P --first-id I --count K\n"
+                    "                         [--session-timeout-ms MS] [--shared-session]\n"
+                    "                         [--connect-timeout-ms MS] [--set KEY=VALUE]...\n"
+                    "                         [--auth-file FILE] [--verbose]\n",
+        .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
+                   "  --path P                  election path (absolute)\n"
+                   "  --first-id I              id of the first participant (an integer)\n"
+                   "  --count K                 number of participants, 1 to 100000\n"
+                   "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
+                   "  --shared-session          one ZooKeeper session for every participant\n"
+                   "  --connect-timeout-ms MS   give up unless all sessions connect within MS\n"
+                   "                            (default 15000)\n"
+                   "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
+                   "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
+                   "  --verbose                 the ZooKeeper client's own log on stderr\n"
+                   "  -h, --help                print this help and exit\n",
+    },
+    [ZT_CMD_CONFIG] = {
+        .name = "config",
+        .getopt = config_options,
+        .takes_cmd = 0,
+        .needs_target = 0,
+        .synopsis = "usage: zkelect config [--connect HOSTS] [--path P] [--json]\n"
+                    "                      [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
+                    "                      [--set KEY=VALUE]... [--auth-file FILE] [--verbose]\n",
+        .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
+                   "  --path P                  accepted and ignored\n"
+                   "  --json                    one JSON object instead of the table\n"
+                   "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
+                   "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"
+                   "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
+                   "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
+                   "  --verbose                 the ZooKeeper client's own log on stderr\n"
+                   "  -h, --help                print this help and exit\n",
+    },
+};

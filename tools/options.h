@@ -1,0 +1,54 @@
+/* Written by gen/cli.py from gen/cli.toml: edit those and run python3 gen/cli.py. */
+#ifndef ZKELECT_TOOL_OPTIONS_H
+#define ZKELECT_TOOL_OPTIONS_H
+
+struct option;
+
+/* getopt_long's short options ("+": the first operand ends the options). */
+#define ZT_SHORT_OPTIONS "+h"
+
+/* What getopt_long returns for each option. */
+enum zt_opt {
+    ZT_OPT_CONNECT = 256,
+    ZT_OPT_PATH = 257,
+    ZT_OPT_ID = 258,
+    ZT_OPT_SESSION_TIMEOUT_MS = 259,
+    ZT_OPT_CONNECT_TIMEOUT_MS = 260,
+    ZT_OPT_GRACE = 261,
+    ZT_OPT_ONCE = 262,
+    ZT_OPT_QUIET = 263,
+    ZT_OPT_SET = 264,
+    ZT_OPT_AUTH_FILE = 265,
+    ZT_OPT_METRICS_LISTEN = 266,
+    ZT_OPT_METRICS_TEXTFILE = 267,
+    ZT_OPT_METRICS_INTERVAL_MS = 268,
+    ZT_OPT_JSON = 269,
+    ZT_OPT_COUNT = 270,
+    ZT_OPT_PROMETHEUS = 271,
+    ZT_OPT_FIRST_ID = 272,
+    ZT_OPT_SHARED_SESSION = 273,
+    ZT_OPT_VERBOSE = 274,
+    ZT_OPT_HELP = 'h',
+};
+
+enum zt_cmd {
+    ZT_CMD_RUN,
+    ZT_CMD_STATUS,
+    ZT_CMD_OBSERVE,
+    ZT_CMD_CANDIDATE,
+    ZT_CMD_CONFIG,
+    ZT_CMD__COUNT
+};
+
+struct zt_command_spec {
+    const char *name;
+    const struct option *getopt; /* its options, for getopt_long */
+    int takes_cmd;               /* "--" CMD [ARGS...] follows the options */
+    int needs_target;            /* --connect (or ZKELECT_CONNECT) and --path required */
+    const char *synopsis;        /* the usage lines of --help */
+    const char *options;         /* the option list of --help */
+};
+
+extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
+
+#endif
