@@ -204,7 +204,6 @@ function M.load(path)
   return C
 end
 
-
 local function lib()
   return C or M.load()
 end
