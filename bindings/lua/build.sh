@@ -23,11 +23,16 @@ else
     lua_cflags=$(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4)
 fi
 
-# The Lua layer travels inside the .so as a C array (NUL-terminated).
-{
-    printf 'static const char ZKELECT_LUA_LAYER[] = {\n'
-    od -An -v -tx1 "$here/zkelect_layer.lua" | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
+# The Lua layer (shared with the LuaJIT module) and its back end travel
+# inside the .so as C arrays (NUL-terminated).
+embed() {
+    printf 'static const char %s[] = {\n' "$1"
+    od -An -v -tx1 "$2" | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'
     printf '0x00};\n'
+}
+{
+    embed ZKELECT_LUA_LAYER "$here/../luajit/zkelect/layer.lua"
+    embed ZKELECT_LUA_BACKEND "$here/zkelect_swig.lua"
 } > "$out/zkelect_lua_layer.h.tmp"
 mv "$out/zkelect_lua_layer.h.tmp" "$out/zkelect_lua_layer.h"
 

@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Write the Lua layer as a NUL-terminated C array, so the module carries it
-inside the .so (one file to install, no Lua path to configure)."""
+"""Write Lua chunks as NUL-terminated C arrays, so the module carries its
+Lua layer and back end inside the .so (one file to install, no Lua path to
+configure).
+
+    embed_layer.py OUT NAME=FILE...     (one array `static const char NAME[]` a file)
+"""
 import sys
 
-src, dst = sys.argv[1], sys.argv[2]
-data = open(src, "rb").read()
+dst, pairs = sys.argv[1], sys.argv[2:]
 with open(dst, "w") as out:
-    out.write("static const char ZKELECT_LUA_LAYER[] = {\n")
-    for i in range(0, len(data), 16):
-        out.write("".join(f"0x{b:02x}," for b in data[i:i + 16]) + "\n")
-    out.write("0x00};\n")
+    for pair in pairs:
+        name, src = pair.split("=", 1)
+        data = open(src, "rb").read()
+        out.write(f"static const char {name}[] = {{\n")
+        for i in range(0, len(data), 16):
+            out.write("".join(f"0x{b:02x}," for b in data[i:i + 16]) + "\n")
+        out.write("0x00};\n")

@@ -122,17 +122,23 @@ static int zkelect_lua_toint(lua_State *L, int idx, int *out)
     }
 %}
 
-/* The idiomatic layer (bindings/lua/zkelect_layer.lua), embedded by the build as
- * the C string ZKELECT_LUA_LAYER and run with the module table as its
- * argument once SWIG has registered the raw functions. */
+/* The idiomatic layer (bindings/luajit/zkelect/layer.lua, shared with the
+ * LuaJIT module) and its Lua 5.4 back end (bindings/lua/zkelect_swig.lua),
+ * embedded by the build as the C strings ZKELECT_LUA_LAYER and
+ * ZKELECT_LUA_BACKEND. Once SWIG has registered the raw functions, the back
+ * end runs with the module table and the function the layer's chunk
+ * returns. */
 %{
 #include "zkelect_lua_layer.h"
 %}
 %init %{
-    if (luaL_loadbufferx(L, ZKELECT_LUA_LAYER, sizeof ZKELECT_LUA_LAYER - 1, "=zkelect_layer.lua", "t") != LUA_OK)
+    if (luaL_loadbufferx(L, ZKELECT_LUA_BACKEND, sizeof ZKELECT_LUA_BACKEND - 1, "=zkelect_swig.lua", "t") != LUA_OK)
         lua_error(L);
     lua_pushvalue(L, -2);
-    lua_call(L, 1, 0);
+    if (luaL_loadbufferx(L, ZKELECT_LUA_LAYER, sizeof ZKELECT_LUA_LAYER - 1, "=zkelect/layer.lua", "t") != LUA_OK)
+        lua_error(L);
+    lua_call(L, 0, 1);
+    lua_call(L, 2, 0);
 %}
 
 %define ZKELECT_TYPE(name) name %enddef

@@ -233,10 +233,11 @@ def test_every_binding_has_stats():
                (BINDINGS / "go" / "zkelect.go", r"func \(c \*Client\) Stats\(")),
         "java": ((BINDINGS / "java/src/main/java/org/zkelect/Elector.java", r"public String stats\(\)"),
                  (BINDINGS / "java/src/main/java/org/zkelect/Client.java", r"public String stats\(\)")),
-        "lua": ((BINDINGS / "lua" / "zkelect_layer.lua", r"function Elector:stats\("),
-                (BINDINGS / "lua" / "zkelect_layer.lua", r"function Client:stats\(")),
-        "luajit": ((BINDINGS / "luajit/zkelect/ffi.lua", r"function Elector:stats\("),
-                   (BINDINGS / "luajit/zkelect/ffi.lua", r"function Client:stats\(")),
+        # One Lua layer (luajit/zkelect/layer.lua) over SWIG's functions and ffi.lua's calls.
+        "lua": ((BINDINGS / "luajit/zkelect/layer.lua", r"function Elector:stats\("),
+                (BINDINGS / "luajit/zkelect/layer.lua", r"function Client:stats\(")),
+        "luajit": ((BINDINGS / "luajit/zkelect/ffi.lua", r"C\.zkelect_election_stats\b"),
+                   (BINDINGS / "luajit/zkelect/ffi.lua", r"C\.zkelect_client_stats\b")),
         "rust": ((BINDINGS / "rust/zkelect/src/lib.rs", r"zkelect_election_stats\("),
                  (BINDINGS / "rust/zkelect/src/lib.rs", r"zkelect_client_stats\(")),
     }

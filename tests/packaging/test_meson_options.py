@@ -71,9 +71,12 @@ def test_auto_without_swig_configures_says_why_and_installs_no_binding(tmp_path)
     assert re.search(r"java jar\s*: not built \(needs swig", out), out[-3000:]
     files = _installed(bdir)
     assert any(re.search(r"/libzkelect\.so\.1\.\d+\.\d+$", f) for f in files), files
-    # The LuaJIT module is pure Lua: it needs no swig and is installed.
-    assert any(f.endswith("/share/lua/5.1/zkelect/ffi.lua") for f in files), files
-    stray = [f for f in files if ("/lua/" in f and not f.endswith("/lua/5.1/zkelect/ffi.lua"))
+    # The LuaJIT module is pure Lua: it needs no swig and is installed, with
+    # the Lua layer it shares with the Lua 5.4 module.
+    luajit = ("/lua/5.1/zkelect/ffi.lua", "/lua/5.1/zkelect/layer.lua")
+    for want in luajit:
+        assert any(f.endswith("/share" + want) for f in files), files
+    stray = [f for f in files if ("/lua/" in f and not f.endswith(luajit))
              or "/java/" in f or "/jni/" in f or "/gocode/" in f]
     assert not stray, f"bindings installed without swig: {stray}"
 
