@@ -324,18 +324,26 @@ class World:
         self.ens.stop()
 
 
+# An operator's call waits at most this long. kazoo's synchronous calls
+# have no bound of their own: one sync stayed pending for 17 minutes behind
+# a SIGSTOPped server (seed 706356799), and the whole explorer with it.
+OP_TIMEOUT_S = 15
+
+
 def children(kz, path):
-    """{name: data} of the children of path (synced), {} when it is missing."""
+    """{name: data} of the children of path (synced), {} when it is missing.
+    Raises (kazoo's timeout) when the operator's session does not answer
+    within OP_TIMEOUT_S; every caller counts that as a step that failed."""
     from kazoo.exceptions import NoNodeError
     try:
-        kz.sync(path)
-        names = kz.get_children(path)
+        kz.sync_async(path).get(timeout=OP_TIMEOUT_S)
+        names = kz.get_children_async(path).get(timeout=OP_TIMEOUT_S)
     except NoNodeError:
         return {}
     out = {}
     for n in names:
         try:
-            d, _ = kz.get(path + "/" + n)
+            d, _ = kz.get_async(path + "/" + n).get(timeout=OP_TIMEOUT_S)
             out[n] = d.decode(errors="replace")
         except NoNodeError:
             pass
@@ -531,12 +539,28 @@ class Run:
             later(s["back"], lambda: part.send(f"ncl {s['c']}"))
 
     def _try(self, fn):
-        try:
-            fn()
-            return True
-        except Exception as ex:
-            self.note(f"  operator: {ex!r}")
+        """An operator's call, bounded by OP_TIMEOUT_S: kazoo's own calls
+        (a recursive delete is many) wait without end for a stuck session.
+        One left waiting stays on its daemon thread; the run goes on."""
+        done = {}
+
+        def call():
+            try:
+                fn()
+                done["ok"] = True
+            except Exception as ex:
+                done["ex"] = ex
+
+        t = threading.Thread(target=call, daemon=True)
+        t.start()
+        t.join(OP_TIMEOUT_S)
+        if t.is_alive():
+            self.note(f"  operator: no answer within {OP_TIMEOUT_S} s")
             return False
+        if "ex" in done:
+            self.note(f"  operator: {done['ex']!r}")
+            return False
+        return True
 
     def _open_acl(self, path):
         from kazoo.security import OPEN_ACL_UNSAFE
