@@ -29,8 +29,24 @@ FIELDS = {"arg", "short", "repeat", "synopsis", "help", "man"}
 OVERRIDABLE = {"arg", "help", "man"}
 
 
+VOCABULARY = ROOT / "gen" / "vocabulary.toml"
+
+
+def key_facts(text):
+    """{key:NAME:default|min|max} in the option texts: the library's
+    configuration table (gen/vocabulary.toml) says it, not a copy."""
+    keys = {k["name"]: k for k in tomllib.loads(VOCABULARY.read_text())["key"]}
+
+    def fact(m):
+        k = keys.get(m.group(1))
+        if k is None or m.group(2) not in k:
+            raise SystemExit(f"{TABLE}: {m.group(0)}: no such key or fact in {VOCABULARY}")
+        return str(k[m.group(2)])
+    return re.sub(r"\{key:([a-z.]+):(default|min|max)\}", fact, text)
+
+
 def load(text=None):
-    t = tomllib.loads(TABLE.read_text() if text is None else text)
+    t = tomllib.loads(key_facts(TABLE.read_text() if text is None else text))
     commands, options = t["command"], t["option"]
     for name, opt in options.items():
         if not re.fullmatch(r"[a-z][a-z0-9-]*", name):

@@ -193,6 +193,21 @@ int zt_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
+/* A numeric key's default as the library has it: the tool keeps no copy of
+ * the library's defaults (gen/vocabulary.toml holds them). Only memory
+ * running out gets 0 here, and the library then refuses the value. */
+static int64_t library_default(const char *key)
+{
+    zkelect_conf_t *conf = zkelect_conf_new();
+    char v[32];
+    size_t n = sizeof v;
+    int64_t out = 0;
+    if (conf && zkelect_conf_get(conf, key, v, &n) == ZKELECT_OK)
+        zt_parse_i64(v, 0, INT64_MAX, &out);
+    zkelect_conf_destroy(conf);
+    return out;
+}
+
 int zt_signalfd(int with_sigchld)
 {
     signal(SIGCHLD, SIG_DFL);
@@ -229,8 +244,8 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
     int64_t count_max = o->count_max > 0 ? o->count_max : INT64_MAX;
     memset(o, 0, sizeof *o);
     o->hosts = getenv("ZKELECT_CONNECT");
-    o->session_ms = 10000;
-    o->connect_ms = ZT_DEFAULT_CONNECT_TIMEOUT_MS;
+    o->session_ms = library_default("zk.session.timeout.ms");
+    o->connect_ms = library_default("zk.connect.timeout.ms");
     o->grace_ms = 5000;
     o->metrics_interval_ms = 15000;
     o->count_max = count_max;

@@ -25,9 +25,6 @@ enum {
     ZT_EXIT_METRICS = 6    /* run: --metrics-listen / --metrics-textfile unusable */
 };
 
-/* Default for how long a subcommand waits for its first connection. */
-#define ZT_DEFAULT_CONNECT_TIMEOUT_MS 15000
-
 extern const char *zt_prog; /* "zkelect <subcommand>", for messages */
 
 int zt_cmd_candidate(int argc, char **argv);
