@@ -153,7 +153,7 @@ public:
 
 private:
     // LeaseHost's own: for lease_ alone.
-    int lease_margin_ms() const override { return settings_.lease_margin_ms; }
+    int configured_margin_ms() const override { return settings_.lease_margin_ms; }
     // Tell every member the lease runs until `until`.
     void deliver_lease(int64_t until, int64_t rtt_us) override;
     // Tell member `id` that the keepalive found its node at `path` gone

@@ -35,7 +35,7 @@ public:
     // The session timeout in force, and the configured margin (-1: derived
     // from the timeout): the inputs of margin_ns() and full_ns().
     virtual int effective_timeout_ms() const = 0;
-    virtual int lease_margin_ms() const = 0;
+    virtual int configured_margin_ms() const = 0;
     // The session's touches as the lease rules need them, and the earliest
     // the current connection's handshake can have been.
     virtual SessionFacts session_facts() = 0;
