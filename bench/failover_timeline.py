@@ -884,15 +884,18 @@ def row(name, vals, digits=3):
                                      len(vals))
 
 
-def report(ctx, R):
-    a = ctx.args
-    L = []
-    p = L.append
+def report_heading(p, a, R):
+    """The run: when, the load, the driver's options, the servers' modes."""
     p("_failover_timeline.py, %s, load average at start %s, at end %s; %d failovers per run "
       "after %d warm-up, gap %.0f ms, session timeout %d ms; ensemble modes: %s._"
       % (R["started"], R["load_start"], R["load_end"], a.failovers, a.warmup, a.gap * 1000,
          a.session_timeout_ms, ", ".join("%s %s" % (k, v) for k, v in R["modes"].items())))
     p("")
+
+
+def report_floor(p, a, R):
+    """The C client's round trips per server, with and without host
+    re-resolution, and the disk's fdatasync."""
     floor = R.get("floor")
     if floor:
         p("### Floor: one session, C client, async calls (ms)")
@@ -904,7 +907,6 @@ def report(ctx, R):
         p("| server | mode | read (getChildren) median / p90 | write (multi{check}) median / p90 | "
           "pipelined: write answered | pipelined: read answered | write - read (median) |")
         p("|---|---|---|---|---|---|---|")
-        per_server = floor
         for hp, d in floor.items():
             p("| %s | %s | %s / %s | %s / %s | %s | %s | %s |" % (
                 hp, R["modes"].get(hp, "-"), fmt_ms(med(d["read_ns"]), 3), fmt_ms(pct(d["read_ns"], 90), 3),
@@ -949,95 +951,120 @@ def report(ctx, R):
                   len(v), " on the filesystem of %s" % dk["same_fs_as"] if dk["same_fs_as"] else "",
                   fmt_ms(med(v), 3), fmt_ms(pct(v, 90), 3)))
             p("")
-    for run in R["timelines"]:
-        an = run["analysis"]
-        paths = collections.Counter(x.get("path") for x in an)
-        p("### Timeline: %s (%d failovers)" % (run["label"], len(an)))
+
+
+def report_listing_path(p, an, lst, floor):
+    """The failovers whose new leader had to ask ZooKeeper before LEADER."""
+    reqs = collections.Counter(tuple(x["requests"]) for x in lst)
+    p("Listing path: requests the new leader sent between the notification and LEADER: %s."
+      % "; ".join("%s x%d" % (" + ".join(k), v) for k, v in reqs.most_common()))
+    p("")
+    p("Milestones from the old leader's RESIGNED (ms):")
+    p("")
+    p("| milestone | median | p90 | n |")
+    p("|---|---|---|---|")
+    for name, key in MILESTONES:
+        p(row(name, seg_values(lst, None, key)))
+    p("")
+    p("Segments (ms; medians of segments do not add up to the median total):")
+    p("")
+    p("| segment | median | p90 | n |")
+    p("|---|---|---|---|")
+    for name, k0, k1 in SEGMENTS_LISTING:
+        p(row(name, seg_values(lst, k0, k1)))
+    p(row("**total RESIGNED -> LEADER**", seg_values(lst, None, "total")))
+    p(row("of which inside the new leader's process (notification received -> requests "
+          "queued, last answer received -> LEADER)", [x["client"] for x in lst if "client" in x]))
+    p(row("of which the old leader's process (RESIGNED -> delete queued)",
+          seg_values(lst, None, "del_sent")))
+    p("")
+    p("In-situ round trips on the listing path (ms), queued -> answer received:")
+    p("")
+    p("| request | median | p90 | n |")
+    p("|---|---|---|---|")
+    p(row("multi{check} (write) of the new leader", seg_values(lst, "multi_sent", "multi_io")))
+    p(row("getChildren (read, sent right after the write) of the new leader",
+          seg_values(lst, "gc_sent", "gc_io")))
+    p(row("delete (write) of the old leader", [x["del_rtt"] for x in an if "del_rtt" in x]))
+    after = sum(1 for x in lst if x.get("gc_after_multi", -1) >= 0)
+    p("")
+    p("The getChildren answer came after the multi{check} answer in %d of %d failovers."
+      % (after, len([x for x in lst if "gc_after_multi" in x])))
+    p("")
+    if floor:
+        # what the same failovers would take with the read alone
+        model = []
+        for x in lst:
+            d = floor.get(x.get("server"))
+            if d and "first_sent" in x:
+                model.append(x["first_sent"] + med(d["read_ns"]) + (x["total"] - x["last_done"])
+                             + (x["last_done"] - x["last_io"] if "last_io" in x else 0))
+        p("Counterfactual (no write on the listing path): each failover's own time up to "
+          "the requests being queued, plus the floor read RTT of the new leader's server, "
+          "plus its own hand-over to LEADER: median %s ms, p90 %s ms (measured: median %s ms)."
+          % (fmt_ms(med(model), 3), fmt_ms(pct(model, 90), 3),
+             fmt_ms(med(seg_values(lst, None, "total")), 3)))
         p("")
-        p("Paths: %s. Timestamps: %s.%s" % (
-            ", ".join("%s %d" % kv for kv in sorted(paths.items())),
-            "ns (shim) for the C client's log, ns for the EVENT lines" if run["fine_ts"]
-            else "millisecond resolution (shim not loaded): segments below 1 ms are not meaningful",
-            "" if not run["unpaired"] else " %d completion(s) without an IO-thread receipt line "
-            "or the reverse (requests cancelled when the session closes at quit)." % run["unpaired"]))
-        p("")
-        lst = [x for x in an if x.get("path") == "listing"]
-        fast = [x for x in an if x.get("path") == "fast"]
-        if lst:
-            reqs = collections.Counter(tuple(x["requests"]) for x in lst)
-            p("Listing path: requests the new leader sent between the notification and LEADER: %s."
-              % "; ".join("%s x%d" % (" + ".join(k), v) for k, v in reqs.most_common()))
-            p("")
-            p("Milestones from the old leader's RESIGNED (ms):")
-            p("")
-            p("| milestone | median | p90 | n |")
-            p("|---|---|---|---|")
-            for name, key in MILESTONES:
-                p(row(name, seg_values(lst, None, key)))
-            p("")
-            p("Segments (ms; medians of segments do not add up to the median total):")
-            p("")
-            p("| segment | median | p90 | n |")
-            p("|---|---|---|---|")
-            for name, k0, k1 in SEGMENTS_LISTING:
-                p(row(name, seg_values(lst, k0, k1)))
-            p(row("**total RESIGNED -> LEADER**", seg_values(lst, None, "total")))
-            p(row("of which inside the new leader's process (notification received -> requests "
-                  "queued, last answer received -> LEADER)", [x["client"] for x in lst if "client" in x]))
-            p(row("of which the old leader's process (RESIGNED -> delete queued)",
-                  seg_values(lst, None, "del_sent")))
-            p("")
-            p("In-situ round trips on the listing path (ms), queued -> answer received:")
-            p("")
-            p("| request | median | p90 | n |")
-            p("|---|---|---|---|")
-            p(row("multi{check} (write) of the new leader", seg_values(lst, "multi_sent", "multi_io")))
-            p(row("getChildren (read, sent right after the write) of the new leader",
-                  seg_values(lst, "gc_sent", "gc_io")))
-            p(row("delete (write) of the old leader", [x["del_rtt"] for x in an if "del_rtt" in x]))
-            after = sum(1 for x in lst if x.get("gc_after_multi", -1) >= 0)
-            p("")
-            p("The getChildren answer came after the multi{check} answer in %d of %d failovers."
-              % (after, len([x for x in lst if "gc_after_multi" in x])))
-            p("")
-            if floor:
-                # what the same failovers would take with the read alone
-                model = []
-                for x in lst:
-                    d = per_server.get(x.get("server"))
-                    if d and "first_sent" in x:
-                        model.append(x["first_sent"] + med(d["read_ns"]) + (x["total"] - x["last_done"])
-                                     + (x["last_done"] - x["last_io"] if "last_io" in x else 0))
-                p("Counterfactual (no write on the listing path): each failover's own time up to "
-                  "the requests being queued, plus the floor read RTT of the new leader's server, "
-                  "plus its own hand-over to LEADER: median %s ms, p90 %s ms (measured: median %s ms)."
-                  % (fmt_ms(med(model), 3), fmt_ms(pct(model, 90), 3),
-                     fmt_ms(med(seg_values(lst, None, "total")), 3)))
-                p("")
-        if fast:
-            p("Heir fast path (no request between the notification and LEADER), ms:")
-            p("")
-            p("| segment | median | p90 | n |")
-            p("|---|---|---|---|")
-            p(row("RESIGNED -> delete queued (old leader)", seg_values(fast, None, "del_sent")))
-            p(row("delete queued -> notification received", seg_values(fast, "del_sent", "notif_io")))
-            p(row("notification received -> watcher called", seg_values(fast, "notif_io", "notif_cb")))
-            p(row("watcher called -> LEADER (engine)", [x["cb_to_leader"] for x in fast]))
-            p(row("**total RESIGNED -> LEADER**", seg_values(fast, None, "total")))
-            p(row("of which inside the new leader's process (notification received -> LEADER)",
-                  [x["client"] for x in fast if "client" in x]))
-            p("")
-        p("Transaction-log fsyncs over the failover window, all three servers (mntr "
-          "zk_cnt_fsynctime deltas; keepalives of the window included): %s." % fsync_text(run))
-        p("")
-        allreq = collections.Counter()
-        for x in an:
-            allreq.update(x.get("all_requests", {}))
-        p("Requests sent by all participants from RESIGNED until the old leader is FOLLOWER "
-          "again, per failover: %s (total %.1f)." % (
-              ", ".join("%s %.2f" % (k, v / len(an)) for k, v in allreq.most_common()),
-              sum(allreq.values()) / len(an)))
-        p("")
+
+
+def report_fast_path(p, fast):
+    """The failovers of an heir that needed no request."""
+    p("Heir fast path (no request between the notification and LEADER), ms:")
+    p("")
+    p("| segment | median | p90 | n |")
+    p("|---|---|---|---|")
+    p(row("RESIGNED -> delete queued (old leader)", seg_values(fast, None, "del_sent")))
+    p(row("delete queued -> notification received", seg_values(fast, "del_sent", "notif_io")))
+    p(row("notification received -> watcher called", seg_values(fast, "notif_io", "notif_cb")))
+    p(row("watcher called -> LEADER (engine)", [x["cb_to_leader"] for x in fast]))
+    p(row("**total RESIGNED -> LEADER**", seg_values(fast, None, "total")))
+    p(row("of which inside the new leader's process (notification received -> LEADER)",
+          [x["client"] for x in fast if "client" in x]))
+    p("")
+
+
+def report_timeline(p, run, floor):
+    """One timeline run (debug log on): its paths, then each path's
+    milestones and segments, fsyncs and requests."""
+    an = run["analysis"]
+    paths = collections.Counter(x.get("path") for x in an)
+    p("### Timeline: %s (%d failovers)" % (run["label"], len(an)))
+    p("")
+    p("Paths: %s. Timestamps: %s.%s" % (
+        ", ".join("%s %d" % kv for kv in sorted(paths.items())),
+        "ns (shim) for the C client's log, ns for the EVENT lines" if run["fine_ts"]
+        else "millisecond resolution (shim not loaded): segments below 1 ms are not meaningful",
+        "" if not run["unpaired"] else " %d completion(s) without an IO-thread receipt line "
+        "or the reverse (requests cancelled when the session closes at quit)." % run["unpaired"]))
+    p("")
+    lst = [x for x in an if x.get("path") == "listing"]
+    fast = [x for x in an if x.get("path") == "fast"]
+    if lst:
+        report_listing_path(p, an, lst, floor)
+    if fast:
+        report_fast_path(p, fast)
+    p("Transaction-log fsyncs over the failover window, all three servers (mntr "
+      "zk_cnt_fsynctime deltas; keepalives of the window included): %s." % fsync_text(run))
+    p("")
+    allreq = collections.Counter()
+    for x in an:
+        allreq.update(x.get("all_requests", {}))
+    p("Requests sent by all participants from RESIGNED until the old leader is FOLLOWER "
+      "again, per failover: %s (total %.1f)." % (
+          ", ".join("%s %.2f" % (k, v / len(an)) for k, v in allreq.most_common()),
+          sum(allreq.values()) / len(an)))
+    p("")
+
+
+def paired(x, y):
+    d = [u - v for u, v in zip(x, y)]
+    return "ratio of medians %.2f, median of paired differences %s ms" % (
+        med(x) / med(y), fmt_ms(med(d), 3))
+
+
+def report_compare(p, R):
+    """The implementations side by side without the debug log: time and
+    client CPU per failover, then paired comparisons."""
     cmp_runs = R.get("compare", [])
     if cmp_runs:
         p("### Same driver, no debug log: RESIGNED -> LEADER and client CPU")
@@ -1071,21 +1098,21 @@ def report(ctx, R):
             kind = run["label"].rsplit(" N=", 1)[0]
             by[(run["n"], run.get("round", 1))][kind] = [fo["leader_ns"] - fo["resigned_ns"]
                                                          for fo in run["failovers"]]
-
-        def pair(x, y):
-            d = [u - v for u, v in zip(x, y)]
-            return "ratio of medians %.2f, median of paired differences %s ms" % (
-                med(x) / med(y), fmt_ms(med(d), 3))
         for (n, rnd), v in sorted(by.items(), key=lambda kv: (-kv[0][0], kv[0][1])):
             items = []
             if "libzkelect" in v and "kazoo" in v:
-                items.append("libzkelect vs kazoo: " + pair(v["libzkelect"], v["kazoo"]))
+                items.append("libzkelect vs kazoo: " + paired(v["libzkelect"], v["kazoo"]))
             if "libzkelect [resolution delay -1]" in v and "libzkelect" in v:
                 items.append("resolution delay -1 vs default: "
-                             + pair(v["libzkelect [resolution delay -1]"], v["libzkelect"]))
+                             + paired(v["libzkelect [resolution delay -1]"], v["libzkelect"]))
             if items:
                 p("- N=%d, round %d: %s." % (n, rnd, "; ".join(items)))
         p("")
+
+
+def report_callgrind(p, a, R):
+    """Instructions per failover in one candidate process: per object, selected
+    callees, per role, and callgrind_annotate's top functions."""
     cg = R.get("callgrind")
     if cg:
         K = cg["K"]
@@ -1170,6 +1197,18 @@ def report(ctx, R):
             if shown >= a.top:
                 break
         p("")
+
+
+def report(ctx, R):
+    a = ctx.args
+    L = []
+    p = L.append
+    report_heading(p, a, R)
+    report_floor(p, a, R)
+    for run in R["timelines"]:
+        report_timeline(p, run, R.get("floor"))
+    report_compare(p, R)
+    report_callgrind(p, a, R)
     return "\n".join(L)
 
 

@@ -392,18 +392,15 @@ class Report:
                                               text))
 
 
-def write_report(raw, outdir):
-    res, other, floor = load_raw(raw)
-    meta = other.get("meta") or {}
-    R = Report()
+# Each section of the report is measured first (its rows, and its target,
+# since the targets lead the document) and written later, in document order.
+
+def convergence_rows(R, res, floor):
+    """The convergence table's rows; adds the N=50 target."""
     L, C, K = res["libzkelect"], res["curator"], res["kazoo"]
     fl = floor.get(FLOOR_PLACEMENT, {})
-    fl_watch = fl.get("watch", (None, None))
-    fl_idle = floor.get(IDLE_FLOOR_PLACEMENT, {}).get("watch", (None, None))
-    fl_gc = fl.get("getchildren", (None, None))
     fl_conv = (fl["write"][0] + fl["read"][0]) if "write" in fl and "read" in fl else None
 
-    # ---- convergence
     def conv(r, n):
         for c in r.get("convergence", []):
             if c["n"] == n:
@@ -416,15 +413,23 @@ def write_report(raw, outdir):
         burst = fl.get("join%d" % n, (None, None))[0]
         rows.append([str(n), f(l), f(c), f(k), f(fl_conv, 2), f(burst, 1), ratio(l, fl_conv, 1),
                      ratio(l, burst), ratio(burst, k), ratio(l, c), ratio(l, k)])
-    conv_rows = rows
     l50, k50 = conv(L, 50), conv(K, 50)
     b50 = fl.get("join50", (None, None))[0]
     R.target(None if l50 is None or k50 is None else l50 <= k50 / 2,
              "convergence at N=50 <= 1/2 of kazoo's: libzkelect %s ms, kazoo %s ms (ratio %s); "
              "the bare C client's burst floor %s ms (%s x kazoo's)"
              % (f(l50), f(k50), ratio(l50, k50), f(b50), ratio(b50, k50)))
+    return rows
 
-    # ---- graceful
+
+def graceful_rows(R, res, floor):
+    """The graceful failover table's rows; adds the median and p90 targets."""
+    L, C, K = res["libzkelect"], res["curator"], res["kazoo"]
+    fl = floor.get(FLOOR_PLACEMENT, {})
+    fl_watch = fl.get("watch", (None, None))
+    fl_idle = floor.get(IDLE_FLOOR_PLACEMENT, {}).get("watch", (None, None))
+    fl_gc = fl.get("getchildren", (None, None))
+
     def grace(r, n):
         for g in r.get("graceful", []):
             if g["n"] == n:
@@ -460,8 +465,11 @@ def write_report(raw, outdir):
     R.target(gmet, "graceful failover median <= 1/2 kazoo's (every failover of a rotation): "
              + "; ".join(gtxt))
     R.target(p90met, "graceful failover p90 <= 2 x the delete -> watch fired floor: " + "; ".join(p90txt))
+    return grows
 
-    # ---- crash
+
+def crash_rows(R, res):
+    """The crash failover table's rows; adds the session timeout target."""
     def crash(r):
         c = r.get("crash")
         if not c or not c.get("samples_ms"):
@@ -469,7 +477,7 @@ def write_report(raw, outdir):
         t = c["negotiated_session_timeout_ms"]
         return c["failover_ms"]["median"], c["failover_ms"]["p90"], t, c["failover_ms"]["median"] / t
 
-    cl_, cc_, ck_ = crash(L), crash(C), crash(K)
+    cl_, cc_, ck_ = crash(res["libzkelect"]), crash(res["curator"]), crash(res["kazoo"])
     crows = [["median (ms)"] + [f(x[0], 0) for x in (cl_, cc_, ck_)] + [f(cl_[2], 0) if cl_[2] else "-",
                                                                        ratio(cl_[0], cl_[2]), ratio(cl_[0], cc_[0]),
                                                                        ratio(cl_[0], ck_[0])],
@@ -479,8 +487,12 @@ def write_report(raw, outdir):
     R.target(None if cl_[0] is None else cl_[0] <= cl_[2] + TICK_MS,
              "crash failover <= session timeout + one tick (%d ms): median %s ms, T = %s ms, ratio %s"
              % (TICK_MS, f(cl_[0], 0), f(cl_[2], 0), f(cl_[3], 2)))
+    return crows
 
-    # ---- pause
+
+def pause_rows(R, res, pc):
+    """The paused leader table's rows; adds the zombie window target
+    (with the in-process check, pausecheck.json's pc)."""
     def pause(r):
         q = r.get("pause")
         if not q or not q["samples"]["zombie_ms"]:
@@ -490,7 +502,7 @@ def write_report(raw, outdir):
                 "elect": statistics.median(q["samples"]["stop_to_new_leader_ms"]),
                 "rejoined": "%d/%d" % (q["rejoined_by_itself"], len(z))}
 
-    pl_, pc_, pk_ = pause(L), pause(C), pause(K)
+    pl_, pc_, pk_ = pause(res["libzkelect"]), pause(res["curator"]), pause(res["kazoo"])
     g = lambda d, k, nd=2: f(d[k], nd) if d else "-"
     prow = [["zombie window SIGCONT -> LOST, median (ms)", g(pl_, "zmed", 3), g(pc_, "zmed"), g(pk_, "zmed"), "0",
              "-", ratio(pl_ and pl_["zmed"], pc_ and pc_["zmed"], 4), ratio(pl_ and pl_["zmed"], pk_ and pk_["zmed"], 3)],
@@ -499,7 +511,6 @@ def write_report(raw, outdir):
              "-", "-", "-", "-"],
             ["old leader re-joined by itself", g(pl_, "rejoined"), g(pc_, "rejoined"), g(pk_, "rejoined"),
              "-", "-", "-", "-"]]
-    pc = other.get("pausecheck")
     first0 = None
     if pc and pc.get("trials"):
         first0 = pc["first_answer_zero"] == len(pc["trials"])
@@ -508,9 +519,13 @@ def write_report(raw, outdir):
              "(max %s ms, %s trials); first is_leader after resume = 0 in %s"
              % (g(pl_, "zmed", 3), g(pl_, "zmax", 3), pl_["n"] if pl_ else 0,
                 "%d/%d pausecheck trials" % (pc["first_answer_zero"], len(pc["trials"])) if pc else "- (not run)"))
+    return prow
 
-    # ---- herd
-    herd_rows, hmet, htxt = {}, True, []
+
+def herd_rows(R, res):
+    """{N: rows} of the ZooKeeper cost tables; adds the per-failover cost target."""
+    L, C, K = res["libzkelect"], res["curator"], res["kazoo"]
+    tables, hmet, htxt = {}, True, []
     hkeys = [("reads_net", "reads"), ("writes_net", "writes"), ("requests_per_failover", "requests"),
              ("watch_notifications_net", "watch notifications"), ("packets_received_net", "packets received (net)"),
              ("packets_sent_net", "packets sent (net)"), ("watches", "watches held"),
@@ -524,7 +539,7 @@ def write_report(raw, outdir):
             fr = floor_ref.get(key)
             rows.append([label, f(v(hl), 0), f(v(hc), 0), f(v(hk), 0), f(fr, 0) if fr else "-",
                          ratio(v(hl), fr), ratio(v(hl), v(hc)), ratio(v(hl), v(hk))])
-        herd_rows[n] = rows
+        tables[n] = rows
         if hl is None or hc is None:
             hmet = None if hmet is not False else False
             htxt.append("N=%d: not measured" % n)
@@ -537,10 +552,11 @@ def write_report(raw, outdir):
                        f(hc["requests_per_failover"], 0), f(hl["max_watchers_per_znode"], 0)))
     R.target(hmet, "per failover: <= 3 notifications, requests <= 2 x Curator's, <= 3 watchers on any node: "
              + "; ".join(htxt))
+    return tables
 
-    # ---- micro
-    il = other.get("isleader")
-    il1 = None
+
+def isleader_targets(R, il):
+    """The is_leader cost target, and the stats snapshot's when measured."""
     if il:
         il1 = next((r for r in il["runs"] if r["role"] == "leader" and r["threads"] == 1), None)
         nolock = all(r["lock_calls"] == 0 for r in il["runs"]) and il["lock_control_next_event_100_calls"] > 0
@@ -565,8 +581,9 @@ def write_report(raw, outdir):
                     st["election_json_bytes"], f(st["client_stats_2_elections_ns"], 0),
                     f(st["is_leader_during_snapshots_ns"], 1),
                     st["is_leader_during_snapshots_lock_calls"]))
-    mc = other.get("memcand")
-    per_cand = None
+
+
+def memory_target(R, mc):
     if mc and mc.get("rounds"):
         later = mc["rounds"][1:] or mc["rounds"]
         per_cand = statistics.median(r["heap_growth_kib"] for r in later) * 1024 / mc["per_round"]
@@ -577,7 +594,11 @@ def write_report(raw, outdir):
                  % (per_cand, len(mc["rounds"]), mc["per_round"], rss_slope))
     else:
         R.target(None, "memory per candidacy <= 4 KiB: not run")
-    sc = other.get("scale")
+
+
+def scale_target(R, sc):
+    """Adds the scale target; returns sc, or None when the run did not
+    converge (then its table is left out)."""
     if sc and sc.get("converged") is False:
         R.target(False, "%d candidacies over %d sessions did not converge within %d ms: %d ELECTED, "
                  "%d FOLLOWING, %d ERROR events" % (sc["candidacies"], sc["sessions"], sc["timeout_ms"],
@@ -593,9 +614,11 @@ def write_report(raw, outdir):
                     len(sc["failover_ms"]), sc.get("is_leader_count_at_end") == 1))
     else:
         R.target(None, "10,000 candidacies converge and fail over correctly: not run (or failed)")
+    return sc
 
-    # ---- assemble
-    stamp = os.path.basename(raw.rstrip("/"))
+
+def write_heading(R, stamp, meta):
+    """Title, what was run where, notes and failures."""
     R.p("# libzkelect benchmark: %s%s" % (stamp, " (quick smoke run: fewer trials)" if meta.get("quick") else ""))
     R.p()
     R.p("Generated by `./dev bench` (bench/run.py) from the raw results in `raw/%s/`. Same machine, same "
@@ -620,10 +643,18 @@ def write_report(raw, outdir):
     if meta.get("failures"):
         R.p("**Failures in this run:** " + "; ".join(meta["failures"]) + " (see `raw/%s/run.log`)." % stamp)
         R.p()
+
+
+def write_targets(R):
+    """The targets added so far; one added later (idle cost) reaches only
+    the summary printed at the end."""
     R.p("## Targets (issue 15; the others as issue 5 set them)")
     R.p()
     R.lines += R.targets
     R.p()
+
+
+def write_convergence(R, conv_rows):
     R.p("## Convergence: `join` -> exactly 1 LEADER + N-1 FOLLOWER (ms, median of repeats)")
     R.p()
     R.p("Floors: one contender's create + getChildren (write RTT + read RTT), which does not depend on N; "
@@ -634,6 +665,9 @@ def write_report(raw, outdir):
     R.p()
     R.table(["N", "libzkelect", "Curator", "kazoo", "floor", "burst floor", "libzkelect/floor",
              "libzkelect/burst", "burst/kazoo", "libzkelect/Curator", "libzkelect/kazoo"], conv_rows)
+
+
+def write_graceful(R, grows):
     R.p("## Graceful failover: old leader's RESIGNED -> new leader's LEADER (ms)")
     R.p()
     R.p("Floor: delete -> watch fired (and -> getChildren) in another session, deletes back to back; ratios "
@@ -644,6 +678,9 @@ def write_report(raw, outdir):
     R.table(["N", "stat", "libzkelect", "Curator", "kazoo", "floor: watch fired", "floor: + getChildren",
              "floor: watch fired after idle", "libzkelect/floor", "libzkelect/idle floor", "libzkelect/Curator",
              "libzkelect/kazoo"], grows)
+
+
+def write_crash(R, crows):
     R.p("## Crash failover: SIGKILL of the leader's process -> LEADER elsewhere")
     R.p()
     R.p("Floor: the negotiated session timeout T (ZooKeeper must expire the session first; it checks on a %d ms "
@@ -651,6 +688,9 @@ def write_report(raw, outdir):
     R.p()
     R.table(["measure", "libzkelect", "Curator", "kazoo", "floor (T)", "libzkelect/floor",
              "libzkelect/Curator", "libzkelect/kazoo"], crows)
+
+
+def write_pause(R, prow, pc):
     R.p("## Paused leader: SIGSTOP until another leads, then SIGCONT")
     R.p()
     R.p("The zombie window is how long the resumed old leader keeps claiming leadership after SIGCONT "
@@ -665,6 +705,9 @@ def write_report(raw, outdir):
         R.table(["trial", "stopped (ms)", "first is_leader after resume", "kept answering 1 for (ms)"],
                 [[str(i + 1), f(t["stop_to_other_elected_ms"], 0), str(t["first_is_leader_after_resume"]),
                   f(t["claimed_after_resume_ms"], 3)] for i, t in enumerate(pc["trials"])])
+
+
+def write_herd(R, herd_rows):
     for n in (50, 100):
         R.p("## ZooKeeper cost of one graceful failover (resign + re-join), N = %d (median over trials)" % n)
         R.p()
@@ -673,16 +716,22 @@ def write_report(raw, outdir):
         R.p()
         R.table(["measure", "libzkelect", "Curator", "kazoo", "floor", "libzkelect/floor",
                  "libzkelect/Curator", "libzkelect/kazoo"], herd_rows[n])
+
+
+def write_safety(R, res):
     R.p("## Safety: overlapping LEADER claims (pause test excluded: it overlaps by construction)")
     R.p()
     srows = []
-    for name, r in (("libzkelect", L), ("curator", C), ("kazoo", K)):
+    for name, r in (("libzkelect", res["libzkelect"]), ("curator", res["curator"]), ("kazoo", res["kazoo"])):
         items = r.get("convergence", []) + r.get("graceful", []) + ([r["crash"]] if "crash" in r else []) + \
             list(r.get("herd", {}).values())
         srows.append([name, str(sum(x.get("leader_intervals", 0) for x in items)),
                       str(sum(x.get("safety_violations", 0) for x in items))])
     R.table(["impl", "leadership terms", "violations"], srows)
 
+
+def write_in_process(R, il, mc, sc):
+    """The C programs of this folder: is_leader's cost, memory, scale."""
     R.p("## libzkelect in one process (bench/*.c, public header only)")
     R.p()
     if il:
@@ -725,44 +774,81 @@ def write_report(raw, outdir):
             ["RSS before volunteering / at the end", "%d / %d KiB" % (sc["rss_kib_before_volunteer"], sc["rss_kib_end"])],
             ["teardown (destroy all, one thread per session)", "%s ms" % f(sc.get("teardown_ms"), 0)],
         ])
-    idle = other.get("idle")
-    if idle and idle.get("results"):
-        R.p("## Idle cost (`bench/idle_cost.py`)")
-        R.p()
-        R.p("One session leads E elections on distinct paths and does nothing else; T = %d ms. "
-            "ZooKeeper writes per second over a %s s window (growth of the quorum's zxid). "
-            "\"held\" says whether every election was still led at the end. With no holder at all "
-            "the ensemble wrote %s/s. Each holder's paths are deleted before the next one starts."
-            % (idle["session_timeout_ms"], f(idle["window_s"], 0),
-               f(idle.get("baseline_writes_per_s"), 2)))
-        R.p()
-        es = sorted({r["elections"] for rs in idle["results"].values() for r in rs})
-        rows = []
-        for name in ("libzkelect", "curator", "kazoo"):
-            rs = {r["elections"]: r for r in idle["results"].get(name, [])}
-            cells = []
-            for e in es:
-                r = rs.get(e, {})
-                cells.append("error" if "error" in r else "%s (held: %s)" % (
-                    f(r.get("writes_per_s"), 2), "yes" if r.get("held_throughout") else "NO"))
-            rows.append([name] + cells)
-        R.table(["writes/s at rest"] + ["E = %d" % e for e in es], rows)
-        lz = {r["elections"]: r.get("writes_per_s") for r in idle["results"].get("libzkelect", [])}
-        per_period = 6000.0 / idle["session_timeout_ms"]
-        # One write more or less falls into a window by where it starts.
-        R.target(None if not lz or None in lz.values()
-                 else max(lz.values()) <= per_period + 1.0 / idle["window_s"],
-                 "idle cost: at most one keepalive per T/6 per session whatever E "
-                 "(%s/s at T = %d ms): libzkelect %s" % (
-                     f(per_period, 2), idle["session_timeout_ms"],
-                     ", ".join("E=%d %s/s" % (e, f(v, 2)) for e, v in sorted(lz.items()))))
-    if floor:
-        R.p("## Floor (ZooKeeper C client; median / p90 ms)")
-        R.p()
-        R.table(["placement", "read RTT", "write RTT", "delete RTT", "delete -> watch fired",
-                 "delete -> watch -> getChildren"],
-                [[pl] + ["%s / %s" % (f(v[k][0], 2), f(v[k][1], 2)) if k in v else "-"
-                         for k in ("read", "write", "delete", "watch", "getchildren")] for pl, v in floor.items()])
+
+
+def write_idle(R, idle):
+    """The idle cost table, and its target (after the targets were written:
+    see write_targets)."""
+    if not (idle and idle.get("results")):
+        return
+    R.p("## Idle cost (`bench/idle_cost.py`)")
+    R.p()
+    R.p("One session leads E elections on distinct paths and does nothing else; T = %d ms. "
+        "ZooKeeper writes per second over a %s s window (growth of the quorum's zxid). "
+        "\"held\" says whether every election was still led at the end. With no holder at all "
+        "the ensemble wrote %s/s. Each holder's paths are deleted before the next one starts."
+        % (idle["session_timeout_ms"], f(idle["window_s"], 0),
+           f(idle.get("baseline_writes_per_s"), 2)))
+    R.p()
+    es = sorted({r["elections"] for rs in idle["results"].values() for r in rs})
+    rows = []
+    for name in ("libzkelect", "curator", "kazoo"):
+        rs = {r["elections"]: r for r in idle["results"].get(name, [])}
+        cells = []
+        for e in es:
+            r = rs.get(e, {})
+            cells.append("error" if "error" in r else "%s (held: %s)" % (
+                f(r.get("writes_per_s"), 2), "yes" if r.get("held_throughout") else "NO"))
+        rows.append([name] + cells)
+    R.table(["writes/s at rest"] + ["E = %d" % e for e in es], rows)
+    lz = {r["elections"]: r.get("writes_per_s") for r in idle["results"].get("libzkelect", [])}
+    per_period = 6000.0 / idle["session_timeout_ms"]
+    # One write more or less falls into a window by where it starts.
+    R.target(None if not lz or None in lz.values()
+             else max(lz.values()) <= per_period + 1.0 / idle["window_s"],
+             "idle cost: at most one keepalive per T/6 per session whatever E "
+             "(%s/s at T = %d ms): libzkelect %s" % (
+                 f(per_period, 2), idle["session_timeout_ms"],
+                 ", ".join("E=%d %s/s" % (e, f(v, 2)) for e, v in sorted(lz.items()))))
+
+
+def write_floor(R, floor):
+    if not floor:
+        return
+    R.p("## Floor (ZooKeeper C client; median / p90 ms)")
+    R.p()
+    R.table(["placement", "read RTT", "write RTT", "delete RTT", "delete -> watch fired",
+             "delete -> watch -> getChildren"],
+            [[pl] + ["%s / %s" % (f(v[k][0], 2), f(v[k][1], 2)) if k in v else "-"
+                     for k in ("read", "write", "delete", "watch", "getchildren")] for pl, v in floor.items()])
+
+
+def write_report(raw, outdir):
+    res, other, floor = load_raw(raw)
+    meta = other.get("meta") or {}
+    pc, il, mc = other.get("pausecheck"), other.get("isleader"), other.get("memcand")
+    R = Report()
+    conv_rows = convergence_rows(R, res, floor)
+    grows = graceful_rows(R, res, floor)
+    crows = crash_rows(R, res)
+    prow = pause_rows(R, res, pc)
+    hrows = herd_rows(R, res)
+    isleader_targets(R, il)
+    memory_target(R, mc)
+    sc = scale_target(R, other.get("scale"))
+
+    stamp = os.path.basename(raw.rstrip("/"))
+    write_heading(R, stamp, meta)
+    write_targets(R)
+    write_convergence(R, conv_rows)
+    write_graceful(R, grows)
+    write_crash(R, crows)
+    write_pause(R, prow, pc)
+    write_herd(R, hrows)
+    write_safety(R, res)
+    write_in_process(R, il, mc, sc)
+    write_idle(R, other.get("idle"))
+    write_floor(R, floor)
     if os.path.exists(os.path.join(HERE, "results", "ANALYSIS.md")):
         R.p("Where the time goes and what would fix it: see [ANALYSIS.md](ANALYSIS.md) (profiles, written by hand).")
         R.p()

@@ -70,7 +70,8 @@ struct ParticipantInfo {
     int64_t ctime_ms = 0;
 };
 
-class Client {
+// Privately a LeaseHost: only its own SessionLease sees it as one.
+class Client final : private LeaseHost {
 public:
     // Starts the session (does not wait) and the loop thread. Throws
     // std::runtime_error with a message on failure.
@@ -83,11 +84,11 @@ public:
     // --- any thread ---
     void post(std::function<void()> fn);
     int await_connected(int timeout_ms);
-    bool connected() const { return connected_.load(std::memory_order_acquire); }
+    bool connected() const override { return connected_.load(std::memory_order_acquire); }
     int negotiated_timeout_ms() const { return timeout_ms_.load(std::memory_order_acquire); }
     // The session timeout in force: negotiated once connected, else the
     // configured one. The one place that rule lives.
-    int effective_timeout_ms() const {
+    int effective_timeout_ms() const override {
         int t = negotiated_timeout_ms();
         return t > 0 ? t : settings_.session_timeout_ms;
     }
@@ -107,7 +108,7 @@ public:
     }
     int64_t session_id() const { return session_id_.load(std::memory_order_acquire); }
     uint64_t counter(int c) const { return counters_[c].load(std::memory_order_relaxed); }
-    void bump(Counter c) { counters_[c].fetch_add(1, std::memory_order_relaxed); }
+    void bump(Counter c) override { counters_[c].fetch_add(1, std::memory_order_relaxed); }
     const Settings &settings() const { return settings_; }
     size_t member_count() const { return member_count_.load(); }
     bool on_loop_thread() const { return std::this_thread::get_id() == loop_id_; }
@@ -119,7 +120,7 @@ public:
     // --- loop thread ---
     uint64_t add_member(std::shared_ptr<Member> m);
     void remove_member(uint64_t id);
-    ZkSession &session() { return *session_; }
+    ZkSession &session() override { return *session_; }
     // The next node event on path goes to member id (watches are one-shot).
     void watch(const std::string &path, uint64_t member_id);
     // fn gets a listing of path's children sent after this call, so it sees
@@ -136,12 +137,12 @@ public:
     // What the lease rules need to know about this session now (the
     // liveness check runs first, so a stall that just ended is seen).
     // timeout_ns and the touches; the candidacy adds its margin and writes.
-    SessionFacts session_facts();
+    SessionFacts session_facts() override;
     // The current connection's handshake (a session's creation, or its
     // revalidation on reconnect) is a touch made by the quorum's leader
     // itself, at a time no earlier than touch_floor() and no later than
     // connected_at(). Loop thread only.
-    int64_t touch_floor() const { return touch_floor_; }
+    int64_t touch_floor() const override { return touch_floor_; }
     int64_t connected_at() const { return connected_at_; }
     // Delete our node at path, now and again every session timeout while
     // ZooKeeper refuses it (ZNOAUTH: an operator may fix the ACL), until it
@@ -150,22 +151,25 @@ public:
     // holds until this client's session ends.
     void keep_removing(const std::string &path);
     // Run fn on the loop at CLOCK_BOOTTIME time at_ns.
-    void at(int64_t at_ns, std::function<void()> fn);
+    void at(int64_t at_ns, std::function<void()> fn) override;
     // Handler for a reply that hops onto the loop before running.
-    ReplyFn on_loop(std::function<void(Reply &&)> fn);
+    ReplyFn on_loop(std::function<void(Reply &&)> fn) override;
     std::atomic<int64_t> &session_gen_ref() { return session_gen_; }
     // The session's lease, shared by every candidacy of this client.
     SessionLease &lease() { return lease_; }
     // Any thread: the bound every lease of this client obeys while a
     // handshake is on its way to the loop.
     const HandshakeCap &handshake_cap() const { return handshake_cap_; }
-    // Tell every member the lease runs until `until` (SessionLease does).
-    void deliver_lease(int64_t until, int64_t rtt_us);
-    // Tell member `id` that the keepalive found its node at `path` gone
-    // (deleted: as a watch would) or not ours to read any more.
-    void deliver_node_failed(uint64_t id, const std::string &path, bool deleted);
 
 private:
+    // LeaseHost's own: for lease_ alone.
+    int configured_margin_ms() const override { return settings_.lease_margin_ms; }
+    // Tell every member the lease runs until `until`.
+    void deliver_lease(int64_t until, int64_t rtt_us) override;
+    // Tell member `id` that the keepalive found its node at `path` gone
+    // (deleted: as a watch would) or not ours to read any more.
+    void deliver_node_failed(uint64_t id, const std::string &path, bool deleted) override;
+
     void run();
     // Returns the session it replaced (closed when the caller drops it).
     std::shared_ptr<ZkSession> open_session(bool connect = true);

@@ -4,14 +4,13 @@
 
 #include <algorithm>
 
-#include "client.h"
 #include "clock.h"
 
 namespace zkelect {
 
 int64_t SessionLease::margin_ns() const {
     return lease::margin_ns(int64_t(client_.effective_timeout_ms()) * kNsPerMs,
-                            client_.settings().lease_margin_ms);
+                            client_.configured_margin_ms());
 }
 
 int64_t SessionLease::full_ns() const {

@@ -15,20 +15,48 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "errors.h"
 #include "lease.h"
+#include "zk_session.h"
 
 namespace zkelect {
 
-class Client;
+// Everything a SessionLease uses of the client whose session it leases;
+// Client implements it. Written down so that the lease's dependency on the
+// loop is explicit and cannot grow unnoticed.
+class LeaseHost {
+public:
+    // The session timeout in force, and the configured margin (-1: derived
+    // from the timeout): the inputs of margin_ns() and full_ns().
+    virtual int effective_timeout_ms() const = 0;
+    virtual int configured_margin_ms() const = 0;
+    // The session's touches as the lease rules need them, and the earliest
+    // the current connection's handshake can have been.
+    virtual SessionFacts session_facts() = 0;
+    virtual int64_t touch_floor() const = 0;
+    virtual bool connected() const = 0;
+    // The current session (swapped on expiry): keepalives go there.
+    virtual ZkSession &session() = 0;
+    virtual ReplyFn on_loop(std::function<void(Reply &&)> fn) = 0;
+    virtual void at(int64_t at_ns, std::function<void()> fn) = 0;
+    virtual void bump(Counter c) = 0;
+    // The members hear of the lease only through these.
+    virtual void deliver_lease(int64_t until, int64_t rtt_us) = 0;
+    virtual void deliver_node_failed(uint64_t member, const std::string &path, bool deleted) = 0;
+
+protected:
+    ~LeaseHost() = default;
+};
 
 class SessionLease {
 public:
-    explicit SessionLease(Client &client) : client_(client) {}
+    explicit SessionLease(LeaseHost &client) : client_(client) {}
     SessionLease(const SessionLease &) = delete;
     SessionLease &operator=(const SessionLease &) = delete;
 
@@ -77,7 +105,7 @@ private:
     void send(const std::pair<uint64_t, std::string> &extra);
     void schedule();
 
-    Client &client_;
+    LeaseHost &client_;
     std::map<uint64_t, std::string> holders_;  // member -> a node of its own
     // This session's acknowledged writes, newest last, thinned by
     // lease::record: touches known to have happened (lease::surely_heard).

@@ -1,0 +1,82 @@
+// zkelect_client_t: one ZooKeeper session, and the elections and observers
+// made on it, which must be gone before it is.
+#include <zkelect/zkelect.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "boundary.h"
+#include "handles.h"
+
+using namespace zkelect;
+using namespace zkelect::boundary;
+using namespace zkelect::capi;
+
+extern "C" {
+
+zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf, size_t errlen) {
+    return guarded_new<zkelect_client_t>(errbuf, errlen, [&]() -> zkelect_client_t * {
+        if (!conf) {
+            write_err(errbuf, errlen, "conf is NULL");
+            return nullptr;
+        }
+        Settings s;
+        std::string why;
+        if (!conf->conf.settings(&s, &why)) {
+            write_err(errbuf, errlen, why);
+            return nullptr;
+        }
+        auto c = std::make_unique<zkelect_client>();
+        c->client = std::make_unique<Client>(s);
+        return c.release();
+    });
+}
+
+int zkelect_client_destroy(zkelect_client_t *client) {
+    return guarded_code([&]() -> int {
+        if (!client) return ZKELECT_EINVAL;
+        if (inherited(client)) return refuse_inherited_destroy("the client");
+        {
+            std::lock_guard<std::mutex> lock(client->mu);
+            for (auto *e : client->elections)
+                if (e->election->events().in_own_callback()) return ZKELECT_EDEADLK;
+            if (!client->elections.empty() || !client->observers.empty()) return ZKELECT_ESTATE;
+        }
+        delete client;
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_client_await_connected(zkelect_client_t *client, int timeout_ms) {
+    return guarded_code([&]() -> int {
+        if (!client) return ZKELECT_EINVAL;
+        if (inherited(client)) return refuse_inherited("the client");
+        return client->client->await_connected(timeout_ms);
+    });
+}
+
+int zkelect_client_is_connected(const zkelect_client_t *client) {
+    return client && !inherited(client) && client->client->connected() ? 1 : 0;
+}
+
+int zkelect_client_session_timeout_ms(const zkelect_client_t *client) {
+    return client && !inherited(client) ? client->client->negotiated_timeout_ms() : 0;
+}
+
+int64_t zkelect_client_session_id(const zkelect_client_t *client) {
+    return client && !inherited(client) ? client->client->session_id() : 0;
+}
+
+int zkelect_client_counter(const zkelect_client_t *client, int counter, uint64_t *value) {
+    return guarded_code([&]() -> int {
+        if (!client || !value) return fail(ZKELECT_EINVAL, !client ? "client is NULL" : "value is NULL");
+        if (counter < 0 || counter >= ZKELECT_COUNTER__COUNT)
+            return fail(ZKELECT_EINVAL, "no counter " + std::to_string(counter));
+        if (inherited(client)) return refuse_inherited("the client");
+        *value = client->client->counter(counter);
+        return ZKELECT_OK;
+    });
+}
+
+}  // extern "C"

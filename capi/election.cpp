@@ -1,0 +1,121 @@
+// zkelect_election_t: one candidacy's commands and what it can tell of
+// itself (is_leader, the token, the leader's id).
+#include <zkelect/zkelect.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "names.h"
+
+#include "boundary.h"
+#include "handles.h"
+
+using namespace zkelect;
+using namespace zkelect::boundary;
+using namespace zkelect::capi;
+
+extern "C" {
+
+zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *path,
+                                         const char *participant_id, char *errbuf,
+                                         size_t errlen) {
+    return guarded_new<zkelect_election_t>(errbuf, errlen, [&]() -> zkelect_election_t * {
+        if (!client || !path || !participant_id) {
+            write_err(errbuf, errlen,
+                      !client ? "client is NULL" : !path ? "path is NULL" : "participant_id is NULL");
+            return nullptr;
+        }
+        if (inherited(client)) {
+            write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
+            return nullptr;
+        }
+        if (std::string why = check_election_path(path); !why.empty()) {
+            write_err(errbuf, errlen, why);
+            return nullptr;
+        }
+        if (std::string why = check_participant_id(participant_id); !why.empty()) {
+            write_err(errbuf, errlen, why);
+            return nullptr;
+        }
+        auto e = std::make_unique<zkelect_election>();
+        e->owner = client;
+        e->election = std::make_unique<Election>(*client->client, path, participant_id);
+        e->shared = &e->election->shared();
+        std::lock_guard<std::mutex> lock(client->mu);
+        client->elections.insert(e.get());
+        return e.release();
+    });
+}
+
+int zkelect_election_destroy(zkelect_election_t *e) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited_destroy("the election");
+        if (int rc = e->election->shut_down(); rc != ZKELECT_OK) return rc;
+        {
+            std::lock_guard<std::mutex> lock(e->owner->mu);
+            e->owner->elections.erase(e);
+        }
+        delete e;
+        return ZKELECT_OK;
+    });
+}
+
+int zkelect_volunteer(zkelect_election_t *e) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
+        return e->election->volunteer();
+    });
+}
+
+int zkelect_resign(zkelect_election_t *e) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
+        return e->election->resign();
+    });
+}
+
+int zkelect_is_leader(const zkelect_election_t *e) {
+    return e && !inherited(e) && e->shared->is_leader() ? 1 : 0;
+}
+
+int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
+        return e->election->await_leader(timeout_ms);
+    });
+}
+
+int zkelect_fencing_token(const zkelect_election_t *e, int64_t *token) {
+    return guarded_code([&]() -> int {
+        if (!e || !token) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
+        return e->election->fencing_token(token);
+    });
+}
+
+int zkelect_leader_id(zkelect_election_t *e, char *buf, size_t len) {
+    return guarded_code([&]() -> int {
+        if (!e || !buf) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
+        std::vector<ParticipantInfo> list;
+        std::string why;
+        if (int rc = query(e->owner, e->shared->path, &list, &why); rc != ZKELECT_OK)
+            return fail(rc, why);
+        if (list.empty()) return fail(ZKELECT_ENOLEADER, "no candidate under " + e->shared->path);
+        const std::string &id = list.front().id;
+        if (len < id.size() + 1)
+            return fail(ZKELECT_ERANGE, "the leader's id needs " + std::to_string(id.size() + 1) +
+                                            " bytes, the buffer has " + std::to_string(len));
+        std::memcpy(buf, id.c_str(), id.size() + 1);
+        return ZKELECT_OK;
+    });
+}
+
+}  // extern "C"

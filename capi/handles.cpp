@@ -1,0 +1,53 @@
+#include "handles.h"
+
+#include <pthread.h>
+
+#include <cerrno>
+
+#include "boundary.h"
+
+namespace zkelect::capi {
+
+std::atomic<unsigned> g_fork_generation{0};
+
+namespace {
+
+void on_fork_child() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
+
+// Registered when the library is loaded; glibc drops it again on dlclose.
+const int g_atfork_registered = pthread_atfork(nullptr, nullptr, on_fork_child);
+
+}  // namespace
+
+const char *const kInherited =
+    " was made before fork() in another process: in a child it is unusable (its threads "
+    "and its ZooKeeper session stayed with the parent); make handles after forking";
+
+int refuse_inherited(const char *what) {
+    return boundary::fail(ZKELECT_ESTATE, std::string(what) + kInherited);
+}
+
+int refuse_inherited_destroy(const char *what) {
+    return boundary::fail(ZKELECT_ESTATE, std::string(what) + kInherited +
+                                              "; destroy in a child frees nothing (left on purpose)");
+}
+
+std::unique_ptr<zkelect_event> wrap(std::unique_ptr<Event> ev) {
+    if (!ev) return nullptr;
+    auto out = std::make_unique<zkelect_event>();
+    out->ev = std::move(*ev);
+    return out;
+}
+
+int queue_fd(EventQueue &q) {
+    int fd = q.fd();
+    return fd >= 0 ? fd : (errno == ENOMEM ? ZKELECT_ENOMEM : ZKELECT_EINTERNAL);
+}
+
+int query(zkelect_client *client, const std::string &path, std::vector<ParticipantInfo> *out,
+          std::string *why) {
+    Client &c = *client->client;
+    return c.participants(path, c.effective_timeout_ms(), out, why);
+}
+
+}  // namespace zkelect::capi
