@@ -64,6 +64,10 @@ int zkelect_client_session_timeout_ms(const zkelect_client_t *client) {
     return client && !inherited(client) ? client->client->negotiated_timeout_ms() : 0;
 }
 
+int zkelect_client_lease_margin_ms(const zkelect_client_t *client) {
+    return client && !inherited(client) ? client->client->lease_margin_ms() : 0;
+}
+
 int64_t zkelect_client_session_id(const zkelect_client_t *client) {
     return client && !inherited(client) ? client->client->session_id() : 0;
 }

@@ -66,7 +66,6 @@ struct runner {
     zkelect_client_t *client;
     zkelect_election_t *election;
     const char *id;
-    int64_t margin_user; /* lease.margin.ms from --set, -1: the library's default */
     int64_t window;      /* ms after a yes from is_leader() by which run kills CMD */
     int64_t keeper_window; /* ... the keeper, if run is frozen: it leaves a quarter
                               of the margin for the kill itself */
@@ -356,10 +355,12 @@ static void reap(struct runner *r)
 
 static void resolve_window(struct runner *r)
 {
-    int64_t t = zkelect_client_session_timeout_ms(r->client);
-    if (t <= 0)
-        t = r->o.session_ms;
-    int64_t margin = r->margin_user >= 0 ? r->margin_user : (t / 20 > 10 ? t / 20 : 10);
+    /* The library's margin for the negotiated timeout, never derived here:
+     * run spawns only while leading, so a session was negotiated. Without
+     * one (not reached) the smallest window is the safe side. */
+    int64_t margin = zkelect_client_lease_margin_ms(r->client);
+    if (margin < 4)
+        margin = 4;
     r->window = margin / 2;
     r->keeper_window = margin * 3 / 4;
     r->beat = margin / 4 > 1 ? margin / 4 : 1;
@@ -517,7 +518,6 @@ int zt_cmd_run(int argc, char **argv)
     struct runner r;
     memset(&r, 0, sizeof r);
     r.ctl = -1;
-    r.margin_user = -1;
     int rc = zt_parse(argc, argv, ZT_CMD_RUN, &r.o, usage);
     if (rc >= 0)
         return rc;
@@ -531,10 +531,6 @@ int zt_cmd_run(int argc, char **argv)
             return code;
         }
         rc = zt_check_margin(conf);
-        char v[64] = "";
-        size_t vn = sizeof v;
-        if (rc < 0 && zkelect_conf_get(conf, "lease.margin.ms", v, &vn) == 0 && *v)
-            zt_parse_i64(v, ZT_MARGIN_MIN_MS, ZT_MARGIN_MAX_MS, &r.margin_user);
         zkelect_conf_destroy(conf);
         if (rc >= 0) {
             usage(stderr);

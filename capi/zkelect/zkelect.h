@@ -220,8 +220,9 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            earned by the last write still runs.
  *  - "lease.margin.ms"       safety margin subtracted from the lease,
  *                            1..60000 (default: 1/20 of the session timeout,
- *                            at least 10). It must be below half the session
- *                            timeout: zkelect_client_new refuses one that is
+ *                            at least 10; zkelect_client_lease_margin_ms()
+ *                            reads the one in force). It must be below half
+ *                            the session timeout: zkelect_client_new refuses one that is
  *                            not below half of zk.session.timeout.ms, and a
  *                            candidacy whose server negotiates a timeout for
  *                            which it is too large stops with an ERROR event
@@ -323,6 +324,14 @@ ZKELECT_API int zkelect_client_is_connected(const zkelect_client_t *client);
 /** The session timeout the server negotiated, in ms; 0 before the first
  *  connection (or for NULL). */
 ZKELECT_API int zkelect_client_session_timeout_ms(const zkelect_client_t *client);
+
+/** The lease margin in force, in ms: lease.margin.ms when set, else the
+ *  library's rule for the negotiated session timeout (1/20 of it, at least
+ *  10). Every lease ends this much before the session's own bound
+ *  (docs/semantics.md); a program that acts on leadership by the clock
+ *  (zkelect run) reads it here rather than derive it. 0 before the first
+ *  connection (or for NULL). Never blocks; any thread. Since 1.2. */
+ZKELECT_API int zkelect_client_lease_margin_ms(const zkelect_client_t *client);
 
 /** The current ZooKeeper session id; 0 before the first connection. */
 ZKELECT_API int64_t zkelect_client_session_id(const zkelect_client_t *client);

@@ -25,6 +25,7 @@ def load(build_dir):
         "zkelect_client_new": (P, [P, S, C.c_size_t]), "zkelect_client_destroy": (I, [P]),
         "zkelect_client_await_connected": (I, [P, I]),
         "zkelect_client_session_id": (L, [P]),
+        "zkelect_client_session_timeout_ms": (I, [P]), "zkelect_client_lease_margin_ms": (I, [P]),
         "zkelect_election_new": (P, [P, S, S, S, C.c_size_t]),
         "zkelect_election_destroy": (I, [P]), "zkelect_volunteer": (I, [P]),
         "zkelect_resign": (I, [P]), "zkelect_is_leader": (I, [P]),

@@ -113,6 +113,7 @@ extern swig_intgo _wrap_client_destroy_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_client_await_connected_capi_957bfa2581cab12a(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_client_is_connected_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_client_session_timeout_ms_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_intgo _wrap_client_lease_margin_ms_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_type_10 _wrap_client_session_id_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_COUNTER_TERMS_WON_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_957bfa2581cab12a(void);
@@ -656,6 +657,13 @@ func Client_session_timeout_ms(arg1 NativeClient) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	swig_r = (int)(C._wrap_client_session_timeout_ms_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Client_lease_margin_ms(arg1 NativeClient) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int)(C._wrap_client_lease_margin_ms_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 

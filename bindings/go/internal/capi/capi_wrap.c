@@ -968,6 +968,19 @@ intgo _wrap_client_session_timeout_ms_capi_957bfa2581cab12a(struct zkelect_clien
 }
 
 
+intgo _wrap_client_lease_margin_ms_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
+  zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_client_t **)&_swig_go_0; 
+  
+  result = (int)zkelect_client_lease_margin_ms((struct zkelect_client const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 long long _wrap_client_session_id_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
