@@ -158,7 +158,7 @@ class PausedLeader:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-        self._t.join(5)
+        self._out.join(5)
 
 
 # What paused_leader.c's FLIP/END lines say, on CLOCK_MONOTONIC ns.
