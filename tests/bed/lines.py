@@ -16,7 +16,8 @@ on_item(it)     called with .cv held after each item is kept (the end too):
                 to merge several pumps into one stream (participant.Hub)
 cv              a threading.Condition to share (default: one of its own);
                 every change of .lines and .ended is made under it and
-                notified
+                notified. .lines is one list for the pump's whole life, so
+                an owner may hand it out as its own attribute
 keep            a path every line is also written to, prefixed with rx
 last            keep only the last `last` items (for a chatty stderr; then
                 indices into .lines are not stable: no mark/wait/next)

@@ -164,9 +164,10 @@ class Participant:
         self.lines = self._out.lines
         self._pumps = [self._out]
         # .err: the last 200 stderr lines (stderr="pipe").
-        self._err = LinePump(self.proc.stderr, last=200) if stderr == "pipe" else None
-        if self._err:
-            self._pumps.append(self._err)
+        self.err = []
+        if stderr == "pipe":
+            self._pumps.append(LinePump(self.proc.stderr, last=200))
+            self.err = self._pumps[-1].lines
 
     @staticmethod
     def _ids(argv):
@@ -184,10 +185,6 @@ class Participant:
     def _merge(self, line):     # called with self.cv held
         if self.hub:
             self.hub._add(line)
-
-    @property
-    def err(self):
-        return self._err.lines if self._err else []
 
     # -- commands -----------------------------------------------------------
 

@@ -27,12 +27,7 @@ class Proc:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         self.lines = LinePump(self.proc.stdout)
         self.seen = []
-        self._err = LinePump(self.proc.stderr)
-
-    @property
-    def err(self):
-        """Every stderr line so far."""
-        return self._err.lines
+        self.err = LinePump(self.proc.stderr).lines     # every stderr line so far
 
     @property
     def pid(self):

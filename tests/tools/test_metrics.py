@@ -44,10 +44,7 @@ class Run:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, start_new_session=True)
         self._err = LinePump(self.proc.stderr)
-
-    @property
-    def err(self):
-        return self._err.lines
+        self.err = self._err.lines
 
     def wait_line(self, part, timeout):
         deadline = time.monotonic() + timeout
