@@ -23,7 +23,7 @@ ids' LEADER intervals overlap by the participants' own time stamps.
                wchp): requests under the path, watch notifications, packets,
                watches held, most watchers on one node; net of an idle window
 
-Driving is tests/bed/participant.py's (tests/bed on PYTHONPATH; ./dev sets
+Driving is tests/bed/participant.py's (tests/ on PYTHONPATH; ./dev sets
 it). Writes one JSON document; bench/run.py reads it.
 """
 import argparse
@@ -38,10 +38,10 @@ import sys
 import time
 
 try:
-    from participant import EOF, Hub, Participant, protocol_args
-    from zkbed import four_letter
+    from bed.participant import EOF, Hub, Participant, protocol_args
+    from bed.zkbed import four_letter
 except ImportError as e:
-    sys.exit("election_bench: %s: run it with tests/bed on PYTHONPATH (./dev bench does)" % e)
+    sys.exit("election_bench: %s: run it with tests/ on PYTHONPATH (./dev bench does)" % e)
 
 # Lines after which an id no longer leads (KILLED and EXITED are the
 # driver's own, for a process that was killed or ended).

@@ -46,19 +46,19 @@ import math
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 try:
-    # tests/bed on PYTHONPATH (./dev sets it): the participant-protocol driver
-    from participant import EOF, Hub, Participant, protocol_args
+    # tests/ on PYTHONPATH (./dev sets it): the test bed (participant driver, four-letter words)
+    from bed.participant import EOF, Hub, Participant, protocol_args
+    from bed.zkbed import four_quiet
 except ImportError as e:
     sys.exit("failover_timeline: %s: run it with PYTHONPATH=%s"
              % (e, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "tests", "bed")))
+                                "tests")))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BINARY = os.path.join(HERE, "..", "build-release", "tools", "zkelect")
@@ -101,27 +101,11 @@ def log(msg):
 # ZooKeeper helpers
 
 
-def four_letter(hostport, word, timeout=2.0):
-    host, port = hostport.rsplit(":", 1)
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout) as s:
-            s.sendall(word.encode())
-            out = b""
-            while True:
-                b = s.recv(4096)
-                if not b:
-                    break
-                out += b
-        return out.decode(errors="replace")
-    except OSError:
-        return ""
-
-
 def fsync_counters(connect):
     """(count, sum in ms) of fsyncs of the transaction log, per server (mntr)."""
     out = {}
     for hp in connect.split(","):
-        t = four_letter(hp, "mntr")
+        t = four_quiet(hp, "mntr")
         c = re.search(r"^zk_cnt_fsynctime\s+(\d+)", t, re.M)
         s = re.search(r"^zk_sum_fsynctime\s+(\d+)", t, re.M)
         if c and s:
@@ -132,7 +116,7 @@ def fsync_counters(connect):
 def server_modes(connect):
     modes = {}
     for hp in connect.split(","):
-        m = re.search(r"^Mode: (\w+)", four_letter(hp, "srvr"), re.M)
+        m = re.search(r"^Mode: (\w+)", four_quiet(hp, "srvr"), re.M)
         modes[hp] = m.group(1) if m else "?"
     return modes
 

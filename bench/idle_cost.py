@@ -25,9 +25,9 @@ import threading
 import time
 
 try:
-    from zkbed import four_letter
+    from bed.zkbed import four_letter
 except ImportError as e:
-    sys.exit("idle_cost: %s: run it with tests/bed on PYTHONPATH (./dev bench does)" % e)
+    sys.exit("idle_cost: %s: run it with tests/ on PYTHONPATH (./dev bench does)" % e)
 
 
 def zxid_of_leader(ports):

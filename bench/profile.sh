@@ -27,8 +27,9 @@ TMP=$(mktemp -d /tmp/zkelect-profile-XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 export LD_LIBRARY_PATH=$BUILD/capi${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PKG_CONFIG_PATH=$BUILD/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-# the participant-protocol driver and the ensemble helpers
-export PYTHONPATH=$HERE/../tests/bed${PYTHONPATH:+:$PYTHONPATH}
+# the test bed (the package `bed`): the participant-protocol driver and the
+# ensemble helpers
+export PYTHONPATH=$HERE/../tests${PYTHONPATH:+:$PYTHONPATH}
 
 PARTS=${PARTS:-perf,scale,timeline}
 has() { case ",$PARTS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }

@@ -16,8 +16,8 @@ stamps:
   in-process failover   the heir's stats: its loop seeing the deletion to
                         ELECTED
 
-Needs the build's libzkelect (ZKELECT_BUILD_DIR) and tests/bed on
-PYTHONPATH; ./dev's test environment sets both.
+Needs the build's libzkelect (ZKELECT_BUILD_DIR) and tests/ on PYTHONPATH
+(the test bed, `bed`); ./dev's test environment sets both.
 """
 import argparse
 import ctypes
@@ -26,10 +26,12 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "integration"))
-import zkc  # noqa: E402
-from run import start_ensemble  # noqa: E402
+from run import start_ensemble
+
+try:
+    from bed import zkc
+except ImportError as e:
+    sys.exit("rotation_split: %s: run it with tests/ on PYTHONPATH (./dev's test environment)" % e)
 
 
 def main():

@@ -52,9 +52,9 @@ def start_ensemble():
     """The bench ensemble: ZooKeeper's defaults where the test bed relaxes
     them (fsync, preallocation), sessions up to the herd test's 20 s."""
     try:
-        from zkbed import Ensemble
+        from bed.zkbed import Ensemble
     except ImportError as e:
-        sys.exit("bench: %s: tests/bed must be on PYTHONPATH (./dev bench sets it)" % e)
+        sys.exit("bench: %s: tests/ must be on PYTHONPATH (./dev bench sets it)" % e)
     ens = Ensemble(n=3, tick_ms=TICK_MS, init_limit=10, sync_limit=5,
                    extra_cfg={"maxSessionTimeout": 40 * TICK_MS, "forceSync": "yes",
                               "preAllocSize": 65536})

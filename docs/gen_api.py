@@ -50,7 +50,7 @@ def render(header_text):
         "Read [threading.md](threading.md) for threads and ownership and",
         "[semantics.md](semantics.md) for what the events mean.",
         "",
-        # tests/docs/examples.py: no block here is a program to run.
+        # tests/bed/examples.py: no block here is a program to run.
         "<!-- examples: fragment (the header's declarations and comments, not programs) -->",
         "",
     ]

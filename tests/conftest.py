@@ -18,7 +18,6 @@ Fixtures:
 import itertools
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,10 +25,8 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 BED = TESTS / "bed"
-if str(BED) not in sys.path:
-    sys.path.insert(0, str(BED))
 
-from zkbed import Ensemble  # noqa: E402
+from bed.zkbed import Ensemble  # noqa: E402
 
 _shared = None
 _path_counter = itertools.count(1)
@@ -142,7 +139,7 @@ def kz(zk):
 @pytest.fixture
 def proxies(zk):
     """A ProxiedEnsemble (tests/bed/faultproxy.py) in front of the shared ensemble."""
-    from faultproxy import ProxiedEnsemble
+    from bed.faultproxy import ProxiedEnsemble
     pe = ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)])
     yield pe
     pe.close()

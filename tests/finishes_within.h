@@ -13,7 +13,7 @@
 
 // Runs body on a thread of its own. A body still running after limit_s is a
 // hang, and a thread waiting on itself can never be joined: the failure is
-// recorded, named on stderr, and the program ends at once (tests/gtestrun.py
+// recorded, named on stderr, and the program ends at once (tests/bed/gtestrun.py
 // then reports the case as not run to completion) rather than a stuck suite.
 template <class F>
 void finishes_within(int limit_s, const char *what, F body) {

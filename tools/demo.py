@@ -24,12 +24,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 try:
-    # The test bed is a set of modules in tests/bed; ./dev puts that folder
-    # on PYTHONPATH.
-    from participant import EOF, Hub, Participant, candidate_argv, parse_event
-    from zkbed import Ensemble
+    # The test bed is the package `bed` in tests/; ./dev puts tests/ on
+    # PYTHONPATH.
+    from bed.participant import EOF, Hub, Participant, candidate_argv, parse_event
+    from bed.zkbed import Ensemble
 except ImportError as e:
-    sys.exit(f"demo: {e}: run it as ./dev demo (or with PYTHONPATH={ROOT / 'tests' / 'bed'})")
+    sys.exit(f"demo: {e}: run it as ./dev demo (or with PYTHONPATH={ROOT / 'tests'})")
 
 SESSION_MS = 2000
 N = 5

@@ -3,9 +3,8 @@ participant line protocol"): `zkelect candidate`, and the Curator and kazoo
 participants of bench/, which speak the same protocol.
 
 Used by the tests (tests/fault, tests/integration, tests/tools), the demo
-(tools/demo.py) and the benchmarks (bench/). Importable as `participant`
-with tests/bed on the module path: ./dev puts it on PYTHONPATH, and
-tests/conftest.py on sys.path.
+(tools/demo.py) and the benchmarks (bench/) as `bed.participant`
+(tests/bed/__init__.py says how the package is found).
 
   Participant    one process: every stdout line time-stamped on arrival and
                  kept; bounded waits on lines and events; status queries;
@@ -26,6 +25,8 @@ import signal
 import subprocess
 import threading
 import time
+
+from .lines import LinePump
 
 # ns: the participant's own CLOCK_REALTIME stamp of the event; rx: when this
 # driver read the line (same clock), so rx - ns is the delivery delay.
@@ -138,8 +139,6 @@ class Participant:
         self.ids = self._ids(self.argv)
         self.hub = hub
         self.cv = hub.cv if hub else threading.Condition()
-        self.lines = []
-        self.err = []
         self.killed = False
         self.kill_ns = None
         self.stderr_path = None
@@ -158,12 +157,17 @@ class Participant:
         finally:
             if err not in (subprocess.PIPE, subprocess.DEVNULL):
                 err.close()
-        self._threads = [threading.Thread(target=self._read, args=(keep_stdout,), daemon=True,
-                                          name=f"read-{self.name}")]
+        # .lines: a Line per stdout line, in the Hub too, then one EOF Line.
+        self._out = LinePump(self.proc.stdout, item=lambda rx, text: Line(rx, text.split(), self),
+                             end=lambda rx: Line(rx, EOF, self), on_item=self._merge, cv=self.cv,
+                             keep=keep_stdout, name=f"read-{self.name}")
+        self.lines = self._out.lines
+        self._pumps = [self._out]
+        # .err: the last 200 stderr lines (stderr="pipe").
+        self.err = []
         if stderr == "pipe":
-            self._threads.append(threading.Thread(target=self._read_err, daemon=True))
-        for t in self._threads:
-            t.start()
+            self._pumps.append(LinePump(self.proc.stderr, last=200))
+            self.err = self._pumps[-1].lines
 
     @staticmethod
     def _ids(argv):
@@ -178,31 +182,9 @@ class Participant:
     def pid(self):
         return self.proc.pid
 
-    def _read(self, keep):
-        out = open(keep, "w") if keep else None
-        try:
-            for text in self.proc.stdout:
-                rx = time.time_ns()
-                if out:
-                    out.write(f"{rx} {text}")
-                    out.flush()
-                self._add(Line(rx, text.split(), self))
-        finally:
-            if out:
-                out.close()
-            self._add(Line(time.time_ns(), EOF, self))
-
-    def _add(self, line):
-        with self.cv:
-            self.lines.append(line)
-            if self.hub:
-                self.hub._add(line)
-            self.cv.notify_all()
-
-    def _read_err(self):
-        for text in self.proc.stderr:
-            self.err.append(text.rstrip("\n"))
-            del self.err[:-200]
+    def _merge(self, line):     # called with self.cv held
+        if self.hub:
+            self.hub._add(line)
 
     # -- commands -----------------------------------------------------------
 
@@ -350,6 +332,6 @@ class Participant:
         """Quit if it still runs (killed after timeout); the exit status."""
         if self.proc.poll() is None:
             self.quit(timeout)
-        for t in self._threads:
-            t.join(5)
+        for p in self._pumps:
+            p.join(5)
         return self.proc.returncode

@@ -14,11 +14,10 @@ import pytest
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import ConnectionLoss
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from bed.faultproxy import FaultProxy, ProxiedEnsemble
 
-from faultproxy import FaultProxy, ProxiedEnsemble  # noqa: E402
+HERE = Path(__file__).resolve().parent
+
 
 pytestmark = pytest.mark.fault
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from participant import EOF, Hub, Participant, candidate_argv, parse_event, protocol_args
+from bed.participant import EOF, Hub, Participant, candidate_argv, parse_event, protocol_args
 
 
 def sh(script, **kw):

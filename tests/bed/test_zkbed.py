@@ -14,8 +14,8 @@ import pytest
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import ConnectionLoss, SessionExpiredError
 
-import zkbed
-from zkbed import Ensemble
+from bed import zkbed
+from bed.zkbed import Ensemble
 
 CLI = str(Path(zkbed.__file__).resolve())
 
@@ -236,8 +236,7 @@ import signal, sys, time
 # `cmd &` in a script) inherits SIGINT ignored, and zkbed rightly leaves an
 # ignored signal alone; the owner under test is one that SIGINT stops.
 signal.signal(signal.SIGINT, signal.default_int_handler)
-sys.path.insert(0, sys.argv[1])
-from zkbed import Ensemble
+from bed.zkbed import Ensemble
 ens = Ensemble(n=1).start()
 print(ens.base_dir, ens.pid(0), ens.client_port(0), flush=True)
 sys.stdin.readline()      # until the test kills us
@@ -247,7 +246,11 @@ sys.stdin.readline()      # until the test kills us
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT],
                          ids=["SIGKILL", "SIGTERM", "SIGINT"])
 def test_servers_die_with_their_owner(sig):
-    p = subprocess.Popen([sys.executable, "-c", OWNER, str(Path(CLI).parent)],
+    # The owner imports the bed the way the tests do: tests/ on its path.
+    tests = str(Path(CLI).parents[1])
+    path = os.environ.get("PYTHONPATH")
+    env = dict(os.environ, PYTHONPATH=tests + (os.pathsep + path if path else ""))
+    p = subprocess.Popen([sys.executable, "-c", OWNER], env=env,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     pid = base_dir = None
     try:

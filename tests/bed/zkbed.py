@@ -3,7 +3,7 @@
 
 Library:
 
-    from zkbed import Ensemble
+    from bed.zkbed import Ensemble
     ens = Ensemble(n=3, tick_ms=200)
     ens.start()                      # bounded wait until the quorum serves
     ens.connect_string               # "127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3"
@@ -43,7 +43,9 @@ started by the CLI `start` have no owner: `stop --dir` them.
 
 Ports are random, below the kernel's ephemeral range, checked by binding,
 and reserved machine-wide in $ZKBED_PORT_REGISTRY (/tmp/zkbed-ports) until
-stop, so a server that is down for a restart keeps its ports.
+stop, so a server that is down for a restart keeps its ports. free_port()
+and free_ports(n) hand out ports the same way to a test's own listeners,
+reserved until the calling process exits.
 
 Environment: ZKBED_KEEP=1 keeps the data and logs after stop;
 ZKBED_START_TIMEOUT (seconds, default 60); ZKBED_JAVA (default java).
@@ -71,7 +73,7 @@ import tempfile
 import threading
 import time
 
-__all__ = ["Ensemble", "ZkBedError"]
+__all__ = ["Ensemble", "ZkBedError", "four_letter", "four_quiet", "free_port", "free_ports"]
 
 JAVA = os.environ.get("ZKBED_JAVA", "java")
 CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
@@ -230,11 +232,20 @@ def _ephemeral_low():
 _RNG = random.SystemRandom()
 
 
+# The owner written into the reservation of a port that free_ports() handed
+# to this process (not to an ensemble): "pid:PID:STARTTIME".
+_PID_OWNER = "pid:"
+
+
 def _reservation_live(path):
-    """True while the ensemble named in a reservation file still runs."""
+    """True while the ensemble (or the process, free_ports()) named in a
+    reservation file still runs."""
     try:
         with open(path) as f:
             holder = f.read()
+        if holder.startswith(_PID_OWNER):
+            _, pid, start_time = holder.split(":")
+            return _is_ours(int(pid), int(start_time))
         with open(os.path.join(holder, STATE_FILE)) as f:
             return bool(json.load(f).get("started"))
     except FileNotFoundError:
@@ -320,6 +331,36 @@ def _pick_ports(count, avoid=(), owner=None):
     return ports
 
 
+_process_ports = []          # reserved by free_ports(), released at exit
+
+
+def _release_process_ports():
+    _release(_process_ports, _process_owner())
+
+
+def _process_owner():
+    return f"{_PID_OWNER}{os.getpid()}:{_proc_stat(os.getpid())[1]}"
+
+
+def free_ports(count):
+    """`count` distinct free loopback ports, for a test's own listener (or a
+    port where nothing listens): chosen as an ensemble's are (below the
+    kernel's ephemeral range, checked by binding, never one reserved by a
+    running ensemble of any test run) and reserved machine-wide for this
+    process until it exits, so no ensemble starts on them meanwhile. The
+    tests' one free-port helper."""
+    ports = _pick_ports(count, owner=_process_owner())
+    if not _process_ports:
+        atexit.register(_release_process_ports)
+    _process_ports.extend(ports)
+    return ports
+
+
+def free_port():
+    """One port of free_ports()."""
+    return free_ports(1)[0]
+
+
 # ----------------------------------------------------------- wire protocol
 
 # Ports that speak only TLS (secureClientPort without a plain clientPort):
@@ -327,9 +368,9 @@ def _pick_ports(count, avoid=(), owner=None):
 _TLS_PORTS = {}
 
 
-def _connect(port, timeout):
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    cafile = _TLS_PORTS.get(port)
+def _connect(port, timeout, host="127.0.0.1"):
+    s = socket.create_connection((host, port), timeout=timeout)
+    cafile = _TLS_PORTS.get(port) if host == "127.0.0.1" else None
     if cafile is None:
         return s
     ctx = ssl.create_default_context(cafile=cafile)
@@ -341,8 +382,13 @@ def _connect(port, timeout):
         raise
 
 def four_letter(port, cmd, timeout=3.0):
-    """Send a four-letter word to 127.0.0.1:port; the whole answer."""
-    with _connect(port, timeout) as s:
+    """Send a four-letter word to 127.0.0.1:port (or to "host:port", a
+    server of a connect string); the whole answer. The bed's one
+    four-letter-word client: the tests and the benchmarks use it."""
+    host = "127.0.0.1"
+    if isinstance(port, str):
+        host, port = port.rsplit(":", 1)
+    with _connect(int(port), timeout, host) as s:
         s.settimeout(timeout)
         s.sendall(cmd.encode("ascii"))
         chunks = []
@@ -357,7 +403,8 @@ def four_letter(port, cmd, timeout=3.0):
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def _four_quiet(port, cmd, timeout=2.0):
+def four_quiet(port, cmd, timeout=2.0):
+    """four_letter(), "" when the server does not answer."""
     try:
         return four_letter(port, cmd, timeout)
     except OSError:
@@ -365,7 +412,7 @@ def _four_quiet(port, cmd, timeout=2.0):
 
 
 def _mode(port):
-    for line in _four_quiet(port, "srvr").splitlines():
+    for line in four_quiet(port, "srvr").splitlines():
         if line.startswith("Mode: "):
             return line[6:].strip()
     return None
@@ -705,10 +752,10 @@ class Ensemble:
                 servers[-1]["secure_port"] = sp
         self._close_links()
         if self.peer_links and self.n > 1:
-            here = os.path.dirname(os.path.abspath(__file__))
-            if here not in sys.path:
-                sys.path.insert(0, here)
-            from faultproxy import FaultProxy, LoopThread
+            if __package__:
+                from .faultproxy import FaultProxy, LoopThread
+            else:   # run as a script: its folder is sys.path[0]
+                from faultproxy import FaultProxy, LoopThread
             self._links_loop = LoopThread("zkbed-links")
             for i in range(self.n):
                 for j in range(self.n):
@@ -849,7 +896,7 @@ class Ensemble:
 
     def _serving(self, i):
         port = self._srv(i)["client_port"]
-        if _four_quiet(port, "ruok") != "imok":
+        if four_quiet(port, "ruok") != "imok":
             return None
         mode = _mode(port)
         if mode not in ("leader", "follower", "standalone", "observer"):

@@ -19,15 +19,15 @@ response protocol on stdin/stdout:
 """
 
 import os
-import queue
 import re
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from bed.lines import LinePump
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent / "crosslang"
@@ -91,8 +91,8 @@ def _build_all(env, build_dir, out):
 
 
 class Candidate:
-    """One candidate process; replies are read by a thread into a queue so
-    every read has a deadline."""
+    """One candidate process; its replies come through the bed's LinePump,
+    so every read has a deadline."""
 
     def __init__(self, name, argv, env, logdir):
         self.name = name
@@ -101,14 +101,7 @@ class Candidate:
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._err, text=True, encoding="utf-8", bufsize=1,
                                      env=env)
-        self.lines = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
+        self.lines = LinePump(self.proc.stdout)
 
     def _stderr(self):
         self._err.flush()
@@ -116,8 +109,8 @@ class Candidate:
 
     def line(self, timeout=REPLY_TIMEOUT):
         try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
+            line = self.lines.next(timeout)
+        except TimeoutError:
             pytest.fail(f"{self.name}: no reply in {timeout} s; stderr:\n{self._stderr()}",
                         pytrace=False)
         if line is None:

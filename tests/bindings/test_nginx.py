@@ -16,12 +16,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from bed.zkbed import free_ports
 
 REPO = Path(__file__).resolve().parents[2]
 LUAJIT_DIR = REPO / "bindings" / "luajit"
@@ -206,10 +207,7 @@ def nginx_pair(zk, build_dir, zk_path, tmp_path):
     lib = build_dir / "capi" / "libzkelect.so.1"
     if not lib.exists():
         pytest.fail("libzkelect is not built: ./dev build", pytrace=False)
-    sys.path.insert(0, str(REPO / "tests" / "bed"))
-    import zkbed
-    owner = str(tmp_path)
-    ports = zkbed._pick_ports(2, owner=owner)
+    ports = free_ports(2)
     pair = [Nginx(tmp_path, name, port, library=lib, hosts=zk.connect_string, path=zk_path)
             for name, port in zip(("nginx-a", "nginx-b"), ports)]
     try:
@@ -219,7 +217,6 @@ def nginx_pair(zk, build_dir, zk_path, tmp_path):
     finally:
         for n in pair:
             n.stop()
-        zkbed._release(ports, owner)
 
 
 def test_nginx_workers_elect_one_leader_and_fail_over(nginx_pair, kz, zk_path):

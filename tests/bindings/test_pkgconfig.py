@@ -12,11 +12,12 @@ runs so a re-run only rebuilds what changed; the prefix is wiped first).
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
+from bed import sh
 
 REPO = Path(__file__).resolve().parents[2]
 CONSUMER = REPO / "pkgconfig" / "consumer" / "elect.c"
@@ -25,20 +26,10 @@ BUILD_TIMEOUT = 1200
 
 
 def _run(cmd, timeout=120, **kw):
-    kw.setdefault("capture_output", True)
-    kw.setdefault("text", True)
-    try:
-        return subprocess.run(cmd, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{cmd} did not finish in {timeout} s:\n{e.stdout or ''}\n{e.stderr or ''}",
-                    pytrace=False)
+    return sh.run(cmd, timeout, **kw)
 
 
-def _ok(proc, what):
-    if proc.returncode != 0:
-        pytest.fail(f"{what} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}",
-                    pytrace=False)
-    return proc
+_ok = sh.ok
 
 
 def _clean_env():

@@ -1,5 +1,5 @@
 """Every runnable block of the docs (README.md, bindings/README.md,
-bindings/rust/README.md, docs/*.md; tests/docs/examples.py finds them) runs
+bindings/rust/README.md, docs/*.md; tests/bed/examples.py finds them) runs
 here against the build tree and the test ensemble, or says in the Markdown
 why it does not; an example that stops working fails the build.
 
@@ -29,16 +29,12 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packaging"))
-import examples  # noqa: E402
-from test_installed_debs import _ok, _run  # noqa: E402
+from bed import examples
+from bed.sh import ok as _ok, run as _run
 
 REPO = examples.REPO
 FIRST_LINE_WITHIN = 30
@@ -175,7 +171,7 @@ def _sh(block, text, env, tmp_path, build_dir):
         # or the repository, or starts ./dev test again, is refused unrun.
         if UNSAFE.search(cmd):
             pytest.fail(f"{block.where}: `{cmd.strip()}` is not run here: mark the block "
-                        "(tests/docs/examples.py says how)", pytrace=False)
+                        "(tests/bed/examples.py says how)", pytrace=False)
         if any(cmd.lstrip().startswith(i) for i in block.interrupted()):
             proc = _interrupted(cmd, cwd, env)
         else:

@@ -8,9 +8,10 @@ import json
 import pathlib
 import re
 import subprocess
-import sys
 
 import pytest
+
+from bed import zkc
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -23,9 +24,6 @@ DASHBOARD = MON / "zkelect-grafana.json"
 NAME_RE = re.compile(r"\b(zkelect_[a-z0-9_]+|leader_election_master_status)\b")
 # Labels the tool puts on its series, and the ones Prometheus adds to every target.
 LABELS = {"name", "path", "id", "state", "reason", "le", "job", "instance"}
-
-sys.path.insert(0, str(ROOT / "tests" / "integration"))
-import zkc  # noqa: E402
 
 
 @pytest.fixture(scope="module")

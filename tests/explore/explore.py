@@ -60,11 +60,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-sys.path.insert(0, str(REPO / "tests" / "bed"))
-sys.path.insert(0, str(REPO / "tests" / "fault"))
 
-from faultproxy import ProxiedEnsemble  # noqa: E402
-from zkbed import Ensemble  # noqa: E402
+from bed.faultproxy import ProxiedEnsemble
+from bed.lines import LinePump
+from bed.zkbed import Ensemble
 
 T_MS = 1500
 P, C, E = 3, 2, 3
@@ -210,8 +209,6 @@ class Part:
 
     def __init__(self, binary, env, name, paths, links):
         self.name = name
-        self.lines = []           # (recv_mono, [words])
-        self.cv = threading.Condition()
         self.killed_mono = None
         self.stopped = False
         self.stops = []           # [[SIGSTOP mono_ns, SIGCONT mono_ns or None]]
@@ -221,17 +218,16 @@ class Part:
              *[ln.connect_string for ln in links]],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, text=True, bufsize=1)
-        threading.Thread(target=self._read, daemon=True).start()
+        # .lines: (recv_mono_ns, [words]) of each stdout line.
+        self._out = LinePump(self.proc.stdout, item=lambda rx, text: (rx, text.split()),
+                             on_item=self._seen, clock=time.monotonic_ns, name=f"read-{name}")
+        self.lines = self._out.lines
+        self.cv = self._out.cv
         threading.Thread(target=self._drain_err, daemon=True).start()
 
-    def _read(self):
-        for line in self.proc.stdout:
-            w = line.split()
-            with self.cv:
-                self.lines.append((time.monotonic_ns(), w))
-                self.cv.notify_all()
-            if self.on_line and w:
-                self.on_line(self, w)
+    def _seen(self, item):      # with self.cv held
+        if self.on_line and item[1]:
+            self.on_line(self, item[1])
 
     def _drain_err(self):
         self.err = self.proc.stderr.read()
@@ -246,16 +242,8 @@ class Part:
             pass
 
     def wait(self, pred, timeout):
-        end = time.monotonic() + timeout
-        with self.cv:
-            while True:
-                for _, w in self.lines:
-                    if w and pred(w):
-                        return w
-                left = end - time.monotonic()
-                if left <= 0:
-                    return None
-                self.cv.wait(left)
+        i = self._out.wait(lambda item: item[1] and pred(item[1]), timeout)
+        return None if i is None else self.lines[i][1]
 
     def words(self):
         with self.cv:

@@ -8,17 +8,15 @@ ZKELECT_EXPLORE_SEEDS="1 2 3" replaces the seeds (no new one is added).
 
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+import explore
 
-import explore  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

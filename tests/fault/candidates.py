@@ -10,7 +10,7 @@ import os
 import threading
 import time
 
-from participant import Participant, candidate_argv
+from bed.participant import Participant, candidate_argv
 
 
 class Candidate(Participant):

@@ -9,17 +9,13 @@ paused_leader_bin   tests/fault/paused_leader.c built with cc + pkg-config
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-for d in (HERE, HERE.parent / "bed"):
-    if str(d) not in sys.path:
-        sys.path.insert(0, str(d))
+from candidates import Candidate
 
-from candidates import Candidate  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture

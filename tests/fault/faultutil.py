@@ -4,9 +4,9 @@ checks, waiting with deadlines, and the paused_leader process."""
 import json
 import os
 import subprocess
-import threading
 import time
 
+from bed.lines import LinePump
 from candidates import event_intervals, interval_overlaps, sample_overlaps
 
 
@@ -118,41 +118,25 @@ class PausedLeader:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, bufsize=1, env=env,
                                      start_new_session=True)
-        self.lines = []
-        self.cv = threading.Condition()
-        self._t = threading.Thread(target=self._read, daemon=True)
-        self._t.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cv:
-                self.lines.append(line.split())
-                self.cv.notify_all()
-        with self.cv:
-            self.lines.append(["EOF"])
-            self.cv.notify_all()
+        # .lines: the words of each stdout line, then ["EOF"].
+        self._out = LinePump(self.proc.stdout, item=lambda rx, text: text.split(),
+                             end=lambda rx: ["EOF"])
+        self.lines = self._out.lines
+        self.cv = self._out.cv
 
     def mark(self):
-        with self.cv:
-            return len(self.lines)
+        return self._out.mark()
 
     def wait(self, pred, timeout, what, since=0):
-        deadline = time.monotonic() + timeout
-        i = since
+        i = self._out.wait(pred, timeout, since)
+        if i is not None:
+            return self.lines[i]
         with self.cv:
-            while True:
-                while i < len(self.lines):
-                    if pred(self.lines[i]):
-                        return self.lines[i]
-                    i += 1
-                if self.lines and self.lines[-1] == ["EOF"]:
-                    raise AssertionError(f"{what}: paused_leader exited: "
-                                         f"{self.proc.stderr.read() if self.proc.poll() is not None else ''}"
-                                         f" {self.lines[-20:]}")
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"no {what} within {timeout} s: {self.lines[-20:]}")
-                self.cv.wait(left)
+            if self._out.ended:
+                raise AssertionError(f"{what}: paused_leader exited: "
+                                     f"{self.proc.stderr.read() if self.proc.poll() is not None else ''}"
+                                     f" {self.lines[-20:]}")
+            raise AssertionError(f"no {what} within {timeout} s: {self.lines[-20:]}")
 
     def wait_event(self, kind, timeout, since=0):
         return self.wait(lambda w: w[0] == "EVENT" and w[1] == kind, timeout,
@@ -174,7 +158,7 @@ class PausedLeader:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-        self._t.join(5)
+        self._out.join(5)
 
 
 # What paused_leader.c's FLIP/END lines say, on CLOCK_MONOTONIC ns.

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from candidates import Sampler
-from faultproxy import ProxiedEnsemble
+from bed.faultproxy import ProxiedEnsemble
 from faultutil import check_safety, children, lease_ms, report, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]

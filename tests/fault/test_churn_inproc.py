@@ -24,7 +24,7 @@ import time
 
 import pytest
 
-from faultproxy import ProxiedEnsemble
+from bed.faultproxy import ProxiedEnsemble
 from faultutil import PausedLeader, children, report, wait_for
 from inproc import alternation_errors, leader_events, one_runs, run_overlaps
 

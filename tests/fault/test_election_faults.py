@@ -7,19 +7,12 @@ timings are printed (run with -s) and appended to $ZKELECT_FAULT_REPORT when
 that is set.
 """
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-for d in (HERE, HERE.parent / "bed"):
-    if str(d) not in sys.path:
-        sys.path.insert(0, str(d))
-
-from candidates import Sampler  # noqa: E402
-from faultutil import check_safety, ms, nodes_of, report, start_pair, wait_for  # noqa: E402
+from candidates import Sampler
+from faultutil import check_safety, ms, nodes_of, report, start_pair, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

@@ -10,23 +10,19 @@ chunk DELAY_MS in each direction, so proposals, commits and the answers to
 syncs all reach it late, in order, as over a slow network. Its clients still
 reach it directly.
 
-The tests use the public C API through ctypes (tests/integration/zkc.py),
+The tests use the public C API through ctypes (tests/bed/zkc.py),
 in this process.
 """
 
 import ctypes
-import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
 
+from bed import zkc
 from faultutil import report
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-import zkc  # noqa: E402
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -37,7 +33,7 @@ T = 10000              # the sessions' timeout: far above the lag
 
 
 class Lib(zkc.Api):
-    """tests/integration/zkc.py's C API, with the few steps these tests repeat."""
+    """tests/bed/zkc.py's C API, with the few steps these tests repeat."""
 
     def client(self, hosts, **conf):
         c = super().client(zk_hosts=hosts, zk_session_timeout_ms=T, zk_log_level="none", **conf)
@@ -142,7 +138,7 @@ def test_a_create_lost_on_a_lagging_server_does_not_land_later_as_a_ghost(fresh_
     leading, and nothing left after resign. The node held has sequence 0:
     the create made after the cut committed first, and nothing from the old
     server landed after it (it would hold sequence 1)."""
-    from faultproxy import FaultProxy
+    from bed.faultproxy import FaultProxy
     from faultutil import children, wait_for
 
     ens, lag, fast = _lagging_ensemble(fresh_ensemble)

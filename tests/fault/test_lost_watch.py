@@ -14,19 +14,15 @@ is_leader of X's B and Z's B is sampled in this process, on one thread, in
 the order X, Z, X: an overlap counts only when all three reads said 1, so
 it is proven, not inferred from stamps.
 
-The tests use the public C API through ctypes (tests/integration/zkc.py).
+The tests use the public C API through ctypes (tests/bed/zkc.py).
 """
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from bed import zkc
 from faultutil import report
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-import zkc  # noqa: E402
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

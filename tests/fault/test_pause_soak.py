@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from faultproxy import ProxiedEnsemble
+from bed.faultproxy import ProxiedEnsemble
 from faultutil import PausedLeader, report
 from inproc import one_runs, run_overlaps
 

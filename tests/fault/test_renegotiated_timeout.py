@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from faultproxy import FaultProxy
+from bed.faultproxy import FaultProxy
 from faultutil import PausedLeader, first_one_ns, last_one_ns, report, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]

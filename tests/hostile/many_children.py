@@ -2,7 +2,7 @@
 """Measures libzkelect on an election path with many children, ours and
 foreign, against a fresh real ensemble (tests/bed/zkbed.py):
 
-    many_children.py --children 100000 [--build build]
+    PYTHONPATH=tests python3 tests/hostile/many_children.py --children 100000 [--build build]
 
 Half of the children are foreign candidate nodes named as Curator's
 LeaderLatch names them ("_c_<uuid>-latch-<seq>", persistent, so they stay in
@@ -16,17 +16,14 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "bed"))
-sys.path.insert(0, str(HERE.parent / "tools"))
+from bed.toolutil import Proc
+from bed.zkbed import Ensemble
 
-from toolutil import Proc  # noqa: E402
-from zkbed import Ensemble  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 def proc_status(pid):

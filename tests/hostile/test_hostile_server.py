@@ -4,17 +4,14 @@ ASan+UBSan build), and what comes back says what happened."""
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tools"))
+from evilzk import MODES, EvilZk
 
-from evilzk import MODES, EvilZk  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 CONNECT_MS = 1000
 SESSION_MS = 2000

@@ -14,18 +14,16 @@ X reaches a real server through a fault proxy, and a hostile server
 is_leader of X and Z (direct) is sampled in this process on one thread.
 """
 
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from bed import zkc
+from bed.faultproxy import FaultProxy
+from evilzk import EvilZk
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "integration"))
-import zkc  # noqa: E402
-from evilzk import EvilZk  # noqa: E402
-from faultproxy import FaultProxy  # noqa: E402
 
 T = 4000
 

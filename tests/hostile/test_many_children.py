@@ -16,15 +16,12 @@ ZKELECT_MANY_CHILDREN sets the number of children: 100,000 by default
 import json
 import os
 import subprocess
-import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-from toolutil import Proc, parse_event  # noqa: E402
+from bed.toolutil import Proc, parse_event
 
 CHILDREN = int(os.environ.get("ZKELECT_MANY_CHILDREN", "100000"))
 BATCH = 1000  # creates per multi: ~90 kB, far below the server's 1 MB request limit

@@ -1,4 +1,4 @@
-"""Fixtures of the tests that drive the C API through ctypes (zkc.py).
+"""Fixtures of the tests that drive the C API through ctypes (bed/zkc.py).
 
   api       zkc.Api over the tested build's libzkelect, one per module
   handles   {"e": [...], "o": [...], "c": [...]}: what a test made, freed
@@ -7,7 +7,7 @@
 
 import pytest
 
-import zkc
+from bed import zkc
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ kazoo client that looks at the election from outside."""
 import re
 from pathlib import Path
 
-from participant import Participant, candidate_argv, protocol_args
+from bed.participant import Participant, candidate_argv, protocol_args
 
 CURATOR_NODE = re.compile(r"^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
                           r"-latch-(\d{10})$")

@@ -3,7 +3,7 @@ ensemble: from the normal build, and again from the AddressSanitizer+UBSan
 (build-asan) and ThreadSanitizer (build-tsan) builds that ./dev test makes
 (ZKELECT_ASAN_BUILD_DIR / ZKELECT_TSAN_BUILD_DIR, else beside the tested
 build). A sanitizer report fails the test like a failed assertion, and so
-does a case that did not run (tests/gtestrun.py). A missing sanitizer build
+does a case that did not run (tests/bed/gtestrun.py). A missing sanitizer build
 is a skip when run by hand and a failure under ./dev test, which sets
 ZKELECT_REQUIRE_SANITIZERS=1.
 
@@ -18,16 +18,14 @@ lives, can see one.
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from bed import gtestrun
+
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
-import gtestrun  # noqa: E402
 
 SUPPRESSIONS = HERE.parent / "capi" / "tsan.supp"
 

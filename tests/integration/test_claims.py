@@ -1,25 +1,18 @@
 """Claims of docs/api.md, docs/threading.md and docs/semantics.md checked
 against the real ensemble, through the public C API (ctypes, tests/
-integration/zkc.py): authentication and ACLs, the time bounds of blocking
+bed/zkc.py): authentication and ACLs, the time bounds of blocking
 calls while the server does not answer, calls made from inside callbacks,
 and the observer's connection events."""
 
 import ctypes as C
 import os
-import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-for d in (HERE, HERE.parent / "bed"):
-    if str(d) not in sys.path:
-        sys.path.insert(0, str(d))
-
-import zkc  # noqa: E402
+from bed import zkc
 
 
 _client = zkc.connected_client

@@ -8,20 +8,13 @@ one-server ensemble of its own so no other test's traffic counts.
 """
 
 import re
-import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-for d in (HERE, HERE.parent / "bed"):
-    if str(d) not in sys.path:
-        sys.path.insert(0, str(d))
-
-import zkc  # noqa: E402
-from zkbed import four_letter  # noqa: E402
+from bed import zkc
+from bed.zkbed import four_letter
 
 T = 3000          # keepalives every T/6 = 500 ms: 2 writes a second per session
 WINDOW_S = 3.0    # the rate is a measurement over a window, not a wait for state

@@ -21,7 +21,7 @@ import uuid
 from kazoo.client import KazooClient
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
-import zkc
+from bed import zkc
 
 T = 2000
 

@@ -14,7 +14,7 @@ import uuid
 
 from kazoo.security import ACL, Permissions, ANYONE_ID_UNSAFE, OPEN_ACL_UNSAFE
 
-import zkc
+from bed import zkc
 
 T = 2000
 ESTATE = -3

@@ -3,18 +3,10 @@ parsed by a real JSON parser, against a real ensemble. Each figure is
 checked to move with the election: a term, a resign, a failover."""
 
 import ctypes as C
-import sys
 import time
 import uuid
-from pathlib import Path
 
-
-HERE = Path(__file__).resolve().parent
-for d in (HERE, HERE.parent / "bed"):
-    if str(d) not in sys.path:
-        sys.path.insert(0, str(d))
-
-import zkc  # noqa: E402
+from bed import zkc
 
 T = 4000
 

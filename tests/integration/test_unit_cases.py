@@ -1,18 +1,16 @@
 """The engine's GoogleTest programs (tests/unit) once more, as `meson test`
 runs them, but proving that every case they hold ran to completion: `meson
 test` only sees the exit status, which is 0 when an inherited GTEST_FILTER
-left nothing to run or a case was renamed DISABLED_ (tests/gtestrun.py)."""
+left nothing to run or a case was renamed DISABLED_ (tests/bed/gtestrun.py)."""
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from bed import gtestrun
+
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:
-    sys.path.insert(0, str(HERE.parent))
-import gtestrun  # noqa: E402
 
 PROGRAMS = ["unit-names", "unit-event-queue"]
 

@@ -10,10 +10,11 @@ another major version would be accepted.
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from bed import sh
 
 REPO = Path(__file__).resolve().parents[2]
 GO = REPO / "bindings" / "go"
@@ -21,11 +22,7 @@ GENERATED = ("capi.go", "capi_wrap.c")
 
 
 def _run(cmd, timeout=300, **kw):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{cmd} did not finish in {timeout} s:\n{e.stdout or ''}\n{e.stderr or ''}",
-                    pytrace=False)
+    return sh.run(cmd, timeout, **kw)
 
 
 def _need(*tools):

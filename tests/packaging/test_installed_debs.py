@@ -23,11 +23,12 @@ import fcntl
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
+from bed.sh import ok as _ok, run as _run
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ["libzkelect1", "libzkelect-dev", "zkelect", "lua-zkelect", "libzkelect-jni",
@@ -37,22 +38,6 @@ GO_SRC = Path("/usr/share/gocode/src") / GO_MODULE
 # One holder at a time on this machine: two runs installing and purging the
 # same packages would pull them from under each other.
 LOCK = "/tmp/zkelect-installed-debs.lock"
-TIMEOUT = 600
-
-
-def _run(cmd, timeout=TIMEOUT, **kw):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{cmd} did not finish in {timeout} s:\n{e.stdout or ''}\n{e.stderr or ''}",
-                    pytrace=False)
-
-
-def _ok(proc, what):
-    if proc.returncode != 0:
-        pytest.fail(f"{what} failed (exit {proc.returncode}):\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}",
-                    pytrace=False)
-    return proc
 
 
 def _installed(pkg):

@@ -7,10 +7,11 @@ the test ensemble.
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from bed import sh
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = re.search(r"version\s*:\s*'([^']+)'", (REPO / "meson.build").read_text()).group(1)
@@ -18,11 +19,7 @@ ROCKSPEC = REPO / "bindings" / "lua" / f"zkelect-{VERSION}-1.rockspec"
 
 
 def _run(cmd, timeout=300, **kw):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{cmd} did not finish in {timeout} s:\n{e.stdout or ''}\n{e.stderr or ''}",
-                    pytrace=False)
+    return sh.run(cmd, timeout, **kw)
 
 
 def test_rockspec_version_is_the_project_version():

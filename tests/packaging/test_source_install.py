@@ -13,15 +13,15 @@ import json
 import os
 import re
 import shlex
-import sys
 from pathlib import Path
 
 import pytest
 
+from bed import examples
+from bed.sh import ok as _ok, run as _run
+from test_installed_debs import _clean_env, _token
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "docs"))
-import examples  # noqa: E402
-from test_installed_debs import _clean_env, _ok, _run, _token  # noqa: E402
 
 README = REPO / "README.md"
 

@@ -8,20 +8,17 @@ import os
 import socket
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tools"))
+import tlsbed
+from bed.toolutil import Candidates, parse_event
+from bed.zkbed import Ensemble
 
-import tlsbed  # noqa: E402
-from toolutil import Candidates, parse_event  # noqa: E402
-from zkbed import Ensemble  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 SESSION_MS = 2000
 

@@ -8,6 +8,8 @@ import socket
 import subprocess
 import time
 
+from bed.zkbed import free_ports
+
 PASSWORD = "zkbed-test-only"
 
 
@@ -29,12 +31,6 @@ def make_keys(directory):
     return {"keystore": ks, "truststore": ts, "password": PASSWORD, "cafile": pem}
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Tunnel:
     """stunnel4 in client mode: one plain loopback port per target TLS port.
     The server certificate is verified against cafile (and its IP)."""
@@ -50,7 +46,7 @@ class Tunnel:
         conf = os.path.join(self.dir, "stunnel.conf")
         lines = ["foreground = yes", "pid =", "debug = 4",
                  f"output = {os.path.join(self.dir, 'stunnel.log')}"]
-        self.ports = [free_port() for _ in self.targets]
+        self.ports = free_ports(len(self.targets))
         for i, (lp, tp) in enumerate(zip(self.ports, self.targets)):
             lines += [f"[zk{i}]", "client = yes", f"accept = 127.0.0.1:{lp}",
                       f"connect = 127.0.0.1:{tp}", f"CAfile = {self.cafile}",

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from toolutil import Candidates, Proc, free_port, parse_event
+from bed.toolutil import Candidates, Proc, parse_event
+from bed.zkbed import free_port
 
 SESSION_MS = 2000
 SUBS = ["run", "status", "observe", "candidate"]

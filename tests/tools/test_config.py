@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from toolutil import CApi
+from bed.toolutil import CApi
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from toolutil import Candidates, CApi, Proc, free_port, parse_event
+from bed.toolutil import Candidates, CApi, Proc, parse_event
+from bed.zkbed import free_port
 
 SESSION_MS = 2000
 

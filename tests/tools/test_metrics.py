@@ -17,13 +17,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from bed.lines import LinePump
+from bed.zkbed import free_port
+
 T_MS = 2000
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _families(text):
@@ -46,14 +43,8 @@ class Run:
         self.proc = subprocess.Popen(self.argv, env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, start_new_session=True)
-        self.err = []
-        self.seen = threading.Event()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self):
-        for line in self.proc.stderr:
-            self.err.append(line.rstrip("\n"))
-            self.seen.set()
+        self._err = LinePump(self.proc.stderr)
+        self.err = self._err.lines
 
     def wait_line(self, part, timeout):
         deadline = time.monotonic() + timeout
@@ -67,8 +58,10 @@ class Run:
                     raise AssertionError(f"exited {self.proc.returncode}: {self.err}")
             if time.monotonic() > deadline:
                 raise AssertionError(f"no '{part}' within {timeout} s: {self.err}")
-            self.seen.wait(0.1)
-            self.seen.clear()
+            if self._err.ended:
+                time.sleep(0.1)
+            else:       # until a new line comes, 0.1 s at most
+                self._err.wait(lambda line: True, 0.1, since=len(self.err))
 
     def stop(self):
         if self.proc.poll() is None:
@@ -426,7 +419,7 @@ class Prometheus:
             f"      - targets: [{', '.join(repr(t) for t in targets)}]\n")
         self.proc = None
         for _ in range(3):   # a free port taken between the probe and the bind
-            self.port = _free_port()
+            self.port = free_port()
             self.log = open(self.dir / "log.txt", "w")
             self.proc = subprocess.Popen(
                 ["prometheus", f"--config.file={cfg}", f"--storage.tsdb.path={self.dir / 'data'}",
@@ -491,7 +484,7 @@ def test_real_prometheus_sees_one_leader_and_the_failovers(zk, zk_path, zkelect_
                                                             tmp_path, runs):
     if not shutil.which("prometheus"):
         pytest.fail("prometheus is missing: ./dev installs Debian's package", pytrace=False)
-    ports = {"a": _free_port(), "b": _free_port()}
+    ports = {"a": free_port(), "b": free_port()}
     inst = {k: f"127.0.0.1:{p}" for k, p in ports.items()}
 
     def start(who):

@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from faultproxy import ProxiedEnsemble
-from toolutil import CApi, Proc, free_port, pid_alive, wait_gone
+from bed.faultproxy import ProxiedEnsemble
+from bed.toolutil import CApi, Proc, pid_alive, wait_gone
+from bed.zkbed import free_port
 
 SESSION_MS = 2000
 MARGIN_MS = 1500

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from faultproxy import ProxiedEnsemble
-from toolutil import CApi, Proc
+from bed.faultproxy import ProxiedEnsemble
+from bed.toolutil import CApi, Proc
 
 SESSION_MS = 2000
 # A margin larger than the default T/20 keeps the kill window (margin/2) clear

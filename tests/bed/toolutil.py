@@ -1,19 +1,19 @@
 """Helpers for the tests of the zkelect command-line tool.
 
-Real processes only: `zkelect` subprocesses (Proc for any subcommand read line
-by line; Candidates for `zkelect candidate`, driven by tests/bed/participant.py)
-and a ctypes view of libzkelect's C API to compare against.
+Real processes only: `zkelect` subprocesses (Proc for any subcommand, its
+lines read by bed/lines.py; Candidates for `zkelect candidate`, driven by
+bed/participant.py) and a ctypes view of libzkelect's C API to compare
+against.
 """
 
 import ctypes
 import os
-import queue
 import signal
 import subprocess
-import threading
 import time
 
-import participant
+from . import participant
+from .lines import LinePump
 
 
 class Proc:
@@ -25,21 +25,9 @@ class Proc:
             self.argv, env=env, cwd=cwd, text=True, bufsize=1,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        self.lines = queue.Queue()
+        self.lines = LinePump(self.proc.stdout)
         self.seen = []
-        self.err = []
-        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines), daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
-
-    @staticmethod
-    def _pump(f, q):
-        for line in f:
-            q.put(line.rstrip("\n"))
-        q.put(None)
-
-    def _pump_err(self):
-        for line in self.proc.stderr:
-            self.err.append(line.rstrip("\n"))
+        self.err = LinePump(self.proc.stderr).lines     # every stderr line so far
 
     @property
     def pid(self):
@@ -54,10 +42,7 @@ class Proc:
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError
-        try:
-            line = self.lines.get(timeout=left)
-        except queue.Empty:
-            raise TimeoutError from None
+        line = self.lines.next(left)
         if line is not None:
             self.seen.append(line)
         return line
@@ -210,13 +195,6 @@ class CApi:
             return out
         finally:
             L.zkelect_client_destroy(client)
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pid_alive(pid):
