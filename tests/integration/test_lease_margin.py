@@ -3,7 +3,7 @@
 again: lease.margin.ms when set, else 1/20 of the negotiated session timeout
 and at least 10 ms; 0 before a session was negotiated."""
 
-import zkc
+from bed import zkc
 
 
 def test_the_margin_in_force_is_read_back(api, handles, zk):
