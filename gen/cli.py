@@ -18,6 +18,8 @@ import re
 import sys
 import textwrap
 import tomllib
+
+import regions as regions_
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -327,14 +329,7 @@ def man_regions(t):
 
 
 def replace_marked(path, text, regions):
-    for name, lines in regions.items():
-        begin, end = f'.\\" BEGIN gen/cli.py {name}', f'.\\" END gen/cli.py {name}'
-        m = re.search("^" + re.escape(begin) + r"\n(.*?)^" + re.escape(end) + "$", text,
-                      re.S | re.M)
-        if not m:
-            raise SystemExit(f"{path}: no region '{name}' ({begin} ... {end})")
-        text = text[:m.start(1)] + "".join(l + "\n" for l in lines) + text[m.end(1):]
-    return text
+    return regions_.replace_marked(path, text, regions, '.\\"', "cli.py")
 
 
 # --- the files ---------------------------------------------------------------
@@ -350,23 +345,9 @@ def outputs(t):
 
 
 def main(argv):
-    check = "--check" in argv[1:]
-    stale = []
-    for rel, new in outputs(load()).items():
-        path = ROOT / rel
-        old = path.read_text() if path.exists() else None
-        if new != old:
-            stale.append(rel)
-            if not check:
-                path.write_text(new)
-    if check and stale:
-        print("gen/cli.py --check: these differ from gen/cli.toml (run python3 gen/cli.py):",
-              *stale, sep="\n  ", file=sys.stderr)
-        return 1
-    if not check:
-        for rel in stale:
-            print(f"wrote {rel}")
-    return 0
+    return regions_.settle(ROOT, ((rel, lambda _old, new=new: new)
+                                  for rel, new in outputs(load()).items()),
+                           "--check" in argv[1:], "cli.py", "cli.toml")
 
 
 if __name__ == "__main__":

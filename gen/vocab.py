@@ -14,6 +14,8 @@ as it is. tests/abi/test_generated.py runs --check in ./dev test.
 import re
 import sys
 import tomllib
+
+import regions as regions_
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -255,16 +257,7 @@ def marker_style(path):
 
 
 def replace_marked(path, text, regions):
-    lead = marker_style(path)
-    for name, lines in regions.items():
-        begin = f"{lead} BEGIN gen/vocab.py {name}"
-        end = f"{lead} END gen/vocab.py {name}"
-        m = re.search(r"^([ \t]*)" + re.escape(begin) + r"[^\n]*\n(.*?)^[ \t]*" + re.escape(end),
-                      text, re.S | re.M)
-        if not m:
-            raise SystemExit(f"{path}: no region '{name}' ({begin} ... {end})")
-        text = text[:m.start(2)] + "".join(l + "\n" for l in lines) + text[m.end(2):]
-    return text
+    return regions_.replace_marked(path, text, regions, marker_style(path), "vocab.py")
 
 
 def replace_enums(path, text, regions):
@@ -298,25 +291,12 @@ def targets(t):
 
 
 def main(argv):
-    check = "--check" in argv[1:]
     t = load()
-    stale = []
-    for rel, fn, regions in targets(t):
-        path = ROOT / rel
-        old = path.read_text()
-        new = fn(path, old, regions)
-        if new != old:
-            stale.append(rel)
-            if not check:
-                path.write_text(new)
-    if check and stale:
-        print("gen/vocab.py --check: these copies differ from gen/vocabulary.toml "
-              "(run python3 gen/vocab.py):", *stale, sep="\n  ", file=sys.stderr)
-        return 1
-    if not check:
-        for rel in stale:
-            print(f"wrote {rel}")
-    return 0
+    # A file may be a target twice (the header: its enums, its key list):
+    # the second rewrite starts from the first's text.
+    return regions_.settle(ROOT, ((rel, lambda old, fn=fn, regions=regions, rel=rel:
+                                   fn(ROOT / rel, old, regions)) for rel, fn, regions in targets(t)),
+                           "--check" in argv[1:], "vocab.py", "vocabulary.toml")
 
 
 if __name__ == "__main__":

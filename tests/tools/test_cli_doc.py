@@ -6,7 +6,6 @@ the man page says something other than the table, when the two disagree with
 each other (read independently of the generator), or when the parser accepts
 an option the documentation does not list, or refuses one it lists."""
 
-import importlib.util
 import os
 import re
 import shutil
@@ -23,25 +22,13 @@ COMMANDS = ["run", "status", "observe", "candidate", "config"]
 
 
 def _gen():
-    spec = importlib.util.spec_from_file_location("cli_gen", GEN)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    import cli  # gen/ is on pytest's path (pytest.ini)
+    return cli
 
 
 @pytest.fixture(scope="module")
 def gen():
     return _gen()
-
-
-@pytest.fixture(scope="module")
-def env(build_dir):
-    e = dict(os.environ)
-    e["LD_LIBRARY_PATH"] = str(build_dir / "capi") + (
-        ":" + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
-    for name in ("ZKELECT_CONNECT", "ZKELECT_AUTH"):
-        e.pop(name, None)
-    return e
 
 
 def zkelect(zkelect_bin, env, *args):

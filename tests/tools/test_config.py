@@ -3,7 +3,6 @@ default the library gives it and the value the tool's options make current;
 no ZooKeeper needed, as the command connects to nothing."""
 
 import json
-import os
 import subprocess
 
 import pytest
@@ -16,16 +15,6 @@ def defaults(build_dir):
     d = CApi(build_dir).conf_defaults()
     assert "zk.hosts" in d and "leadership" in d, d
     return d
-
-
-@pytest.fixture
-def env(build_dir):
-    e = dict(os.environ)
-    e["LD_LIBRARY_PATH"] = str(build_dir / "capi") + (
-        ":" + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
-    for name in ("ZKELECT_CONNECT", "ZKELECT_AUTH"):
-        e.pop(name, None)
-    return e
 
 
 def config(zkelect_bin, env, *args):
