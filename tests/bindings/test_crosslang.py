@@ -16,6 +16,12 @@ response protocol on stdin/stdout:
     READY (once connected)
     join | resign -> OK;  await MS -> LEADER token | TIMEOUT;  leader? -> IS 0|1
     who -> LEADS id;  events MS -> EVENT ... lines, then END;  quit -> BYE
+    counters -> COUNTERS name=value ... (every counter the binding knows)
+
+The second test holds each binding's own words to the library's: a WARNING
+event must reach each language's idiomatic event type (its candidate has an
+arm for it that prints the message), and each language's counter call must
+name every counter the library has.
 """
 
 import os
@@ -24,6 +30,8 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+
+import ctypes
 
 import pytest
 
@@ -160,17 +168,23 @@ class Candidate:
         self._err.close()
 
 
+def _start_all(progs, test_env, zk, zk_path, tmp_path, cands):
+    """One candidate of each language, in ORDER, appended to `cands` (so
+    the caller's finally quits those started before a failure)."""
+    for name in ORDER:
+        argv, extra = progs[name]
+        # The JVM decodes its arguments by the locale: a UTF-8 one.
+        cands.append(Candidate(name, argv + [zk.connect_string, zk_path, ID[name]],
+                               dict(test_env, LC_ALL="C.UTF-8", **extra), tmp_path))
+    for c in cands:
+        assert c.line(60) == "READY", c.name
+
+
 def test_five_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp_path):
     progs = _build_all(test_env, build_dir, tmp_path)
     cands = []
     try:
-        for name in ORDER:
-            argv, extra = progs[name]
-            # The JVM decodes its arguments by the locale: a UTF-8 one.
-            cands.append(Candidate(name, argv + [zk.connect_string, zk_path, ID[name]],
-                                   dict(test_env, LC_ALL="C.UTF-8", **extra), tmp_path))
-        for c in cands:
-            assert c.line(60) == "READY", c.name
+        _start_all(progs, test_env, zk, zk_path, tmp_path, cands)
 
         # Join one at a time, so the queue order is ORDER.
         for i, c in enumerate(cands):
@@ -230,3 +244,62 @@ def test_five_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp
     finally:
         for c in cands:
             c.quit()
+
+
+# A foreign candidate (another library's, by Curator's layout) whose
+# sequence number is near the 32-bit wrap: every candidacy in the path is
+# warned once (docs/limits.md) and counts it in sequence_near_wrap. Ours sort
+# before it across the wrap, so the election itself goes on.
+FAR = "_c_00000000-0000-4000-8000-000000000000-latch-2147480000"
+
+
+def _library_counters(build_dir):
+    lib = ctypes.CDLL(str(build_dir / "capi" / "libzkelect.so.1"))
+    lib.zkelect_counter_name.restype = ctypes.c_char_p
+    names = []
+    for i in range(1000):  # NULL past the last counter
+        name = lib.zkelect_counter_name(i)
+        if name is None:
+            break
+        names.append(name.decode())
+    assert names, "the library names no counter"
+    return set(names)
+
+
+def test_warning_and_every_counter_reach_every_language(test_env, build_dir, zk, zk_path,
+                                                         tmp_path):
+    from kazoo.client import KazooClient
+    progs = _build_all(test_env, build_dir, tmp_path)
+    want = _library_counters(build_dir)
+    kz = KazooClient(hosts=zk.connect_string, timeout=10)
+    kz.start(timeout=20)
+    cands = []
+    try:
+        kz.ensure_path(zk_path)
+        kz.create(f"{zk_path}/{FAR}", b"far")
+        _start_all(progs, test_env, zk, zk_path, tmp_path, cands)
+        for c in cands:
+            assert c.cmd("join") == "OK", c.name
+        for c in cands:
+            evs = c.events_until("WARNING")
+            warned = [e for e in evs if e.startswith("WARNING")]
+            assert len(warned) == 1 and "2147480000" in warned[0], \
+                f"{c.name}: the WARNING did not reach its own event type: {evs}"
+            reply = c.cmd("counters")
+            assert reply.startswith("COUNTERS "), f"{c.name}: {reply!r}"
+            got = dict(kv.split("=", 1) for kv in reply.split()[1:])
+            assert set(got) == want, \
+                f"{c.name}: counters {sorted(set(got) ^ want)} differ from the library's"
+            assert got["sequence_near_wrap"] == "1", (c.name, got)
+            assert int(got["zk_requests"]) > 0, (c.name, got)
+        for c in cands:
+            assert c.cmd("quit") == "BYE", c.name
+            assert c.proc.wait(20) == 0, f"{c.name} exit code; stderr:\n{c._stderr()}"
+    finally:
+        for c in cands:
+            c.quit()
+        try:
+            kz.delete(f"{zk_path}/{FAR}")
+        finally:
+            kz.stop()
+            kz.close()

@@ -3,7 +3,7 @@
 // bindings/rust/zkelect/examples/candidate.rs:
 //
 //   java -cp zkelect.jar:. Candidate HOSTS PATH ID   ->  READY
-//   join | resign | await MS | leader? | who | events MS | quit
+//   join | resign | await MS | leader? | who | events MS | counters | quit
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -26,13 +26,20 @@ public final class Candidate {
                 return "EVENT DEPOSED " + ev.reason.name().toLowerCase();
             case FOLLOWING:
                 return "EVENT FOLLOWING " + ev.id;
+            case WARNING:
+                return "EVENT WARNING " + ev.message;
             default:
                 return "EVENT " + ev.type.name();
         }
     }
 
-    private static String run(Elector e, String cmd, int ms) throws InterruptedException {
+    private static String run(Client client, Elector e, String cmd, int ms) throws InterruptedException {
         switch (cmd) {
+            case "counters": {
+                StringBuilder out = new StringBuilder("COUNTERS");
+                new java.util.TreeMap<>(client.counters()).forEach((k, v) -> out.append(' ').append(k).append('=').append(v));
+                return out.toString();
+            }
             case "join":
                 e.volunteer();
                 return "OK";
@@ -86,7 +93,7 @@ public final class Candidate {
                     int ms = words.length > 1 ? Integer.parseInt(words[1]) : 0;
                     String reply;
                     try {
-                        reply = run(e, words[0], ms);
+                        reply = run(client, e, words[0], ms);
                     } catch (ZkelectException ex) {
                         reply = "ERR " + ex.getMessage();
                     }

@@ -5,7 +5,7 @@
  * bindings/rust/zkelect/examples/candidate.rs:
  *
  *   candidate HOSTS PATH ID   ->  READY
- *   join | resign | await MS | leader? | who | events MS | quit
+ *   join | resign | await MS | leader? | who | events MS | counters | quit
  */
 #include <zkelect/zkelect.h>
 
@@ -26,6 +26,9 @@ static void print_event(const zkelect_event_t *ev)
         break;
     case ZKELECT_EV_FOLLOWING:
         printf("EVENT FOLLOWING %s\n", zkelect_event_id(ev));
+        break;
+    case ZKELECT_EV_WARNING:
+        printf("EVENT WARNING %s\n", zkelect_event_message(ev));
         break;
     default:
         printf("EVENT %s\n", zkelect_event_type_name(type));
@@ -99,6 +102,16 @@ int main(int argc, char **argv)
                 zkelect_event_destroy(ev);
             }
             printf("END\n");
+        } else if (strcmp(cmd, "counters") == 0) {
+            uint64_t v;
+            int i;
+            printf("COUNTERS");
+            for (i = 0; i < ZKELECT_COUNTER__COUNT; i++) {
+                if ((rc = zkelect_client_counter(client, i, &v)) != 0)
+                    break;
+                printf(" %s=%" PRIu64, zkelect_counter_name(i), v);
+            }
+            printf("\n");
         } else if (strcmp(cmd, "quit") == 0) {
             break;
         } else {

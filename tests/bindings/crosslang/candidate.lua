@@ -3,7 +3,7 @@
 -- bindings/rust/zkelect/examples/candidate.rs:
 --
 --   lua5.4 candidate.lua HOSTS PATH ID   ->  READY
---   join | resign | await MS | leader? | who | events MS | quit
+--   join | resign | await MS | leader? | who | events MS | counters | quit
 local zkelect = require "zkelect"
 
 local hosts, path, id = arg[1], arg[2], arg[3]
@@ -22,6 +22,7 @@ local function describe(ev)
   if ev.type == "ELECTED" then return "EVENT ELECTED " .. math.tointeger(ev.token) end
   if ev.type == "DEPOSED" then return "EVENT DEPOSED " .. ev.reason end
   if ev.type == "FOLLOWING" then return "EVENT FOLLOWING " .. ev.id end
+  if ev.type == "WARNING" then return "EVENT WARNING " .. ev.message end
   return "EVENT " .. ev.type
 end
 
@@ -34,6 +35,14 @@ local commands = {
   end,
   ["leader?"] = function() return e:is_leader() and "IS 1" or "IS 0" end,
   who = function() return "LEADS " .. tostring(e:leader_id()) end,
+  counters = function()
+    local all, names = client:counters(), {}
+    for name in pairs(all) do names[#names + 1] = name end
+    table.sort(names)
+    local out = { "COUNTERS" }
+    for _, name in ipairs(names) do out[#out + 1] = name .. "=" .. math.tointeger(all[name]) end
+    return table.concat(out, " ")
+  end,
   events = function(ms)
     local lines = {}
     local ev = e:next_event(ms)

@@ -12,6 +12,7 @@
 //!   who          -> LEADS id | ERR text
 //!   events MS    -> EVENT TYPE detail... per event (waiting up to MS for the
 //!                   first, then taking what is queued), then END
+//!   counters     -> COUNTERS name=value ... (every counter, by name)
 //!   quit         -> BYE (after the election and client are closed)
 
 use std::io::{BufRead, Write};
@@ -24,6 +25,7 @@ fn describe(ev: &Event) -> String {
         EventKind::Elected => format!("EVENT ELECTED {}", ev.token()),
         EventKind::Deposed => format!("EVENT DEPOSED {}", ev.reason_name()),
         EventKind::Following => format!("EVENT FOLLOWING {}", ev.id()),
+        EventKind::Warning => format!("EVENT WARNING {}", ev.message()),
         _ => format!("EVENT {}", ev.kind_name()),
     }
 }
@@ -67,6 +69,12 @@ fn main() {
                 }
                 lines.push("END".to_string());
                 Ok(lines.join("\n"))
+            }
+            "counters" => {
+                let mut all: Vec<String> =
+                    client.counters().iter().map(|(c, v)| format!("{}={v}", c.name())).collect();
+                all.sort();
+                Ok(format!("COUNTERS {}", all.join(" ")))
             }
             "quit" => break,
             other => Ok(format!("ERR unknown command {other:?}")),

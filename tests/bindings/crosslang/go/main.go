@@ -3,7 +3,7 @@
 // bindings/rust/zkelect/examples/candidate.rs:
 //
 //	candidate HOSTS PATH ID   ->  READY
-//	join | resign | await MS | leader? | who | events MS | quit
+//	join | resign | await MS | leader? | who | events MS | counters | quit
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,8 @@ func describe(ev zkelect.Event) string {
 		return "EVENT DEPOSED " + ev.Reason.String()
 	case zkelect.Following:
 		return "EVENT FOLLOWING " + ev.ID
+	case zkelect.Warning:
+		return "EVENT WARNING " + ev.Message
 	}
 	return "EVENT " + ev.Type.String()
 }
@@ -101,6 +104,18 @@ loop:
 				lines = append(lines, describe(ev))
 			}
 			reply = strings.Join(append(lines, "END"), "\n")
+		case "counters":
+			var m map[string]uint64
+			m, err = client.Counters()
+			names := make([]string, 0, len(m))
+			for name := range m {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			reply = "COUNTERS"
+			for _, name := range names {
+				reply += fmt.Sprintf(" %s=%d", name, m[name])
+			}
 		case "quit":
 			break loop
 		default:
