@@ -165,6 +165,11 @@ def c_string(s, indent):
 GENERATED = "Written by gen/cli.py from gen/cli.toml: edit those and run python3 gen/cli.py."
 
 
+def secret_keys():
+    """Configuration keys whose values are credentials (gen/vocabulary.toml)."""
+    return [k["name"] for k in tomllib.loads(VOCABULARY.read_text())["key"] if k.get("secret")]
+
+
 def options_h(t):
     ids = []
     n = FIRST_ID
@@ -207,6 +212,11 @@ struct zt_command_spec {{
 
 extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
 
+/* The configuration keys whose values are credentials, NULL-terminated,
+   and the same as text for --help. */
+extern const char *const zt_secret_keys[];
+#define ZT_SECRET_KEYS_TEXT "{", ".join(secret_keys())}"
+
 #endif
 """
 
@@ -230,7 +240,8 @@ def options_c(t):
                 f"        .synopsis = {c_string(help_synopsis(t, cname), 20)},",
                 f"        .options = {c_string(help_options(t, cname), 19)},",
                 "    },"]
-    out.append("};")
+    out += ["};", "", "const char *const zt_secret_keys[] = {"]
+    out += [f'    "{k}",' for k in secret_keys()] + ["    0,", "};"]
     return "".join(l + "\n" for l in out)
 
 

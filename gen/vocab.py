@@ -181,10 +181,22 @@ def rust_sys_regions(t):
     }
 
 
+def rust_variants(entries, ident):
+    """An enum's variant declarations, each after its rust_doc."""
+    out = []
+    for e in entries:
+        out += [f"    /// {l}" for l in doc_lines(e.get("rust_doc"))]
+        out.append(f"    {ident(e)},")
+    return out
+
+
 def rust_regions(t):
     codes = [e for e in t["error"] if e["value"] != 0]
     counters = [camel(c["name"]) for c in t["counter"]]
     return {
+        "error kind variants": rust_variants(codes, lambda e: e["rust"]),
+        "event kind variants": rust_variants(t["event"], lambda e: camel(e["name"])),
+        "reason variants": rust_variants(t["reason"], lambda e: camel(e["name"])),
         "error kinds": [f"            ZKELECT_{e['name']} => ErrorKind::{e['rust']}," for e in codes],
         "event kinds": [f"            ZKELECT_EV_{e['name']} => EventKind::{camel(e['name'])},"
                         for e in t["event"]],

@@ -19,7 +19,7 @@ static void config_usage(FILE *f)
              "options (--connect or ZKELECT_CONNECT, the timeouts, --set, --auth-file\n"
              "or ZKELECT_AUTH). Nothing is connected to; --path is accepted and\n"
              "ignored, so any command line of the other commands can be checked.\n"
-             "Credentials (zk.auth, zk.tls.key.password) show as *** when set.\n"
+             "Credentials (" ZT_SECRET_KEYS_TEXT ") show as *** when set.\n"
              "--json prints one JSON object.\n",
              "Exit status: 0 shown, 1 failure, 2 bad arguments, a value the library\n"
              "refuses, or a lease.margin.ms that zkelect run would refuse.\n");
@@ -28,7 +28,10 @@ static void config_usage(FILE *f)
 /* Values that are credentials: shown only as set or not. */
 static int secret(const char *key)
 {
-    return !strcmp(key, "zk.auth") || !strcmp(key, "zk.tls.key.password");
+    for (const char *const *k = zt_secret_keys; *k; k++)
+        if (!strcmp(key, *k))
+            return 1;
+    return 0;
 }
 
 /* The value of key in conf, malloc'ed (NULL when out of memory). */

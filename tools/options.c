@@ -193,3 +193,9 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
                    "  -h, --help                print this help and exit\n",
     },
 };
+
+const char *const zt_secret_keys[] = {
+    "zk.auth",
+    "zk.tls.key.password",
+    0,
+};

@@ -51,4 +51,9 @@ struct zt_command_spec {
 
 extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
 
+/* The configuration keys whose values are credentials, NULL-terminated,
+   and the same as text for --help. */
+extern const char *const zt_secret_keys[];
+#define ZT_SECRET_KEYS_TEXT "zk.auth, zk.tls.key.password"
+
 #endif

@@ -50,6 +50,7 @@ pub struct Error {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    // BEGIN gen/vocab.py error kind variants
     InvalidArgument,
     NoMemory,
     /// The call does not fit the handle's state (e.g. resign when not a candidate).
@@ -66,6 +67,7 @@ pub enum ErrorKind {
     NoLeader,
     Range,
     NotLeader,
+    // END gen/vocab.py error kind variants
     /// A code this version of the crate does not know (the enum is append-only).
     Other,
 }
@@ -861,6 +863,7 @@ impl Iterator for Events<'_> {
 /// The type of an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventKind {
+    // BEGIN gen/vocab.py event kind variants
     /// This candidacy now leads; `token()` is the fencing token.
     Elected,
     /// This candidacy stopped leading; `reason()` says why.
@@ -881,6 +884,7 @@ pub enum EventKind {
     /// Nothing failed, but an operator should act; `message()` says what
     /// (libzkelect 1.1: the path's sequence numbers near their wrap).
     Warning,
+    // END gen/vocab.py event kind variants
     /// A type newer than this crate.
     Unknown(i32),
 }
@@ -910,6 +914,7 @@ impl EventKind {
 /// Why a `Deposed` event happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reason {
+    // BEGIN gen/vocab.py reason variants
     None,
     Resigned,
     Suspended,
@@ -917,6 +922,7 @@ pub enum Reason {
     Expired,
     NodeDeleted,
     Closed,
+    // END gen/vocab.py reason variants
     Unknown(i32),
 }
 
