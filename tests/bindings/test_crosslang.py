@@ -24,17 +24,16 @@ arm for it that prints the message), and each language's counter call must
 name every counter the library has.
 """
 
+import ctypes
 import os
 import re
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
-import ctypes
-
 import pytest
 
+from bed import sh
 from bed.lines import LinePump
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,30 +44,14 @@ ORDER = ["go", "java", "lua", "rust", "c"]
 ID = {name: f"{name}-\U0001F600-\u00e9" for name in ORDER}
 
 
-def _run(cmd, env, cwd=REPO, timeout=BUILD_TIMEOUT):
-    try:
-        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{' '.join(map(str, cmd))} did not finish in {timeout} s:\n"
-                    f"{e.stdout or ''}\n{e.stderr or ''}", pytrace=False)
-    if proc.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, cmd))} failed (exit {proc.returncode}):\n"
-                    f"{proc.stdout[-10000:]}\n{proc.stderr[-10000:]}", pytrace=False)
-    return proc
-
-
-def _need(*tools):
-    for tool in tools:
-        if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is not installed", pytrace=False)
+def _run(cmd, env, cwd=REPO):
+    return sh.ok(sh.run(cmd, BUILD_TIMEOUT, cwd=cwd, env=env), " ".join(map(str, cmd)))
 
 
 def _build_all(env, build_dir, out):
     """argv (without HOSTS PATH ID) and extra env for each language."""
-    _need("cc", "pkg-config", "cargo", "go", "swig", "javac", "java", "lua5.4")
-    if not (build_dir / "capi" / "libzkelect.so.1").exists():
-        pytest.fail("libzkelect is not built: ./dev build", pytrace=False)
+    sh.need("cc", "pkg-config", "cargo", "go", "swig", "javac", "java", "lua5.4")
+    sh.need_library(build_dir)
     progs = {}
 
     _run(["sh", "-c", f"cc -std=c99 -Wall -Werror {HERE / 'candidate.c'} -o {out / 'candidate_c'} "
@@ -180,6 +163,13 @@ def _start_all(progs, test_env, zk, zk_path, tmp_path, cands):
         assert c.line(60) == "READY", c.name
 
 
+def _quit_all(cands):
+    """Every candidate says BYE and exits 0."""
+    for c in cands:
+        assert c.cmd("quit") == "BYE", c.name
+        assert c.proc.wait(20) == 0, f"{c.name} exit code; stderr:\n{c._stderr()}"
+
+
 def test_five_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp_path):
     progs = _build_all(test_env, build_dir, tmp_path)
     cands = []
@@ -238,9 +228,7 @@ def test_five_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp
             kz.stop()
             kz.close()
 
-        for c in cands:
-            assert c.cmd("quit") == "BYE", c.name
-            assert c.proc.wait(20) == 0, f"{c.name} exit code; stderr:\n{c._stderr()}"
+        _quit_all(cands)
     finally:
         for c in cands:
             c.quit()
@@ -292,9 +280,7 @@ def test_warning_and_every_counter_reach_every_language(test_env, build_dir, zk,
                 f"{c.name}: counters {sorted(set(got) ^ want)} differ from the library's"
             assert got["sequence_near_wrap"] == "1", (c.name, got)
             assert int(got["zk_requests"]) > 0, (c.name, got)
-        for c in cands:
-            assert c.cmd("quit") == "BYE", c.name
-            assert c.proc.wait(20) == 0, f"{c.name} exit code; stderr:\n{c._stderr()}"
+        _quit_all(cands)
     finally:
         for c in cands:
             c.quit()

@@ -7,11 +7,11 @@ PKG_CONFIG_PATH (the build's meson-uninstalled directory).
 """
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from bed import sh
 
 REPO = Path(__file__).resolve().parents[2]
 GO = REPO / "bindings" / "go"
@@ -19,12 +19,8 @@ TIMEOUT = 600
 
 
 def _env(test_env, build_dir):
-    for tool, pkg in (("go", "golang-go"), ("pkg-config", "pkg-config")):
-        if shutil.which(tool, path=test_env.get("PATH")) is None:
-            pytest.fail(f"{tool} is not installed (Debian: apt-get install {pkg})", pytrace=False)
-    lib = build_dir / "capi" / "libzkelect.so.1"
-    if not lib.exists():
-        pytest.fail(f"{lib} is missing: build first (./dev build)", pytrace=False)
+    sh.need(("go", "golang-go"), "pkg-config", path=test_env.get("PATH"))
+    sh.need_library(build_dir)
     env = dict(test_env)
     env["GOFLAGS"] = "-mod=mod"
     env["CGO_ENABLED"] = "1"
@@ -36,11 +32,7 @@ def _env(test_env, build_dir):
 
 
 def _run(cmd, env, cwd=GO, timeout=TIMEOUT):
-    try:
-        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{' '.join(map(str, cmd))} did not finish in {timeout} s:\n"
-                    f"{e.stdout or ''}\n{e.stderr or ''}", pytrace=False)
+    return sh.run(cmd, timeout, cwd=cwd, env=env)
 
 
 

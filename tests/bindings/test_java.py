@@ -4,13 +4,12 @@ the JUnit 4 tests from Debian's junit4), the JUnit tests run against the
 shared ensemble (the README example runs in tests/docs/test_examples.py).
 """
 
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from bed import sh
 
 REPO = Path(__file__).resolve().parents[2]
 JAVA = REPO / "bindings" / "java"
@@ -19,30 +18,16 @@ TIMEOUT = 300
 
 
 def _run(cmd, env, cwd=JAVA, timeout=TIMEOUT):
-    try:
-        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{' '.join(map(str, cmd))} did not finish in {timeout} s:\n"
-                    f"{e.stdout or ''}\n{e.stderr or ''}", pytrace=False)
+    return sh.run(cmd, timeout, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")
 def java_out(build_dir):
-    for tool, pkg in (("javac", "default-jdk-headless"), ("swig", "swig"), ("pkg-config", "pkg-config")):
-        if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is not installed (Debian: apt-get install {pkg})", pytrace=False)
+    sh.need(("javac", "default-jdk-headless"), "swig", "pkg-config")
     if not Path(JUNIT.split(":")[0]).exists():
         pytest.fail("JUnit 4 is not installed (Debian: apt-get install junit4)", pytrace=False)
-    if not (build_dir / "capi" / "libzkelect.so.1").exists():
-        pytest.fail("libzkelect is not built: ./dev build", pytrace=False)
-    env = dict(os.environ)
-    env["ZKELECT_BUILD_DIR"] = str(build_dir)
-    env["PKG_CONFIG_PATH"] = str(build_dir / "meson-uninstalled") + ":" + env.get("PKG_CONFIG_PATH", "")
-    out = build_dir / "script-bindings" / "java"
-    proc = _run(["sh", str(JAVA / "build.sh"), str(out)], env)
-    if proc.returncode != 0:
-        pytest.fail(f"bindings/java/build.sh failed:\n{proc.stdout}\n{proc.stderr}", pytrace=False)
-    return out
+    sh.need_library(build_dir)
+    return sh.build_binding(JAVA / "build.sh", build_dir / "script-bindings" / "java", build_dir)
 
 
 def _junit(env, out):

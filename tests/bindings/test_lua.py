@@ -5,11 +5,11 @@ bindings/lua/test_zkelect.lua run with lua5.4 against the shared ensemble,
 """
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from bed import sh
 
 REPO = Path(__file__).resolve().parents[2]
 LUA = REPO / "bindings" / "lua"
@@ -17,29 +17,14 @@ TIMEOUT = 300
 
 
 def _run(cmd, env, cwd=LUA, timeout=TIMEOUT):
-    try:
-        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{' '.join(map(str, cmd))} did not finish in {timeout} s:\n"
-                    f"{e.stdout or ''}\n{e.stderr or ''}", pytrace=False)
+    return sh.run(cmd, timeout, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")
 def lua_env(build_dir):
-    import os
-    for tool, pkg in (("lua5.4", "lua5.4"), ("swig", "swig"), ("pkg-config", "pkg-config")):
-        if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is not installed (Debian: apt-get install {pkg})", pytrace=False)
-    if not (build_dir / "capi" / "libzkelect.so.1").exists():
-        pytest.fail("libzkelect is not built: ./dev build", pytrace=False)
-    env = dict(os.environ)
-    env["ZKELECT_BUILD_DIR"] = str(build_dir)
-    env["PKG_CONFIG_PATH"] = str(build_dir / "meson-uninstalled") + ":" + env.get("PKG_CONFIG_PATH", "")
-    env["LD_LIBRARY_PATH"] = str(build_dir / "capi") + ":" + env.get("LD_LIBRARY_PATH", "")
-    out = build_dir / "script-bindings" / "lua"
-    proc = _run(["sh", str(LUA / "build.sh"), str(out)], env)
-    if proc.returncode != 0:
-        pytest.fail(f"bindings/lua/build.sh failed:\n{proc.stdout}\n{proc.stderr}", pytrace=False)
+    sh.need("lua5.4", "swig", "pkg-config")
+    sh.need_library(build_dir)
+    out = sh.build_binding(LUA / "build.sh", build_dir / "script-bindings" / "lua", build_dir)
     return {"LUA_CPATH": f"{out}/?.so;;"}
 
 

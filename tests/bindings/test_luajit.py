@@ -8,11 +8,12 @@ ZKELECT_LIBRARY or refused with a clear error.
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from bed import sh
 
 REPO = Path(__file__).resolve().parents[2]
 LUAJIT_DIR = REPO / "bindings" / "luajit"
@@ -20,20 +21,13 @@ TIMEOUT = 300
 
 
 def _run(cmd, env, cwd=LUAJIT_DIR, timeout=TIMEOUT):
-    try:
-        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{' '.join(map(str, cmd))} did not finish in {timeout} s:\n"
-                    f"{e.stdout or ''}\n{e.stderr or ''}", pytrace=False)
+    return sh.run(cmd, timeout, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")
 def luajit_env(build_dir):
-    if shutil.which("luajit") is None:
-        pytest.fail("luajit is not installed (Debian: apt-get install luajit2)", pytrace=False)
-    lib = build_dir / "capi" / "libzkelect.so.1"
-    if not lib.exists():
-        pytest.fail("libzkelect is not built: ./dev build", pytrace=False)
+    sh.need(("luajit", "luajit"))
+    lib = sh.need_library(build_dir)
     return {"LUA_PATH": f"{LUAJIT_DIR}/?.lua;;", "ZKELECT_LIBRARY": str(lib)}
 
 

@@ -8,11 +8,11 @@ the crates find libzkelect through pkg-config in the uninstalled build dir
 """
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from bed import sh
 
 REPO = Path(__file__).resolve().parents[2]
 RUST = REPO / "bindings" / "rust"
@@ -20,11 +20,8 @@ CARGO_TIMEOUT = 900
 
 
 def _cargo_env(test_env, build_dir):
-    if shutil.which("cargo", path=test_env.get("PATH")) is None:
-        pytest.fail("cargo is not installed (Debian: apt-get install cargo)", pytrace=False)
-    lib = build_dir / "capi" / "libzkelect.so.1"
-    if not lib.exists():
-        pytest.fail(f"{lib} is missing: build first (./dev build)", pytrace=False)
+    sh.need("cargo", path=test_env.get("PATH"))
+    sh.need_library(build_dir)
     env = dict(test_env)
     env["CARGO_TARGET_DIR"] = str(build_dir / "rust-target")
     env["CARGO_TERM_COLOR"] = "never"
@@ -32,13 +29,8 @@ def _cargo_env(test_env, build_dir):
     return env
 
 
-def _run(cmd, env):
-    try:
-        return subprocess.run(cmd, cwd=RUST, env=env, capture_output=True, text=True,
-                              timeout=CARGO_TIMEOUT)
-    except subprocess.TimeoutExpired as e:
-        pytest.fail(f"{' '.join(cmd)} did not finish in {CARGO_TIMEOUT} s:\n"
-                    f"{e.stdout or ''}\n{e.stderr or ''}", pytrace=False)
+def _run(cmd, env, cwd=RUST, timeout=CARGO_TIMEOUT):
+    return sh.run(cmd, timeout, cwd=cwd, env=env)
 
 
 def _tail(text, lines=200):
