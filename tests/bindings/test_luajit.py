@@ -1,6 +1,6 @@
 """The LuaJIT ffi module (bindings/luajit/zkelect/ffi.lua) under Debian's
 luajit against the shared ensemble: bindings/luajit/test_zkelect_ffi.lua
-(election, resign order, events, close and collection freeing the node as
+with the layer's tests shared with Lua 5.4 (layer_tests.lua: election, resign order, events, close and collection freeing the node as
 a second session sees it, bad input), the end of a Lua state closing the
 session (checked with kazoo), and the library found through
 ZKELECT_LIBRARY or refused with a clear error.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bed import sh
+from bed import luasuite, sh
 
 REPO = Path(__file__).resolve().parents[2]
 LUAJIT_DIR = REPO / "bindings" / "luajit"
@@ -32,28 +32,13 @@ def luajit_env(build_dir):
 
 
 def test_luajit_tests(test_env, luajit_env):
-    env = dict(test_env, **luajit_env)
-    proc = _run(["luajit", "test_zkelect_ffi.lua"], env)
-    out = proc.stdout + "\n" + proc.stderr
-    assert proc.returncode == 0, f"luajit tests failed (exit {proc.returncode}):\n{out}"
-    m = re.search(r"passed (\d+)/(\d+)", out)
-    assert m and m.group(1) == m.group(2) and int(m.group(2)) >= 10, out
-    for name in ["errors carry code, name and message", "three electors elect exactly one",
-                 "resign fails over in queue order", "events come in order",
-                 "close releases the node", "gc resigns at once and frees at the next call",
-                 "a collected follower leaves the queue and the next in line leads",
-                 "timeouts accept any number and saturate",
-                 "client:close() after an elector or observer was dropped without close",
-                 "stats of an elector and its client"]:
-        assert f"ok {name}\n" in proc.stdout, f"{name} did not pass:\n{out}"
+    luasuite.passes(_run, ["luajit", "test_zkelect_ffi.lua"], dict(test_env, **luajit_env),
+                    ["client:close() after an elector or observer was dropped without close"])
 
 
 def test_luajit_tests_fail_without_an_ensemble(test_env, luajit_env):
-    env = dict(test_env, **luajit_env)
-    env.pop("ZKELECT_TEST_HOSTS", None)
-    proc = _run(["luajit", "test_zkelect_ffi.lua"], env)
-    assert proc.returncode != 0, proc.stdout
-    assert "ZKELECT_TEST_HOSTS is not set" in proc.stderr, proc.stderr
+    luasuite.refuses_without_an_ensemble(_run, ["luajit", "test_zkelect_ffi.lua"],
+                                         dict(test_env, **luajit_env))
 
 
 def test_closing_the_lua_state_closes_the_session(test_env, luajit_env, kz, zk_path):
