@@ -23,17 +23,9 @@ zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *p
                                          const char *participant_id, char *errbuf,
                                          size_t errlen) {
     return guarded_new<zkelect_election_t>(errbuf, errlen, [&]() -> zkelect_election_t * {
-        if (!client || !path || !participant_id) {
-            write_err(errbuf, errlen,
-                      !client ? "client is NULL" : !path ? "path is NULL" : "participant_id is NULL");
-            return nullptr;
-        }
-        if (inherited(client)) {
-            write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
-            return nullptr;
-        }
-        if (std::string why = check_election_path(path); !why.empty()) {
-            write_err(errbuf, errlen, why);
+        if (!usable_client_and_path(client, path, errbuf, errlen)) return nullptr;
+        if (!participant_id) {
+            write_err(errbuf, errlen, "participant_id is NULL");
             return nullptr;
         }
         if (std::string why = check_participant_id(participant_id); !why.empty()) {

@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "boundary.h"
+#include "names.h"
 
 namespace zkelect::capi {
 
@@ -25,6 +26,23 @@ const char *const kInherited =
 
 int refuse_inherited(const char *what) {
     return boundary::fail(ZKELECT_ESTATE, std::string(what) + kInherited);
+}
+
+bool usable_client_and_path(const zkelect_client *client, const char *path, char *errbuf,
+                            size_t errlen) {
+    if (!client || !path) {
+        boundary::write_err(errbuf, errlen, !client ? "client is NULL" : "path is NULL");
+        return false;
+    }
+    if (inherited(client)) {
+        boundary::write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
+        return false;
+    }
+    if (std::string why = check_election_path(path); !why.empty()) {
+        boundary::write_err(errbuf, errlen, why);
+        return false;
+    }
+    return true;
 }
 
 int refuse_inherited_destroy(const char *what) {

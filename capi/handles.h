@@ -56,6 +56,12 @@ int refuse_inherited(const char *what);
 // socket; the memory is the child's copy and goes with the child.
 int refuse_inherited_destroy(const char *what);
 
+// The checks every constructor on a path shares (election, observer,
+// participants): a client of this process and a well-formed path. False
+// with the reason in errbuf.
+bool usable_client_and_path(const zkelect_client *client, const char *path, char *errbuf,
+                            size_t errlen);
+
 }  // namespace zkelect::capi
 
 struct zkelect_conf {

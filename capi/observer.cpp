@@ -6,7 +6,6 @@
 #include <mutex>
 #include <string>
 
-#include "names.h"
 
 #include "boundary.h"
 #include "handles.h"
@@ -20,18 +19,7 @@ extern "C" {
 zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *path, char *errbuf,
                                          size_t errlen) {
     return guarded_new<zkelect_observer_t>(errbuf, errlen, [&]() -> zkelect_observer_t * {
-        if (!client || !path) {
-            write_err(errbuf, errlen, !client ? "client is NULL" : "path is NULL");
-            return nullptr;
-        }
-        if (inherited(client)) {
-            write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
-            return nullptr;
-        }
-        if (std::string why = check_election_path(path); !why.empty()) {
-            write_err(errbuf, errlen, why);
-            return nullptr;
-        }
+        if (!usable_client_and_path(client, path, errbuf, errlen)) return nullptr;
         auto o = std::make_unique<zkelect_observer>();
         o->owner = client;
         o->shared = std::make_shared<ObserverShared>(path);

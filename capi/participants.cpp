@@ -5,7 +5,6 @@
 #include <memory>
 #include <string>
 
-#include "names.h"
 
 #include "boundary.h"
 #include "handles.h"
@@ -19,18 +18,7 @@ extern "C" {
 zkelect_participants_t *zkelect_client_participants(zkelect_client_t *client, const char *path,
                                                     char *errbuf, size_t errlen) {
     return guarded_new<zkelect_participants_t>(errbuf, errlen, [&]() -> zkelect_participants_t * {
-        if (!client || !path) {
-            write_err(errbuf, errlen, !client ? "client is NULL" : "path is NULL");
-            return nullptr;
-        }
-        if (inherited(client)) {
-            write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
-            return nullptr;
-        }
-        if (std::string why = check_election_path(path); !why.empty()) {
-            write_err(errbuf, errlen, why);
-            return nullptr;
-        }
+        if (!usable_client_and_path(client, path, errbuf, errlen)) return nullptr;
         auto p = std::make_unique<struct zkelect_participants>();
         std::string why;
         int rc = query(client, path, &p->list, &why);
