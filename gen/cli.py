@@ -27,8 +27,9 @@ TABLE = ROOT / "gen" / "cli.toml"
 WIDTH = 79  # of a --help line
 HELP_COLUMN = 28  # where the text of an option starts in --help
 FIRST_ID = 256  # getopt_long values of options without a short alias
-FIELDS = {"arg", "short", "repeat", "synopsis", "help", "man"}
-OVERRIDABLE = {"arg", "help", "man"}
+FIELDS = {"arg", "short", "repeat", "synopsis", "help", "man", "min", "max", "default"}
+OVERRIDABLE = {"arg", "help", "man", "max"}
+NUMBERS = ("min", "max", "default")
 
 
 VOCABULARY = ROOT / "gen" / "vocabulary.toml"
@@ -47,8 +48,30 @@ def key_facts(text):
     return re.sub(r"\{key:([a-z.]+):(default|min|max)\}", fact, text)
 
 
+def opt_facts(t):
+    """{opt:NAME:min|max|default} (or {opt:NAME.COMMAND:max} for a
+    command's own bound) in the option texts: the option's own numbers,
+    which the tool's parser takes from options.h."""
+    def fact(m):
+        name, _, cmd = m.group(1).partition(".")
+        opt = t["option"].get(name, {})
+        val = opt.get(cmd, {}).get(m.group(2)) if cmd else opt.get(m.group(2))
+        if not isinstance(val, int):
+            raise SystemExit(f"{TABLE}: {m.group(0)}: the option has no such number")
+        return str(val)
+
+    def walk(d):
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(v)
+            elif isinstance(v, str):
+                d[k] = re.sub(r"\{opt:([a-z.-]+):(min|max|default)\}", fact, v)
+    walk(t["option"])
+
+
 def load(text=None):
     t = tomllib.loads(key_facts(TABLE.read_text() if text is None else text))
+    opt_facts(t)
     commands, options = t["command"], t["option"]
     for name, opt in options.items():
         if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
@@ -180,8 +203,19 @@ def options_h(t):
             ids.append(f"    ZT_OPT_{c_ident(name)} = {n},")
             n += 1
     cmds = [f"    ZT_CMD_{c_ident(c)}," for c in t["command"]]
+    numbers = []
+    for name, opt in t["option"].items():
+        for n in NUMBERS:
+            if n in opt:
+                numbers.append(f"#define ZT_{c_ident(name)}_{n.upper()} {opt[n]}LL")
+        for cname, own in opt.items():
+            if isinstance(own, dict) and "max" in own:
+                numbers.append(f"#define ZT_{c_ident(name)}_MAX_{c_ident(cname)} {own['max']}LL")
     shorts = "".join(o["short"] + (":" if o.get("arg") else "")
                      for o in t["option"].values() if o.get("short"))
+    width = max(len(c) for c in t["command"]) + 1
+    listing = " \\\n    ".join(f'"  {c.ljust(width)} {cmd["summary"]}\\n"'
+                                for c, cmd in t["command"].items())
     return f"""/* {GENERATED} */
 #ifndef ZKELECT_TOOL_OPTIONS_H
 #define ZKELECT_TOOL_OPTIONS_H
@@ -201,6 +235,11 @@ enum zt_cmd {{
     ZT_CMD__COUNT
 }};
 
+/* The bounds and defaults of numeric options (min, max, default; _MAX_CMD
+   where one command bounds an option more tightly), as --help and zkelect.1
+   say them. */
+{chr(10).join(numbers)}
+
 struct zt_command_spec {{
     const char *name;
     const struct option *getopt; /* its options, for getopt_long */
@@ -211,6 +250,10 @@ struct zt_command_spec {{
 }};
 
 extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
+
+/* The commands, one line each, for `zkelect --help`. */
+#define ZT_COMMANDS_HELP \\
+    {listing}
 
 /* The configuration keys whose values are credentials, NULL-terminated,
    and the same as text for --help. */

@@ -268,7 +268,7 @@ static void shutdown_all(struct participant *ps, int n, zkelect_client_t *shared
 int zt_cmd_candidate(int argc, char **argv)
 {
     struct zt_opts o = {0};
-    o.count_max = 100000;
+    o.count_max = ZT_COUNT_MAX_CANDIDATE;
     int prc = zt_parse(argc, argv, ZT_CMD_CANDIDATE, &o, usage);
     if (prc >= 0)
         return prc;

@@ -246,8 +246,8 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
     o->hosts = getenv("ZKELECT_CONNECT");
     o->session_ms = library_default("zk.session.timeout.ms");
     o->connect_ms = library_default("zk.connect.timeout.ms");
-    o->grace_ms = 5000;
-    o->metrics_interval_ms = 15000;
+    o->grace_ms = ZT_GRACE_DEFAULT;
+    o->metrics_interval_ms = ZT_METRICS_INTERVAL_MS_DEFAULT;
     o->count_max = count_max;
 
     /* 0, not 1: glibc then forgets where a previous scan stopped inside a
@@ -269,13 +269,17 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
         case ZT_OPT_ID: o->id = optarg; break;
         case ZT_OPT_AUTH_FILE: o->auth_file = optarg; break;
         case ZT_OPT_SESSION_TIMEOUT_MS:
-            bad = opt_i64("--session-timeout-ms", optarg, 1000, 3600000, &o->session_ms);
+            bad = opt_i64("--session-timeout-ms", optarg, ZT_SESSION_TIMEOUT_MS_MIN,
+                          ZT_SESSION_TIMEOUT_MS_MAX, &o->session_ms);
             break;
         case ZT_OPT_CONNECT_TIMEOUT_MS:
-            bad = opt_i64("--connect-timeout-ms", optarg, 1, 3600000, &o->connect_ms);
+            bad = opt_i64("--connect-timeout-ms", optarg, ZT_CONNECT_TIMEOUT_MS_MIN,
+                          ZT_CONNECT_TIMEOUT_MS_MAX, &o->connect_ms);
             break;
-        case ZT_OPT_GRACE: bad = opt_i64("--grace", optarg, 0, 86400000, &o->grace_ms); break;
-        case ZT_OPT_COUNT: bad = opt_i64("--count", optarg, 1, count_max, &o->count); break;
+        case ZT_OPT_GRACE:
+            bad = opt_i64("--grace", optarg, ZT_GRACE_MIN, ZT_GRACE_MAX, &o->grace_ms);
+            break;
+        case ZT_OPT_COUNT: bad = opt_i64("--count", optarg, ZT_COUNT_MIN, count_max, &o->count); break;
         case ZT_OPT_FIRST_ID:
             bad = opt_i64("--first-id", optarg, INT64_MIN / 2, INT64_MAX / 2, &o->first_id);
             o->have_first = 1;
@@ -283,7 +287,8 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
         case ZT_OPT_METRICS_LISTEN: o->metrics_listen = optarg; break;
         case ZT_OPT_METRICS_TEXTFILE: o->metrics_textfile = optarg; break;
         case ZT_OPT_METRICS_INTERVAL_MS:
-            bad = opt_i64("--metrics-interval-ms", optarg, 100, 86400000, &o->metrics_interval_ms);
+            bad = opt_i64("--metrics-interval-ms", optarg, ZT_METRICS_INTERVAL_MS_MIN,
+                          ZT_METRICS_INTERVAL_MS_MAX, &o->metrics_interval_ms);
             break;
         case ZT_OPT_JSON: o->json = 1; break;
         case ZT_OPT_PROMETHEUS: o->prometheus = 1; break;

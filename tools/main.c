@@ -14,12 +14,7 @@ static void usage(FILE *f)
 {
     fputs("usage: zkelect <command> [options]\n"
           "\n"
-          "commands:\n"
-          "  run        run a command only while this process leads an election\n"
-          "  status     show the candidates of an election in queue order\n"
-          "  observe    print one line per leader change\n"
-          "  candidate  host participants driven by the line protocol (tests, benchmarks)\n"
-          "  config     list the configuration keys, their defaults and current values\n"
+          "commands:\n" ZT_COMMANDS_HELP
           "\n"
           "  zkelect <command> --help   options of a command\n"
           "  zkelect --version          library and tool version\n"
@@ -56,23 +51,22 @@ int main(int argc, char **argv)
         zt_prog = "zkelect __metrics-render";
         return zt_cmd_metrics_render(argc - 1, argv + 1);
     }
-    static const struct {
-        const char *name;
-        int (*fn)(int, char **);
-    } cmds[] = {
-        {"candidate", zt_cmd_candidate},
-        {"run", zt_cmd_run},
-        {"status", zt_cmd_status},
-        {"observe", zt_cmd_observe},
-        {"config", zt_cmd_config},
+    /* Names and order come from gen/cli.toml (zt_commands); a command
+     * there without an entry here is a build that fails its tests. */
+    static int (*const fns[ZT_CMD__COUNT])(int, char **) = {
+        [ZT_CMD_RUN] = zt_cmd_run,
+        [ZT_CMD_STATUS] = zt_cmd_status,
+        [ZT_CMD_OBSERVE] = zt_cmd_observe,
+        [ZT_CMD_CANDIDATE] = zt_cmd_candidate,
+        [ZT_CMD_CONFIG] = zt_cmd_config,
     };
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-        if (!strcmp(cmd, cmds[i].name)) {
+    for (int i = 0; i < ZT_CMD__COUNT; i++) {
+        if (fns[i] && !strcmp(cmd, zt_commands[i].name)) {
             static char prog[64];
-            snprintf(prog, sizeof prog, "zkelect %s", cmds[i].name);
+            snprintf(prog, sizeof prog, "zkelect %s", zt_commands[i].name);
             zt_prog = prog;
             /* Subcommands parse argv[1..]: their argv[0] is the command name. */
-            return cmds[i].fn(argc - 1, argv + 1);
+            return fns[i](argc - 1, argv + 1);
         }
     }
     fprintf(stderr, "zkelect: unknown command '%s'\n", cmd);

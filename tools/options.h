@@ -40,6 +40,22 @@ enum zt_cmd {
     ZT_CMD__COUNT
 };
 
+/* The bounds and defaults of numeric options (min, max, default; _MAX_CMD
+   where one command bounds an option more tightly), as --help and zkelect.1
+   say them. */
+#define ZT_SESSION_TIMEOUT_MS_MIN 1000LL
+#define ZT_SESSION_TIMEOUT_MS_MAX 3600000LL
+#define ZT_CONNECT_TIMEOUT_MS_MIN 1LL
+#define ZT_CONNECT_TIMEOUT_MS_MAX 3600000LL
+#define ZT_GRACE_MIN 0LL
+#define ZT_GRACE_MAX 86400000LL
+#define ZT_GRACE_DEFAULT 5000LL
+#define ZT_METRICS_INTERVAL_MS_MIN 100LL
+#define ZT_METRICS_INTERVAL_MS_MAX 86400000LL
+#define ZT_METRICS_INTERVAL_MS_DEFAULT 15000LL
+#define ZT_COUNT_MIN 1LL
+#define ZT_COUNT_MAX_CANDIDATE 100000LL
+
 struct zt_command_spec {
     const char *name;
     const struct option *getopt; /* its options, for getopt_long */
@@ -50,6 +66,14 @@ struct zt_command_spec {
 };
 
 extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
+
+/* The commands, one line each, for `zkelect --help`. */
+#define ZT_COMMANDS_HELP \
+    "  run        run a command only while this process leads an election\n" \
+    "  status     show the candidates of an election in queue order\n" \
+    "  observe    print one line per leader change\n" \
+    "  candidate  host participants driven by the line protocol (tests, benchmarks)\n" \
+    "  config     list the configuration keys, their defaults and current values\n"
 
 /* The configuration keys whose values are credentials, NULL-terminated,
    and the same as text for --help. */
