@@ -76,6 +76,10 @@ LIVENESS_S = 4 * T_MS / 1000 + 20   # after the heal (servers back and serving)
 # deleted one of their nodes (or the path) are excused; longer is a violation.
 # A non-blocking call may still wait for the scheduler on a loaded machine.
 CALL_SLACK_NS = 2_000_000_000
+# After the heal every destroy is quick; a participant that has not said BYE
+# this long after quit is stuck, and gdb takes its stacks (at most this long).
+QUIT_S = 15
+GDB_TIMEOUT_S = 30
 EXCUSE_NS = int((T_MS / 2 + 250) * 1e6)
 DROP_OPS = ["create", "getChildren", "getData", "exists", "multi", "delete", "sync"]
 CANDIDATE = re.compile(r"^_c_[0-9a-f-]{36}-latch-\d{10}$")
@@ -213,6 +217,7 @@ class Part:
         self.stopped = False
         self.stops = []           # [[SIGSTOP mono_ns, SIGCONT mono_ns or None]]
         self.on_line = None
+        self.stacks = None        # gdb's stacks when it did not answer quit
         self.proc = subprocess.Popen(
             [str(binary), name, str(T_MS), str(len(paths)), *paths,
              *[ln.connect_string for ln in links]],
@@ -256,6 +261,21 @@ class Part:
             if w and w[0] == "FLIP" and int(w[1]) == c and int(w[2]) == e:
                 v = int(w[3])
         return v
+
+    def dump_stacks(self):
+        """Every thread's stack of the live process, by gdb (attached for a
+        moment, then detached), kept in .stacks for the report: a participant
+        that stops answering is a call of the library that does not return,
+        or the driver's own fault, and the stacks tell which."""
+        if self.proc.poll() is not None:
+            return
+        try:
+            r = subprocess.run(["gdb", "-p", str(self.proc.pid), "-batch", "-nx",
+                                "-ex", "set pagination off", "-ex", "thread apply all bt"],
+                               capture_output=True, text=True, timeout=GDB_TIMEOUT_S)
+            self.stacks = r.stdout or r.stderr
+        except (OSError, subprocess.TimeoutExpired) as ex:
+            self.stacks = f"gdb failed: {ex!r}"
 
     def kill(self):
         if self.killed_mono is None and self.proc.poll() is None:
@@ -618,7 +638,8 @@ class Run:
                     part.send("quit")
             for part in self.parts:
                 if part.killed_mono is None:
-                    if not part.wait(lambda w: w[0] == "BYE", 15):
+                    if not part.wait(lambda w: w[0] == "BYE", QUIT_S):
+                        part.dump_stacks()
                         part.kill()
                     else:
                         part.proc.wait(5)
@@ -853,6 +874,11 @@ class Run:
                 self.violations.append((
                     "call-bound", f"{part.name}.c{w[2]}.e{w[3]}: {w[1]} returned after "
                     f"{(m1 - m0) / 1e6:.0f} ms at {self.rel(m0)}"))
+        for part in self.all_parts:
+            if part.stacks is not None:
+                self.violations.append((
+                    "hung", f"{part.name}: no BYE {QUIT_S:.0f} s after quit; its threads: "
+                    + hung_summary(part.stacks)))
         for key, evs in events.items():
             leading = False
             for typ, reason in evs:
@@ -865,7 +891,23 @@ class Run:
 
 
 PRIORITY = ["crash", "two-leaders", "after-resign", "token", "resigned-node", "events", "call-bound",
-            "liveness", "history"]
+            "hung", "liveness", "history"]
+
+
+SYSTEM_FRAME = re.compile(r"sysdeps|libc\.so|__GI_|__libc_|pthread_|clone|start_thread|futex|"
+                          r"\?\? \(\)|__poll|__select|epoll_wait|nanosleep")
+
+
+def hung_summary(stacks):
+    """One entry per thread: its innermost frame outside the C library (the
+    call it waits in), e.g. "zkelect_election_destroy () from libzkelect.so.1"."""
+    out = []
+    for block in stacks.split("\nThread ")[1:]:
+        frames = [re.sub(r"^#\d+\s+(0x[0-9a-f]+ in )?", "", l) for l in block.splitlines()
+                  if l.startswith("#")]
+        ours = [f for f in frames if not SYSTEM_FRAME.search(f)]
+        out.append((ours or frames or ["?"])[0][:120])
+    return "; ".join(out) if out else stacks[:300]
 
 
 def kinds_of(violations):
@@ -893,6 +935,8 @@ def save_history(r, logdir):
         with open(d / f"{part.name}.log", "w") as f:
             for recv, w in list(part.lines):
                 f.write(f"{recv / 1e9 - r.t0:.3f} {' '.join(w)}\n")
+        if part.stacks is not None:
+            (d / f"{part.name}.stacks").write_text(part.stacks)
     (d / "schedule.log").write_text("\n".join(r.log) + "\n")
     return d
 

@@ -8,6 +8,7 @@ ZKELECT_EXPLORE_SEEDS="1 2 3" replaces the seeds (no new one is added).
 
 import json
 import os
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -120,3 +121,29 @@ def test_shrink_keeps_exactly_the_steps_a_failure_needs(monkeypatch, capsys):
     failing.schedule, failing.seed = schedule, 5
     best = explore.shrink(None, failing, 60, 20.0)
     assert sorted(s["t"] for s in best) == sorted(need)
+
+
+def test_a_participant_that_stops_answering_is_reported_with_its_stacks(build_dir, tmp_path):
+    """A participant frozen in its calls (here: SIGSTOPped, so it cannot
+    answer quit) is reported as "hung" with every thread's stack, which
+    tells a library call that does not return from the driver's own fault."""
+    from types import SimpleNamespace
+    binary = explore.build_participant(build_dir, tmp_path)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(build_dir / "capi"))
+    # A port nobody listens on: the client keeps trying, the process lives.
+    part = explore.Part(binary, env, "p0i0", ["/explore-hung"],
+                        [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert part.wait(lambda w: w[0] == "READY", 20), part.words()
+        os.kill(part.proc.pid, signal.SIGSTOP)
+        part.stopped = True
+        part.send("quit")
+        assert not part.wait(lambda w: w[0] == "BYE", 1)
+        part.dump_stacks()
+        assert part.stacks and "main" in part.stacks, part.stacks
+        summary = explore.hung_summary(part.stacks)
+        assert "main ()" in summary, summary
+        # more than one thread: the driver's own, ZooKeeper's, the library's
+        assert summary.count(";") >= 2, summary
+    finally:
+        part.kill()
