@@ -894,7 +894,7 @@ PRIORITY = ["crash", "two-leaders", "after-resign", "token", "resigned-node", "e
             "hung", "liveness", "history"]
 
 
-SYSTEM_FRAME = re.compile(r"sysdeps|libc\.so|__GI_|__libc_|pthread_|clone|start_thread|futex|"
+SYSTEM_FRAME = re.compile(r"sysdeps|libc\.so|libio|_IO_|__GI_|__libc_|pthread_|clone|start_thread|futex|"
                           r"\?\? \(\)|__poll|__select|epoll_wait|nanosleep")
 
 
