@@ -686,9 +686,12 @@ void Candidacy::pred_deleted() {
 //
 // The cadence is one session timeout T: a follower already waits up to T
 // when a leader's process dies (its session must expire), so this rare case
-// costs no more than an ordinary crash, for one read per follower per T.
-// An heir's session already writes a keepalive every T/6 and a quiet
-// session probes every T/3; a read every T adds little to either.
+// costs no more than an ordinary crash, for one read per watched node per T
+// (one for the heir, two for a follower further back). An heir's session
+// already writes a keepalive every T/6 and a quiet session probes every
+// T/3; a read every T adds little to either. A shorter cadence would buy a
+// faster failover only in this rare case, at a cost paid by every waiting
+// candidacy all the time.
 void Candidacy::keep_rechecking() {
     if (recheck_due_ == 0) schedule_recheck();
 }
