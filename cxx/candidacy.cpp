@@ -525,6 +525,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     gpred_first_ = me == 2;
     set_state(heir_ ? State::kHeir : State::kFollowing);
     watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string());
+    keep_rechecking();
     // An heir holds a lease before it is needed (a keepalive now, unless the
     // session already has one on the way).
     if (heir_) client_.lease().renew_now();
@@ -650,16 +651,102 @@ void Candidacy::gpred_gone() {
     list(/*still_following=*/true);
 }
 
+// The node before our predecessor was deleted: its watch fired, or a
+// re-check found it gone. It matters only while we follow.
+void Candidacy::gpred_deleted() {
+    gpred_armed_ = false;
+    if (state_ != State::kFollowing) return;
+    gpred_gone();
+}
+
+// Our predecessor was deleted: its watch fired, or a re-check found it gone.
+void Candidacy::pred_deleted() {
+    pred_armed_ = false;
+    if (state_ != State::kFollowing && state_ != State::kHeir) return;
+    pred_gone_at_ = boottime_ns();
+    // The heir's predecessor was the lowest node left (our last listing,
+    // less the deletions we saw since) and no later node can sort before
+    // ours: we lead, and a lease already earned lets us say so without
+    // another round trip.
+    claim_or_list();
+}
+
+// --- re-checking the neighbours ---------------------------------------------
+//
+// ZooKeeper notifies a watch only to a session that may read the node: once
+// an operator takes READ on our predecessor (or the node before it) away
+// from our identity, its deletion is never notified to us, and we would wait
+// in line while nobody leads (explorer seeds 903, 616487803). So while we
+// follow, an exists read, which needs no READ and sets no watch (no watcher
+// is added to any node: the herd rule holds), asks whether they are still
+// there; a node found gone counts as its deletion heard. A reply on our
+// connection comes after every notification ZooKeeper sent before it, so a
+// deletion our armed watch does hear is handled first and the re-check's
+// reply then finds the neighbour changed or our state moved on.
+//
+// The cadence is one session timeout T: a follower already waits up to T
+// when a leader's process dies (its session must expire), so this rare case
+// costs no more than an ordinary crash, for one read per watched node per T
+// (one for the heir, two for a follower further back). An heir's session
+// already writes a keepalive every T/6 and a quiet session probes every
+// T/3; a read every T adds little to either. A shorter cadence would buy a
+// faster failover only in this rare case, at a cost paid by every waiting
+// candidacy all the time.
+void Candidacy::keep_rechecking() {
+    if (recheck_due_ == 0) schedule_recheck();
+}
+
+void Candidacy::schedule_recheck() {
+    int64_t at = boottime_ns() + timeout_ns();
+    recheck_due_ = at;
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    client_.at(at, [weak, at] {
+        auto self = weak.lock();
+        if (self && self->recheck_due_ == at) self->recheck_neighbours();
+    });
+}
+
+void Candidacy::recheck_neighbours() {
+    if (state_ != State::kFollowing && state_ != State::kHeir) {
+        // The chain ends; the listing that makes us follow again starts one.
+        recheck_due_ = 0;
+        return;
+    }
+    // Disconnected: the reconnect's listing reads the neighbours anyway.
+    if (client_.connected()) {
+        recheck(&Candidacy::pred_, &Candidacy::pred_deleted);
+        if (state_ == State::kFollowing && !gpred_.empty())
+            recheck(&Candidacy::gpred_, &Candidacy::gpred_deleted);
+    }
+    schedule_recheck();
+}
+
+// One exists read of the neighbour *name, without a watch. Its reply counts
+// only while that is still the neighbour and nothing made in-flight replies
+// stale (gen_); only ZNONODE says anything: any other answer leaves the
+// watch, the next re-check or a reconnect's listing to act.
+void Candidacy::recheck(std::string Candidacy::*name, void (Candidacy::*gone)()) {
+    std::string node = this->*name;
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t gen = gen_;
+    zk().exists(node_path(node), false,
+                client_.on_loop([weak, gen, node, name, gone](Reply &&r) {
+                    auto self = weak.lock();
+                    if (!self || gen != self->gen_ || node != (*self).*name || r.rc != ZNONODE)
+                        return;
+                    ((*self).*gone)();
+                }));
+}
+
 void Candidacy::on_node_event(int type, const std::string &path) {
     shared_->stats.update([](ElectionStats &st) { ++st.notifications; });
     if (!gpred_.empty() && path == node_path(gpred_)) {
-        gpred_armed_ = false;
-        if (state_ != State::kFollowing) return;
         if (type == ZOO_DELETED_EVENT) {
-            gpred_gone();
-        } else {
-            watch_queue(pred_, gpred_);  // re-arms the one-shot watch
+            gpred_deleted();
+            return;
         }
+        gpred_armed_ = false;
+        if (state_ == State::kFollowing) watch_queue(pred_, gpred_);  // re-arms the one-shot watch
         return;
     }
     if (!pred_.empty() && path == node_path(pred_)) pred_armed_ = false;
@@ -675,12 +762,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
     if (!pred_.empty() && path == node_path(pred_) &&
         (state_ == State::kFollowing || state_ == State::kHeir)) {
         if (type == ZOO_DELETED_EVENT) {
-            pred_gone_at_ = boottime_ns();
-            // The heir's predecessor was the lowest node left (our last
-            // listing, less the deletions we saw since) and no later node
-            // can sort before ours: we lead, and a lease
-            // already earned lets us say so without another round trip.
-            claim_or_list();
+            pred_deleted();
         } else {
             watch_queue(pred_, gpred_);  // re-arms the one-shot watch
         }

@@ -6,6 +6,7 @@
 //                         Listing ──not lowest──▶ Following | Heir
 //   Creating ──connection lost──▶ Recovering ──reconnected, listed──▶ Listing (adopted)
 //   Following ──predecessor gone──▶ Listing
+//   Following | Heir ──every T, an exists read finds a neighbour gone──▶ as if its watch fired
 //   Following ──predecessor's predecessor gone, it was first──▶ Heir (no round trip)
 //   Following ──predecessor's predecessor gone, it was not first──▶ Following (listed again)
 //   Heir ──predecessor gone, lease valid──▶ Leading      (no round trip)
@@ -110,6 +111,12 @@ private:
     void on_pred(uint64_t gen, Reply &&r);
     void on_gpred(uint64_t gen, Reply &&r);
     void gpred_gone();
+    void pred_deleted();
+    void gpred_deleted();
+    void keep_rechecking();
+    void schedule_recheck();
+    void recheck_neighbours();
+    void recheck(std::string Candidacy::*name, void (Candidacy::*gone)());
     void watch_queue(const std::string &pred, const std::string &gpred);
     void read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h);
     void on_neighbour(std::string Candidacy::*name, bool Candidacy::*armed, Handler h, Reply &&r);
@@ -150,6 +157,10 @@ private:
     // fired: a listing that finds the same neighbours sends no read again.
     bool pred_armed_ = false;
     bool gpred_armed_ = false;
+    // CLOCK_BOOTTIME of the pending re-check of pred_ and gpred_ (an exists
+    // read once a session timeout while following), 0 when none is pending:
+    // one chain of re-checks per candidacy, whatever the listings.
+    int64_t recheck_due_ = 0;
     std::string announced_pred_;
     // A read of this connection armed the watch on our own node (node_) and
     // it has not fired; own_seq_ tells that read's reply from older ones.

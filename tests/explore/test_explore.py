@@ -31,15 +31,10 @@ SHORT_DURATION_S = 30.0
 # still runs them.
 # (Until e6cbd99 and its neighbours, "acl" stood here for issue 27 findings
 # 4 and 5: a resign whose delete the path's ACL refused reported RESIGNED and
-# left the node; ZNOAUTH on reads stalled a candidacy.)
-KNOWN_OPEN = {
-    # docs/limits.md, "ACLs an operator changes under a running election":
-    # a watched predecessor that loses READ is never heard deleted (seed
-    # 903), and a destroyed handle whose delete the path's ACL refused lets
-    # its node go for the session's life (seed 765777972: a node nobody owns
-    # 26 s after the heal). Both still open.
-    "acl": "ACL changes under a running election (docs/limits.md)",
-}
+# left the node; ZNOAUTH on reads stalled a candidacy. It stood here again
+# for seed 903 until followers re-checked their neighbours with exists:
+# docs/limits.md, "ACLs an operator changes under a running election".)
+KNOWN_OPEN = {}
 
 
 def short_kinds():

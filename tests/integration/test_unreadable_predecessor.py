@@ -1,0 +1,174 @@
+"""A follower whose predecessor's node loses READ for it (explorer seeds 903
+and 616487803; docs/limits.md, "ACLs an operator changes under a running
+election").
+
+The follower already watches its predecessor's node when an operator
+changes that node's ACL so that the follower's identity may no longer read
+it. ZooKeeper (Debian's 3.8) then sends no notification of the node's
+deletion to the follower, so when the predecessor's owner resigns (or its
+session ends) the follower never heard of it, and nobody led until
+something else made it list the path. Now a follower re-checks its
+predecessor with an `exists` read (which needs no READ) once a session
+timeout while it waits, and a node found gone counts as a deletion heard.
+
+Before the mend both tests below failed at "nobody leads": the follower
+stayed FOLLOWING and is_leader stayed 0 for the whole bound.
+"""
+
+import threading
+import time
+import uuid
+
+import pytest
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
+from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
+
+from bed import zkc
+
+T = 2000
+# The re-check comes within one session timeout of the deletion; the rest
+# is the claim (a keepalive round trip at most) and a loaded machine.
+BOUND_MS = 3 * T
+
+
+def _kazoo(zk, auth=None):
+    k = KazooClient(hosts=zk.connect_string, timeout=4.0,
+                    auth_data=[("digest", auth)] if auth else None)
+    k.start(timeout=10)
+    return k
+
+
+def _client(api, handles, zk, auth):
+    # election.acl=open: the follower may read the leader's node until the
+    # operator says otherwise.
+    return zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T,
+                                zk_auth=f"digest:{auth}", election_acl="open")
+
+
+def _alice_only(kz_alice, node):
+    """The operator's change: only alice's identity may do anything with her
+    node (so she can still keep it alive and delete it); bob loses READ."""
+    alice = make_digest_acl_credential("alice", "pw-a")
+    kz_alice.set_acls(node, [ACL(Permissions.ALL, Id("digest", alice))])
+
+
+def _leader_and_follower(api, handles, zk, path):
+    a = zkc.new_election(api, handles, _client(api, handles, zk, "alice:pw-a"), path, "alice")
+    cb = _client(api, handles, zk, "bob:pw-b")
+    b = zkc.new_election(api, handles, cb, path, "bob")
+    assert api.lib.zkelect_volunteer(a) == 0
+    assert api.lib.zkelect_await_leader(a, 10000) == 0
+    assert api.lib.zkelect_volunteer(b) == 0
+    api.wait_event(b, {"FOLLOWING"}, 10)
+    return a, b, cb
+
+
+def test_zookeeper_needs_no_read_for_exists_and_sends_no_deletion_without_it(zk):
+    """What the mend rests on, checked against the server the tests run:
+    getData needs READ and exists does not; and a watch set while READ was
+    allowed is not notified of the deletion once READ is taken away."""
+    path = f"/unreadable-{uuid.uuid4().hex[:8]}"
+    op, alice, bob = _kazoo(zk), _kazoo(zk, "alice:pw-a"), _kazoo(zk, "bob:pw-b")
+    try:
+        op.create(path, b"")
+        node = alice.create(f"{path}/n", b"alice")
+        fired = threading.Event()
+        assert bob.get(node, watch=lambda ev: fired.set())[0] == b"alice"
+        _alice_only(alice, node)
+        with pytest.raises(NoAuthError):
+            bob.get(node)
+        assert bob.exists(node) is not None, "exists of a node bob may not read"
+        alice.delete(node)
+        assert bob.exists(node) is None, "exists does not see the deletion"
+        # The watch bob armed is not notified (a notification would already
+        # be in: ZooKeeper sends it before the reply of the read after it).
+        bob.sync(path)
+        assert not fired.wait(T / 1000), "ZooKeeper now notifies an unreadable node's deletion"
+    finally:
+        for k in (op, alice, bob):
+            k.stop()
+            k.close()
+
+
+@pytest.mark.parametrize("end", ["resign", "close"])
+def test_follower_that_may_not_read_its_predecessor_leads_when_it_goes(api, handles, zk, end):
+    lib = api.lib
+    path = f"/unreadable-{uuid.uuid4().hex[:8]}"
+    op, alice = _kazoo(zk), _kazoo(zk, "alice:pw-a")
+    try:
+        op.create(path, b"")  # open ACL: both identities may list, create, delete
+        a, b, cb = _leader_and_follower(api, handles, zk, path)
+        node = min(alice.get_children(path), key=lambda n: n[-10:])  # the leader's: first
+        assert alice.get(f"{path}/{node}")[0] == b"alice"
+        requests_before = api.stats(b)["requests"]
+        _alice_only(alice, f"{path}/{node}")
+        assert lib.zkelect_is_leader(a) == 1
+        if end == "resign":
+            assert lib.zkelect_resign(a) == 0
+            api.wait_event(a, {"RESIGNED"}, 10)
+        else:
+            handles["e"].remove(a)
+            assert lib.zkelect_election_destroy(a) == 0
+        zkc.until(lambda: node not in alice.get_children(path), "the leader's node gone", 10)
+        t0 = time.monotonic()
+        assert lib.zkelect_await_leader(b, BOUND_MS) == 0, \
+            f"nobody leads {BOUND_MS} ms after the unreadable predecessor went"
+        print(f"\nUNREADABLE-PRED {end}: led {1000 * (time.monotonic() - t0):.0f} ms "
+              f"after the deletion was seen (T={T} ms)")
+        # The re-check that found the node gone is one of bob's requests
+        # (the heir's claim needed no other).
+        assert api.stats(b)["requests"] > requests_before
+    finally:
+        for k in (op, alice):
+            k.stop()
+            k.close()
+
+
+def test_follower_behind_an_unreadable_grandpredecessor_becomes_heir(api, handles, zk):
+    """The node two places ahead, watched too (it makes the follower heir
+    before its turn): its deletion unheard for lack of READ is found by the
+    same re-check."""
+    lib = api.lib
+    path = f"/unreadable-{uuid.uuid4().hex[:8]}"
+    op, alice = _kazoo(zk), _kazoo(zk, "alice:pw-a")
+    try:
+        op.create(path, b"")
+        a, b, _ = _leader_and_follower(api, handles, zk, path)
+        c = zkc.new_election(api, handles, _client(api, handles, zk, "carol:pw-c"), path, "carol")
+        assert lib.zkelect_volunteer(c) == 0
+        api.wait_event(c, {"FOLLOWING"}, 10)
+        node = min(alice.get_children(path), key=lambda n: n[-10:])
+        alice_cred = make_digest_acl_credential("alice", "pw-a")
+        bob_cred = make_digest_acl_credential("bob", "pw-b")
+        # Bob may still read it (he follows it); carol may not.
+        alice.set_acls(f"{path}/{node}", [ACL(Permissions.ALL, Id("digest", alice_cred)),
+                                          ACL(Permissions.READ, Id("digest", bob_cred))])
+        assert lib.zkelect_resign(a) == 0
+        assert lib.zkelect_await_leader(b, 10000) == 0
+        zkc.until(lambda: api.stats(c)["engine_state"] == "heir", "carol heir", BOUND_MS / 1000)
+    finally:
+        for k in (op, alice):
+            k.stop()
+            k.close()
+
+
+def test_rechecks_cost_one_read_per_watched_node_per_session_timeout(api, handles, zk):
+    """The price of the re-check, at rest: an heir watches one node and
+    reads it once a session timeout; a follower further back watches two
+    and reads each. Counted in the election's requests (the heir's
+    keepalives are the session's, not counted there)."""
+    lib = api.lib
+    path = f"/unreadable-{uuid.uuid4().hex[:8]}"
+    a, b, _ = _leader_and_follower(api, handles, zk, path)
+    c = zkc.new_election(api, handles, _client(api, handles, zk, "carol:pw-c"), path, "carol")
+    assert lib.zkelect_volunteer(c) == 0
+    api.wait_event(c, {"FOLLOWING"}, 10)
+    b0, c0 = api.stats(b)["requests"], api.stats(c)["requests"]
+    periods = 3
+    time.sleep(periods * T / 1000)  # a window to count in, not a wait for state
+    db, dc = api.stats(b)["requests"] - b0, api.stats(c)["requests"] - c0
+    print(f"\nRECHECK-COST over {periods} T: heir {db} requests, follower {dc}")
+    assert periods - 1 <= db <= periods + 1, db
+    assert 2 * (periods - 1) <= dc <= 2 * (periods + 1), dc
+    assert lib.zkelect_is_leader(a) == 1
