@@ -1,4 +1,4 @@
-// The zkelect tool's option parser (zt_parse, tools/common.c) on argument
+// The zkelect tool's option parser (zt_parse, tools/parse.c) on argument
 // vectors made from the input: the first byte picks the subcommand (which
 // options it accepts, its --count limit) and whether ZKELECT_CONNECT is set;
 // the rest, cut at NUL bytes, is argv[1..]. The parser must return, never

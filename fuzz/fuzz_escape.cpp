@@ -1,4 +1,4 @@
-// The tool's escaping of data read from ZooKeeper (tools/common.c), which
+// The tool's escaping of data read from ZooKeeper (tools/text.c), which
 // keeps one record on one line and JSON valid whatever the bytes: ids and
 // node names through zt_escape (one shell word), messages through
 // zt_escape_text, both into buffers of any size, and zt_json_string. The

@@ -20,7 +20,7 @@
  *
  * One thread makes every decision: poll(2) over the election's event fd, a
  * signalfd and the keeper's socket. Nothing on the kill path waits on
- * stderr: messages go through the log thread of common.c.
+ * stderr: messages go through the log thread of log.c.
  */
 #define _GNU_SOURCE
 #include "common.h"
