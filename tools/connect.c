@@ -1,7 +1,7 @@
 /*
  * The one connect helper of the zkelect tool: options to a client, and the
- * wait for its session. Apart from common.c, which needs no library, so the
- * option parser can be fuzzed on its own (fuzz/fuzz_cli.cpp).
+ * wait for its session. Apart from parse.c, so that the option parser is
+ * fuzzed (fuzz/fuzz_cli.cpp) without starting sessions.
  */
 #define _GNU_SOURCE
 #include "common.h"
