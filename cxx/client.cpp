@@ -481,9 +481,9 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
 // "Why that is safe"): ZooKeeper's default, not a rule. So after each new
 // connection the server is asked for its tickTime (the conf four-letter
 // word, on TickProbe's thread), and until it answers no candidacy claims
-// and only the handshake earns a lease. The request is bounded (1 s, or T/4
-// if less, which the handshake's own lease outlasts) and so is its wait
-// here: a timer ends it as unanswered. A refusal, silence, garbage or an
+// and only the handshake earns a lease. The request is bounded (1 s, or T/5
+// if less: nothing answered on the new connection would count before T/4
+// anyway) and so is its wait here: a timer ends it as unanswered. A refusal, silence, garbage or an
 // answer that does not fit the timeout this connection was granted all
 // count as no answer: what was assumed before 1.2 holds, silently, unless
 // another server of this client said more.
@@ -498,7 +498,7 @@ void Client::ask_tick_time(const PeerAddr &peer) {
     }
     uint64_t ticket = ++tick_ticket_;
     int64_t timeout = std::min<int64_t>(1000 * kNsPerMs,
-                                        int64_t(effective_timeout_ms()) * kNsPerMs / 4);
+                                        int64_t(effective_timeout_ms()) * kNsPerMs / 5);
     if (!tick_probe_.ask(ticket, peer, timeout)) {
         lease_.tick_known(largest_tick_ns_);
         tick_time_ns_.store(largest_tick_ns_, std::memory_order_relaxed);
