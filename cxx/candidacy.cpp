@@ -779,7 +779,11 @@ void Candidacy::claim() {
     // Mutation: claim on the listing alone, with a full lease from now.
     until = boottime_ns() + client_.lease().full_ns();
 #endif
-    if (until > boottime_ns()) {
+    // Not before the connected server's tickTime is known, nor on a
+    // connection whose server leaves no lease (SessionLease::may_claim):
+    // the claim waits in kClaiming, and the lease tells again (on_lease)
+    // when the tickTime is known.
+    if (until > boottime_ns() && client_.lease().may_claim()) {
         become_leader(until);
         return;
     }
@@ -798,18 +802,25 @@ void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
             schedule_lease_check(until);
             break;
         case State::kClaiming:
+            if (!client_.lease().may_claim()) break;  // see claim()
             if (until <= boottime_ns()) {
                 // Acknowledged too late to lead on (we were paused, the reply
                 // crawled, or no touch of the session is known to have
                 // reached the quorum recently): try again once the write
-                // just acknowledged counts as one.
-                retry_claim_at(boottime_ns() + timeout_ns() / 4);
+                // just acknowledged counts as one (the report lag: T/4, or
+                // tickTime/2 when the server said more).
+                retry_claim_at(boottime_ns() + client_.lease().report_lag_ns());
                 break;
             }
             become_leader(until);
             break;
         default: break;
     }
+}
+
+// About the session (a server's timing): said once per candidacy and server.
+void Candidacy::on_warning(const std::string &about, const std::string &message) {
+    if (warned_about_.insert(about).second) emit(EventType::kWarning, Reason::kNone, message);
 }
 
 void Candidacy::on_node_refused(const std::string &path) {

@@ -50,6 +50,7 @@ public:
     void on_node_event(int type, const std::string &path) override;
     void on_lease(int64_t until, int64_t rtt_us) override;
     void on_node_refused(const std::string &path) override;
+    void on_warning(const std::string &about, const std::string &message) override;
 
     enum class State {
         kIdle,
@@ -137,6 +138,7 @@ private:
     uint64_t applied_ = 0; // the last user command carried out
     bool margin_reported_ = false;
     bool wrap_warned_ = false;
+    std::set<std::string> warned_about_;  // Member::on_warning's, said once each
     bool closing_ = false;
     std::function<void()> close_done_;
     uint64_t gen_ = 0;     // bumped whenever in-flight replies become stale

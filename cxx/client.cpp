@@ -58,6 +58,8 @@ Client::~Client() {
     ssize_t n = ::write(wake_fd_, &one, sizeof one);
     (void)n;
     if (loop_.joinable()) loop_.join();
+    // The probe's thread posts to the mailbox: gone before anything it reaches.
+    tick_probe_.stop();
     // Close the session before the members and the mailbox go: its threads
     // may still be delivering into them until zookeeper_close returns.
     {
@@ -88,7 +90,7 @@ std::shared_ptr<ZkSession> Client::open_session(bool connect) {
     auto s = std::make_shared<ZkSession>(
         settings_,
         [this, gen](int type, int state, const std::string &path, int64_t stamp, int64_t floor,
-                    int timeout_ms) {
+                    int timeout_ms, const PeerAddr &peer) {
             // ZooKeeper's completion thread. A handshake bounds every lease
             // before the loop hears of it (handshake_cap.h); the loop lifts
             // the bound once it has applied the handshake, whatever it did
@@ -99,8 +101,8 @@ std::shared_ptr<ZkSession> Client::open_session(bool connect) {
                 int64_t margin = lease::margin_ns(t, settings_.lease_margin_ms);
                 capped = handshake_cap_.lower(floor + t - margin);
             }
-            post([this, gen, type, state, path, stamp, capped] {
-                on_watch_event(gen, type, state, path, stamp);
+            post([this, gen, type, state, path, stamp, capped, peer] {
+                on_watch_event(gen, type, state, path, stamp, peer);
                 if (capped) handshake_cap_.settle(capped);
             });
         },
@@ -368,8 +370,9 @@ int Client::await_connected(int timeout_ms) {
 
 uint64_t Client::add_member(std::shared_ptr<Member> m) {
     uint64_t id = next_member_++;
-    members_.emplace(id, std::move(m));
+    members_.emplace(id, m);
     member_count_.fetch_add(1);
+    if (!tick_warning_.empty()) m->on_warning(tick_warning_server_, tick_warning_);
     return id;
 }
 
@@ -387,10 +390,10 @@ void Client::watch(const std::string &path, uint64_t member_id) {
 }
 
 void Client::on_watch_event(uint64_t gen, int type, int state, const std::string &path,
-                            int64_t stamp) {
+                            int64_t stamp, const PeerAddr &peer) {
     if (gen != static_cast<uint64_t>(session_gen_.load())) return;  // a retired session
     if (type == ZOO_SESSION_EVENT) {
-        on_session_event(gen, state, stamp);
+        on_session_event(gen, state, stamp, peer);
         return;
     }
     std::vector<uint64_t> ids;
@@ -406,7 +409,7 @@ void Client::on_watch_event(uint64_t gen, int type, int state, const std::string
     }
 }
 
-void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
+void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const PeerAddr &peer) {
     auto each = [this](auto &&fn) {
         std::vector<std::shared_ptr<Member>> ms;
         for (auto &[id, m] : members_) ms.push_back(m);
@@ -435,6 +438,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
         connected_cv_.notify_all();
         if (!first) bump(kReconnects);
         lease_.on_connected(first);
+        ask_tick_time(peer);
         for (const auto &path : leftovers_) remove_leftover(path);
         each([first](Member &m) { m.on_connected(first); });
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
@@ -446,6 +450,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
         // reconnect's revalidation comes after that.
         touch_floor_ = std::max(touch_floor_, stamp);
         connected_at_ = INT64_MAX;
+        tick_asked_ = 0;  // an answer now would be about a connection gone
         each([](Member &m) { m.on_suspended(); });
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
         connected_.store(false, std::memory_order_release);
@@ -469,6 +474,90 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp) {
         connected_cv_.notify_all();
         each([](Member &m) { m.on_auth_failed(); });
     }
+}
+
+// The lease counts a touch of ours as heard by the quorum's leader T/4
+// after it, which holds only while T >= 2 x tickTime (docs/semantics.md,
+// "Why that is safe"): ZooKeeper's default, not a rule. So after each new
+// connection the server is asked for its tickTime (the conf four-letter
+// word, on TickProbe's thread), and until it answers no candidacy claims
+// and only the handshake earns a lease. The request is bounded (1 s, or T/5
+// if less: nothing answered on the new connection would count before T/4
+// anyway) and so is its wait here: a timer ends it as unanswered. A refusal, silence, garbage or an
+// answer that does not fit the timeout this connection was granted all
+// count as no answer: what was assumed before 1.2 holds, silently, unless
+// another server of this client said more.
+void Client::ask_tick_time(const PeerAddr &peer) {
+    tick_asked_ = 0;
+    tick_warning_.clear();
+    tick_warning_server_.clear();
+    if (!settings_.probe_ticktime || !settings_.tls.empty() || peer.len == 0) {
+        lease_.tick_known(largest_tick_ns_);
+        tick_time_ns_.store(largest_tick_ns_, std::memory_order_relaxed);
+        return;
+    }
+    uint64_t ticket = ++tick_ticket_;
+    int64_t timeout = std::min<int64_t>(1000 * kNsPerMs,
+                                        int64_t(effective_timeout_ms()) * kNsPerMs / 5);
+    if (!tick_probe_.ask(ticket, peer, timeout)) {
+        lease_.tick_known(largest_tick_ns_);
+        tick_time_ns_.store(largest_tick_ns_, std::memory_order_relaxed);
+        return;
+    }
+    lease_.asking();
+    tick_asked_ = ticket;
+    tick_peer_ = peer;
+    at(boottime_ns() + timeout + 10 * kNsPerMs, [this, ticket] {
+        if (ticket == tick_asked_) on_tick_answer(ticket, false, ServerConf{});
+    });
+}
+
+void Client::on_tick_answer(uint64_t ticket, bool ok, const ServerConf &conf) {
+    if (ticket != tick_asked_) return;  // late, or for a connection gone
+    tick_asked_ = 0;
+    const int64_t t_ms = effective_timeout_ms();
+    // The server that granted this connection's timeout grants within its
+    // own window: an answer outside it is not that server's.
+    if (ok && ((conf.min_session_ms > 0 && t_ms < conf.min_session_ms) ||
+               (conf.max_session_ms > 0 && t_ms > conf.max_session_ms)))
+        ok = false;
+    int64_t tick = ok ? conf.tick_ms * kNsPerMs : 0;
+    largest_tick_ns_ = std::max(largest_tick_ns_, tick);
+    tick_time_ns_.store(largest_tick_ns_, std::memory_order_relaxed);
+    if (tick > 0 && int64_t(t_ms) * kNsPerMs < 2 * tick) warn_below_two_ticks(tick_peer_.text(), tick);
+    lease_.tick_known(largest_tick_ns_);
+}
+
+// Counted once per client and server; told to every candidacy of the
+// client, and to each one added while connected to that server, each of
+// which says it once per server (Candidacy::on_warning).
+void Client::warn_below_two_ticks(const std::string &server, int64_t tick_ns) {
+    if (warned_servers_.insert(server).second) bump(kSessionTimeoutBelowTwoTicks);
+    const int64_t t = int64_t(effective_timeout_ms()) * kNsPerMs;
+    const int64_t lag = lease::report_lag(t, tick_ns);
+    const int64_t margin = lease::margin_ns(t, settings_.lease_margin_ms);
+    auto ms = [](int64_t ns) { return std::to_string(ns / kNsPerMs); };
+    std::string what =
+        "the ZooKeeper server " + (server.empty() ? std::string("connected to") : server) +
+        " granted a session timeout of " + ms(t) + " ms, below 2 x its tickTime of " +
+        ms(tick_ns) + " ms: it reports this session's touches to the quorum's leader only every " +
+        ms(lag) + " ms (tickTime/2), later than the lease assumes (T/4). ";
+    if (lease::lease_usable(t, lag, margin)) {
+        what += "Leases are shortened to at most " + ms(lease::longest_ns(t, lag, margin)) +
+                " ms (from " + ms(lease::full_ns(t, margin)) + " ms), with a keepalive every " +
+                ms(lease::keepalive_period(t, lag, margin)) + " ms. ";
+    } else {
+        what += "That leaves no usable lease: this client will not lead while connected to it "
+                "(its candidacies wait in line). ";
+    }
+    what += "Set minSessionTimeout to at least " + ms(2 * tick_ns) +
+            " (2 x tickTime, ZooKeeper's default) on the servers, or ask for a "
+            "zk.session.timeout.ms of at least " + ms(2 * tick_ns) + ".";
+    tick_warning_ = what;
+    tick_warning_server_ = server;
+    std::vector<std::shared_ptr<Member>> told;
+    for (auto &[id, m] : members_) told.push_back(m);
+    for (auto &m : told) m->on_warning(server, what);
 }
 
 void Client::deliver_lease(int64_t until, int64_t rtt_us) {

@@ -28,6 +28,7 @@
 #include "names.h"
 #include "session_closer.h"
 #include "session_lease.h"
+#include "tick_probe.h"
 #include "zk_session.h"
 
 namespace zkelect {
@@ -50,6 +51,13 @@ public:
     virtual void on_lease(int64_t until, int64_t rtt_us) {
         (void)until;
         (void)rtt_us;
+    }
+    // Something an operator should act on (a WARNING) about the client's
+    // session rather than this member's election; `about` names what it is
+    // about (a server), so that a member says it once however often told.
+    virtual void on_warning(const std::string &about, const std::string &message) {
+        (void)about;
+        (void)message;
     }
 };
 
@@ -108,6 +116,10 @@ public:
     }
     int64_t session_id() const { return session_id_.load(std::memory_order_acquire); }
     uint64_t counter(int c) const { return counters_[c].load(std::memory_order_relaxed); }
+    // The tickTime the lease reckons with (the connected server's, read
+    // with conf, or the largest this client read before); 0 when none is
+    // known and T >= 2 x tickTime is assumed.
+    int64_t tick_time_ns() const { return tick_time_ns_.load(std::memory_order_relaxed); }
     void bump(Counter c) override { counters_[c].fetch_add(1, std::memory_order_relaxed); }
     const Settings &settings() const { return settings_; }
     size_t member_count() const { return member_count_.load(); }
@@ -178,12 +190,17 @@ private:
     void reopen_after_refusal();
     void remove_leftover(const std::string &path);
     void end_of_session();
-    void on_session_event(uint64_t gen, int state, int64_t stamp);
+    void on_session_event(uint64_t gen, int state, int64_t stamp, const PeerAddr &peer);
+    // After each new connection: read the server's tickTime (TickProbe),
+    // or take what is known.
+    void ask_tick_time(const PeerAddr &peer);
+    void on_tick_answer(uint64_t ticket, bool ok, const ServerConf &conf);
+    void warn_below_two_ticks(const std::string &server, int64_t tick_ns);
     void nudge_while_disconnected(uint64_t epoch);
     void send_listing(const std::string &path);
     void probe();
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,
-                        int64_t stamp);
+                        int64_t stamp, const PeerAddr &peer);
     std::shared_ptr<ZkSession> session_snapshot();
 
     const Settings settings_;
@@ -193,6 +210,7 @@ private:
     std::atomic<int64_t> session_id_{0};
     std::atomic<int64_t> session_gen_{0};
     std::atomic<size_t> member_count_{0};
+    std::atomic<int64_t> tick_time_ns_{0};
     bool auth_failed_ = false;  // guarded by mu_
 
     // Mailbox and timers, woken through an eventfd and a CLOCK_BOOTTIME
@@ -227,6 +245,19 @@ private:
     std::set<std::string> leftovers_;  // keep_removing's nodes, this session
     SessionLease lease_{*this};
     HandshakeCap handshake_cap_;
+    // The server's tickTime: the request in flight (0: none), and, for
+    // each connection, what its server said.
+    uint64_t tick_ticket_ = 0;
+    uint64_t tick_asked_ = 0;       // the ticket whose answer is awaited
+    PeerAddr tick_peer_;            // the server it was asked of
+    int64_t largest_tick_ns_ = 0;   // of every server that said
+    std::set<std::string> warned_servers_;  // counted for these
+    // The WARNING about the current connection's server, told to every
+    // member, those added later included; empty when none.
+    std::string tick_warning_, tick_warning_server_;
+    TickProbe tick_probe_{[this](uint64_t ticket, bool ok, const ServerConf &conf) {
+        post([this, ticket, ok, conf] { on_tick_answer(ticket, ok, conf); });
+    }};
 
     std::shared_ptr<ZkSession> session_;  // swapped on expiry, on the loop
     mutable std::mutex session_mu_;       // guards the pointer for queries

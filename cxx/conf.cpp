@@ -49,6 +49,9 @@ constexpr Key kKeys[] = {
     {"zk.log.level", "keep", Kind::kChoice, 0, 0, false,
      "keep|none|error|warn|info|debug",
      "zk.log.level must be keep, none, error, warn, info or debug"},
+    {"zk.probe.ticktime", "true", Kind::kChoice, 0, 0, false,
+     "true|false",
+     "zk.probe.ticktime must be \"true\" or \"false\""},
     {"zk.tls.ca", "", Kind::kTls, 0, 0, false,
      nullptr,
      nullptr},
@@ -160,6 +163,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->lease_margin_ms = n;  // -1: derived from the negotiated timeout
     } else if (key == "zk.log.level") {
         s->log_level = choice - 1;  // keep|none|error|warn|info|debug: keep is -1
+    } else if (key == "zk.probe.ticktime") {
+        s->probe_ticktime = choice == 0;  // true|false
     }
     return {};
 }

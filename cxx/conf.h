@@ -24,6 +24,9 @@ struct Settings {
     Leadership leadership = Leadership::kLease;
     int lease_margin_ms = -1;  // -1: derived from the negotiated timeout
     int log_level = -1;        // -1: leave libzookeeper's global level alone
+    // Read the connected server's tickTime after each new connection
+    // (zk.probe.ticktime; TickProbe).
+    bool probe_ticktime = true;
     // zookeeper_init_ssl's "ca,cert,key[,password]"; empty: plain TCP.
     std::string tls;
 };

@@ -61,7 +61,8 @@ enum Counter : int {
     kZkRequests = 9,
     kKeepalives = 10,
     kSequenceNearWrap = 11,
-    kCounterCount = 12,
+    kSessionTimeoutBelowTwoTicks = 12,
+    kCounterCount = 13,
 };
 
 // Map a ZooKeeper return code to the closest library code.

@@ -12,29 +12,45 @@ int64_t margin_ns(int64_t timeout_ns, int configured_ms) {
     return std::max<int64_t>(timeout_ns / 20, 10 * kNsPerMs);
 }
 
+int64_t keepalive_period(int64_t timeout_ns, int64_t lag_ns, int64_t margin_ns) {
+    const int64_t t = timeout_ns;
+    if (lag_ns <= t / 4) return t / 6;
+    int64_t w = t - lag_ns - margin_ns - t / 24;
+    return std::max<int64_t>(std::min(t / 6, w / 3), 0);
+}
+
+bool lease_usable(int64_t timeout_ns, int64_t lag_ns, int64_t margin_ns) {
+    if (lag_ns <= timeout_ns / 4) return true;
+    return keepalive_period(timeout_ns, lag_ns, margin_ns) >= timeout_ns / 24;
+}
+
 int64_t surely_heard(const SessionFacts &f, int64_t sent) {
     const int64_t t = f.timeout_ns;
     int64_t touched = INT64_MIN / 2;
     // This connection's handshake (a session's creation or its revalidation
-    // on reconnect) is a touch made by the quorum's leader itself.
+    // on reconnect) is a touch made by the quorum's leader itself: no report
+    // lag, whatever the servers' tickTime.
     if (f.connected_at <= sent) touched = f.touch_floor;
-    // A write of ours acknowledged by sent - T/4: its server reported the
-    // touch to the quorum's leader within tickTime/2 <= T/4, and was still in
+    // While the lag is being asked for, nothing else counts.
+    if (f.report_lag_ns == kLagAsking) return touched;
+    const int64_t lag = f.report_lag_ns > 0 ? f.report_lag_ns : t / 4;
+    // A write of ours acknowledged by sent - lag: its server reported the
+    // touch to the quorum's leader within tickTime/2 <= lag, and was still in
     // the quorum after `sent` (it acknowledges the write being sent now).
     if (f.writes) {
         for (const auto &w : *f.writes)
-            if (w.acked <= sent - t / 4) touched = std::max(touched, w.sent);
+            if (w.acked <= sent - lag) touched = std::max(touched, w.sent);
     }
-    // Any request of ours answered on this connection by sent - T/4 (a read,
+    // Any request of ours answered on this connection by sent - lag (a read,
     // the library's own probe): it reached the server after it was sent,
     // and that server, which acknowledges the write being sent now over the
     // same connection, was in the quorum throughout (a server that loses
     // the quorum drops its connections) and reported the touch within
-    // tickTime/2 <= T/4. Only answers count, never a ping assumed sent: an
+    // tickTime/2 <= lag. Only answers count, never a ping assumed sent: an
     // I/O thread that stood still sent nothing.
     if (f.answered) {
         for (const auto &a : *f.answered)
-            if (a.sent >= f.connected_at && a.acked <= sent - t / 4)
+            if (a.sent >= f.connected_at && a.acked <= sent - lag)
                 touched = std::max(touched, a.sent);
     }
     return touched;

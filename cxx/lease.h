@@ -34,6 +34,11 @@ struct SessionFacts {
     // Requests of any kind the session's server answered, newest last: the
     // evidence that something of ours reached it (ZkSession::answered).
     const std::deque<AckedWrite> *answered = nullptr;
+    // How late the quorum's leader hears of a touch made at our server
+    // (lease::report_lag); 0 for T/4. lease::kLagAsking while the server's
+    // tickTime is being read: then no touch of ours counts but the
+    // handshake, which the quorum's leader made itself.
+    int64_t report_lag_ns = 0;
 };
 
 namespace lease {
@@ -49,6 +54,40 @@ inline int64_t full_ns(int64_t timeout_ns, int64_t margin_ns) {
     return timeout_ns / 2 - margin_ns > 0 ? timeout_ns / 2 - margin_ns : 0;
 }
 
+// How late the quorum's leader hears of a touch of ours made at the server
+// we are connected to: a follower reports its sessions' touches when the
+// leader pings it, every tickTime/2. ZooKeeper's default minimum session
+// timeout of 2 x tickTime makes that at most T/4, which is what the rules
+// assume when tickTime is unknown (tick_ns 0); a server configured with a
+// lower minSessionTimeout can grant a T < 2 x tickTime, and then it is
+// tickTime/2 (docs/semantics.md, "Why that is safe").
+inline int64_t report_lag(int64_t timeout_ns, int64_t tick_ns) {
+    return tick_ns / 2 > timeout_ns / 4 ? tick_ns / 2 : timeout_ns / 4;
+}
+// SessionFacts::report_lag_ns while the lag is being asked for.
+constexpr int64_t kLagAsking = INT64_MAX;
+
+// The keepalive period under report lag `lag`. T/6 while lag <= T/4: a
+// steady session's lease is then the full T/2 - margin. Beyond, a third of
+// what the lag leaves, W = T - lag - margin - T/24 (at most T/6): a lease
+// earned at s rests on a write acknowledged by s - lag, at most one period
+// and the history's spacing (T/24) older, so it runs at least
+// W - period - rtt = 2W/3 - rtt past s, beyond the next keepalive's
+// acknowledgement (s + W/3 + rtt) while rtt < W/6.
+int64_t keepalive_period(int64_t timeout_ns, int64_t lag_ns, int64_t margin_ns);
+// Whether a session can hold a lease at all under report lag `lag`: the
+// period above is at least T/24 (W >= T/8). Otherwise a connection with
+// that lag is never led on.
+bool lease_usable(int64_t timeout_ns, int64_t lag_ns, int64_t margin_ns);
+// The longest lease a write can earn under report lag `lag`, from its send:
+// min(T/2, T - lag) - margin (the handshake's own lease excepted, which no
+// lag concerns). For the WARNING's words; until() is the rule.
+inline int64_t longest_ns(int64_t timeout_ns, int64_t lag_ns, int64_t margin_ns) {
+    int64_t l = (timeout_ns - lag_ns < timeout_ns / 2 ? timeout_ns - lag_ns : timeout_ns / 2) -
+                margin_ns;
+    return l > 0 ? l : 0;
+}
+
 // How often a client with candidacies sends a read of its own while
 // connected: the evidence of touches a quiet session has (libzookeeper's own
 // pings are sent on its I/O thread, unseen).
@@ -56,16 +95,17 @@ inline int64_t probe_period(int64_t timeout_ns) { return timeout_ns / 3; }
 
 // The latest touch of the session that the quorum surely heard of by the
 // time a write sent at `sent` is acknowledged; INT64_MIN / 2 when none is
-// known.
+// known. A request of ours counts once answered by sent - report lag.
 int64_t surely_heard(const SessionFacts &f, int64_t sent);
 
 // Keeps `w` in a history of answered requests (newest last) so that what a
 // later send needs stays in it however busy the session is: a request whose
 // answer came within `spacing` of the newest kept one's is left out (the
 // history keeps the first of each such window), and at most kHistory are
-// kept. A send at s counts the latest entry answered by s - T/4; with
-// spacing T/24 and 32 entries, one is there for every s within T of the
-// newest, at most T/24 older than the best answer. Keeping only the last
+// kept. A send at s counts the latest entry answered by s - lag (T/4, or
+// tickTime/2 when that is more); with spacing T/24 and 32 entries, one is
+// there for every s within 4T/3 of the newest, at most T/24 older than the
+// best answer. Keeping only the last
 // few requests instead would hold nothing old enough under a burst.
 constexpr size_t kHistory = 32;
 void record(std::deque<AckedWrite> &history, AckedWrite w, int64_t spacing_ns);

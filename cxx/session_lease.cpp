@@ -17,6 +17,35 @@ int64_t SessionLease::full_ns() const {
     return lease::full_ns(int64_t(client_.effective_timeout_ms()) * kNsPerMs, margin_ns());
 }
 
+int64_t SessionLease::report_lag_ns() const {
+    return lease::report_lag(int64_t(client_.effective_timeout_ms()) * kNsPerMs, tick_ns_);
+}
+
+bool SessionLease::usable() const {
+    return lease::lease_usable(int64_t(client_.effective_timeout_ms()) * kNsPerMs, report_lag_ns(),
+                               margin_ns());
+}
+
+int64_t SessionLease::period_ns() const {
+    int64_t p = lease::keepalive_period(int64_t(client_.effective_timeout_ms()) * kNsPerMs,
+                                        report_lag_ns(), margin_ns());
+    // A shut connection sends none; the timer still ticks, slowly.
+    return p > 0 ? p : int64_t(client_.effective_timeout_ms()) * kNsPerMs / 6;
+}
+
+void SessionLease::asking() { asking_ = true; }
+
+void SessionLease::tick_known(int64_t tick_ns) {
+    bool was_asking = asking_;
+    asking_ = false;
+    tick_ns_ = tick_ns;
+    if (!was_asking || !may_claim()) return;
+    // Claims held back while the tickTime was read go on: with the lease
+    // earned meanwhile (from the handshake), or with a keepalive now.
+    if (until_ > boottime_ns()) client_.deliver_lease(until_, -1);
+    else renew_now();
+}
+
 void SessionLease::hold(uint64_t member, const std::string &node_path) {
     holders_[member] = node_path;
     schedule();
@@ -25,9 +54,14 @@ void SessionLease::hold(uint64_t member, const std::string &node_path) {
 void SessionLease::release(uint64_t member) { holders_.erase(member); }
 
 int64_t SessionLease::earns(int64_t sent) {
+    // A connection whose server reports touches too late for any lease.
+    if (!asking_ && !usable()) return 0;
     SessionFacts f = client_.session_facts();
     f.margin_ns = margin_ns();
     f.writes = &writes_;
+#ifndef ZKELECT_MUTATION_IGNORE_TICK_TIME
+    f.report_lag_ns = asking_ ? lease::kLagAsking : report_lag_ns();
+#endif
     earned_under_ns_ = f.timeout_ns;
     return lease::until(f, sent);
 }
@@ -72,6 +106,7 @@ std::vector<std::pair<uint64_t, std::string>> SessionLease::targets(
 
 void SessionLease::send(const std::pair<uint64_t, std::string> &extra) {
     if (!client_.connected()) return;
+    if (!asking_ && !usable()) return;  // it would earn nothing
     int64_t sent = boottime_ns();
     // One keepalive at a time, unless the one in flight is overdue: a reply
     // that never comes on a live connection must not end leadership for good.
@@ -121,7 +156,7 @@ void SessionLease::send(const std::pair<uint64_t, std::string> &extra) {
 void SessionLease::schedule() {
     if (scheduled_) return;
     scheduled_ = true;
-    client_.at(boottime_ns() + int64_t(client_.effective_timeout_ms()) * kNsPerMs / 6, [this] {
+    client_.at(boottime_ns() + period_ns(), [this] {
         scheduled_ = false;
         if (holders_.empty()) return;
         renew_now();
@@ -132,6 +167,7 @@ void SessionLease::schedule() {
 void SessionLease::on_connected(bool new_session) {
     ++gen_;
     inflight_ = false;
+    asking_ = false;  // the client says at once what holds for this connection
     cap_ = INT64_MAX;
     const int64_t t = int64_t(client_.effective_timeout_ms()) * kNsPerMs;
 #ifndef ZKELECT_MUTATION_NO_RENEGOTIATION_CAP

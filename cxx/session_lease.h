@@ -61,7 +61,8 @@ public:
     SessionLease &operator=(const SessionLease &) = delete;
 
     // A holder is a candidacy that leads, claims or is heir: while there is
-    // one, a keepalive goes out every T/6. It names its node, and every
+    // one, a keepalive goes out every T/6 (less when the report lag is
+    // longer than T/4: period_ns()). It names its node, and every
     // keepalive checks every holder's node (docs/semantics.md, "A node
     // deleted by hand"): a node deleted while its own-node watch was lost
     // still ends its candidacy's lease within T/6 and a round trip.
@@ -87,6 +88,24 @@ public:
     int64_t until() const { return until_; }
     int64_t margin_ns() const;
     int64_t full_ns() const;  // T/2 - margin: the longest lease one write earns
+
+    // How late the quorum's leader hears of touches made at the current
+    // connection's server (lease::report_lag; docs/semantics.md, "Why that
+    // is safe"), set by the client on every connection:
+    // asking(): the server's tickTime is being read. Until it is known, no
+    // touch counts but the handshake, and no candidacy claims (may_claim).
+    void asking();
+    // The tickTime that holds for this connection (0: unknown, T >= 2 x
+    // tickTime assumed). When the lag it makes leaves no usable lease
+    // (lease::lease_usable) the connection is shut: it earns nothing, sends
+    // no keepalive, and no candidacy claims on it. Otherwise the members
+    // that wait to claim hear of the lease again.
+    void tick_known(int64_t tick_ns);
+    // A candidacy may begin a term now: the lag is known and leaves a lease.
+    bool may_claim() const { return !asking_ && usable(); }
+    bool usable() const;
+    int64_t report_lag_ns() const;
+    int64_t period_ns() const;  // lease::keepalive_period
 
     // Called by the Client before its members hear of the event.
     // A reconnect of the same session that negotiated a shorter timeout
@@ -119,6 +138,8 @@ private:
     uint64_t next_checked_ = 0;  // the holder the next keepalive checks first
     bool scheduled_ = false;
     uint64_t gen_ = 0;  // bumped on every connection change: stale replies
+    bool asking_ = false;  // the connection's tickTime is being read
+    int64_t tick_ns_ = 0;  // the tickTime that holds; 0: unknown
 };
 
 }  // namespace zkelect

@@ -78,6 +78,7 @@ constexpr const char *kCounters[] = {
     "zk_requests",
     "keepalives",
     "sequence_near_wrap",
+    "session_timeout_below_two_ticks",
 };
 // END gen/vocab.py names
 

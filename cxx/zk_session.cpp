@@ -212,6 +212,7 @@ void ZkSession::on_watch(zhandle_t *zh, int type, int state, const char *path, v
     auto *self = static_cast<ZkSession *>(ctx);
     int64_t stamp = boottime_ns(), floor = 0;
     int timeout_ms = 0;
+    PeerAddr peer;
     if (type == ZOO_SESSION_EVENT) {
         std::lock_guard<std::mutex> lock(self->mu_);
         if (state != ZOO_CONNECTED_STATE) {
@@ -221,11 +222,17 @@ void ZkSession::on_watch(zhandle_t *zh, int type, int state, const char *path, v
             // The handle as libzookeeper passes it: zh_ may not be stored yet
             // (the constructor sets it after zookeeper_init2 returns).
             timeout_ms = zh ? zoo_recv_timeout(zh) : 0;
+            // Not zoo_get_current_server: it takes the handle's reconfig
+            // lock, which libzookeeper holds across name lookups, and formats
+            // into one buffer shared by every handle of the process.
+            socklen_t len = sizeof peer.ss;
+            if (zh && zookeeper_get_connected_host(zh, reinterpret_cast<sockaddr *>(&peer.ss), &len))
+                peer.len = len <= sizeof peer.ss ? len : 0;
         }
     }
     try {
         self->on_watch_(type, state, path ? std::string(path) : std::string(), stamp, floor,
-                        timeout_ms);
+                        timeout_ms, peer);
     } catch (...) {
     }
 }

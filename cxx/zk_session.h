@@ -21,6 +21,7 @@
 
 #include "conf.h"
 #include "lease.h"
+#include "tick_probe.h"
 
 typedef struct _zhandle zhandle_t;
 struct Stat;
@@ -61,9 +62,12 @@ bool connection_trouble(int rc);
 // latest request answered on that connection (it broke after that).
 // For ZOO_CONNECTED_STATE also the handshake's facts, read on ZooKeeper's
 // thread: the touch floor (the sending time of the latest request answered
-// before it, 0 for none) and the negotiated timeout; 0 for other events.
+// before it, 0 for none), the negotiated timeout, and the address of the
+// server it was made with (getpeername of the connection's socket: no lock,
+// no name to resolve; none when the connection is already gone); 0 and none
+// for other events.
 using WatchFn = std::function<void(int type, int state, const std::string &path, int64_t stamp,
-                                   int64_t floor, int timeout_ms)>;
+                                   int64_t floor, int timeout_ms, const PeerAddr &peer)>;
 
 class ZkSession {
 public:

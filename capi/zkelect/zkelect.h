@@ -233,6 +233,20 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            client created sets it). The log itself goes to
  *                            the callback of zkelect_set_log_cb, or nowhere;
  *                            never to stderr. Prefer zkelect_set_log_cb.
+ *  - "zk.probe.ticktime"     "true" (default) or "false". After each new
+ *                            connection, ask the connected server for its
+ *                            tickTime with the conf four-letter word (one
+ *                            short extra connection to the same address,
+ *                            at most 1 s, 16 KiB read). A server that grants
+ *                            a session timeout below 2 x tickTime reports
+ *                            touches too seldom for the full lease: it is
+ *                            shortened, or not taken (a WARNING says so);
+ *                            docs/semantics.md. A server that does not
+ *                            whitelist conf (4lw.commands.whitelist) costs
+ *                            nothing. "false" for a site that forbids the
+ *                            extra connection or hides conf; the client
+ *                            then assumes T >= 2 x tickTime, as before 1.2.
+ *                            Not made over TLS (zk.tls.*): assumed there.
  *  - "zk.tls.ca"             TLS to ZooKeeper's secureClientPort: PEM file
  *                            of the CA that signed the servers'
  *                            certificates. zk.tls.ca, .cert and .key go
@@ -364,8 +378,10 @@ enum zkelect_counter {
     ZKELECT_COUNTER_KEEPALIVES = 10,
     /** WARNING events: the path's sequence numbers near their wrap (since 1.1) */
     ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP = 11,
+    /** WARNING events: a server granted a timeout below 2 x its tickTime (since 1.2) */
+    ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS = 12,
     /** How many counters there are. */
-    ZKELECT_COUNTER__COUNT = 12
+    ZKELECT_COUNTER__COUNT = 13
 };
 
 /** Read counter into *value. Returns 0, or ZKELECT_EINVAL for NULL or an
@@ -620,13 +636,18 @@ enum zkelect_event_type {
      *  ZKELECT_EVENT_QUEUE_MAX); zkelect_event_token() is how many. */
     ZKELECT_EV_OVERFLOW = 10,
     /** Nothing failed, but an operator should act; _message() says what.
-     *  Today: the election path's sequence numbers are near the point where
+     *  (1) The election path's sequence numbers are near the point where
      *  ZooKeeper wraps them (2^31 creates under the path). libzkelect orders
      *  across the wrap; Curator's LeaderLatch does not, so a path shared
      *  with Curator participants must be replaced (a fresh path, or the
      *  parent deleted and re-created while empty) before it gets there.
-     *  Said once per candidacy. Since 1.1; older consumers must ignore types
-     *  they do not know. */
+     *  Said once per candidacy. (2) Since 1.2: the connected server granted
+     *  a session timeout below 2 x its tickTime (its minSessionTimeout is set
+     *  below ZooKeeper's default); leases are shortened, or, when too little
+     *  is left, the client does not lead while connected to that server.
+     *  Said once per candidacy and server, also to a candidacy made while
+     *  the client is connected to that server.
+     *  Since 1.1; older consumers must ignore types they do not know. */
     ZKELECT_EV_WARNING = 11
 };
 

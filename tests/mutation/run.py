@@ -31,7 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 MUTATIONS = ["lease_by_reads", "no_lease_timer", "is_leader_no_clock",
              "heir_claim_no_lease", "resign_no_fence", "unsynced_reads",
-             "no_renegotiation_cap", "heir_from_any_gpred", "lost_own_watch"]
+             "no_renegotiation_cap", "heir_from_any_gpred", "lost_own_watch",
+             "ignore_tick_time"]
 
 # The tests that name the rules the mutations break; the sanitizer flavors of
 # the C API programs test the build beside the mutated one, so they are left
@@ -47,6 +48,7 @@ DEFAULT_TESTS = [
     "tests/integration/test_capi.py",
     "tests/integration/test_engine.py",
     "tests/integration/test_claims.py",
+    "tests/integration/test_ticktime.py",
     "-k", "not asan and not tsan",
 ]
 

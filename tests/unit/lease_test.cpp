@@ -134,6 +134,100 @@ TEST(LeaseRules, PausedProcessLeasesOnlyFromWhatWasAnswered) {
     EXPECT_EQ(lease::until(f, kSent), kSent + T / 2 - M);
 }
 
+// Issue 27 finding 9: a follower reports touches every tickTime/2, which
+// is at most T/4 only while T >= 2 x tickTime (ZooKeeper's default floor,
+// not a rule). A server that grants less stretches the lag to tickTime/2.
+TEST(LeaseReportLag, AQuarterOfTheTimeoutUnlessTheTickSaysMore) {
+    EXPECT_EQ(lease::report_lag(T, 0), T / 4);          // unknown: the default floor
+    EXPECT_EQ(lease::report_lag(T, T / 2), T / 4);      // T = 2 x tickTime
+    EXPECT_EQ(lease::report_lag(T, T / 10), T / 4);     // a short tick changes nothing
+    EXPECT_EQ(lease::report_lag(T, T), T / 2);          // T = tickTime
+}
+
+TEST(LeaseRules, WriteCountsOnlyOnceTheReportLagHasPassed) {
+    SessionFacts f = quiet_session();
+    const int64_t tick = T * 4 / 3;  // T = 1.5 x tickTime
+    f.report_lag_ns = lease::report_lag(T, tick);
+    ASSERT_EQ(f.report_lag_ns, tick / 2);
+    std::deque<AckedWrite> writes{{kSent - tick / 2 - kMs, kSent - tick / 2}};
+    f.writes = &writes;
+    EXPECT_EQ(lease::until(f, kSent), kSent - tick / 2 - kMs + T - M);
+    writes.front().acked = kSent - tick / 2 + 1;  // answered by s - T/4, not by s - tickTime/2
+    EXPECT_LE(lease::until(f, kSent), kSent);
+    f.report_lag_ns = 0;  // what the old rule (T/4) made of it: a lease
+    EXPECT_GT(lease::until(f, kSent), kSent);
+    // The same for any answered request.
+    f.report_lag_ns = tick / 2;
+    f.writes = nullptr;
+    std::deque<AckedWrite> answered{{kSent - tick / 2 - kMs, kSent - tick / 2 + 1}};
+    f.answered = &answered;
+    EXPECT_LE(lease::until(f, kSent), kSent);
+    answered.front().acked = kSent - tick / 2;
+    EXPECT_EQ(lease::until(f, kSent), kSent - tick / 2 - kMs + T - M);
+}
+
+TEST(LeaseRules, WhileTheLagIsAskedOnlyTheHandshakeCounts) {
+    SessionFacts f = quiet_session();
+    f.report_lag_ns = lease::kLagAsking;
+    std::deque<AckedWrite> writes{{kSent - T / 2, kSent - T / 2 + kMs}};
+    std::deque<AckedWrite> answered{{kSent - T / 2, kSent - T / 2 + kMs}};
+    f.writes = &writes;
+    f.answered = &answered;
+    EXPECT_LE(lease::until(f, kSent), kSent);
+    f.touch_floor = kSent - T * 3 / 4;
+    f.connected_at = kSent - kMs;
+    EXPECT_EQ(lease::until(f, kSent), kSent - T * 3 / 4 + T - M);
+}
+
+TEST(LeaseKeepalive, PeriodIsASixthUnlessTheLagLeavesLess) {
+    EXPECT_EQ(lease::keepalive_period(T, T / 4, M), T / 6);
+    EXPECT_TRUE(lease::lease_usable(T, T / 4, M));
+    // T = 1.5 s, tickTime = 2 s, margin 75 ms: W = 1500 - 1000 - 75 - 62.5.
+    const int64_t t = 1500 * kMs, m = 75 * kMs, lag = 1000 * kMs;
+    const int64_t w = t - lag - m - t / 24;
+    EXPECT_EQ(lease::keepalive_period(t, lag, m), w / 3);
+    EXPECT_TRUE(lease::lease_usable(t, lag, m));
+    EXPECT_EQ(lease::longest_ns(t, lag, m), 425 * kMs);
+    EXPECT_EQ(lease::longest_ns(t, t / 4, m), t / 2 - m);
+    // T = 1 s, tickTime = 2 s: nothing is left.
+    EXPECT_FALSE(lease::lease_usable(1000 * kMs, lag, 50 * kMs));
+    EXPECT_EQ(lease::keepalive_period(1000 * kMs, lag, 50 * kMs), 0);
+    // The boundary: usable exactly while the period is at least T/24.
+    for (int64_t l = t / 4; l < t; l += kMs)
+        EXPECT_EQ(lease::lease_usable(t, l, m), lease::keepalive_period(t, l, m) >= t / 24) << l;
+}
+
+// A steady session (a keepalive every period, each acknowledged after rtt,
+// thinned into the history as SessionLease keeps it) under every usable lag:
+// each lease ends before the argument's bound and after the next keepalive
+// is acknowledged, so a leader leads without a gap.
+TEST(LeaseKeepalive, ASteadySessionLeadsWithoutAGapWithinTheBound) {
+    for (int64_t tick_ms : {0, 500, 1000, 1200, 1500, 1700, 2000, 2200}) {
+        const int64_t t = 1500 * kMs, m = 75 * kMs, rtt = 10 * kMs;
+        const int64_t lag = lease::report_lag(t, tick_ms * kMs);
+        if (!lease::lease_usable(t, lag, m)) {
+            EXPECT_GE(tick_ms, 2000) << tick_ms;
+            continue;
+        }
+        const int64_t period = lease::keepalive_period(t, lag, m);
+        std::deque<AckedWrite> writes;
+        SessionFacts f = quiet_session();
+        f.timeout_ns = t;
+        f.margin_ns = m;
+        f.touch_floor = INT64_MIN / 2;
+        f.report_lag_ns = lag;
+        f.writes = &writes;
+        for (int64_t s = kSent; s < kSent + 10 * t; s += period) {
+            int64_t earned = lease::until(f, s);
+            if (s > kSent + 2 * t) {
+                EXPECT_LE(earned, s + lease::longest_ns(t, lag, m)) << tick_ms;
+                EXPECT_GT(earned, s + period + rtt) << tick_ms << " at " << s;
+            }
+            lease::record(writes, {s, s + rtt}, t / 24);
+        }
+    }
+}
+
 TEST(LeaseRules, ShorterRenegotiatedTimeoutCapsALease) {
     const int64_t t2 = 800 * kMs, m2 = 40 * kMs, floor = kSent;
     EXPECT_EQ(lease::cap_after_renegotiation(kSent + T, floor, t2, m2), floor + t2 - m2);

@@ -100,7 +100,9 @@ pub const ZKELECT_COUNTER_ZK_REQUESTS: c_int = 9;
 pub const ZKELECT_COUNTER_KEEPALIVES: c_int = 10;
 /// Since 1.1.
 pub const ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP: c_int = 11;
-pub const ZKELECT_COUNTER__COUNT: c_int = 12;
+/// Since 1.2.
+pub const ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS: c_int = 12;
+pub const ZKELECT_COUNTER__COUNT: c_int = 13;
 // END gen/vocab.py counters
 
 // enum zkelect_event_type

@@ -392,12 +392,14 @@ pub enum Counter {
     Keepalives,
     /// WARNING events: the path's sequence numbers near their wrap (since 1.1).
     SequenceNearWrap,
+    /// WARNING events: a server granted a timeout below 2 x its tickTime (since 1.2).
+    SessionTimeoutBelowTwoTicks,
     // END gen/vocab.py counter variants
 }
 
 impl Counter {
     // BEGIN gen/vocab.py counters
-    pub const ALL: [Counter; 12] = [
+    pub const ALL: [Counter; 13] = [
         Counter::TermsWon,
         Counter::DeposedResigned,
         Counter::DeposedSuspended,
@@ -410,6 +412,7 @@ impl Counter {
         Counter::ZkRequests,
         Counter::Keepalives,
         Counter::SequenceNearWrap,
+        Counter::SessionTimeoutBelowTwoTicks,
     ];
     // END gen/vocab.py counters
 
@@ -429,6 +432,7 @@ impl Counter {
             Counter::ZkRequests => ZKELECT_COUNTER_ZK_REQUESTS,
             Counter::Keepalives => ZKELECT_COUNTER_KEEPALIVES,
             Counter::SequenceNearWrap => ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP,
+            Counter::SessionTimeoutBelowTwoTicks => ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS,
             // END gen/vocab.py counter codes
         }
     }
@@ -882,7 +886,8 @@ pub enum EventKind {
     /// The queue was full and older events were dropped; `token()` counts them.
     Overflow,
     /// Nothing failed, but an operator should act; `message()` says what
-    /// (libzkelect 1.1: the path's sequence numbers near their wrap).
+    /// (the path's sequence numbers near their wrap; since 1.2 also a session
+    /// timeout below 2 x the server's tickTime).
     Warning,
     // END gen/vocab.py event kind variants
     /// A type newer than this crate.
