@@ -61,7 +61,7 @@ void Candidacy::set_state(State s) {
     update_hold();
 }
 
-ZkSession &Candidacy::zk() {
+ZkPort &Candidacy::zk() {
     shared_->stats.update([](ElectionStats &st) { ++st.requests; });
     return client_.session();
 }

@@ -77,7 +77,7 @@ private:
     void set_state(State s);
     void update_hold();
     // The session, for a request this candidacy sends (counted in its stats).
-    ZkSession &zk();
+    ZkPort &zk();
     std::string node_path(const std::string &name) const { return shared_->path + "/" + name; }
 
     void begin_enrollment();

@@ -25,7 +25,17 @@ namespace zkelect {
 constexpr int64_t kBrokenServerRetryMs = 1000;
 constexpr int64_t kBrokenServerRetryMaxMs = 2000;
 
-Client::Client(const Settings &settings) : settings_(settings) {
+namespace {
+
+std::shared_ptr<ZkPort> libzookeeper_port(const Settings &settings, WatchFn on_watch,
+                                          std::atomic<uint64_t> *request_counter, bool connect) {
+    return std::make_shared<ZkSession>(settings, std::move(on_watch), request_counter, connect);
+}
+
+}  // namespace
+
+Client::Client(const Settings &settings, PortFactory make_port)
+    : settings_(settings), make_port_(make_port ? std::move(make_port) : libzookeeper_port) {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     timer_fd_ = timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
     if (wake_fd_ < 0 || timer_fd_ < 0) {
@@ -63,7 +73,7 @@ Client::~Client() {
     // Close the session before the members and the mailbox go: its threads
     // may still be delivering into them until zookeeper_close returns.
     {
-        std::shared_ptr<ZkSession> s;
+        std::shared_ptr<ZkPort> s;
         {
             std::lock_guard<std::mutex> lock(session_mu_);
             s = std::move(session_);
@@ -78,7 +88,7 @@ Client::~Client() {
     ::close(timer_fd_);
 }
 
-std::shared_ptr<ZkSession> Client::open_session(bool connect) {
+std::shared_ptr<ZkPort> Client::open_session(bool connect) {
     uint64_t gen = session_gen_.fetch_add(1) + 1;
     ever_connected_ = false;
     // Listings of the old session answer nobody now: its members started over.
@@ -87,7 +97,7 @@ std::shared_ptr<ZkSession> Client::open_session(bool connect) {
     connected_at_ = INT64_MAX;
     known_paths_.clear();
     leftovers_.clear();
-    auto s = std::make_shared<ZkSession>(
+    auto s = make_port_(
         settings_,
         [this, gen](int type, int state, const std::string &path, int64_t stamp, int64_t floor,
                     int timeout_ms, const PeerAddr &peer) {
@@ -204,7 +214,7 @@ void Client::reopen_session() {
     }
 }
 
-std::shared_ptr<ZkSession> Client::session_snapshot() {
+std::shared_ptr<ZkPort> Client::session_snapshot() {
     std::lock_guard<std::mutex> lock(session_mu_);
     return session_;
 }

@@ -82,8 +82,9 @@ struct ParticipantInfo {
 class Client final : private LeaseHost {
 public:
     // Starts the session (does not wait) and the loop thread. Throws
-    // std::runtime_error with a message on failure.
-    explicit Client(const Settings &settings);
+    // std::runtime_error with a message on failure. Sessions are
+    // libzookeeper's (ZkSession) unless make_port gives another ZkPort.
+    explicit Client(const Settings &settings, PortFactory make_port = nullptr);
     // Stops the loop, closes the session (ZooKeeper removes our nodes).
     ~Client();
     Client(const Client &) = delete;
@@ -132,7 +133,7 @@ public:
     // --- loop thread ---
     uint64_t add_member(std::shared_ptr<Member> m);
     void remove_member(uint64_t id);
-    ZkSession &session() override { return *session_; }
+    ZkPort &session() override { return *session_; }
     // The next node event on path goes to member id (watches are one-shot).
     void watch(const std::string &path, uint64_t member_id);
     // fn gets a listing of path's children sent after this call, so it sees
@@ -184,7 +185,7 @@ private:
 
     void run();
     // Returns the session it replaced (closed when the caller drops it).
-    std::shared_ptr<ZkSession> open_session(bool connect = true);
+    std::shared_ptr<ZkPort> open_session(bool connect = true);
     void reopen_session();
     void refuse_session(uint64_t gen);
     void reopen_after_refusal();
@@ -201,9 +202,10 @@ private:
     void probe();
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,
                         int64_t stamp, const PeerAddr &peer);
-    std::shared_ptr<ZkSession> session_snapshot();
+    std::shared_ptr<ZkPort> session_snapshot();
 
     const Settings settings_;
+    const PortFactory make_port_;
     std::atomic<uint64_t> counters_[kCounterCount]{};
     std::atomic<bool> connected_{false};
     std::atomic<int> timeout_ms_{0};
@@ -259,7 +261,7 @@ private:
         post([this, ticket, ok, conf] { on_tick_answer(ticket, ok, conf); });
     }};
 
-    std::shared_ptr<ZkSession> session_;  // swapped on expiry, on the loop
+    std::shared_ptr<ZkPort> session_;  // swapped on expiry, on the loop
     mutable std::mutex session_mu_;       // guards the pointer for queries
     SessionCloser closer_;                // refused handles close there
     std::thread loop_;

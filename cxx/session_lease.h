@@ -42,7 +42,7 @@ public:
     virtual int64_t touch_floor() const = 0;
     virtual bool connected() const = 0;
     // The current session (swapped on expiry): keepalives go there.
-    virtual ZkSession &session() = 0;
+    virtual ZkPort &session() = 0;
     virtual ReplyFn on_loop(std::function<void(Reply &&)> fn) = 0;
     virtual void at(int64_t at_ns, std::function<void()> fn) = 0;
     virtual void bump(Counter c) = 0;

@@ -19,18 +19,10 @@
 #include <string>
 #include <thread>
 
+#include "peer_addr.h"
 #include "tick_time.h"
 
 namespace zkelect {
-
-// A server's address as ZooKeeper's client is connected to it (getpeername
-// of its socket): no name to resolve.
-struct PeerAddr {
-    sockaddr_storage ss{};
-    socklen_t len = 0;  // 0: none known
-    // "1.2.3.4:2181" or "[::1]:2181"; "" for none.
-    std::string text() const;
-};
 
 class TickProbe {
 public:
