@@ -52,12 +52,28 @@ def _cargo(args, env):
         pytest.fail(f"cargo {args} did not finish in {TIMEOUT} s:\n{e.stderr or ''}", pytrace=False)
 
 
+def _forget_verified_copies(target):
+    """cargo package verifies zkelect against the zkelect-sys it just
+    packed, through a local registry. A registry's crate of one version is
+    taken as never changing: its sources are unpacked under CARGO_HOME
+    (registry/src/-HASH/) once, and its build in the target dir is reused,
+    so a change to zkelect-sys within one version would be verified against
+    the old copy. Both go before each run: the target dir is the test's
+    own, and the unpacked copies are only ever our own packs (local
+    registries' folders start with "-")."""
+    shutil.rmtree(target, ignore_errors=True)
+    home = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo") / "registry"
+    for d in (home / "src").glob("-*/zkelect*-*"):
+        shutil.rmtree(d, ignore_errors=True)
+    for f in (home / "cache").glob("-*/zkelect*-*.crate"):
+        f.unlink(missing_ok=True)
+
+
 def test_both_crates_package_and_verify_in_dependency_order(build_dir):
     _need()
     env = _env(build_dir)
     out = build_dir / "rust-pkg-target" / "package"
-    for old in out.glob("*.crate"):
-        old.unlink()
+    _forget_verified_copies(build_dir / "rust-pkg-target")
     # --allow-dirty: the test also runs in a working tree with edits; what
     # is packed is the same set of files either way.
     proc = _cargo(["package", "--workspace", "--locked", "--allow-dirty"], env)
