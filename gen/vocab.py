@@ -261,6 +261,8 @@ def replace_between(path, text, regions):
 # --- the files ----------------------------------------------------------------
 
 def marker_style(path):
+    if path.suffix == ".md":
+        return "<!--"
     if path.suffix == ".lua":
         return "--"
     if path.suffix in (".py", ".toml"):
@@ -281,6 +283,25 @@ def replace_enums(path, text, regions):
     return text
 
 
+# --- the client's counters as Prometheus metrics ---------------------------------
+
+def metric_regions(t):
+    out = []
+    for c in (c for c in t["counter"] if c.get("metric")):
+        first = f'    client_counter(&b, doc, "{c["metric"]}", "{c["name"].lower()}",'
+        if len(first) > 100:
+            out += [f'    client_counter(&b, doc, "{c["metric"]}",', f'                   "{c["name"].lower()}",']
+        else:
+            out.append(first)
+        out.append(f'                   {c_string(c["metric_help"])});')
+    return out
+
+
+def monitoring_regions(t):
+    return [f'| `{c["metric"]}` | counter | | {c.get("metric_doc", c["metric_help"])} |'
+            for c in t["counter"] if c.get("metric")]
+
+
 def targets(t):
     return [
         ("capi/zkelect/zkelect.h", replace_enums, header_regions(t)),
@@ -299,6 +320,8 @@ def targets(t):
         ("bindings/luajit/zkelect/ffi.lua", replace_marked, lua_regions(t)),
         ("bindings/rust/zkelect-sys/src/lib.rs", replace_marked, rust_sys_regions(t)),
         ("bindings/rust/zkelect/src/lib.rs", replace_marked, rust_regions(t)),
+        ("tools/metrics.c", replace_marked, {"client counters": metric_regions(t)}),
+        ("docs/monitoring.md", replace_marked, {"client counters": monitoring_regions(t)}),
     ]
 
 

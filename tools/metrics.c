@@ -339,14 +339,22 @@ char *zt_metrics_render(const char *client_json, size_t *len)
          "The session timeout the server negotiated (0 before the first connection).");
     buf_fmt(&b, "zkelect_session_timeout_seconds %.3f\n",
             (double)get_i64(doc, "session_timeout_us", 0) / 1e6);
-    client_counter(&b, doc, "zkelect_session_expirations_total", "expiries",
-                   "ZooKeeper sessions that expired.");
+    /* The counters with a metric in gen/vocabulary.toml. */
+    // BEGIN gen/vocab.py client counters
     client_counter(&b, doc, "zkelect_session_reconnects_total", "reconnects",
                    "Reconnects within a session.");
+    client_counter(&b, doc, "zkelect_session_expirations_total", "expiries",
+                   "ZooKeeper sessions that expired.");
     client_counter(&b, doc, "zkelect_zk_requests_total", "zk_requests",
                    "Requests the client sent to ZooKeeper.");
     client_counter(&b, doc, "zkelect_keepalives_total", "keepalives",
                    "Lease keepalives acknowledged.");
+    client_counter(&b, doc, "zkelect_sequence_near_wrap_total", "sequence_near_wrap",
+                   "WARNING events: an election path's sequence numbers near their wrap.");
+    client_counter(&b, doc, "zkelect_session_timeout_below_two_ticks_total",
+                   "session_timeout_below_two_ticks",
+                   "Servers that granted a session timeout below 2 x their tickTime.");
+    // END gen/vocab.py client counters
     json_object_put(doc);
     if (b.oom) {
         free(b.p);
