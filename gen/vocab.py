@@ -35,6 +35,11 @@ def load():
             if e["value"] in seen or e["name"] in seen:
                 raise SystemExit(f"{TABLE}: {kind} {e['name']} = {e['value']} twice")
             seen |= {e["value"], e["name"]}
+    for c in t["counter"]:
+        # Every counter reaches the Prometheus exposition: as the client's
+        # metric, or through the per-election families (tools/metrics.c).
+        if not c.get("metric") and not c.get("per_election"):
+            raise SystemExit(f"{TABLE}: counter {c['name']} has neither a metric nor per_election")
     counters = [c["value"] for c in t["counter"]]
     if counters != list(range(len(counters))):
         raise SystemExit(f"{TABLE}: counters must be 0, 1, 2, ... in order")

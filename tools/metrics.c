@@ -351,7 +351,7 @@ char *zt_metrics_render(const char *client_json, size_t *len)
                    "Lease keepalives acknowledged.");
     client_counter(&b, doc, "zkelect_sequence_near_wrap_total", "sequence_near_wrap",
                    "WARNING events: an election path's sequence numbers near their wrap.");
-    client_counter(&b, doc, "zkelect_session_timeout_below_two_ticks_total",
+    client_counter(&b, doc, "zkelect_servers_below_two_ticks_total",
                    "session_timeout_below_two_ticks",
                    "Servers that granted a session timeout below 2 x their tickTime.");
     // END gen/vocab.py client counters

@@ -41,7 +41,8 @@ def test_a_new_event_and_counter_reach_every_copy():
     grown["event"].append({"name": "PROBE_WORD", "value": len(t["event"]) + 1,
                            "go_doc": "a test's word", "doc": "A test's word."})
     grown["counter"].append({"name": "PROBE_COUNT", "value": len(t["counter"]),
-                             "doc": "a test's counter"})
+                             "doc": "a test's counter", "metric": "zkelect_probe_count_total",
+                             "metric_help": "A test's counter."})
     # Copies of the codes or the keys alone do not hold events or counters.
     only_other = {"bindings/go/errors.go", "cxx/conf.cpp", "cxx/conf.h"}
     missed = [(rel, regions) for rel, regions, changed in _changed(gen, t, grown)
