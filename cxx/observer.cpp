@@ -67,7 +67,7 @@ void Observer::report(const std::string &node, const std::string &id, int64_t to
 }
 
 void Observer::start() {
-    if (client_.connected()) list(false);
+    if (client_.connected()) list(false, /*synced=*/true);
 }
 
 void Observer::stop() {
@@ -76,8 +76,9 @@ void Observer::stop() {
     client_.remove_member(member_id_);
 }
 
-void Observer::list(bool watch_children) {
+void Observer::list(bool watch_children, bool synced) {
     ++gen_;
+    if (synced) client_.session().sync(shared_->path, ReplyFn([](Reply &&) {}));
     client_.session().get_children(
         shared_->path, watch_children,
         route(watch_children ? &Observer::on_watched_children : &Observer::on_children));
@@ -162,7 +163,10 @@ void Observer::on_connected(bool new_session) {
     if (!new_session || reported_) {
         if (!new_session) emit(EventType::kReconnected, "reconnected (same session)");
     }
-    list(false);
+    // A reconnect within the session never goes back in time (ZooKeeper
+    // keeps the session's last seen zxid); a new session may land on a
+    // server behind the quorum.
+    list(false, /*synced=*/new_session);
 }
 
 void Observer::on_suspended() {

@@ -38,7 +38,11 @@ public:
 private:
     using Handler = void (Observer::*)(uint64_t gen, Reply &&r);
     ReplyFn route(Handler h);
-    void list(bool watch_children);
+    // synced: a sync goes ahead of the listing (pipelined, one round trip
+    // in all), so that its server has seen every write the quorum committed
+    // before: the first LEADER_CHANGED names the leader as it is, not as a
+    // server that lags behind the quorum saw it.
+    void list(bool watch_children, bool synced = false);
     void on_children(uint64_t gen, Reply &&r);
     void on_watched_children(uint64_t gen, Reply &&r);
     void on_leader(uint64_t gen, Reply &&r);

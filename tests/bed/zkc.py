@@ -94,7 +94,8 @@ class Api:
         # The names are the library's own (gen/vocabulary.toml), not a copy.
         d = {"type": lib.zkelect_event_type_name(lib.zkelect_event_type(ev)).decode(),
              "reason": lib.zkelect_reason_name(lib.zkelect_event_reason(ev)).decode(),
-             "error": lib.zkelect_event_error(ev), "token": lib.zkelect_event_token(ev)}
+             "error": lib.zkelect_event_error(ev), "token": lib.zkelect_event_token(ev),
+             "id": (lib.zkelect_event_id(ev) or b"").decode(errors="replace")}
         lib.zkelect_event_destroy(ev)
         return d
 

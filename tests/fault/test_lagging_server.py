@@ -125,6 +125,50 @@ def test_who_leads_is_answered_from_the_quorum_not_a_lagging_server(fresh_ensemb
         "a stale read, the elected candidate is missing")
 
 
+def test_an_observer_on_a_lagging_server_first_names_the_leader_elected_elsewhere(
+        fresh_ensemble, lib):
+    """An observer opened on a lagging server after a candidate was elected
+    elsewhere: its first LEADER_CHANGED must name that leader (the header
+    promises "the current leader"), because it syncs before its first
+    listing. Without the sync it said "no leader" first (seen once in CI on
+    a loaded machine, in Java's observerReportsTheLeader). kazoo's unsynced
+    read on the same server at the same moment proves the server lagged."""
+    ens, lag, fast = _lagging_ensemble(fresh_ensemble)
+    path = f"/t/lagging-obs-{uuid.uuid4().hex[:8]}"
+    reader = lib.client(_hosts(ens, lag))
+    kz = KazooClient(hosts=_hosts(ens, lag), timeout=T / 1000)
+    kz.start(timeout=20)
+    writer = lib.client(_hosts(ens, fast))
+    e = o = None
+    try:
+        kz.ensure_path("/t")
+        for p in ens.links_of(lag):
+            p.delay(DELAY_MS)
+        e = lib.election(writer, path, "elsewhere")
+        assert lib.lib.zkelect_volunteer(e) == 0
+        assert lib.lib.zkelect_await_leader(e, 10000) == 0
+        try:
+            stale = kz.get_children(path)
+        except Exception:          # NoNodeError: not even the path is there yet
+            stale = None
+        o = lib.observer(reader, path)
+        first, _seen = lib.wait_event(o, {"LEADER_CHANGED"}, 20, observer=True)
+    finally:
+        for p in ens.links_of(lag):
+            p.set_pass()
+        if o:
+            lib.lib.zkelect_observer_destroy(o)
+        if e:
+            lib.lib.zkelect_election_destroy(e)
+        for c in (writer, reader):
+            lib.lib.zkelect_client_destroy(c)
+        kz.stop()
+        kz.close()
+    assert not stale, f"the lagging server already had the node ({stale}): the test proves nothing"
+    assert first["id"] == "elsewhere", \
+        f"the observer's first LEADER_CHANGED on the lagging server named {first['id']!r}"
+
+
 def test_a_create_lost_on_a_lagging_server_does_not_land_later_as_a_ghost(fresh_ensemble, lib):
     """Finding 5 of issue 16. A candidate's create goes to a lagging server,
     which forwards it to the quorum's leader late; the candidate's connection
