@@ -38,6 +38,7 @@ def load(build_dir):
         "zkelect_next_event": (P, [P, I]), "zkelect_event_type": (I, [P]),
         "zkelect_event_reason": (I, [P]), "zkelect_event_error": (I, [P]),
         "zkelect_event_token": (L, [P]), "zkelect_event_id": (S, [P]),
+        "zkelect_event_message": (S, [P]),
         "zkelect_event_destroy": (None, [P]),
         "zkelect_set_event_cb": (I, [P, CB, P]), "zkelect_dispatch": (I, [P, I]),
         "zkelect_set_background_event_cb": (I, [P, CB, P]),
@@ -95,7 +96,8 @@ class Api:
         d = {"type": lib.zkelect_event_type_name(lib.zkelect_event_type(ev)).decode(),
              "reason": lib.zkelect_reason_name(lib.zkelect_event_reason(ev)).decode(),
              "error": lib.zkelect_event_error(ev), "token": lib.zkelect_event_token(ev),
-             "id": (lib.zkelect_event_id(ev) or b"").decode(errors="replace")}
+             "id": (lib.zkelect_event_id(ev) or b"").decode(errors="replace"),
+             "message": (lib.zkelect_event_message(ev) or b"").decode(errors="replace")}
         lib.zkelect_event_destroy(ev)
         return d
 

@@ -56,37 +56,17 @@ def _counter(api, client, name):
 
 def _events(api, e, seconds):
     """Every event of e for `seconds` (the messages too)."""
-    lib = api.lib
-    lib.zkelect_event_message.restype = C.c_char_p
-    lib.zkelect_event_message.argtypes = [C.c_void_p]
     out = []
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        ev = lib.zkelect_next_event(e, 100)
-        if ev:
-            msg = (lib.zkelect_event_message(ev) or b"").decode()
-            d = api.decode(ev)
-            d["message"] = msg
+        d = api.next_event(e, 100)
+        if d:
             out.append(d)
     return out
 
 
 def _until_event(api, e, kind, timeout_s):
-    lib = api.lib
-    lib.zkelect_event_message.restype = C.c_char_p
-    lib.zkelect_event_message.argtypes = [C.c_void_p]
-    seen = []
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        ev = lib.zkelect_next_event(e, 100)
-        if ev:
-            msg = (lib.zkelect_event_message(ev) or b"").decode()
-            d = api.decode(ev)
-            d["message"] = msg
-            seen.append(d)
-            if d["type"] == kind:
-                return seen
-    raise AssertionError(f"no {kind} within {timeout_s} s; saw {seen}")
+    return api.wait_event(e, {kind}, timeout_s)[1]
 
 
 def test_a_timeout_below_two_ticks_shortens_the_lease(api, handles, below_two_ticks):
