@@ -14,6 +14,7 @@ The tests use the public C API through ctypes (tests/bed/zkc.py),
 in this process.
 """
 
+import contextlib
 import ctypes
 import time
 import uuid
@@ -70,17 +71,16 @@ def _hosts(ens, i):
     return f"127.0.0.1:{ens.client_port(i)}"
 
 
-def test_who_leads_is_answered_from_the_quorum_not_a_lagging_server(fresh_ensemble, lib):
-    """Finding 9 of issue 16: zkelect_client_participants() (and
-    zkelect_participants, zkelect_leader_id) asked of a server that lags
-    must still list a candidate elected elsewhere a moment ago, because it
-    syncs before it lists. The same read without the sync, on the same
-    server at the same moment (kazoo's get_children), must miss it: that is
-    what proves the server lagged, so the first answer is not luck."""
+@contextlib.contextmanager
+def _elected_elsewhere(fresh_ensemble, lib, name):
+    """A candidate elected through a fast server while one follower lags.
+    Yields (reader, stale, elected_ms, path): reader, a client on the
+    lagging server made before it lagged (creating one later would itself
+    wait for the quorum and hide the lag); stale, kazoo's unsynced listing
+    of the path on that server right after the election, which must miss
+    the candidate for a test to prove anything."""
     ens, lag, fast = _lagging_ensemble(fresh_ensemble)
-    path = f"/t/lagging-{uuid.uuid4().hex[:8]}"
-    # Sessions on the lagging server are made before it lags: creating one
-    # later would itself wait for the quorum and hide the lag.
+    path = f"/t/{name}-{uuid.uuid4().hex[:8]}"
     reader = lib.client(_hosts(ens, lag))
     kz = KazooClient(hosts=_hosts(ens, lag), timeout=T / 1000)
     kz.start(timeout=20)
@@ -95,16 +95,14 @@ def test_who_leads_is_answered_from_the_quorum_not_a_lagging_server(fresh_ensemb
         assert lib.lib.zkelect_volunteer(e) == 0
         assert lib.lib.zkelect_await_leader(e, 10000) == 0
         elected_ms = (time.monotonic() - t0) * 1e3
-
-        t1 = time.monotonic()
         try:
             stale = kz.get_children(path)
         except Exception:          # NoNodeError: not even the path is there yet
             stale = None
-        stale_ms = (time.monotonic() - t1) * 1e3
-        t2 = time.monotonic()
-        listed = lib.participant_ids(reader, path)
-        synced_ms = (time.monotonic() - t2) * 1e3
+        assert not stale, (
+            f"the lagging server already had the node {elected_ms:.0f} ms after it was "
+            f"created ({stale}): the server did not lag, the test proves nothing")
+        yield reader, stale, elected_ms, path
     finally:
         for p in ens.links_of(lag):
             p.set_pass()
@@ -114,12 +112,21 @@ def test_who_leads_is_answered_from_the_quorum_not_a_lagging_server(fresh_ensemb
             lib.lib.zkelect_client_destroy(c)
         kz.stop()
         kz.close()
+
+
+def test_who_leads_is_answered_from_the_quorum_not_a_lagging_server(fresh_ensemble, lib):
+    """Finding 9 of issue 16: zkelect_client_participants() (and
+    zkelect_participants, zkelect_leader_id) asked of a server that lags
+    must still list a candidate elected elsewhere a moment ago, because it
+    syncs before it lists. The same read without the sync, on the same
+    server at the same moment (kazoo's get_children), must miss it: that is
+    what proves the server lagged, so the first answer is not luck."""
+    with _elected_elsewhere(fresh_ensemble, lib, "lagging") as (reader, stale, elected_ms, path):
+        t2 = time.monotonic()
+        listed = lib.participant_ids(reader, path)
+        synced_ms = (time.monotonic() - t2) * 1e3
     report("lagging_server_reads", delay_ms=DELAY_MS, elected_ms=round(elected_ms, 1),
-           unsynced_read=stale, unsynced_read_ms=round(stale_ms, 1),
-           synced_read=listed, synced_read_ms=round(synced_ms, 1))
-    assert not stale, (
-        f"the lagging server already had the node {elected_ms:.0f} ms after it was "
-        f"created ({stale}): the server did not lag, the test proves nothing")
+           unsynced_read=stale, synced_read=listed, synced_read_ms=round(synced_ms, 1))
     assert listed == ["elsewhere"], (
         f"zkelect_client_participants on the lagging server answered {listed}: "
         "a stale read, the elected candidate is missing")
@@ -131,40 +138,13 @@ def test_an_observer_on_a_lagging_server_first_names_the_leader_elected_elsewher
     elsewhere: its first LEADER_CHANGED must name that leader (the header
     promises "the current leader"), because it syncs before its first
     listing. Without the sync it said "no leader" first (seen once in CI on
-    a loaded machine, in Java's observerReportsTheLeader). kazoo's unsynced
-    read on the same server at the same moment proves the server lagged."""
-    ens, lag, fast = _lagging_ensemble(fresh_ensemble)
-    path = f"/t/lagging-obs-{uuid.uuid4().hex[:8]}"
-    reader = lib.client(_hosts(ens, lag))
-    kz = KazooClient(hosts=_hosts(ens, lag), timeout=T / 1000)
-    kz.start(timeout=20)
-    writer = lib.client(_hosts(ens, fast))
-    e = o = None
-    try:
-        kz.ensure_path("/t")
-        for p in ens.links_of(lag):
-            p.delay(DELAY_MS)
-        e = lib.election(writer, path, "elsewhere")
-        assert lib.lib.zkelect_volunteer(e) == 0
-        assert lib.lib.zkelect_await_leader(e, 10000) == 0
-        try:
-            stale = kz.get_children(path)
-        except Exception:          # NoNodeError: not even the path is there yet
-            stale = None
+    a loaded machine, in Java's observerReportsTheLeader)."""
+    with _elected_elsewhere(fresh_ensemble, lib, "lagging-obs") as (reader, _s, _ms, path):
         o = lib.observer(reader, path)
-        first, _seen = lib.wait_event(o, {"LEADER_CHANGED"}, 20, observer=True)
-    finally:
-        for p in ens.links_of(lag):
-            p.set_pass()
-        if o:
+        try:
+            first, _seen = lib.wait_event(o, {"LEADER_CHANGED"}, 20, observer=True)
+        finally:
             lib.lib.zkelect_observer_destroy(o)
-        if e:
-            lib.lib.zkelect_election_destroy(e)
-        for c in (writer, reader):
-            lib.lib.zkelect_client_destroy(c)
-        kz.stop()
-        kz.close()
-    assert not stale, f"the lagging server already had the node ({stale}): the test proves nothing"
     assert first["id"] == "elsewhere", \
         f"the observer's first LEADER_CHANGED on the lagging server named {first['id']!r}"
 

@@ -18,19 +18,14 @@ dropped and the election stalled with no event at all:
 
 import uuid
 
-from kazoo.client import KazooClient
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
-from bed import zkc
+from bed import kz, zkc
 
 T = 2000
 
 
-def _kazoo(zk, auth=None):
-    k = KazooClient(hosts=zk.connect_string, timeout=4.0,
-                    auth_data=[("digest", auth)] if auth else None)
-    k.start(timeout=10)
-    return k
+_kazoo = kz.kazoo
 
 
 def _client(api, handles, zk, auth):

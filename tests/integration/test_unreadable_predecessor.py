@@ -20,11 +20,10 @@ import time
 import uuid
 
 import pytest
-from kazoo.client import KazooClient
 from kazoo.exceptions import NoAuthError
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
-from bed import zkc
+from bed import kz, zkc
 
 T = 2000
 # The re-check comes within one session timeout of the deletion; the rest
@@ -32,11 +31,7 @@ T = 2000
 BOUND_MS = 3 * T
 
 
-def _kazoo(zk, auth=None):
-    k = KazooClient(hosts=zk.connect_string, timeout=4.0,
-                    auth_data=[("digest", auth)] if auth else None)
-    k.start(timeout=10)
-    return k
+_kazoo = kz.kazoo
 
 
 def _client(api, handles, zk, auth):
