@@ -26,6 +26,19 @@ whose protocol frames differently (zkbed's peer_links).
 
 and one-shot actions:
 
+  rewrite_reconnect(request_timeout_ms=None, reply_timeout_ms=None)
+                           the next reconnect (a ConnectRequest that carries
+                           a session id) asks the server for
+                           request_timeout_ms instead of the client's
+                           timeout (a server that now grants less, as after
+                           a restart with a lower maxSessionTimeout), and/or
+                           its ConnectResponse tells the client
+                           reply_timeout_ms (0: the live session id with no
+                           timeout, a broken server's answer)
+  last_session()           (sid, timeout_ms, password) of the newest session
+                           a server granted through the proxy, or None: the
+                           credentials another client needs to close it
+
   reset()                  RST every current connection (both ends; SO_LINGER 0)
   drop_reply(op, count=1, then=None, match=None)
                            remember the xids of the next `count` client
@@ -214,6 +227,23 @@ class DropRule:
                 self.done.set()
 
 
+class ConnectRule:
+    """Rewrite the handshake of the next reconnect (see rewrite_reconnect);
+    shared by several proxies, so it is claimed under a lock."""
+
+    def __init__(self, request_timeout_ms=None, reply_timeout_ms=None):
+        self.request_timeout_ms = request_timeout_ms
+        self.reply_timeout_ms = reply_timeout_ms
+        self.lock = threading.Lock()
+        self.armed = True
+        self.done = threading.Event()
+
+    def claim(self):
+        with self.lock:
+            armed, self.armed = self.armed, False
+            return armed
+
+
 class _Side(asyncio.Protocol):
     def __init__(self, conn, side):
         self.conn, self.side = conn, side
@@ -253,6 +283,7 @@ class _Conn:
         self.last_release = {C2S: 0.0, S2C: 0.0}
         self.timer = {C2S: None, S2C: None}
         self.marked = {}                          # xid -> DropRule
+        self.connect_rule = None                  # ConnectRule of this handshake
         self.session_id = None
         self.timeout_ms = None
         self.closed = False
@@ -285,7 +316,19 @@ class _Conn:
                 self.abort()
         self.loop.create_task(connect())
 
+    def _give_back_connect_rule(self):
+        # A handshake that got no answer (a server that refused the session,
+        # e.g. for having seen less than the client) leaves the rule for
+        # the client's next attempt, through this proxy or another.
+        rule, self.connect_rule = self.connect_rule, None
+        if rule is not None:
+            with rule.lock:
+                rule.armed = True
+            if rule not in self.proxy._connect_rules:
+                self.proxy._connect_rules.append(rule)
+
     def side_lost(self, side, exc):
+        self._give_back_connect_rule()
         if self.dead[side] or self.closed:
             return
         self.dead[side] = True
@@ -307,6 +350,7 @@ class _Conn:
         # else _drain closes once the queue is empty
 
     def close(self):
+        self._give_back_connect_rule()
         if self.closed:
             return
         self.closed = True
@@ -319,6 +363,7 @@ class _Conn:
         self.proxy._conns.discard(self)
 
     def abort(self):
+        self._give_back_connect_rule()
         self.closed = True
         for d in (C2S, S2C):
             if self.timer[d] is not None:
@@ -346,12 +391,48 @@ class _Conn:
                 self._emit(direction, pkt)
                 continue
             st["packets_" + direction] += 1
+            if first:
+                pkt = self._rewrite_handshake(direction, pkt)
             if direction == C2S:
                 self._on_request(first, pkt)
                 self._emit(direction, pkt)
             else:
                 if self._on_reply(first, pkt):
                     self._emit(direction, pkt)
+
+    def _rewrite_handshake(self, direction, pkt):
+        # ConnectRequest: len, protocolVersion:int, lastZxidSeen:long,
+        # timeOut:int (offset 16), sessionId:long, passwd. ConnectResponse:
+        # len, protocolVersion:int, timeOut:int (offset 8), sessionId:long,
+        # passwd:buffer.
+        if direction == C2S:
+            if len(pkt) < 4 + 24 or not struct.unpack_from(">q", pkt, 20)[0]:
+                return pkt
+            rule = next((r for r in self.proxy._connect_rules if r.claim()), None)
+            if rule is None:
+                return pkt
+            self.proxy._connect_rules.remove(rule)
+            self.connect_rule = rule
+            if rule.request_timeout_ms is not None:
+                pkt = bytearray(pkt)
+                struct.pack_into(">i", pkt, 16, int(rule.request_timeout_ms))
+                pkt = bytes(pkt)
+            return pkt
+        rule, self.connect_rule = self.connect_rule, None
+        if len(pkt) < 4 + 16:
+            return pkt
+        if rule is not None and rule.reply_timeout_ms is not None:
+            pkt = bytearray(pkt)
+            struct.pack_into(">i", pkt, 8, int(rule.reply_timeout_ms))
+            pkt = bytes(pkt)
+        if rule is not None:
+            rule.done.set()
+        _, tmo, sid = struct.unpack_from(">iiq", pkt, 4)
+        if sid and len(pkt) >= 4 + 20:
+            (n,) = struct.unpack_from(">i", pkt, 20)
+            if 0 <= n <= len(pkt) - 24:
+                self.proxy._last_session = (time.monotonic_ns(), sid, tmo, bytes(pkt[24:24 + n]))
+        return pkt
 
     def _on_request(self, first, pkt):
         st = self.proxy._stats
@@ -578,6 +659,8 @@ class FaultProxy:
         self._discard = True
         self._delay = {C2S: None, S2C: None}
         self._rules = []
+        self._connect_rules = []
+        self._last_session = None                 # (mono ns, sid, timeout ms, passwd)
         self._conns = set()
         self._next_cid = 0
         self._stats = _new_stats()
@@ -690,8 +773,25 @@ class FaultProxy:
         self._lt.call(self._rules.append, rule)
         return rule
 
+    def rewrite_reconnect(self, request_timeout_ms=None, reply_timeout_ms=None, rule=None):
+        """Rewrite the handshake of the next reconnect through this proxy
+        (see the module docstring). Returns the ConnectRule; rule.done is
+        set once the server's answer to it went by."""
+        rule = rule or ConnectRule(request_timeout_ms, reply_timeout_ms)
+        self._lt.call(self._connect_rules.append, rule)
+        return rule
+
+    def last_session(self):
+        """(sid, timeout ms, password) of the newest session granted through
+        this proxy, or None."""
+        got = self._lt.call(lambda: self._last_session)
+        return got and got[1:]
+
     def clear_rules(self):
-        self._lt.call(self._rules.clear)
+        def apply():
+            self._rules.clear()
+            self._connect_rules.clear()
+        self._lt.call(apply)
 
     def stats(self):
         """A snapshot (deep copy) of the counters."""
@@ -799,6 +899,20 @@ class ProxiedEnsemble:
         for p in self.proxies:
             p.drop_reply(opcode, rule=rule)
         return rule
+
+    def rewrite_reconnect(self, request_timeout_ms=None, reply_timeout_ms=None):
+        """One rule shared by all proxies: the next reconnect through any."""
+        rule = ConnectRule(request_timeout_ms, reply_timeout_ms)
+        for p in self.proxies:
+            p.rewrite_reconnect(rule=rule)
+        return rule
+
+    def last_session(self):
+        """(sid, timeout ms, password) of the newest session granted through
+        any of the proxies, or None."""
+        got = [p._lt.call(lambda p=p: p._last_session) for p in self.proxies]
+        got = [g for g in got if g]
+        return max(got)[1:] if got else None
 
     def clear_rules(self):
         for p in self.proxies:

@@ -382,3 +382,43 @@ def test_cli_and_control_socket(zk, direct, base, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_rewrite_reconnect_and_last_session(zk, direct, base):
+    """The explorer's 'shrink' and 'sclose' steps: a reconnect that asks the
+    server for less than the client asked (the server grants it, and the
+    client hears it), and another client that closes a session with the
+    credentials the proxy saw (its ephemeral node goes at once)."""
+    with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
+        c = client(pe.connect_string, timeout_s=6.0)
+        try:
+            sid, tmo, pw = pe.last_session()
+            assert sid == c.client_id[0] and pw == c.client_id[1] and tmo == 6000
+            rule = pe.rewrite_reconnect(request_timeout_ms=3000)
+            pe.reset()
+            assert rule.done.wait(10), "no reconnect went through the proxy"
+            wait_for(lambda: c.connected, 10, "reconnected")
+            assert pe.last_session()[:2] == (sid, 3000)
+            c.create(base + "/eph", b"", ephemeral=True)
+            closer = KazooClient(hosts=zk.connect_string, client_id=(sid, pw), timeout=6.0)
+            closer.start(timeout=10)
+            stop(closer)                 # closeSession for our client's session
+            direct.sync(base)
+            assert direct.exists(base + "/eph") is None
+        finally:
+            stop(c)
+
+
+def test_rewrite_reconnect_reply_timeout_zero(zk, base):
+    """A reconnect answered with the live session id and timeout 0."""
+    with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
+        c = client(pe.connect_string, timeout_s=6.0)
+        try:
+            sid = c.client_id[0]
+            rule = pe.rewrite_reconnect(reply_timeout_ms=0)
+            pe.reset()
+            assert rule.done.wait(10), "no reconnect went through the proxy"
+            sids = [s for s, t in pe.stats()["total"]["sessions"] if t == 0]
+            assert sids == [sid]
+        finally:
+            stop(c)

@@ -106,7 +106,35 @@ KINDS = {
     "des": 1.5,
     "cbres": 1,        # user: resign from inside the next ELECTED callback
     "dcl": 0.5,        # user: destroy a client with its elections, a new one later
+    "cbdes": 1,        # user: a callback dispatches (nested), then destroys its own handle
+    "fork": 1,         # user: the process forks; the child asks its copies is_leader
+    "logstall": 1,     # user: the log callback sleeps (and calls the library) for a while
+    "shrink": 1,       # server: the next reconnect of a link is granted less than T
+    "zero": 0.5,       # server: the next reconnect is answered with the live id, timeout 0
+    "sclose": 1,       # operator: another client closes a participant's session
 }
+
+# The second safety review's findings (issue 27) and the steps whose
+# interleaving reaches each: a schedule that holds them in this order (on one
+# participant where the steps name one) can meet the finding again, and
+# test_explore.py checks that short runs draw every one of them.
+FINDINGS = {
+    1: ("own-node watch lost, node deleted", ["drop", "odel"]),
+    2: ("shorter timeout on reconnect, process paused", ["shrink"]),
+    3: ("nested dispatch, destroy from a callback", ["cbdes"]),
+    4: ("errors on a live connection (ACL)", ["acl"]),
+    5: ("resign refused by the ACL", ["acl", "res"]),
+    6: ("reconnect answered with timeout 0", ["zero"]),
+    7: ("liveness while ZooKeeper's thread is stuck", ["logstall", "blackhole"]),
+    8: ("user code on ZooKeeper's threads (log)", ["logstall"]),
+    9: ("a server that grants T below 2 x tickTime", None),
+    10: ("session closed from outside", ["sclose"]),
+    11: ("a forked child answers 1", ["fork"]),
+    12: ("callbacks that destroy handles; fail() while leading", ["cbdes", "des"]),
+}
+# Not in the explorer, and why: 9 is the ensemble's configuration (the
+# explorer's servers keep one tickTime); tests/integration/test_ticktime.py
+# runs servers with a low minSessionTimeout.
 
 
 def log(*a):
@@ -175,6 +203,28 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
                      back=round(rng.uniform(0.2, 1.5), 3))
         elif k == "dcl":
             s.update(p=p, c=c, back=round(rng.uniform(0.2, 2.0), 3))
+        elif k == "cbdes":
+            s.update(p=p, c=c, e=e)
+        elif k == "fork":
+            s.update(p=p)
+        elif k == "logstall":
+            s.update(p=p, ms=rng.randrange(50, 2 * T_MS))
+        elif k in ("shrink", "zero", "sclose"):
+            if busy_link.get((p, c), 0) > t:
+                t += rng.expovariate(4.0)
+                continue
+            s.update(p=p, c=c)
+            if k == "shrink":
+                # The server now grants f x T; half the time the process is
+                # stopped as soon as the handshake went by, before its loop
+                # can handle CONNECTED (finding 2's window).
+                s.update(f=round(rng.uniform(0.3, 0.8), 3),
+                         stop=round(rng.uniform(0.3, 1.5) * T, 3) if rng.random() < 0.5 else 0)
+                if s["stop"] and busy_proc.get(p, 0) <= t:
+                    busy_proc[p] = t + 3 + s["stop"]
+                else:
+                    s["stop"] = 0
+            busy_link[(p, c)] = t + 1.0
         steps.append(s)
         t += rng.expovariate(4.0)
     return steps
@@ -545,6 +595,25 @@ class Run:
             part = self.parts[s["p"]]
             part.send(f"dcl {s['c']}")
             later(s["back"], lambda: part.send(f"ncl {s['c']}"))
+        elif k == "cbdes":
+            self.parts[s["p"]].send(f"cbdes {s['c']} {s['e']}")
+        elif k == "fork":
+            self.parts[s["p"]].send("fork 0")
+        elif k == "logstall":
+            self.parts[s["p"]].send(f"logstall 0 {s['ms']}")
+        elif k in ("shrink", "zero"):
+            ln = self.links[s["p"]][s["c"]]
+            if k == "zero":
+                ln.rewrite_reconnect(reply_timeout_ms=0)
+            else:
+                rule = ln.rewrite_reconnect(request_timeout_ms=int(T_MS * s["f"]))
+                if s.get("stop"):
+                    part = self.parts[s["p"]]
+                    threading.Thread(target=self._stop_after_handshake,
+                                     args=(part, rule, s["stop"]), daemon=True).start()
+            ln.reset()
+        elif k == "sclose":
+            self._close_session(s["p"], s["c"])
 
     def _try(self, fn):
         """An operator's call, bounded by OP_TIMEOUT_S: kazoo's own calls
@@ -569,6 +638,44 @@ class Run:
             self.note(f"  operator: {done['ex']!r}")
             return False
         return True
+
+    def _stop_after_handshake(self, part, rule, dur):
+        """SIGSTOP part as soon as the rewritten handshake went by (bounded),
+        SIGCONT dur later unless the calm did it first."""
+        if not rule.done.wait(5) or part.killed_mono is not None or part.stopped:
+            return
+        part.stops.append([time.monotonic_ns(), None])
+        os.kill(part.proc.pid, signal.SIGSTOP)
+        part.stopped = True
+        time.sleep(dur)
+        if part.stopped and part.killed_mono is None:
+            os.kill(part.proc.pid, signal.SIGCONT)
+            part.stopped = False
+            part.stops[-1][1] = time.monotonic_ns()
+
+    def _close_session(self, p, c):
+        """Another client presents the session id and password the link's
+        proxy saw and closes the session: ZooKeeper deletes its nodes at once,
+        an operator's action on our nodes (excused as a delete is)."""
+        from kazoo.client import KazooClient
+        cred = self.links[p][c].last_session()
+        if not cred:
+            return
+        sid, _tmo, pw = cred
+        part = self.parts[p]
+        ids = {i for (pt, cc, e), i in self.live_ids().items() if pt is part and cc == c}
+        for e in range(E):
+            self.deletions.append((time.monotonic_ns(), e, ids))
+
+        def close():
+            k = KazooClient(hosts=self.w.ens.connect_string, client_id=(sid, pw), timeout=4.0)
+            try:
+                k.start(timeout=OP_TIMEOUT_S / 2)
+                k.stop()
+            finally:
+                k.close()
+        if self._try(close):
+            self.note(f"  closed session 0x{sid:x} of {part.name}.c{c}")
 
     def _open_acl(self, path):
         from kazoo.security import OPEN_ACL_UNSAFE
@@ -874,6 +981,23 @@ class Run:
                 self.violations.append((
                     "call-bound", f"{part.name}.c{w[2]}.e{w[3]}: {w[1]} returned after "
                     f"{(m1 - m0) / 1e6:.0f} ms at {self.rel(m0)}"))
+        # A child of fork() answers 0 and refuses every other call (issue 27
+        # finding 11); a destroy from the handle's own callback, even under
+        # a nested dispatch, is refused with EDEADLK (finding 3).
+        for part in self.all_parts:
+            for w in part.words():
+                if w[0] == "FORK1":
+                    self.violations.append((
+                        "fork", f"{part.name}: a forked child's copy of c{w[1]}.e{w[2]} answered "
+                        f"is_leader 1 at {self.rel(int(w[3]))}"))
+                elif w[0] == "FORKRC" and w[3] != "ZKELECT_ESTATE":
+                    self.violations.append((
+                        "api", f"{part.name}: resign on an inherited handle in a forked child "
+                        f"returned {w[3]}, not ZKELECT_ESTATE"))
+                elif w[0] == "ACK" and w[1] == "cbdes" and len(w) > 9 and w[9] != "ZKELECT_EDEADLK":
+                    self.violations.append((
+                        "api", f"{part.name}.c{w[2]}.e{w[3]}.h{w[4]}: destroy from its own callback "
+                        f"(after a nested dispatch) returned {w[9]}, not ZKELECT_EDEADLK"))
         for part in self.all_parts:
             if part.stacks is not None:
                 self.violations.append((
@@ -890,8 +1014,8 @@ class Run:
                 leading = typ == "ELECTED"
 
 
-PRIORITY = ["crash", "two-leaders", "after-resign", "token", "resigned-node", "events", "call-bound",
-            "hung", "liveness", "history"]
+PRIORITY = ["crash", "two-leaders", "fork", "after-resign", "token", "resigned-node", "events", "call-bound",
+            "api", "hung", "liveness", "history"]
 
 
 SYSTEM_FRAME = re.compile(r"sysdeps|libc\.so|libio|_IO_|__GI_|__libc_|pthread_|clone|start_thread|futex|"

@@ -32,6 +32,12 @@
  *                      event's participant id ("-" when none)
  *   ACK verb c e h rc mono_before mono_after
  *                      a command was carried out (rc of the library call)
+ *   FORK1 c e mono     in a child of fork(), the inherited handle (c,e)
+ *                      answered is_leader 1 (it must answer 0 there)
+ *   FORKRC c e NAME    in that child, zkelect_resign() on (c,e) returned
+ *                      the code NAME (ZKELECT_ESTATE expected)
+ *   LOGSTALL ms mono   the log callback slept ms (and set itself again
+ *                      from inside, as the header allows) and returned
  *   RES1 c e h ret_mono seen_mono
  *                      is_leader answered 1 after resign returned (asked by
  *                      the resigning thread for 5 ms after the return)
@@ -42,6 +48,14 @@
  *   res c e     resign
  *   des c e     destroy the election handle
  *   cbres c e   resign from inside the handle's next ELECTED callback
+ *   cbdes c e   in the handle's next callback: zkelect_dispatch() nested
+ *               (the handle has a dispatch callback too), then destroy of
+ *               its own handle, which must answer ZKELECT_EDEADLK
+ *               (ACK cbdes c e h rc m0 m1 dispatch_rc NAME: rc and NAME
+ *               are the destroy's)
+ *   fork c      fork(); the child asks every inherited handle is_leader for
+ *               FORK_MS, then resign on one, and _exits; the parent waits
+ *   logstall c ms  the next log record makes the log callback sleep ms
  *   dcl c       destroy client c with its elections
  *   ncl c       a new client c (its elections come with the next vol)
  *   quit
@@ -57,10 +71,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAXC 8
 #define MAXE 8
+#define FORK_MS 300
 
 struct slot {
     int c, e;
@@ -68,6 +84,7 @@ struct slot {
     zkelect_election_t *el;      /* under lock */
     int gen;                     /* incarnation of el */
     atomic_int resign_in_cb;
+    atomic_int destroy_in_cb;
     /* the sampler's own */
     int last;
     int64_t prev_end;
@@ -86,6 +103,7 @@ static zkelect_client_t *clients[MAXC];   /* the command thread's only */
 static struct slot slots[MAXC][MAXE];
 static struct ctx *ctxs[MAXC][MAXE];
 static atomic_int stop_flag;
+static atomic_int log_stall_ms;
 
 static void say(const char *fmt, ...)
 {
@@ -125,6 +143,22 @@ static void check_after_resign(zkelect_election_t *e, int c, int ee, int gen, in
     }
 }
 
+/* Issue 27 finding 8: a log callback may call the library and may be slow;
+ * neither may stall a client (the explorer's checker sees what a stalled
+ * client does to the lease). */
+static void on_log(int level, const char *message, void *opaque)
+{
+    (void)level;
+    (void)message;
+    int ms = atomic_exchange(&log_stall_ms, 0);
+    if (ms <= 0)
+        return;
+    zkelect_set_log_cb(ZKELECT_LOG_INFO, on_log, opaque);
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    say("LOGSTALL %d %" PRId64, ms, mono());
+}
+
 static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opaque)
 {
     struct ctx *x = opaque;
@@ -143,6 +177,44 @@ static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opa
             check_after_resign(e, x->s->c, x->s->e, x->gen, m1);
         say("ACK cbres %d %d %d %d %" PRId64 " %" PRId64, x->s->c, x->s->e, x->gen, rc, m0, m1);
     }
+    /* Issue 27 finding 3: a callback that dispatches (nested) and then
+     * destroys its own handle must be refused, not hang or join itself. */
+    if (atomic_exchange(&x->s->destroy_in_cb, 0)) {
+        int64_t m0 = mono();
+        int rd = zkelect_dispatch(e, 0);
+        int rc = zkelect_election_destroy(e);
+        say("ACK cbdes %d %d %d %d %" PRId64 " %" PRId64 " %d %s", x->s->c, x->s->e, x->gen, rc, m0,
+            mono(), rd, rc ? zkelect_err_name(rc) : "OK");
+    }
+}
+
+/* A child of fork() sees one thread and copies of every handle: none may
+ * answer 1 there (issue 27 finding 11), and calls fail with ZKELECT_ESTATE. */
+static void forked_child(void)
+{
+    int64_t end = mono() + FORK_MS * 1000000LL;
+    int told[MAXC][MAXE] = {{0}};
+    zkelect_election_t *any = NULL;
+    int ac = -1, ae = -1;
+    while (mono() < end)
+        for (int c = 0; c < nclients; c++)
+            for (int e = 0; e < npaths; e++) {
+                zkelect_election_t *el = slots[c][e].el;   /* no other thread here */
+                if (!el)
+                    continue;
+                if (!any) {
+                    any = el;
+                    ac = c;
+                    ae = e;
+                }
+                if (zkelect_is_leader(el) && !told[c][e]) {
+                    told[c][e] = 1;
+                    say("FORK1 %d %d %" PRId64, c, e, mono());
+                }
+            }
+    if (any)
+        say("FORKRC %d %d %s", ac, ae, zkelect_err_name(zkelect_resign(any)));
+    _exit(0);
 }
 
 static zkelect_client_t *new_client(int c)
@@ -152,7 +224,7 @@ static zkelect_client_t *new_client(int c)
     zkelect_client_t *cl = NULL;
     if (!zkelect_conf_set(conf, "zk.hosts", hosts[c], err, sizeof err) &&
         !zkelect_conf_set(conf, "zk.session.timeout.ms", tms, err, sizeof err) &&
-        !zkelect_conf_set(conf, "zk.log.level", "none", err, sizeof err))
+        !zkelect_conf_set(conf, "zk.log.level", "info", err, sizeof err))
         cl = zkelect_client_new(conf, err, sizeof err);
     zkelect_conf_destroy(conf);
     if (!cl)
@@ -185,7 +257,7 @@ static void command(char *line)
     int n = sscanf(line, "%15s %d %d", verb, &c, &e);
     if (n < 1)
         return;
-    if (c < 0 || c >= nclients || (n == 3 && (e < 0 || e >= npaths))) {
+    if (c < 0 || c >= nclients || (n == 3 && strcmp(verb, "logstall") && (e < 0 || e >= npaths))) {
         say("ERR bad command %s", line);
         return;
     }
@@ -196,6 +268,23 @@ static void command(char *line)
         int rc = clients[c] ? zkelect_client_destroy(clients[c]) : -999;
         clients[c] = NULL;
         say("ACK dcl %d -1 -1 %d %" PRId64 " %" PRId64, c, rc, m0, mono());
+        return;
+    }
+    if (!strcmp(verb, "fork")) {
+        int64_t m0 = mono();
+        pid_t pid = fork();
+        if (pid == 0)
+            forked_child();
+        int st = 0, rc = pid < 0 ? -1 : 0;
+        if (pid > 0 && (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)))
+            rc = -2;
+        say("ACK fork %d -1 -1 %d %" PRId64 " %" PRId64, c, rc, m0, mono());
+        return;
+    }
+    if (!strcmp(verb, "logstall")) {
+        int64_t m0 = mono();
+        atomic_store(&log_stall_ms, e > 0 ? e : 0);
+        say("ACK logstall %d -1 -1 0 %" PRId64 " %" PRId64, c, m0, mono());
         return;
     }
     if (!strcmp(verb, "ncl")) {
@@ -229,6 +318,9 @@ static void command(char *line)
                 x->s = s;
                 x->gen = s->gen + 1;
                 ctxs[c][e] = x;
+                /* Both: a background callback that dispatches (cbdes)
+                 * runs this one nested. */
+                zkelect_set_event_cb(el, on_event, x);
                 zkelect_set_background_event_cb(el, on_event, x);
                 pthread_mutex_lock(&s->lock);
                 s->el = el;
@@ -254,6 +346,9 @@ static void command(char *line)
     } else if (!strcmp(verb, "cbres")) {
         atomic_store(&s->resign_in_cb, 1);
         say("ACK cbres-armed %d %d %d 0 %" PRId64 " %" PRId64, c, e, s->gen, m0, mono());
+    } else if (!strcmp(verb, "cbdes")) {
+        atomic_store(&s->destroy_in_cb, 1);
+        say("ACK cbdes-armed %d %d %d 0 %" PRId64 " %" PRId64, c, e, s->gen, m0, mono());
     }
 }
 
@@ -297,6 +392,7 @@ int main(int argc, char **argv)
             s->e = e;
             pthread_mutex_init(&s->lock, NULL);
         }
+    zkelect_set_log_cb(ZKELECT_LOG_INFO, on_log, NULL);
     for (int c = 0; c < nclients; c++)
         if (!(clients[c] = new_client(c)))
             return 1;

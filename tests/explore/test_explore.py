@@ -41,6 +41,41 @@ def short_kinds():
     return {k: w for k, w in explore.KINDS.items() if k not in KNOWN_OPEN}
 
 
+def reaches(schedule, kinds, within_s):
+    """Whether the schedule holds steps of these kinds in this order, within
+    within_s of the first, the ones that name a participant naming the same."""
+    for i, first in enumerate(schedule):
+        if first["kind"] != kinds[0]:
+            continue
+        want, p = 1, first.get("p")
+        for s in schedule[i + 1:]:
+            if want == len(kinds) or s["t"] - first["t"] > within_s:
+                break
+            if s["kind"] == kinds[want] and (p is None or s.get("p") in (None, p)):
+                p = p if p is not None else s.get("p")
+                want += 1
+        if want == len(kinds):
+            return True
+    return False
+
+
+def test_every_finding_of_the_second_review_is_drawn_by_short_runs():
+    """Issue 27: the explorer must be able to reach each finding's
+    interleaving by itself. Each finding's steps (explore.FINDINGS) appear,
+    in order and close together, in the schedule of one of the first 100
+    seeds of a short run."""
+    T = explore.T_MS / 1000
+    missing = []
+    for n, (what, kinds) in explore.FINDINGS.items():
+        if kinds is None:
+            continue
+        assert all(k in short_kinds() for k in kinds), f"finding {n}: {kinds} not all drawn"
+        if not any(reaches(explore.make_schedule(seed, SHORT_DURATION_S, short_kinds()), kinds, 3 * T)
+                   for seed in range(1, 101)):
+            missing.append(f"{n} ({what}): {kinds}")
+    assert not missing, "no short schedule reaches: " + "; ".join(missing)
+
+
 @pytest.fixture(scope="module")
 def world(build_dir):
     tmp = tempfile.mkdtemp(prefix="explore-test-")
