@@ -215,16 +215,22 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
                 continue
             s.update(p=p, c=c)
             if k == "shrink":
-                # The server now grants f x T; half the time the process is
-                # stopped as soon as the handshake went by, before its loop
-                # can handle CONNECTED (finding 2's window).
-                s.update(f=round(rng.uniform(0.3, 0.8), 3),
-                         stop=round(rng.uniform(0.3, 1.5) * T, 3) if rng.random() < 0.5 else 0)
-                if s["stop"] and busy_proc.get(p, 0) <= t:
-                    busy_proc[p] = t + 3 + s["stop"]
-                else:
-                    s["stop"] = 0
-            busy_link[(p, c)] = t + 1.0
+                # The server now grants f x T (ZooKeeper raises it to its
+                # 2 x tickTime minimum). A third of the time the process is
+                # stopped, a third of the time the link cut, as soon as that
+                # handshake went by: before the loop handles CONNECTED
+                # (finding 2's window), or before the next keepalive reaches
+                # the quorum, while the lease earned under T runs on.
+                cut = rng.choice([None, "stop", "blackhole"])
+                dur = round(rng.uniform(0.3, 1.5) * T, 3)
+                if cut == "stop" and busy_proc.get(p, 0) > t:
+                    cut = None
+                s.update(f=round(rng.uniform(0.2, 0.8), 3), cut=cut, dur=dur if cut else 0)
+                if cut == "stop":
+                    busy_proc[p] = t + 3 + dur
+                elif cut == "blackhole":
+                    busy_link[(p, c)] = t + 1.0 + dur
+            busy_link[(p, c)] = max(busy_link.get((p, c), 0), t + 1.0)
         steps.append(s)
         t += rng.expovariate(4.0)
     return steps
@@ -607,10 +613,10 @@ class Run:
                 ln.rewrite_reconnect(reply_timeout_ms=0)
             else:
                 rule = ln.rewrite_reconnect(request_timeout_ms=int(T_MS * s["f"]))
-                if s.get("stop"):
-                    part = self.parts[s["p"]]
-                    threading.Thread(target=self._stop_after_handshake,
-                                     args=(part, rule, s["stop"]), daemon=True).start()
+                if s.get("cut"):
+                    threading.Thread(target=self._cut_after_handshake,
+                                     args=(self.parts[s["p"]], ln, rule, s["cut"], s["dur"]),
+                                     daemon=True).start()
             ln.reset()
         elif k == "sclose":
             self._close_session(s["p"], s["c"])
@@ -639,10 +645,18 @@ class Run:
             return False
         return True
 
-    def _stop_after_handshake(self, part, rule, dur):
-        """SIGSTOP part as soon as the rewritten handshake went by (bounded),
-        SIGCONT dur later unless the calm did it first."""
-        if not rule.done.wait(5) or part.killed_mono is not None or part.stopped:
+    def _cut_after_handshake(self, part, ln, rule, cut, dur):
+        """As soon as the rewritten handshake went by (bounded): SIGSTOP the
+        part (SIGCONT dur later unless the calm did it first), or cut its
+        link for dur."""
+        if not rule.done.wait(5):
+            return
+        if cut == "blackhole":
+            ln.blackhole()
+            time.sleep(dur)
+            ln.set_pass()
+            return
+        if part.killed_mono is not None or part.stopped:
             return
         part.stops.append([time.monotonic_ns(), None])
         os.kill(part.proc.pid, signal.SIGSTOP)
@@ -1188,6 +1202,9 @@ def main(argv=None):
     ap.add_argument("--duration", type=float, default=DURATION_S, help="seconds of schedule")
     ap.add_argument("--build", default=os.environ.get("ZKELECT_BUILD_DIR", str(REPO / "build")))
     ap.add_argument("--rev", default=None, help="(recorded in cases) the commit explored")
+    ap.add_argument("--mutation", default=None,
+                    help="the build has this safety rule broken (./dev explore --mutation): "
+                         "stop at the first violation; exit 0 when one was found (caught)")
     ap.add_argument("--without", action="append", default=[], choices=sorted(KINDS),
                     metavar="KIND", help="leave this step kind out of the schedules (repeatable)")
     ap.add_argument("--case", default=None, help="replay a case file")
@@ -1204,6 +1221,9 @@ def main(argv=None):
         args.runs = 1
     if args.case:
         args.runs = 1
+    if args.mutation:
+        args.stop_on_violation = True
+        args.shrink_minutes = 0
     log(f"explore: build {args.build}, {P} processes x {C} clients x {E} paths, T {T_MS} ms, "
         f"{args.duration:.0f} s schedules, "
         + (f"seeds {args.seeds}" if args.seeds else f"seeds from {args.seed0}"))
@@ -1235,6 +1255,11 @@ def main(argv=None):
             + (f" (case {r['case']})" if r.get("case") else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))
+    if args.mutation:
+        log(f"  mutation {args.mutation}: " + (
+            f"CAUGHT by seed {bad[0]['seed']} after {len(results)} run(s)" if bad else
+            f"NOT caught in {len(results)} run(s)"))
+        return 0 if bad else 1
     return 1 if bad else 0
 
 

@@ -20,6 +20,7 @@ and the table to stdout.
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -29,10 +30,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-MUTATIONS = ["lease_by_reads", "no_lease_timer", "is_leader_no_clock",
-             "heir_claim_no_lease", "resign_no_fence", "unsynced_reads",
-             "no_renegotiation_cap", "heir_from_any_gpred", "lost_own_watch",
-             "ignore_tick_time"]
+def mutations():
+    """The choices of meson_options.txt's `mutation` (the one list), less 'none'."""
+    text = (REPO / "meson_options.txt").read_text()
+    opt = re.search(r"option\('mutation'.*?choices\s*:\s*\[(.*?)\]", text, re.S)
+    return [m for m in re.findall(r"'([a-z_]+)'", opt.group(1)) if m != "none"]
+
+
+MUTATIONS = mutations()
 
 # The tests that name the rules the mutations break; the sanitizer flavors of
 # the C API programs test the build beside the mutated one, so they are left
