@@ -952,6 +952,8 @@ void Candidacy::on_connected(bool new_session) {
         check_margin();
         if (!want_) return;
     }
+    // Nodes of a session given up (on_expired) go first, ahead of our create.
+    if (new_session && !garbage_.empty() && state_ != State::kResigning) collect_garbage();
     switch (state_) {
         case State::kAwaitingSession:
             if (want_) send_create();
@@ -980,17 +982,27 @@ void Candidacy::on_suspended() {
     if (client_.settings().leadership == Leadership::kStrict) depose(Reason::kSuspended);
 }
 
-void Candidacy::on_expired() {
+void Candidacy::on_expired(bool nodes_gone) {
     bool involved = want_ || !node_.empty() || !garbage_.empty();
     if (involved) emit(EventType::kExpired, Reason::kNone, "ZooKeeper session expired");
-    // The server deleted every node of the session: nothing left to clean.
+    if (nodes_gone) {
+        // The server deleted every node of the session: nothing left to clean.
+        garbage_.clear();
+        abandoned_.clear();
+    } else if (!node_.empty()) {
+        // Given up, not seen to expire: the node lives until the quorum
+        // expires the session. The next session deletes it (any session
+        // may), and RESIGNED waits for that as after any resign.
+        garbage_[uuid_] = node_;
+    } else if (state_ == State::kCreating || state_ == State::kRecovering) {
+        garbage_[uuid_] = "";  // the create may have landed: found by its uuid
+        abandoned_.insert(uuid_);
+    }
     node_lost(Reason::kExpired);
-    garbage_.clear();
     refused_.clear();
     deleting_.clear();  // the old handle will not answer them
-    abandoned_.clear();
     if (state_ == State::kResigning) {
-        finish_resign();
+        if (garbage_.empty()) finish_resign();  // else on_connected collects it
         return;
     }
     if (want_) set_state(State::kAwaitingSession);

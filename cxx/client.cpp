@@ -143,6 +143,28 @@ void Client::nudge_while_disconnected(uint64_t epoch) {
     });
 }
 
+// A session that no server takes for longer than its timeout is gone for
+// us. Had a quorum served meanwhile, it expired the session, and the EXPIRED
+// a server would say on the next handshake may never come: an ensemble
+// rebuilt empty (storage wiped, or an old snapshot restored) refuses the
+// session outright, for having seen less than the client ("client has seen
+// zxid ..."), by closing the connection unanswered, and libzookeeper offers
+// it again for ever. So the client ends it as if it expired and opens
+// another. The lease ended long before (T/2 - margin after the last touch),
+// and nothing of the old session acts again: safety does not rest on this,
+// only liveness. The cost: a quorum that was down longer than T revalidates
+// its sessions when it comes back; this one is not among them, and its nodes
+// stay until the quorum expires them.
+void Client::give_up_unless_taken(uint64_t epoch, int64_t lost_at) {
+    const int64_t t = int64_t(effective_timeout_ms()) * kNsPerMs;
+    at(lost_at + t, [this, epoch] {
+        if (epoch != disconnect_epoch_ || connected() || !ever_connected_) return;
+        bump(kExpiries);
+        end_of_session(false);
+        closer_.retire(open_session());
+    });
+}
+
 // A handshake that grants no session (id 0, timeout <= 0) comes from a
 // broken or hostile server. libzookeeper calls it connected; with a timeout
 // of 0 it drops the connection on its next turn and connects again at once,
@@ -157,7 +179,7 @@ void Client::nudge_while_disconnected(uint64_t epoch) {
 // all: tests/hostile's SPINS.)
 void Client::refuse_session(uint64_t gen) {
     if (gen != static_cast<uint64_t>(session_gen_.load()) || connected()) return;
-    if (ever_connected_) end_of_session();
+    if (ever_connected_) end_of_session(false);
     closer_.retire(open_session(false));
     reopen_after_refusal();
 }
@@ -173,13 +195,13 @@ void Client::reopen_after_refusal() {
 // timeout): for its candidacies it ended as if it expired. Nothing of it
 // may carry over to the next one: its nodes are not ours to check, its
 // touches prove nothing of the next session, its watches are gone.
-void Client::end_of_session() {
+void Client::end_of_session(bool nodes_gone) {
     interest_.clear();
     leftovers_.clear();  // the session's end removed them
     lease_.on_expired();
     std::vector<std::shared_ptr<Member>> ms;
     for (auto &[id, m] : members_) ms.push_back(m);
-    for (auto &m : ms) m->on_expired();
+    for (auto &m : ms) m->on_expired(nodes_gone);
 }
 
 void Client::keep_removing(const std::string &path) {
@@ -454,7 +476,9 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
         if (!connected()) return;
         connected_.store(false, std::memory_order_release);
-        nudge_while_disconnected(++disconnect_epoch_);
+        const uint64_t epoch = ++disconnect_epoch_;
+        nudge_while_disconnected(epoch);
+        give_up_unless_taken(epoch, stamp);
         // The connection broke after the latest request answered on it was
         // sent (stamped on ZooKeeper's thread, in delivery order): a
         // reconnect's revalidation comes after that.
@@ -465,7 +489,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
         connected_.store(false, std::memory_order_release);
         bump(kExpiries);
-        end_of_session();
+        end_of_session(true);
         // The old handle is dead; a new session takes over. Its close runs
         // here, on the loop (it joins ZooKeeper's threads, which never wait
         // on us), or on the last query still holding it. A session that

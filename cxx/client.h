@@ -40,7 +40,11 @@ public:
     virtual ~Member() = default;
     virtual void on_connected(bool new_session) = 0;
     virtual void on_suspended() = 0;
-    virtual void on_expired() = 0;
+    // The session ended. nodes_gone: ZooKeeper said it expired, so its
+    // nodes are gone; false when the client gave it up unconfirmed (no
+    // server took it for T, or a live session was answered with timeout 0):
+    // its nodes live until the quorum expires it.
+    virtual void on_expired(bool nodes_gone) = 0;
     virtual void on_auth_failed() = 0;
     virtual void on_node_event(int type, const std::string &path) = 0;
     // The session's lease now runs until `until` (a write was acknowledged;
@@ -190,7 +194,7 @@ private:
     void refuse_session(uint64_t gen);
     void reopen_after_refusal();
     void remove_leftover(const std::string &path);
-    void end_of_session();
+    void end_of_session(bool nodes_gone);
     void on_session_event(uint64_t gen, int state, int64_t stamp, const PeerAddr &peer);
     // After each new connection: read the server's tickTime (TickProbe),
     // or take what is known.
@@ -198,6 +202,7 @@ private:
     void on_tick_answer(uint64_t ticket, bool ok, const ServerConf &conf);
     void warn_below_two_ticks(const std::string &server, int64_t tick_ns);
     void nudge_while_disconnected(uint64_t epoch);
+    void give_up_unless_taken(uint64_t epoch, int64_t lost_at);
     void send_listing(const std::string &path);
     void probe();
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,

@@ -622,8 +622,9 @@ enum zkelect_event_type {
     ZKELECT_EV_SUSPENDED = 4,
     /** Reconnected within the same session; the node is kept. */
     ZKELECT_EV_RECONNECTED = 5,
-    /** The session expired; the node is gone. A candidate volunteers again
-     *  on the new session by itself. */
+    /** The session expired (or the client gave it up: no server took it
+     *  for the session timeout); the candidacy's node is gone or is deleted by the
+     *  next session. A candidate volunteers again on the new session by itself. */
     ZKELECT_EV_EXPIRED = 6,
     /** (Observers) the leader changed; _id() and _token() name the new one,
      *  or both are empty/0 when no candidate is left. */

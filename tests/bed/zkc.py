@@ -49,6 +49,7 @@ def load(build_dir):
         "zkelect_client_stats": (P, [P, S, C.c_size_t]),
         "zkelect_stats_json": (S, [P]), "zkelect_stats_destroy": (None, [P]),
         "zkelect_event_type_name": (S, [I]), "zkelect_reason_name": (S, [I]),
+        "zkelect_counter_name": (S, [I]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -131,6 +132,17 @@ class Api:
         rc = self.lib.zkelect_client_counter(client, which, C.byref(v))
         assert rc == 0, rc
         return v.value
+
+    def counter_named(self, client, name):
+        """A client counter by its library name ("reconnects"); None when the
+        library has no counter of that name."""
+        for i in range(256):
+            n = self.lib.zkelect_counter_name(i)
+            if n is None:
+                return None
+            if n.decode() == name:
+                return self.counter(client, i)
+        return None
 
     def stats(self, handle, client=False):
         """zkelect_election_stats (or _client_stats) parsed by json.loads."""

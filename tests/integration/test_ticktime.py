@@ -15,7 +15,6 @@ T = 1500 is granted (lease at most min(750, 500) - 75 = 425 ms instead of
 675), and T = 1000 leaves no usable lease (refused).
 """
 
-import ctypes as C
 import time
 import uuid
 
@@ -40,18 +39,7 @@ def below_two_ticks():
 
 
 def _counter(api, client, name):
-    """A client counter by its library name; None when the library has none
-    of that name."""
-    lib = api.lib
-    lib.zkelect_counter_name.restype = C.c_char_p
-    lib.zkelect_counter_name.argtypes = [C.c_int]
-    for i in range(64):
-        n = lib.zkelect_counter_name(i)
-        if n is None:
-            return None
-        if n.decode() == name:
-            return api.counter(client, i)
-    return None
+    return api.counter_named(client, name)
 
 
 def _events(api, e, seconds):

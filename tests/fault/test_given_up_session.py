@@ -1,0 +1,65 @@
+"""A session the client gives up without ZooKeeper saying it expired: a
+reconnect of the live session answered with timeout 0 (issue 27, finding 6),
+or no server taking it for T (tests/fault/test_wiped_ensemble.py). The
+quorum may still hold it, and its nodes with it, until it expires it. The
+explorer found (seed 979398671) that a candidacy then said RESIGNED while
+its old node was still listed: the promise is that RESIGNED comes only once
+no node of the candidacy is left. Now the old session's nodes are deleted
+through the next session, ahead of the new create, and RESIGNED waits for
+that as after any resign.
+"""
+
+import uuid
+
+import pytest
+from kazoo.client import KazooClient
+
+from bed import zkc
+from bed.faultproxy import ProxiedEnsemble
+
+pytestmark = [pytest.mark.fault]
+
+T = 6000
+
+
+@pytest.fixture(scope="module")
+def api(build_dir):
+    return zkc.Api(build_dir)
+
+
+@pytest.fixture
+def handles(api):
+    yield from zkc.handles_fixture(api)
+
+
+@pytest.fixture
+def kz(zk):
+    k = KazooClient(hosts=zk.connect_string, timeout=4.0)
+    k.start(timeout=10)
+    yield k
+    k.stop()
+    k.close()
+
+
+def test_resigned_after_a_given_up_session_only_once_its_node_is_gone(api, handles, zk, kz):
+    path = f"/t/given-up-{uuid.uuid4().hex[:8]}"
+    with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
+        x = zkc.connected_client(api, handles, pe.connect_string, timeout_ms=T)
+        xe = zkc.new_election(api, handles, x, path, "x")
+        assert api.lib.zkelect_volunteer(xe) == 0
+        api.wait_event(xe, {"ELECTED"}, 15)
+        kz.sync(path)
+        (old,) = kz.get_children(path)
+
+        rule = pe.rewrite_reconnect(reply_timeout_ms=0)
+        pe.reset()
+        assert rule.done.wait(10), "no reconnect"
+        api.wait_event(xe, {"EXPIRED"}, 10)
+        # The old session lives on at the quorum (nobody closed it): its node
+        # would stay about T. Resign now; RESIGNED must wait for the node.
+        assert api.lib.zkelect_resign(xe) == 0
+        api.wait_event(xe, {"RESIGNED"}, T / 1000 + 15)
+        kz.sync(path)
+        left = kz.get_children(path)
+        assert old not in left, f"RESIGNED while the given-up session's node {old} remained"
+        assert left == []
