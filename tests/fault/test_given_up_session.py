@@ -9,6 +9,7 @@ through the next session, ahead of the new create, and RESIGNED waits for
 that as after any resign.
 """
 
+import time
 import uuid
 
 import pytest
@@ -63,3 +64,39 @@ def test_resigned_after_a_given_up_session_only_once_its_node_is_gone(api, handl
         left = kz.get_children(path)
         assert old not in left, f"RESIGNED while the given-up session's node {old} remained"
         assert left == []
+
+
+def test_a_session_closed_from_outside_stops_leading_within_its_lease(api, handles, zk, kz):
+    """Issue 27, finding 10: another client presents the leader's session id
+    and password and closes the session (as an administrator can). ZooKeeper
+    deletes its nodes at once and the follower is elected; the old leader
+    answers 1 until its client hears of it, never past its lease
+    (T/2 - margin after its last acknowledged write; docs/semantics.md)."""
+    path = f"/t/closed-{uuid.uuid4().hex[:8]}"
+    with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
+        x = zkc.connected_client(api, handles, pe.connect_string, timeout_ms=T)
+        z = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
+        xe = zkc.new_election(api, handles, x, path, "x")
+        ze = zkc.new_election(api, handles, z, path, "z")
+        assert api.lib.zkelect_volunteer(xe) == 0
+        api.wait_event(xe, {"ELECTED"}, 15)
+        assert api.lib.zkelect_volunteer(ze) == 0
+        api.wait_event(ze, {"FOLLOWING"}, 15)
+        lease_ns = (T // 2 - api.lib.zkelect_client_lease_margin_ms(x)) * 1_000_000
+        sid, _tmo, pw = pe.last_session()
+        with zkc.Overlaps(api.lib, xe, ze) as ov:
+            closer = KazooClient(hosts=zk.connect_string, client_id=(sid, pw), timeout=4.0)
+            closer.start(timeout=10)
+            t_close = time.monotonic_ns()
+            closer.stop()
+            closer.close()
+            api.wait_event(ze, {"ELECTED"}, 10)
+            api.wait_event(xe, {"EXPIRED"}, T / 1000 + 10)
+            time.sleep(0.2)
+        assert ov.samples > 100
+        late = ov.x_last_one - t_close
+        print(f"old leader's last 1: {late / 1e6:.0f} ms after the close; "
+              f"{len(ov.overlaps)} overlapping samples")
+        assert late <= lease_ns + 200_000_000, \
+            f"the old leader answered 1 {late / 1e6:.0f} ms after its session was closed " \
+            f"(lease {lease_ns / 1e6:.0f} ms)"
