@@ -989,14 +989,16 @@ void Candidacy::on_expired(bool nodes_gone) {
         // The server deleted every node of the session: nothing left to clean.
         garbage_.clear();
         abandoned_.clear();
-    } else if (!node_.empty()) {
+    } else if (!node_.empty() || state_ == State::kCreating || state_ == State::kRecovering) {
         // Given up, not seen to expire: the node lives until the quorum
         // expires the session. The next session deletes it (any session
-        // may), and RESIGNED waits for that as after any resign.
+        // may), and RESIGNED waits for that as after any resign. A create
+        // in flight may have landed: found by its uuid. The next create
+        // takes a new uuid, or it would be taken for that garbage and
+        // deleted (the explorer's seed 780710230).
         garbage_[uuid_] = node_;
-    } else if (state_ == State::kCreating || state_ == State::kRecovering) {
-        garbage_[uuid_] = "";  // the create may have landed: found by its uuid
-        abandoned_.insert(uuid_);
+        if (node_.empty()) abandoned_.insert(uuid_);
+        uuid_ = make_uuid();
     }
     node_lost(Reason::kExpired);
     refused_.clear();

@@ -155,9 +155,12 @@ void Client::nudge_while_disconnected(uint64_t epoch) {
 // only liveness. The cost: a quorum that was down longer than T revalidates
 // its sessions when it comes back; this one is not among them, and its nodes
 // stay until the quorum expires them.
-void Client::give_up_unless_taken(uint64_t epoch, int64_t lost_at) {
+void Client::give_up_unless_taken(uint64_t epoch) {
+    // T from when the loop heard of the break, not from the last answer
+    // before it: a process resumed from a long pause first lets the C client
+    // reconnect and hear EXPIRED, which says the nodes are gone.
     const int64_t t = int64_t(effective_timeout_ms()) * kNsPerMs;
-    at(lost_at + t, [this, epoch] {
+    at(boottime_ns() + t, [this, epoch] {
         if (epoch != disconnect_epoch_ || connected() || !ever_connected_) return;
         bump(kExpiries);
         end_of_session(false);
@@ -478,7 +481,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
         connected_.store(false, std::memory_order_release);
         const uint64_t epoch = ++disconnect_epoch_;
         nudge_while_disconnected(epoch);
-        give_up_unless_taken(epoch, stamp);
+        give_up_unless_taken(epoch);
         // The connection broke after the latest request answered on it was
         // sent (stamped on ZooKeeper's thread, in delivery order): a
         // reconnect's revalidation comes after that.

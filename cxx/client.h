@@ -202,7 +202,7 @@ private:
     void on_tick_answer(uint64_t ticket, bool ok, const ServerConf &conf);
     void warn_below_two_ticks(const std::string &server, int64_t tick_ns);
     void nudge_while_disconnected(uint64_t epoch);
-    void give_up_unless_taken(uint64_t epoch, int64_t lost_at);
+    void give_up_unless_taken(uint64_t epoch);
     void send_listing(const std::string &path);
     void probe();
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,

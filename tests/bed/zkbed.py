@@ -956,6 +956,23 @@ class Ensemble:
         except ZkBedError as e:
             raise ZkBedError(f"{e}\n{self._log_tails([i])}") from None
 
+    def start_servers(self, idx, timeout=None):
+        """Start servers idx again together (each one serves only once a
+        quorum of them runs, so one at a time would wait for ever); return
+        once they serve and the quorum has a leader."""
+        self._require_started()
+        idx = list(idx)
+        timeout = START_TIMEOUT if timeout is None else timeout
+        with self._locked():
+            for i in idx:
+                self._srv(i)
+                self._spawn(i)
+            self._save()
+        try:
+            self._wait(idx, time.monotonic() + timeout)
+        except ZkBedError as e:
+            raise ZkBedError(f"{e}\n{self._log_tails(idx)}") from None
+
     def stop_server(self, i, grace=STOP_GRACE):
         """SIGTERM, then SIGKILL after `grace` seconds; returns once it is gone."""
         self._require_started()

@@ -225,7 +225,10 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
                 dur = round(rng.uniform(0.3, 1.5) * T, 3)
                 if cut == "stop" and busy_proc.get(p, 0) > t:
                     cut = None
-                s.update(f=round(rng.uniform(0.2, 0.8), 3), cut=cut, dur=dur if cut else 0)
+                # Half the time near the floor: the shorter T', the earlier
+                # the quorum expires a session whose lease was earned under T.
+                f = rng.uniform(0.2, 0.3) if rng.random() < 0.5 else rng.uniform(0.3, 0.8)
+                s.update(f=round(f, 3), cut=cut, dur=dur if cut else 0)
                 if cut == "stop":
                     busy_proc[p] = t + 3 + dur
                 elif cut == "blackhole":
@@ -787,7 +790,16 @@ class Run:
         for p, part in enumerate(self.parts):
             if part.killed_mono is not None:
                 self.start_part(p)
-        self.w.heal_servers()
+        try:
+            self.w.heal_servers()
+        except Exception as ex:
+            # Reported, not raised: the run's history is still checked, and
+            # the next run heals again (seen once: every server answered
+            # srvr, one refused sessions for a minute).
+            self.note(f"  heal: {ex!r}")
+            self.violations.append(("bed", f"the servers did not all serve after the heal: {ex!r}"[:600]))
+            self.settle_s = None
+            return
         for path in list(self.acl_changed):
             self._open_acl(path)
         for part in self.parts:
@@ -1029,7 +1041,7 @@ class Run:
 
 
 PRIORITY = ["crash", "two-leaders", "fork", "after-resign", "token", "resigned-node", "events", "call-bound",
-            "api", "hung", "liveness", "history"]
+            "api", "hung", "liveness", "history", "bed"]
 
 
 SYSTEM_FRAME = re.compile(r"sysdeps|libc\.so|libio|_IO_|__GI_|__libc_|pthread_|clone|start_thread|futex|"

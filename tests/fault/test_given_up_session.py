@@ -100,3 +100,4 @@ def test_a_session_closed_from_outside_stops_leading_within_its_lease(api, handl
         assert late <= lease_ns + 200_000_000, \
             f"the old leader answered 1 {late / 1e6:.0f} ms after its session was closed " \
             f"(lease {lease_ns / 1e6:.0f} ms)"
+

@@ -12,7 +12,6 @@ reports EXPIRED, opens a new session and enrols its candidacies again.
 
 import os
 import shutil
-import threading
 import time
 import uuid
 
@@ -45,20 +44,7 @@ def wipe(ens, servers):
         for name in os.listdir(data):
             if name != "myid":
                 shutil.rmtree(os.path.join(data, name), ignore_errors=True)
-    # Together: each one serves only once a quorum of them runs.
-    errors = []
-
-    def start(i):
-        try:
-            ens.start_server(i, timeout=60)
-        except Exception as ex:
-            errors.append(ex)
-    threads = [threading.Thread(target=start, args=(i,)) for i in servers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(90)
-    assert not errors, errors
+    ens.start_servers(servers, timeout=60)
     ens.wait_quorum(timeout=60)
 
 
