@@ -13,6 +13,7 @@ Command line (`./dev test` fetches what it will run before the tests start):
     zkdist.py fetch [VERSION...]  # default: the versions of the matrix
     zkdist.py classpath VERSION
     zkdist.py matrix              # the matrix, one version a line
+    zkdist.py newest              # the newest release (3.9's)
 
 A fetched release lives in $ZKELECT_ZK_CACHE/<version>/lib (default
 $XDG_CACHE_HOME/zkelect/zookeeper, else ~/.cache/zkelect/zookeeper), never in
@@ -291,10 +292,13 @@ def main(argv=None):
     p = sub.add_parser("classpath")
     p.add_argument("version")
     sub.add_parser("matrix")
+    sub.add_parser("newest")
     a = ap.parse_args(argv)
     try:
         if a.command == "matrix":
             print("\n".join(MATRIX))
+        elif a.command == "newest":
+            print(NEWEST)
         elif a.command == "classpath":
             print(classpath(a.version))
         elif a.command == "fetch":
