@@ -70,23 +70,13 @@ def pytest_configure(config):
                    "version ($ZKELECT_ZK_ALSO; default: the newest 3.9 when the run's is Debian's)")
 
 
-def also_versions():
-    """The server versions a zk_versions test runs against besides the run's."""
-    env = os.environ.get("ZKELECT_ZK_ALSO")
-    if env is None:
-        also = [zkdist.NEWEST] if RUN_VERSION == zkdist.DEBIAN else []
-    else:
-        also = [zkdist.normalize(v) for v in env.split(",") if v.strip()]
-    return [v for v in dict.fromkeys(also) if v != RUN_VERSION]
-
-
 def pytest_generate_tests(metafunc):
     if metafunc.definition.get_closest_marker("zk_versions") is None:
         return
     if "zk_version" not in metafunc.fixturenames:
         raise pytest.UsageError(f"{metafunc.definition.nodeid} is marked zk_versions but takes "
                                 "no ensemble fixture (zk, fresh_ensemble)")
-    versions = [RUN_VERSION] + also_versions()
+    versions = [RUN_VERSION] + zkdist.also_versions()
     if len(versions) > 1:
         metafunc.parametrize("zk_version", versions, indirect=True,
                              ids=[f"zk-{v}" for v in versions])
@@ -100,7 +90,7 @@ def _item_version(item):
 def pytest_collection_modifyitems(session, config, items):
     # The runs against another server version last, grouped by version, so
     # at most one ensemble of another version runs at a time (_shared_ensemble).
-    order = {v: k for k, v in enumerate([RUN_VERSION] + also_versions())}
+    order = {v: k for k, v in enumerate([RUN_VERSION] + zkdist.also_versions())}
     items.sort(key=lambda it: order.get(_item_version(it), len(order)))    # stable
 
 

@@ -122,7 +122,6 @@ def test_shared_ensemble_serves(zk, zk_path):
 
 
 @pytest.mark.fault
-@pytest.mark.zk_versions
 def test_stop_restart_and_leader_failover(fresh_ensemble, zk_path):
     ens = fresh_ensemble(n=3)
     leader = ens.leader_index()
@@ -364,14 +363,12 @@ def test_server_versions_named(monkeypatch, tmp_path):
     assert r.returncode == 1 and "mvn not found" in r.stderr
 
 
-# Every version the cache holds: Debian's always, the newest 3.9 under
-# ./dev test (it fetches it first), the whole matrix after a --zk-matrix run.
-CACHED = [v for v in zkdist.MATRIX if zkdist.is_cached(v)]
-
-
+# The run's version and the zk_versions tests' others: under ./dev test
+# Debian's and the newest 3.9; each version of a --zk-matrix run in its own
+# pytest (./dev's ZK_MATRIX_SUITES names this test).
 @pytest.mark.fault
-@pytest.mark.parametrize("version", CACHED)
-def test_each_cached_server_version_runs_the_beds_config(version, tmp_path):
+@pytest.mark.parametrize("version", [zkdist.default_version()] + zkdist.also_versions())
+def test_server_version_runs_the_beds_config(version, tmp_path):
     """The one zoo.cfg and set of system properties of the bed serve every
     version: the quorum forms, the four-letter words the bed and the tests
     use answer, short sessions are granted as asked, and a server restarted

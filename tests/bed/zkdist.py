@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["ZkDistError", "DEBIAN", "LINES", "MATRIX", "NEWEST", "default_version",
+__all__ = ["ZkDistError", "DEBIAN", "LINES", "MATRIX", "NEWEST", "default_version", "also_versions",
            "normalize", "classpath", "fetch", "is_cached", "line_of", "cache_root"]
 
 DEBIAN = "debian"
@@ -90,6 +90,19 @@ def default_version():
     """The version a test run uses when nothing else is asked:
     $ZKELECT_ZK_VERSION, else Debian's package."""
     return normalize(os.environ.get(ENV_VERSION) or DEBIAN)
+
+
+def also_versions():
+    """The versions that tests marked zk_versions run against besides the
+    run's (tests/conftest.py): $ZKELECT_ZK_ALSO (comma-separated; "" for
+    none), else the newest when the run's version is Debian's."""
+    run = default_version()
+    env = os.environ.get("ZKELECT_ZK_ALSO")
+    if env is None:
+        also = [NEWEST] if run == DEBIAN else []
+    else:
+        also = [normalize(v) for v in env.split(",") if v.strip()]
+    return [v for v in dict.fromkeys(also) if v != run]
 
 
 def normalize(version):

@@ -61,6 +61,7 @@ def _leader_and_follower(api, handles, zk, path):
     return a, b, cb
 
 
+@pytest.mark.zk_versions
 def test_zookeeper_tells_an_unreadable_nodes_deletion_by_exists_or_watch(zk):
     """What the mend rests on, checked against the server the tests run:
     getData needs READ; once READ is taken away from a watch set while it
@@ -107,6 +108,7 @@ def test_zookeeper_tells_an_unreadable_nodes_deletion_by_exists_or_watch(zk):
 
 
 @pytest.mark.parametrize("end", ["resign", "close"])
+@pytest.mark.zk_versions
 def test_follower_that_may_not_read_its_predecessor_leads_when_it_goes(api, handles, zk, end):
     lib = api.lib
     path = f"/unreadable-{uuid.uuid4().hex[:8]}"
@@ -140,6 +142,7 @@ def test_follower_that_may_not_read_its_predecessor_leads_when_it_goes(api, hand
             k.close()
 
 
+@pytest.mark.zk_versions
 def test_follower_behind_an_unreadable_grandpredecessor_becomes_heir(api, handles, zk):
     """The node two places ahead, watched too (it makes the follower heir
     before its turn): its deletion unheard for lack of READ is found by the
