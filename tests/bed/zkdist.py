@@ -72,6 +72,7 @@ MATRIX = [DEBIAN, LINES["3.9"], LINES["3.8"], LINES["3.7"], LINES["3.6"], LINES[
 ENV_VERSION = "ZKELECT_ZK_VERSION"
 FETCH_TIMEOUT = float(os.environ.get("ZKELECT_ZK_FETCH_TIMEOUT", "600"))
 _RELEASE = re.compile(r"^3\.\d+\.\d+$")
+_FAILED = {}        # version -> the error of this process' fetch of it
 
 
 class ZkDistError(RuntimeError):
@@ -253,6 +254,8 @@ def fetch(version, timeout=FETCH_TIMEOUT):
     v = normalize(version)
     if v == DEBIAN:
         return "/usr/share/java"
+    if v in _FAILED:      # one try per process, not one per test
+        raise ZkDistError(_FAILED[v])
     root = cache_root()
     dest = _dir(v)
     with _lock(root, v):
@@ -280,8 +283,9 @@ def fetch(version, timeout=FETCH_TIMEOUT):
             if err is not None:
                 keep = os.path.join(root, f"{v}.fetch-failed.log")
                 shutil.copyfile(log, keep)
-                raise ZkDistError(f"ZooKeeper {v} could not be fetched from Maven Central:\n{err}\n"
-                                  f"(whole Maven log: {keep})")
+                _FAILED[v] = (f"ZooKeeper {v} could not be fetched from Maven Central:\n{err}\n"
+                              f"(whole Maven log: {keep})")
+                raise ZkDistError(_FAILED[v])
             shutil.rmtree(dest, ignore_errors=True)
             os.makedirs(dest)
             os.replace(os.path.join(work, "lib"), os.path.join(dest, "lib"))
