@@ -89,7 +89,7 @@ def _item_version(item):
 
 def pytest_collection_modifyitems(session, config, items):
     # The runs against another server version last, grouped by version, so
-    # at most one ensemble of another version runs at a time (_shared_ensemble).
+    # one shared ensemble runs at a time (_shared_ensemble).
     order = {v: k for k, v in enumerate([RUN_VERSION] + zkdist.also_versions())}
     items.sort(key=lambda it: order.get(_item_version(it), len(order)))    # stable
 
@@ -102,8 +102,10 @@ def zk_version(request):
 def _shared_ensemble(version):
     ens = _shared.get(version)
     if ens is None:
-        # Besides the run's own, one shared ensemble at a time.
-        for v in [v for v in _shared if v != RUN_VERSION]:
+        # One shared ensemble at a time: the tests of a version come
+        # together (pytest_collection_modifyitems), so the one of the
+        # version before is done with.
+        for v in list(_shared):
             _shared.pop(v).stop()
         ens = Ensemble(n=3, tick_ms=200, version=version)
         ens.start()
