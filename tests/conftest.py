@@ -1,11 +1,16 @@
 """Shared pytest set-up: a real ZooKeeper ensemble and the build's paths.
 
 Fixtures:
-  zk              session-wide 3-server Ensemble (tests/bed/zkbed.py); a server
-                  a test left stopped or paused is brought back before the
-                  next test (tests that break the quorum: fresh_ensemble)
+  zk              session-wide 3-server Ensemble (tests/bed/zkbed.py) of the
+                  test's server version (zk_version); a server a test left
+                  stopped or paused is brought back before the next test
+                  (tests that break the quorum: fresh_ensemble)
   fresh_ensemble  factory: fresh_ensemble(n=3, tick_ms=200) -> started Ensemble
-                  of the test's own (stop its quorum at will); always stopped
+                  of the test's own (stop its quorum at will), of the test's
+                  server version; always stopped
+  zk_version      the ZooKeeper server version of this test: the run's
+                  ($ZKELECT_ZK_VERSION, default "debian", Debian's 3.8.0), or
+                  one of the "also" versions for a test marked zk_versions
   zk_path         a fresh, unique, not yet existing path: /t/<test name>-<n>
   build_dir       Path of the meson build (env ZKELECT_BUILD_DIR, else ./build)
   zkelect_bin     build_dir/tools/zkelect (the test fails when it is missing)
@@ -13,6 +18,17 @@ Fixtures:
                   PKG_CONFIG_PATH, LD_LIBRARY_PATH of the contract, and
                   ZKBED_DIR / ZKBED_CLI so a child process can restart servers:
                   python3 $ZKBED_CLI stop-server --dir $ZKBED_DIR --index 1
+                  (and ZKELECT_ZK_VERSION: the version of zk)
+
+Server versions. A test marked `@pytest.mark.zk_versions` runs once against
+the run's version and once against each "also" version: by default, when
+the run's version is Debian's, the newest 3.9 (bed/zkdist.py NEWEST);
+$ZKELECT_ZK_ALSO="3.9.5,3.7.2" names others, "" none. Such a test must
+take zk or fresh_ensemble (directly or through test_env, kz, proxies,
+spawn...): its ensemble is where the version goes. The runs against an "also"
+version come at the end of the session, one version after another, on their
+own shared ensemble. `./dev test --zk-matrix` instead runs whole suites once
+per version, each in a pytest process of its own with $ZKELECT_ZK_VERSION.
 """
 
 import itertools
@@ -26,9 +42,11 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 BED = TESTS / "bed"
 
+from bed import zkdist  # noqa: E402
 from bed.zkbed import Ensemble  # noqa: E402
 
-_shared = None
+_shared = {}                 # server version -> the session's Ensemble of it
+RUN_VERSION = zkdist.default_version()
 _path_counter = itertools.count(1)
 
 
@@ -47,35 +65,85 @@ def pytest_runtest_makereport(item, call):
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line("markers", "fault: injects failures (kills servers, cuts connections)")
+    config.addinivalue_line(
+        "markers", "zk_versions: runs against the run's ZooKeeper server and each 'also' "
+                   "version ($ZKELECT_ZK_ALSO; default: the newest 3.9 when the run's is Debian's)")
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.get_closest_marker("zk_versions") is None:
+        return
+    if "zk_version" not in metafunc.fixturenames:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid} is marked zk_versions but takes "
+                                "no ensemble fixture (zk, fresh_ensemble)")
+    versions = [RUN_VERSION] + zkdist.also_versions()
+    if len(versions) > 1:
+        metafunc.parametrize("zk_version", versions, indirect=True,
+                             ids=[f"zk-{v}" for v in versions])
+
+
+def _item_version(item):
+    cs = getattr(item, "callspec", None)
+    return cs.params.get("zk_version", RUN_VERSION) if cs is not None else RUN_VERSION
+
+
+def pytest_collection_modifyitems(session, config, items):
+    # The runs against another server version last, grouped by version, so
+    # one shared ensemble runs at a time (_shared_ensemble).
+    order = {v: k for k, v in enumerate([RUN_VERSION] + zkdist.also_versions())}
+    items.sort(key=lambda it: order.get(_item_version(it), len(order)))    # stable
+
+
+@pytest.fixture
+def zk_version(request):
+    return getattr(request, "param", RUN_VERSION)
+
+
+def _shared_ensemble(version):
+    ens = _shared.get(version)
+    if ens is None:
+        # One shared ensemble at a time: the tests of a version come
+        # together (pytest_collection_modifyitems), so the one of the
+        # version before is done with.
+        for v in list(_shared):
+            _shared.pop(v).stop()
+        ens = Ensemble(n=3, tick_ms=200, version=version)
+        ens.start()
+        _shared[version] = ens
+    return ens
 
 
 @pytest.fixture(scope="session")
-def zk():
-    global _shared
-    ens = Ensemble(n=3, tick_ms=200)
-    ens.start()
-    _shared = ens
+def _shared_ensembles():
     try:
-        yield ens
+        yield _shared
     finally:
-        _shared = None
-        ens.stop()
+        for v in list(_shared):
+            _shared.pop(v).stop()
+
+
+@pytest.fixture
+def zk(_shared_ensembles, zk_version):
+    """The session's ensemble of the test's server version (started on
+    first use, stopped at the end of the session)."""
+    return _shared_ensemble(zk_version)
 
 
 @pytest.fixture(autouse=True)
 def _heal_shared_ensemble():
-    # Only a check of /proc when nothing is wrong; does not start the
+    # Only a check of /proc when nothing is wrong; does not start an
     # ensemble for tests that never asked for it.
-    if _shared is not None:
-        _shared.heal()
+    for ens in list(_shared.values()):
+        ens.heal()
     yield
 
 
 @pytest.fixture
-def fresh_ensemble():
+def fresh_ensemble(zk_version):
     made = []
 
     def make(n=3, tick_ms=200, **kw):
+        kw.setdefault("version", zk_version)
         ens = Ensemble(n=n, tick_ms=tick_ms, **kw)
         made.append(ens)
         ens.start()
@@ -122,6 +190,7 @@ def test_env(zk, build_dir):
     env["LD_LIBRARY_PATH"] = _prepend(str(build_dir / "capi"), env.get("LD_LIBRARY_PATH"))
     env["ZKBED_DIR"] = zk.base_dir
     env["ZKBED_CLI"] = str(BED / "zkbed.py")
+    env["ZKELECT_ZK_VERSION"] = zk.version
     return env
 
 

@@ -14,7 +14,7 @@ import pytest
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import ConnectionLoss, SessionExpiredError
 
-from bed import zkbed
+from bed import zkbed, zkdist
 from bed.zkbed import Ensemble
 
 CLI = str(Path(zkbed.__file__).resolve())
@@ -91,6 +91,7 @@ def assert_cleaned(pids, ports, base_dir):
     assert held == [], "port reservations left behind"
 
 
+@pytest.mark.zk_versions
 def test_shared_ensemble_serves(zk, zk_path):
     hosts = zk.connect_string.split(",")
     assert len(hosts) == 3 and all(h.startswith("127.0.0.1:") for h in hosts)
@@ -333,3 +334,63 @@ def test_cli_restarts_a_server_of_this_process(fresh_ensemble):
     assert new in fp[0]
     ens.stop()
     assert_cleaned(*fp)
+
+
+# ------------------------------------------------------------ server versions
+
+def test_server_versions_named(monkeypatch, tmp_path):
+    assert zkdist.normalize("debian") == zkdist.DEBIAN
+    assert zkdist.normalize("3.9") == zkdist.NEWEST == zkdist.MATRIX[1]
+    assert zkdist.normalize("3.7.2") == "3.7.2"
+    assert zkdist.line_of("debian") == (3, 8) and zkdist.line_of("3.5") == (3, 5)
+    monkeypatch.setenv("ZKELECT_ZK_VERSION", "3.6")
+    assert zkdist.default_version() == "3.6.4" == Ensemble(n=1).version
+    monkeypatch.delenv("ZKELECT_ZK_VERSION")
+    assert Ensemble(n=1).version == zkdist.DEBIAN
+    with pytest.raises(zkbed.ZkBedError, match="expected 'debian'"):
+        Ensemble(n=1, version="3.x")
+
+    # A release that is not cached and cannot be fetched (no Maven here) is
+    # said before anything starts, naming the cure.
+    monkeypatch.setenv("ZKELECT_ZK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    ens = Ensemble(n=1, version="3.9.5")
+    with pytest.raises(zkbed.ZkBedError, match=r"ZooKeeper 3\.9\.5: mvn not found"):
+        ens.start()
+    assert ens.base_dir is None
+    r = subprocess.run([sys.executable, str(Path(zkdist.__file__)), "fetch", "3.9.5"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "mvn not found" in r.stderr
+
+
+# The run's version and the zk_versions tests' others: under ./dev test
+# Debian's and the newest 3.9; each version of a --zk-matrix run in its own
+# pytest (./dev's ZK_MATRIX_SUITES names this test).
+@pytest.mark.fault
+@pytest.mark.parametrize("version", [zkdist.default_version()] + zkdist.also_versions())
+def test_server_version_runs_the_beds_config(version, tmp_path):
+    """The one zoo.cfg and set of system properties of the bed serve every
+    version: the quorum forms, the four-letter words the bed and the tests
+    use answer, short sessions are granted as asked, and a server restarted
+    from another process (the CLI, attached through the state file) runs
+    the same version again."""
+    ens = Ensemble(n=3, version=version, base_dir=str(tmp_path / "zk"))
+    ens.start()
+    try:
+        release = zkdist.DEBIAN_RELEASE if version == zkdist.DEBIAN else version
+        assert [ens.server_version(i).split("-")[0] for i in range(3)] == [release] * 3
+        for word in zkbed.FOUR_LETTER_WORDS.split(","):
+            answer = ens.four(0, word)
+            assert "is not executed because it is not in the whitelist" not in answer, word
+        assert ens.mntr(0)["zk_version"].startswith(release)
+        assert zkbed.session_probe(ens.client_port(0), session_timeout_ms=1000)[1] == 1000
+        follower = [i for i in range(3) if i != ens.leader_index()][0]
+        subprocess.run([sys.executable, CLI, "kill-server", "--dir", ens.base_dir,
+                        "--index", str(follower)], check=True, timeout=120, capture_output=True)
+        assert Ensemble.attach(ens.base_dir).version == version
+        subprocess.run([sys.executable, CLI, "start-server", "--dir", ens.base_dir,
+                        "--index", str(follower)], check=True, timeout=120, capture_output=True)
+        assert ens.server_version(follower).split("-")[0] == release
+        ens.wait_quorum(timeout=30)
+    finally:
+        ens.stop()

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""A real ZooKeeper 3.8 ensemble on loopback, for tests (stdlib only).
+"""A real ZooKeeper ensemble on loopback, for tests (stdlib only).
 
 Library:
 
     from bed.zkbed import Ensemble
     ens = Ensemble(n=3, tick_ms=200)
     ens.start()                      # bounded wait until the quorum serves
+    ens.version                      # "debian" (3.8.0) or a release: "3.9.5"
     ens.connect_string               # "127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3"
     ens.stop_server(1); ens.start_server(1); ens.kill_server(ens.leader_index())
     ens.four(0, "wchc"); ens.mntr(0); ens.watch_counts()
@@ -18,7 +19,7 @@ Library:
 Command line (another process, e.g. a C++ test, controls the same ensemble
 through the JSON state file in the directory):
 
-    zkbed.py start --dir D [--n 3] [--tick-ms 200]   # last stdout line: hosts
+    zkbed.py start --dir D [--n 3] [--tick-ms 200] [--zk-version V]   # last stdout line: hosts
     zkbed.py stop-server|kill-server|start-server --dir D --index I
     zkbed.py pause-server|resume-server --dir D --index I    # SIGSTOP/SIGCONT
     zkbed.py four --dir D --index I --cmd wchc
@@ -34,7 +35,16 @@ and, with plain_port=False, no plain clientPort at all; secure_port(i) and
 secure_connect_string name the TLS ports. The bed's own probes then speak
 TLS, trusting cafile.
 
-Servers are Debian's `zookeeper` jars run by QuorumPeerMain, each in its own
+Server version: Ensemble(version=V), else $ZKELECT_ZK_VERSION, else
+"debian": Debian's `zookeeper` package (3.8.0). Any other V is a release
+("3.9.5", or a line, "3.9", for its newest) whose jars bed/zkdist.py fetches
+from Maven Central on first use and caches outside the tree
+(~/.cache/zkelect/zookeeper/V); ZkBedError says so when it cannot. An
+attached ensemble (the CLI, a child process) runs the version it was started
+with. One zoo.cfg serves every version from 3.5 on (the bed's self-tests,
+test_zkbed.py, start each version that the cache holds).
+
+Servers are run by QuorumPeerMain, each in its own
 session (so a Ctrl-C on the terminal reaches the test, not the servers, and
 the test decides the order of shutdown). Nothing outlives its owner: stop()
 runs at interpreter exit and on SIGTERM/SIGINT/SIGHUP, and a watchdog process
@@ -76,10 +86,6 @@ import time
 __all__ = ["Ensemble", "ZkBedError", "four_letter", "four_quiet", "free_port", "free_ports"]
 
 JAVA = os.environ.get("ZKBED_JAVA", "java")
-CLASSPATH = "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
-# Debian's zookeeper.jar names only part of what its Netty server needs.
-TLS_CLASSPATH = ":/usr/share/java/netty-codec.jar:/usr/share/java/netty-resolver.jar" \
-    ":/usr/share/java/netty-transport-native-unix-common.jar"
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 FOUR_LETTER_WORDS = "mntr,srvr,cons,stat,ruok,wchc,wchs,wchp,conf,crst,srst,envi,dump"
 STATE_FILE = "zkbed.json"
@@ -99,6 +105,12 @@ WATCHDOG_MAX_LIFETIME = float(os.environ.get("ZKBED_WATCHDOG_MAX_S", str(12 * 36
 
 class ZkBedError(RuntimeError):
     pass
+
+
+if __package__:
+    from . import zkdist
+else:   # run as a script: its folder is sys.path[0]
+    import zkdist
 
 
 class _PortClash(ZkBedError):
@@ -530,11 +542,18 @@ class Ensemble:
 
     def __init__(self, n=3, tick_ms=200, base_dir=None, init_limit=20, sync_limit=10,
                  heap="256m", extra_cfg=None, peer_links=False, tls=None, plain_port=True,
-                 server_cfg=None):
+                 server_cfg=None, version=None):
         if n < 1:
             raise ValueError("n must be >= 1")
         if tick_ms < 10:
             raise ValueError("tick_ms too small")
+        # The server release: "debian" (the package) or "3.X.Y" from the
+        # cache (bed/zkdist.py); None is $ZKELECT_ZK_VERSION, else debian.
+        try:
+            self.version = zkdist.normalize(version)
+        except zkdist.ZkDistError as e:
+            raise ZkBedError(str(e)) from None
+        self._classpath = None
         self.n = int(n)
         self.tick_ms = int(tick_ms)
         self.init_limit = int(init_limit)
@@ -580,7 +599,9 @@ class Ensemble:
         except FileNotFoundError:
             raise ZkBedError(f"no ensemble in {base_dir} ({STATE_FILE} missing)") from None
         ens = cls(n=st["n"], tick_ms=st["tick_ms"], base_dir=base_dir, tls=st.get("tls"),
-                  plain_port=st.get("plain_port", True))
+                  plain_port=st.get("plain_port", True),
+                  version=st.get("zk_version", zkdist.DEBIAN))
+        ens._classpath = st.get("classpath")
         ens.base_dir = base_dir
         ens._created_dir = st.get("created_dir", False)
         ens._state = st
@@ -689,6 +710,13 @@ class Ensemble:
         with self._lock:
             if self._state is not None and self._state.get("started"):
                 return self
+            # Before anything runs: the first use of a release fetches it
+            # (bounded by zkdist.FETCH_TIMEOUT), and one that cannot be had
+            # is this error, not a server that died.
+            try:
+                self._classpath = zkdist.classpath(self.version, tls=bool(self.tls))
+            except zkdist.ZkDistError as e:
+                raise ZkBedError(f"ZooKeeper {self.version}: {e}") from None
             if self._given_dir is not None:
                 self.base_dir = os.path.abspath(self._given_dir)
                 self._created_dir = not os.path.isdir(self.base_dir)
@@ -820,6 +848,7 @@ class Ensemble:
                 f.write("\n".join(lines) + "\n")
         self._state = {"version": 1, "n": self.n, "tick_ms": self.tick_ms, "started": True,
                        "created_dir": self._created_dir, "owner_pid": os.getpid(),
+                       "zk_version": self.version, "classpath": self._classpath,
                        "servers": servers}
         if self.tls:
             self._state["tls"] = self.tls
@@ -840,7 +869,7 @@ class Ensemble:
                "-Dzookeeper.cnxTimeout=2000", "-Dzookeeper.electionPortBindRetry=2",
                "-Dorg.slf4j.simpleLogger.showDateTime=true",
                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-               "-cp", CLASSPATH + (TLS_CLASSPATH if self.tls else ""), MAIN_CLASS, os.path.join(s["dir"], "zoo.cfg")]
+               "-cp", self._server_classpath(), MAIN_CLASS, os.path.join(s["dir"], "zoo.cfg")]
         log = open(os.path.join(s["dir"], "server.log"), "ab")
         try:
             log.write(f"==== zkbed: starting server {s['id']} at {time.strftime('%H:%M:%S')}\n".encode())
@@ -859,6 +888,26 @@ class Ensemble:
         s["pid"] = p.pid
         s["start_time"] = st[1] if st else None
         self._procs[p.pid] = p
+
+    def _server_classpath(self):
+        cp = self._classpath or (self._state or {}).get("classpath")
+        if not cp:
+            try:
+                cp = zkdist.classpath(self.version, tls=bool(self.tls))
+            except zkdist.ZkDistError as e:
+                raise ZkBedError(f"ZooKeeper {self.version}: {e}") from None
+        self._classpath = cp
+        return cp
+
+    def server_version(self, i=None):
+        """What a running server says it is (srvr's "Zookeeper version:"
+        line, e.g. "3.9.5-..."); server i, else the first that answers."""
+        self._require_started()
+        for j in ([i] if i is not None else range(self.n)):
+            for line in four_quiet(self.client_port(j), "srvr").splitlines():
+                if line.startswith("Zookeeper version:"):
+                    return line.split(":", 1)[1].strip()
+        return None
 
     # -- waiting -----------------------------------------------------------
 
@@ -1370,6 +1419,8 @@ def main(argv=None):
     p.add_argument("--n", type=int, default=3)
     p.add_argument("--tick-ms", type=int, default=200)
     p.add_argument("--timeout", type=float, default=None)
+    p.add_argument("--zk-version", default=None,
+                   help="debian (default, or $ZKELECT_ZK_VERSION) or a release such as 3.9.5")
     for name in ("stop", "hosts", "status"):
         p = sub.add_parser(name)
         p.add_argument("--dir", required=True)
@@ -1392,10 +1443,11 @@ def main(argv=None):
         if a.command == "_watchdog":
             return _watchdog_main(a.dir, a.fd)
         if a.command == "start":
-            ens = Ensemble(n=a.n, tick_ms=a.tick_ms, base_dir=a.dir)
+            ens = Ensemble(n=a.n, tick_ms=a.tick_ms, base_dir=a.dir, version=a.zk_version)
             ens.start(timeout=a.timeout)
             ens.detach()
-            print(f"ZooKeeper ensemble of {ens.n} up in {os.path.abspath(a.dir)}", flush=True)
+            print(f"ZooKeeper {ens.version} ensemble of {ens.n} up in {os.path.abspath(a.dir)}",
+                  flush=True)
             print(ens.connect_string, flush=True)
             return 0
         if a.command == "stop":

@@ -17,6 +17,7 @@ from faultutil import check_safety, ms, nodes_of, report, start_pair, wait_for
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
 
+@pytest.mark.zk_versions
 def test_leader_blackholed_past_session_timeout(zk, zk_path, proxies, spawn):
     """The cut-off leader gives up before anyone else leads, then rejoins."""
     T = 2000
@@ -88,6 +89,7 @@ def test_follower_blackholed_briefly_keeps_its_place(zk, zk_path, proxies, spawn
 
 
 @pytest.mark.parametrize("then", ["reset", None])
+@pytest.mark.zk_versions
 def test_dropped_create_reply_leaves_one_node(zk, zk_path, proxies, spawn, kz, then):
     """The create of the candidate's node succeeds but its reply is lost."""
     T = 4000

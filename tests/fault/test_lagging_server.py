@@ -114,6 +114,7 @@ def _elected_elsewhere(fresh_ensemble, lib, name):
         kz.close()
 
 
+@pytest.mark.zk_versions
 def test_who_leads_is_answered_from_the_quorum_not_a_lagging_server(fresh_ensemble, lib):
     """Finding 9 of issue 16: zkelect_client_participants() (and
     zkelect_participants, zkelect_leader_id) asked of a server that lags

@@ -48,6 +48,7 @@ def _env(build_dir):
     return env
 
 
+@pytest.mark.zk_versions
 def test_leader_on_isolated_server_stops_before_next_leader(fresh_ensemble, build_dir,
                                                              paused_leader_bin):
     """The leader's server is cut off from its peers; the other candidate,

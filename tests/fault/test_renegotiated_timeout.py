@@ -38,6 +38,7 @@ def _env(build_dir):
     return env
 
 
+@pytest.mark.zk_versions
 def test_lease_earned_under_a_longer_timeout_ends_before_the_shorter_one_expires_it(
         fresh_ensemble, build_dir, paused_leader_bin):
     LONG, OTHER, SHORT = 0, 1, 2

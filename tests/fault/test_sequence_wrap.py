@@ -36,6 +36,7 @@ def status(zkelect_bin, hosts, path, env):
     return json.loads(r.stdout)
 
 
+@pytest.mark.zk_versions
 def test_wrapped_names_are_the_newest(zk, zk_path, spawn, kz, zkelect_bin, test_env):
     kz.ensure_path(zk_path)
     for pid, seq in HAND:
@@ -72,6 +73,7 @@ def test_wrapped_names_are_the_newest(zk, zk_path, spawn, kz, zkelect_bin, test_
     assert a.quit() == 0 and b.quit() == 0
 
 
+@pytest.mark.zk_versions
 def test_minus_one_comes_before_zero(zk, zk_path, spawn, kz, zkelect_bin, test_env):
     """The wrap from -1 to 0 (4294967295 -> 0 as unsigned): hand-made names
     -2 and -1 are OLDER than the small numbers ZooKeeper gives the real

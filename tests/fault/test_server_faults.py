@@ -84,6 +84,7 @@ def _move(zk, a, sampler, sid, followers, T, restart=True):
     return {"killed": s1, "moved_to": s2, "kill_to_RECONNECTED_ms": ms(t_kill, rec_ns)}
 
 
+@pytest.mark.zk_versions
 def test_leaders_server_killed_then_ensemble_leader(zk, zk_path, spawn, kz):
     T = 4000
     a, b, node, followers = _leader_on_followers(zk, spawn, kz, zk_path, T)
@@ -135,6 +136,7 @@ def test_leaders_server_killed_then_ensemble_leader(zk, zk_path, spawn, kz):
     assert a.quit() == 0 and b.quit() == 0
 
 
+@pytest.mark.zk_versions
 def test_leader_moves_again_after_its_second_server_dies(zk, zk_path, spawn, kz):
     """The server the leader moved to dies too (the first is back): the
     leader must move back, still within its lease. Its host list has two
@@ -157,6 +159,7 @@ def test_leader_moves_again_after_its_second_server_dies(zk, zk_path, spawn, kz)
     assert a.quit() == 0 and b.quit() == 0
 
 
+@pytest.mark.zk_versions
 def test_quorum_lost_and_restored(fresh_ensemble, spawn, tmp_path):
     ens = fresh_ensemble(n=3, tick_ms=200)
     T = 2000

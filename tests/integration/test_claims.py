@@ -20,6 +20,7 @@ _election = zkc.new_election
 REQ, KA = zkc.COUNTER_REQUESTS, zkc.COUNTER_KEEPALIVES
 
 
+@pytest.mark.zk_versions
 def test_creator_acl_locks_out_another_identity(api, handles, zk):
     """election.acl=creator: the nodes the library creates carry only the
     creating identity (zk.auth); a candidate authenticated as someone else
@@ -110,6 +111,7 @@ def test_blocking_calls_are_bounded_while_the_server_is_silent(api, handles, zk,
     proxies.heal()
 
 
+@pytest.mark.zk_versions
 def test_calls_from_inside_callbacks(api, handles, zk):
     """docs/threading.md: a callback may call any function but the destroy
     of its own election (ZKELECT_EDEADLK): is_leader, leader_id (a round
@@ -154,6 +156,7 @@ def test_calls_from_inside_callbacks(api, handles, zk):
     assert api.lib.zkelect_set_background_event_cb(e, zkc.CB(0), None) == 0
 
 
+@pytest.mark.zk_versions
 def test_observer_sees_suspended_reconnected_expired(api, handles, zk, proxies):
     """docs/api.md: an observer's queue gets SUSPENDED, RECONNECTED and
     EXPIRED besides LEADER_CHANGED. A reset is a disconnect within the
@@ -209,6 +212,7 @@ def _queue(api, handles, zk, tag, n, timeout_ms):
     return path, cs, es
 
 
+@pytest.mark.zk_versions
 def test_every_failover_of_a_rotation_is_the_heirs(api, handles, zk):
     """docs/semantics.md, Costs: in a rotation (the leader resigns, the next
     one leads, the leader after it resigns...) every new leader claims with

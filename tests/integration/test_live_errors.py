@@ -18,6 +18,7 @@ dropped and the election stalled with no event at all:
 
 import uuid
 
+import pytest
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
 from bed import kz, zkc
@@ -59,6 +60,7 @@ def test_follower_of_another_identity_ends_with_error(api, handles, zk):
         op.close()
 
 
+@pytest.mark.zk_versions
 def test_leader_whose_node_may_not_be_read_steps_aside(api, handles, zk):
     lib = api.lib
     path = f"/live-{uuid.uuid4().hex[:8]}"

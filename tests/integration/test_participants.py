@@ -44,6 +44,7 @@ def _wait_watches(zk, pred, timeout=5.0):
     return w
 
 
+@pytest.mark.zk_versions
 def test_watches_one_per_follower_and_one_wakeup_per_failover(zk, zk_path, zkelect_bin, test_env):
     n = 5
     # Child watches are only counted (mntr), not listed: compare with what
@@ -128,6 +129,7 @@ def test_watches_one_per_follower_and_one_wakeup_per_failover(zk, zk_path, zkele
             p.close()
 
 
+@pytest.mark.zk_versions
 def test_sigkill_leader_replaced_within_session_timeout(zk, zk_path, zkelect_bin, test_env):
     n = 4
     procs = [zkelect_candidate(zkelect_bin, test_env, zk.connect_string, zk_path, i)
@@ -176,6 +178,7 @@ def curator_classes(tmp_path_factory):
     return out
 
 
+@pytest.mark.zk_versions
 def test_curator_and_zkelect_share_one_election(zk, zk_path, zkelect_bin, test_env, curator_classes):
     hosts = zk.connect_string
     # ids 1 and 4 on libzkelect, 2 and 3 on Curator, 5 on libzkelect.

@@ -6,6 +6,8 @@ import ctypes as C
 import time
 import uuid
 
+import pytest
+
 from bed import zkc
 
 T = 4000
@@ -27,6 +29,7 @@ def _hist_ok(h, bounds_sorted=True):
     assert counts[-1] <= h["count"], h
 
 
+@pytest.mark.zk_versions
 def test_snapshot_follows_a_term_a_resign_and_a_failover(api, handles, zk):
     path = f"/t/stats-{uuid.uuid4().hex[:8]}"
     ca = _client(api, handles, zk.connect_string)
