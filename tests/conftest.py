@@ -12,6 +12,8 @@ Fixtures:
                   ($ZKELECT_ZK_VERSION, default "debian", Debian's 3.8.0), or
                   one of the "also" versions for a test marked zk_versions
   zk_path         a fresh, unique, not yet existing path: /t/<test name>-<n>
+  api, handles    the C API through ctypes (bed/zkc.py) and what a test made
+                  with it, freed after the test
   build_dir       Path of the meson build (env ZKELECT_BUILD_DIR, else ./build)
   zkelect_bin     build_dir/tools/zkelect (the test fails when it is missing)
   test_env        os.environ plus ZKELECT_TEST_HOSTS, ZKELECT_BUILD_DIR,
@@ -192,6 +194,22 @@ def test_env(zk, build_dir):
     env["ZKBED_CLI"] = str(BED / "zkbed.py")
     env["ZKELECT_ZK_VERSION"] = zk.version
     return env
+
+
+@pytest.fixture(scope="module")
+def api(build_dir):
+    """zkc.Api (tests/bed/zkc.py) over the tested build's libzkelect: the C API
+    through ctypes, one per module (a module may define its own)."""
+    from bed import zkc
+    return zkc.Api(build_dir)
+
+
+@pytest.fixture
+def handles(api):
+    """{"e": [...], "o": [...], "c": [...]}: what a test made through api,
+    freed after it (elections, observers, clients, in that order)."""
+    from bed import zkc
+    yield from zkc.handles_fixture(api)
 
 
 @pytest.fixture

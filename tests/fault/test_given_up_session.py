@@ -23,25 +23,6 @@ pytestmark = [pytest.mark.fault]
 T = 6000
 
 
-@pytest.fixture(scope="module")
-def api(build_dir):
-    return zkc.Api(build_dir)
-
-
-@pytest.fixture
-def handles(api):
-    yield from zkc.handles_fixture(api)
-
-
-@pytest.fixture
-def kz(zk):
-    k = KazooClient(hosts=zk.connect_string, timeout=4.0)
-    k.start(timeout=10)
-    yield k
-    k.stop()
-    k.close()
-
-
 def test_resigned_after_a_given_up_session_only_once_its_node_is_gone(api, handles, zk, kz):
     path = f"/t/given-up-{uuid.uuid4().hex[:8]}"
     with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:

@@ -24,16 +24,6 @@ pytestmark = [pytest.mark.fault]
 T = 2000
 
 
-@pytest.fixture(scope="module")
-def api(build_dir):
-    return zkc.Api(build_dir)
-
-
-@pytest.fixture
-def handles(api):
-    yield from zkc.handles_fixture(api)
-
-
 def wipe(ens, servers):
     """Stop the servers, delete everything they stored (not their id), and
     start them again on the same ports."""
