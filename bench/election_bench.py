@@ -3,7 +3,7 @@
 participant line protocol") against a running ZooKeeper ensemble.
 
   bench/election_bench.py --impl-cmd CMD --name NAME --connect HOSTS --json OUT
-                          [--tests convergence,graceful,crash,pause,herd] ...
+                          [--tests convergence,graceful,crash,pause,herd,join] ...
 
 CMD is the program and its own options; the protocol's options are appended.
 Every test uses a fresh election path /eb_<name>_<pid>_<ms> (its first
@@ -19,6 +19,9 @@ ids' LEADER intervals overlap by the participants' own time stamps.
   pause        SIGSTOP of the leader's process until another leads, then
                SIGCONT: how long the resumed one keeps claiming (until its
                LOST or any other line about it); overlaps by construction
+  join         one candidate joins an election of --join-n that has a
+               leader: its `join` -> its FOLLOWER line (a new process each
+               trial, which quits after it)
   herd         per graceful failover, the servers' counters (mntr, wchs,
                wchp): requests under the path, watch notifications, packets,
                watches held, most watchers on one node; net of an idle window
@@ -405,6 +408,39 @@ def test_pause(a):
     return out
 
 
+def test_join(a):
+    """A newcomer to an election that has a leader: `join` -> FOLLOWER."""
+    el = Election(a, "join%d" % a.join_n)
+    lat = []
+    try:
+        el.start(a.join_n, 1)
+        el.settle(0.5)
+        for _ in range(a.join_trials):
+            p = el.spawn(1, 1)[0]
+            new = p.ids[0]
+            el.wait(lambda: el.connected(p.ids), 60, "the newcomer's CONNECTED")
+            # A fresh runtime (a JVM's JIT, Python's imports) goes quiet first.
+            el.settle(a.join_delay)
+            m = el.mark()
+            t_join = time.time_ns()
+            p.send("join")
+            got = el.wait(lambda: next((e for e in el.events(m) if e.id == new and e.kind in
+                                        ("FOLLOWER", "LEADER")), None),
+                          30, "%s to follow after `join`" % new)
+            if got.kind != "FOLLOWER":
+                raise BenchError("the newcomer %s led instead of following" % new)
+            lat.append(ms(got.ns - t_join))
+            p.close(15)
+            el.wait(el.converged, 30, "convergence after %s quit" % new)
+            el.settle(a.gap)
+    finally:
+        el.stop()
+    out = el.check_safety({"n": a.join_n, "join_to_follower_ms": stats(lat), "samples_ms": lat})
+    print("join to N=%d with a leader: join -> FOLLOWER %s | violations %d"
+          % (a.join_n, show(out["join_to_follower_ms"]), out["safety_violations"]), flush=True)
+    return out
+
+
 def counters(ports, path):
     """The servers' view, summed: requests under the path's first component,
     packets, watch notifications, watches held, watchers per node."""
@@ -515,6 +551,9 @@ def main():
     ap.add_argument("--pause-trials", type=int, default=5)
     ap.add_argument("--kill-jitter", type=float, default=1.0,
                     help="random 0..S seconds before each SIGKILL or SIGSTOP")
+    ap.add_argument("--join-n", type=int, default=3,
+                    help="participants of the election a newcomer joins (join test)")
+    ap.add_argument("--join-trials", type=int, default=5)
     ap.add_argument("--herd-n", type=int, default=50)
     ap.add_argument("--herd-trials", type=int, default=5)
     ap.add_argument("--herd-session-timeout-ms", type=int, default=20000)
@@ -523,7 +562,7 @@ def main():
     a = ap.parse_args()
     a.cmd = shlex.split(a.impl_cmd)
     tests = [t.strip() for t in a.tests.split(",") if t.strip()]
-    unknown = set(tests) - {"convergence", "graceful", "crash", "pause", "herd"}
+    unknown = set(tests) - {"convergence", "graceful", "crash", "pause", "herd", "join"}
     if unknown:
         ap.error("unknown tests: %s" % ",".join(sorted(unknown)))
     ns = [int(x) for x in a.n.split(",") if x.strip()]
@@ -542,6 +581,8 @@ def main():
             r["graceful"] = [test_graceful(a, n) for n in ns]
         if "crash" in tests:
             r["crash"] = test_crash(a)
+        if "join" in tests:
+            r["join"] = test_join(a)
         if "herd" in tests:
             r["herd"] = test_herd(a)
         if "pause" in tests:
