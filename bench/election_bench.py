@@ -14,6 +14,7 @@ ids' LEADER intervals overlap by the participants' own time stamps.
                broadcast to the last of 1 LEADER + N-1 FOLLOWER lines
   graceful     `resign <leader>`: new LEADER stamp - old RESIGNED stamp,
                each trial ending when the old leader is FOLLOWER again
+               (RESIGNED -> that FOLLOWER: resign_to_follower_ms)
   crash        SIGKILL of the leader's process: kill -> next LEADER, against
                the negotiated session timeout; a new participant replaces it
   pause        SIGSTOP of the leader's process until another leads, then
@@ -94,6 +95,7 @@ class Election:
         self.gone = {}         # id -> (kind, ns): KILLED or EXITED
         self._seen = 0         # hub lines looked at for process ends
         self.next_id = 1
+        self.rejoined = None   # the last resign_leader's FOLLOWER of the old leader
         os.makedirs(a.log_dir, exist_ok=True)
         self.logbase = os.path.join(a.log_dir, "%s-%s-%d" % (a.name, label, os.getpid()))
 
@@ -264,8 +266,9 @@ def resign_leader(el, timeout=30):
                 new = e
             elif e.id == old and e.kind == "FOLLOWER":
                 back = e
-        return (res, new) if res and new and back else None
-    res, new = el.wait(done, timeout, "a failover after `resign %s`" % old)
+        return (res, new, back) if res and new and back else None
+    res, new, back = el.wait(done, timeout, "a failover after `resign %s`" % old)
+    el.rejoined = back
     return res, new, t_cmd
 
 
@@ -307,7 +310,7 @@ def test_convergence(a, n):
 
 def test_graceful(a, n):
     el = Election(a, "graceful%d" % n)
-    lat, from_cmd = [], []
+    lat, from_cmd, rejoin = [], [], []
     try:
         el.start(n, per_process(a, n))
         el.settle(0.5)
@@ -316,12 +319,14 @@ def test_graceful(a, n):
             if t >= a.warmup:
                 lat.append(ms(new.ns - res.ns))
                 from_cmd.append(ms(new.ns - t_cmd))
+                # the old leader back in line: RESIGNED -> its FOLLOWER
+                rejoin.append(ms(el.rejoined.ns - res.ns))
             el.settle(a.gap)
     finally:
         el.stop()
     out = el.check_safety({"n": n, "per_proc": per_process(a, n), "warmup": a.warmup,
                            "failover_ms": stats(lat), "cmd_to_leader_ms": stats(from_cmd),
-                           "samples_ms": lat})
+                           "resign_to_follower_ms": stats(rejoin), "samples_ms": lat})
     print("graceful N=%d: RESIGNED -> LEADER %s | violations %d"
           % (n, show(out["failover_ms"]), out["safety_violations"]), flush=True)
     return out

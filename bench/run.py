@@ -1060,6 +1060,12 @@ def wan_figures(res, floor, ms):
     out["graceful median"].update(floor=med("watch"), idle_floor=med("watch", fli))
     out["graceful p90"] = {i: g[i]["failover_ms"].get("p90") if g[i] else None for i in IMPLS}
     out["graceful p90"].update(floor=p90("watch"), idle_floor=p90("watch", fli))
+    out["resign -> follower"] = {i: g[i].get("resign_to_follower_ms", {}).get("median") if g[i] else None
+                                 for i in IMPLS}
+    # the delete's round trip, then the create + listing and the read that
+    # sets the watch: what the recipe needs at least
+    out["resign -> follower"]["floor"] = (med("delete") + two_rt
+                                          if med("delete") is not None and two_rt is not None else None)
     for n in WAN_CONV_NS:
         c = {i: get(res[i], "convergence", n) for i in IMPLS}
         out["convergence N=%d" % n] = {i: c[i]["converge_ms"].get("median") if c[i] else None for i in IMPLS}
@@ -1075,10 +1081,15 @@ def wan_figures(res, floor, ms):
     # notification travels to the heir: half a round trip.
     out["crash"]["floor"] = t + ms if t else None
     out["crash"]["T"] = t
-    out["floor"] = {k: (med(k), p90(k)) for k in ("read", "write", "delete", "watch", "getchildren")}
-    out["floor"]["watch after idle"] = (med("watch", fli), p90("watch", fli))
+    out["floor"] = {label: (med(k), p90(k)) for k, label in (
+        ("read", "read RTT (exists)"), ("write", "write RTT (setData)"), ("delete", "delete RTT"),
+        ("watch", "delete -> watch fired in another session"),
+        ("getchildren", "delete -> watch fired -> getChildren"))}
+    out["floor"]["delete -> watch fired, ensemble idle %d ms before" % IDLE_FLOOR_MS] = (
+        med("watch", fli), p90("watch", fli))
     for n in WAN_FLOOR_NS:
-        out["floor"]["burst N=%d" % n] = (med("join%d" % n), p90("join%d" % n))
+        out["floor"]["burst of N = %d (create + getChildren, then exists on the predecessor)" % n] = (
+            med("join%d" % n), p90("join%d" % n))
     return out
 
 
@@ -1091,6 +1102,8 @@ WAN_ROWS = [
     ("graceful median", "graceful failover, N = %d, median: RESIGNED -> LEADER" % WAN_GRACEFUL_N,
      "delete -> watch fired"),
     ("graceful p90", "graceful failover, N = %d, p90" % WAN_GRACEFUL_N, "delete -> watch fired (p90)"),
+    ("resign -> follower", "the resigned leader back in line, N = %d: RESIGNED -> its FOLLOWER"
+     % WAN_GRACEFUL_N, "delete RTT + write RTT + read RTT"),
     ("convergence N=10", "convergence, N = 10: join -> 1 LEADER + 9 FOLLOWER", "write RTT + read RTT"),
     ("convergence N=50", "convergence, N = 50", "write RTT + read RTT"),
     ("join", "join of one candidate to an election of %d with a leader: join -> FOLLOWER" % WAN_JOIN_N,
@@ -1107,8 +1120,10 @@ def wan_section(R, ms, fig, geo, h):
     R.p("%s %s" % (h, link[0].upper() + link[1:]))
     R.p()
     R.p("Milliseconds (median unless said), and in round trips (RT) of the client link, "
-        "figure / %d ms; the crash row counts the round trips beyond the session timeout T."
-        % (2 * ms))
+        "figure / %d ms. The crash row counts the round trips beyond the negotiated session "
+        "timeout T; ZooKeeper expires sessions on its %d ms tick grid, so that row spreads over "
+        "a tick and its RT count means little over few trials."
+        % (2 * ms, TICK_MS))
     R.p()
     rows = []
     for key, label, flabel in WAN_ROWS:
@@ -1129,6 +1144,13 @@ def wan_section(R, ms, fig, geo, h):
                          ratio(v["libzkelect"], b), "-", "-", "-", "-", "-", rts(b, ms)])
     R.table(["measure", "libzkelect", "Curator", "kazoo", "floor", "libzkelect/floor", "libzkelect/Curator",
              "libzkelect/kazoo", "RT libzkelect", "RT Curator", "RT kazoo", "RT floor"], rows)
+    R.p("What FOLLOWER marks differs (the participants print what each library lets them see): "
+        "libzkelect's comes once the watch on the predecessor is set (create + listing, then the "
+        "read that sets the watch); kazoo's once a listing shows a predecessor, before its watch is "
+        "set (after kazoo's exists on the path, its create and the listing); Curator's once its "
+        "node's name is known (its create has returned; it has not listed or watched yet): Curator's join and "
+        "convergence rows stop earlier in its recipe than the others'.")
+    R.p()
     R.p("Floors (ZooKeeper C client through the same proxies; median / p90 ms, median in RT):")
     R.p()
     R.table(["measure", "ms", "RT"],
