@@ -1004,20 +1004,20 @@ def run_wan(a):
                     if rc != 0:
                         meta["failures"].append("+%d ms: %s %s: driver exited %d" % (ms, impl, group, rc))
             if "floor" in parts:
-                # Every iteration of zkfloor is several round trips: fewer
-                # of them than on loopback.
-                n, w = (30, 5) if a.quick else (100, 10)
-                rc = run_logged([progs["zkfloor"], "--connect", connect, "--count", str(n),
-                                 "--warmup", str(w), "--label", FLOOR_PLACEMENT], runlog, 1200,
-                                stdout_path=os.path.join(sub, "floor.txt"))
-                if rc != 0:
-                    meta["failures"].append("+%d ms: floor exited %d" % (ms, rc))
-                rc = run_logged([progs["zkfloor"], "--connect", connect, "--count", "15" if a.quick else "40",
-                                 "--warmup", "3", "--idle-ms", str(IDLE_FLOOR_MS),
-                                 "--label", IDLE_FLOOR_PLACEMENT], runlog, 1200,
-                                stdout_path=os.path.join(sub, "floor_idle.txt"))
-                if rc != 0:
-                    meta["failures"].append("+%d ms: idle floor exited %d" % (ms, rc))
+                # Once through each server: what a write costs depends on
+                # whether the session's server is the quorum's leader (a
+                # follower forwards it: one more trip between servers in
+                # geo mode), and the participants' sessions land on any.
+                # The floor is the median over the servers. Every iteration
+                # of zkfloor is several round trips: fewer than on loopback.
+                n, w = (15, 3) if a.quick else (40, 5)
+                lead = ens.leader_index()
+                for i, px in enumerate(proxies.proxies):
+                    rc = run_logged([progs["zkfloor"], "--connect", px.address, "--count", str(n),
+                                     "--warmup", str(w), "--label", wan_floor_label(i, i == lead)],
+                                    runlog, 1200, stdout_path=os.path.join(sub, "floor_server%d.txt" % i))
+                    if rc != 0:
+                        meta["failures"].append("+%d ms: floor through server %d exited %d" % (ms, i, rc))
                 for n in WAN_FLOOR_NS:
                     rc = run_logged([progs["zkjoin"], "--connect", connect, "--n", str(n),
                                      "--repeats", "2" if a.quick else "5", "--label", FLOOR_PLACEMENT],
@@ -1039,11 +1039,32 @@ def run_wan(a):
     write_wan_report(raw, a.out)
 
 
-def wan_figures(res, floor, ms):
+def wan_floor_label(i, leader):
+    return "through server %d only (the quorum's %s)" % (i, "leader" if leader else "follower")
+
+
+def wan_floors(sub):
+    """The C client's floors of one delay: ({placement: {key: (median,
+    p90)}}, their combination): per key the median over the servers of the
+    medians and of the p90s; the bursts as they are."""
+    floor = {}
+    for p in sorted(glob.glob(os.path.join(sub, "floor_server*.txt"))):
+        floor.update(parse_floor(p))
+    comb = {}
+    for k in ("read", "write", "delete", "watch", "getchildren"):
+        vals = [v[k] for v in floor.values() if k in v]
+        if vals:
+            comb[k] = (statistics.median(m for m, _ in vals), statistics.median(q for _, q in vals))
+    for n in WAN_FLOOR_NS:
+        for rows in parse_floor(os.path.join(sub, "floor_join%d.txt" % n)).values():
+            comb.update((k, v) for k, v in rows.items() if k.startswith("join"))
+    return floor, comb
+
+
+def wan_figures(res, floors, ms):
     """{measure: {impl: ms, "floor": ms, ...}} of one delay, from the
-    driver's results and the C client's floors."""
-    fl = floor.get(FLOOR_PLACEMENT, {})
-    fli = floor.get(IDLE_FLOOR_PLACEMENT, {})
+    driver's results and the C client's floors (wan_floors)."""
+    placements, fl = floors
     med = lambda k, d=fl: d.get(k, (None, None))[0]
     p90 = lambda k, d=fl: d.get(k, (None, None))[1]
     two_rt = med("write") + med("read") if med("write") is not None and med("read") is not None else None
@@ -1057,9 +1078,9 @@ def wan_figures(res, floor, ms):
     out = {}
     g = {i: get(res[i], "graceful", WAN_GRACEFUL_N) for i in IMPLS}
     out["graceful median"] = {i: g[i]["failover_ms"].get("median") if g[i] else None for i in IMPLS}
-    out["graceful median"].update(floor=med("watch"), idle_floor=med("watch", fli))
+    out["graceful median"]["floor"] = med("watch")
     out["graceful p90"] = {i: g[i]["failover_ms"].get("p90") if g[i] else None for i in IMPLS}
-    out["graceful p90"].update(floor=p90("watch"), idle_floor=p90("watch", fli))
+    out["graceful p90"]["floor"] = p90("watch")
     out["resign -> follower"] = {i: g[i].get("resign_to_follower_ms", {}).get("median") if g[i] else None
                                  for i in IMPLS}
     # the delete's round trip, then the create + listing and the read that
@@ -1081,12 +1102,12 @@ def wan_figures(res, floor, ms):
     # notification travels to the heir: half a round trip.
     out["crash"]["floor"] = t + ms if t else None
     out["crash"]["T"] = t
-    out["floor"] = {label: (med(k), p90(k)) for k, label in (
-        ("read", "read RTT (exists)"), ("write", "write RTT (setData)"), ("delete", "delete RTT"),
-        ("watch", "delete -> watch fired in another session"),
-        ("getchildren", "delete -> watch fired -> getChildren"))}
-    out["floor"]["delete -> watch fired, ensemble idle %d ms before" % IDLE_FLOOR_MS] = (
-        med("watch", fli), p90("watch", fli))
+    names = (("read", "read RTT (exists)"), ("write", "write RTT (setData)"), ("delete", "delete RTT"),
+             ("watch", "delete -> watch fired in another session"),
+             ("getchildren", "delete -> watch fired -> getChildren"))
+    out["floor"] = {label: (med(k), p90(k)) for k, label in names}
+    out["floor_by_server"] = {pl: {label: v[k] for k, label in names if k in v}
+                              for pl, v in sorted(placements.items())}
     for n in WAN_FLOOR_NS:
         out["floor"]["burst of N = %d (create + getChildren, then exists on the predecessor)" % n] = (
             med("join%d" % n), p90("join%d" % n))
@@ -1138,10 +1159,6 @@ def wan_section(R, ms, fig, geo, h):
             b = v.get("burst")
             rows.append(["... the bare C client's burst (same N)", "-", "-", "-", f(b),
                          ratio(v["libzkelect"], b), "-", "-", "-", "-", "-", rts(b, ms)])
-        if key == "graceful median":
-            b = v.get("idle_floor")
-            rows.append(["... floor after %d ms idle" % IDLE_FLOOR_MS, "-", "-", "-", f(b),
-                         ratio(v["libzkelect"], b), "-", "-", "-", "-", "-", rts(b, ms)])
     R.table(["measure", "libzkelect", "Curator", "kazoo", "floor", "libzkelect/floor", "libzkelect/Curator",
              "libzkelect/kazoo", "RT libzkelect", "RT Curator", "RT kazoo", "RT floor"], rows)
     R.p("What FOLLOWER marks differs (the participants print what each library lets them see): "
@@ -1151,10 +1168,16 @@ def wan_section(R, ms, fig, geo, h):
         "node's name is known (its create has returned; it has not listed or watched yet): Curator's join and "
         "convergence rows stop earlier in its recipe than the others'.")
     R.p()
-    R.p("Floors (ZooKeeper C client through the same proxies; median / p90 ms, median in RT):")
+    R.p("Floors: the ZooKeeper C client through the same proxies, both of its sessions through one "
+        "server, once per server (a write that reaches a follower is forwarded to the quorum's leader); "
+        "the floor is the median over the servers. The bursts spread their sessions over the servers "
+        "as the participants do. Median / p90 ms, and the median in RT:")
     R.p()
-    R.table(["measure", "ms", "RT"],
-            [[k, "%s / %s" % (f(m, 2), f(p, 2)), rts(m, ms)] for k, (m, p) in fig["floor"].items()])
+    byserver = list(fig.get("floor_by_server", {}).items())
+    R.table(["measure", "floor (median over the servers)", "RT"] + [pl for pl, _ in byserver],
+            [[k, "%s / %s" % (f(m, 2), f(p, 2)), rts(m, ms)]
+             + ["%s / %s" % (f(v[k][0], 2), f(v[k][1], 2)) if k in v else "-" for _, v in byserver]
+             for k, (m, p) in fig["floor"].items()])
 
     g, c10, c50, j, cr = (fig[k] for k in ("graceful median", "convergence N=10", "convergence N=50",
                                            "join", "crash"))
@@ -1191,8 +1214,8 @@ def write_wan_report(raw, outdir):
     figs = {}
     for ms in meta["delays_ms"]:
         sub = os.path.join(raw, "wan%d" % ms)
-        res, _, floor = load_raw(sub)
-        figs[ms] = wan_figures(res, floor, ms)
+        res, _, _ = load_raw(sub)
+        figs[ms] = wan_figures(res, wan_floors(sub), ms)
     with open(os.path.join(raw, "wan.json"), "w") as fh:
         json.dump({str(k): v for k, v in figs.items()}, fh, indent=1)
 
