@@ -1081,6 +1081,7 @@ def wan_figures(res, floors, ms):
     out["graceful median"]["floor"] = med("watch")
     out["graceful p90"] = {i: g[i]["failover_ms"].get("p90") if g[i] else None for i in IMPLS}
     out["graceful p90"]["floor"] = p90("watch")
+    out["graceful lost"] = {i: g[i].get("lost") if g[i] else None for i in IMPLS}
     out["resign -> follower"] = {i: g[i].get("resign_to_follower_ms", {}).get("median") if g[i] else None
                                  for i in IMPLS}
     # the delete's round trip, then the create + listing and the read that
@@ -1161,6 +1162,12 @@ def wan_section(R, ms, fig, geo, h):
                          ratio(v["libzkelect"], b), "-", "-", "-", "-", "-", rts(b, ms)])
     R.table(["measure", "libzkelect", "Curator", "kazoo", "floor", "libzkelect/floor", "libzkelect/Curator",
              "libzkelect/kazoo", "RT libzkelect", "RT Curator", "RT kazoo", "RT floor"], rows)
+    lost = fig.get("graceful lost", {})
+    if any(lost.get(i) for i in IMPLS):
+        R.p("**Leaders that gave up unasked (LOST) during the graceful rotation:** %s. Each left the "
+            "election without a leader until it or another led again; the next trial waited for that."
+            % ", ".join("%s %s" % (i, "-" if lost.get(i) is None else lost[i]) for i in IMPLS))
+        R.p()
     R.p("What FOLLOWER marks differs (the participants print what each library lets them see): "
         "libzkelect's comes once the watch on the predecessor is set (create + listing, then the "
         "read that sets the watch); kazoo's once a listing shows a predecessor, before its watch is "
