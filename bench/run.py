@@ -1263,7 +1263,7 @@ def write_wan_report(raw, outdir):
         R.lines += sections
         return R, targets
 
-    R, targets = body("")
+    R, targets = body("#")
     title = "libzkelect %s benchmark: %s%s" % ("geo" if geo else "WAN", stamp,
                                                " (quick smoke run: fewer trials)" if meta.get("quick") else "")
     text = "# %s\n\n" % title + "\n".join(R.lines) + "\n"
@@ -1271,7 +1271,7 @@ def write_wan_report(raw, outdir):
     with open(os.path.join(outdir, stamp + ".md"), "w") as fh:
         fh.write(text)
     # In LATEST.md, one section per mode, after the loopback report.
-    R2, _ = body("#")
+    R2, _ = body("##")
     block = "## %s (`%s.md`)\n\n" % (title, stamp) + "\n".join(R2.lines) + "\n"
     update_latest(outdir, wan={meta["mode"]: block})
     log("report: %s (and its section of LATEST.md)" % os.path.join(outdir, stamp + ".md"))
