@@ -1307,9 +1307,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", help="meson build dir holding tools/zkelect and capi/libzkelect.so")
     ap.add_argument("--quick", action="store_true", help="fewer trials: a smoke run of a few minutes")
-    ap.add_argument("--only", help="comma list of: " + ",".join(PARTS))
+    ap.add_argument("--only", help="comma list of: " + ",".join(PARTS)
+                    + "; with --wan/--geo: " + ",".join(IMPLS + ["floor"]))
     ap.add_argument("--groups", help="comma list of the driver's groups to run (default all): "
-                    + ",".join(name for name, _ in driver_groups(False)))
+                    + ",".join(name for name, _ in driver_groups(False))
+                    + "; with --wan/--geo: " + ",".join(name for name, _ in wan_groups(False)))
     ap.add_argument("--connect", help="use this running ensemble instead of starting one (its "
                     "servers must answer the four-letter words mntr, wchs and wchp)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
