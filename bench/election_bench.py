@@ -3,7 +3,7 @@
 participant line protocol") against a running ZooKeeper ensemble.
 
   bench/election_bench.py --impl-cmd CMD --name NAME --connect HOSTS --json OUT
-                          [--tests convergence,graceful,crash,pause,herd] ...
+                          [--tests convergence,graceful,crash,pause,herd,join] ...
 
 CMD is the program and its own options; the protocol's options are appended.
 Every test uses a fresh election path /eb_<name>_<pid>_<ms> (its first
@@ -14,11 +14,15 @@ ids' LEADER intervals overlap by the participants' own time stamps.
                broadcast to the last of 1 LEADER + N-1 FOLLOWER lines
   graceful     `resign <leader>`: new LEADER stamp - old RESIGNED stamp,
                each trial ending when the old leader is FOLLOWER again
+               (RESIGNED -> that FOLLOWER: resign_to_follower_ms)
   crash        SIGKILL of the leader's process: kill -> next LEADER, against
                the negotiated session timeout; a new participant replaces it
   pause        SIGSTOP of the leader's process until another leads, then
                SIGCONT: how long the resumed one keeps claiming (until its
                LOST or any other line about it); overlaps by construction
+  join         one candidate joins an election of --join-n that has a
+               leader: its `join` -> its FOLLOWER line (a new process each
+               trial, which quits after it)
   herd         per graceful failover, the servers' counters (mntr, wchs,
                wchp): requests under the path, watch notifications, packets,
                watches held, most watchers on one node; net of an idle window
@@ -91,6 +95,7 @@ class Election:
         self.gone = {}         # id -> (kind, ns): KILLED or EXITED
         self._seen = 0         # hub lines looked at for process ends
         self.next_id = 1
+        self.rejoined = None   # the last resign_leader's FOLLOWER of the old leader
         os.makedirs(a.log_dir, exist_ok=True)
         self.logbase = os.path.join(a.log_dir, "%s-%s-%d" % (a.name, label, os.getpid()))
 
@@ -246,8 +251,9 @@ class Election:
 
 def resign_leader(el, timeout=30):
     """One graceful failover: (the old leader's RESIGNED, the new LEADER, when
-    the command was sent); returns once the old leader is FOLLOWER again."""
-    old = el.leaders()[0]
+    the command was sent); returns once the old leader is FOLLOWER again.
+    A leader that gave up by itself (LOST) is waited for to lead again."""
+    old = el.wait(lambda: el.leaders(), timeout, "a leader to resign")[0]
     m = el.mark()
     t_cmd = time.time_ns()
     el.owner[old].send("resign %s" % old)
@@ -261,8 +267,9 @@ def resign_leader(el, timeout=30):
                 new = e
             elif e.id == old and e.kind == "FOLLOWER":
                 back = e
-        return (res, new) if res and new and back else None
-    res, new = el.wait(done, timeout, "a failover after `resign %s`" % old)
+        return (res, new, back) if res and new and back else None
+    res, new, back = el.wait(done, timeout, "a failover after `resign %s`" % old)
+    el.rejoined = back
     return res, new, t_cmd
 
 
@@ -304,7 +311,7 @@ def test_convergence(a, n):
 
 def test_graceful(a, n):
     el = Election(a, "graceful%d" % n)
-    lat, from_cmd = [], []
+    lat, from_cmd, rejoin = [], [], []
     try:
         el.start(n, per_process(a, n))
         el.settle(0.5)
@@ -313,14 +320,19 @@ def test_graceful(a, n):
             if t >= a.warmup:
                 lat.append(ms(new.ns - res.ns))
                 from_cmd.append(ms(new.ns - t_cmd))
+                # the old leader back in line: RESIGNED -> its FOLLOWER
+                rejoin.append(ms(el.rejoined.ns - res.ns))
             el.settle(a.gap)
     finally:
         el.stop()
-    out = el.check_safety({"n": n, "per_proc": per_process(a, n), "warmup": a.warmup,
+    # Leaders that gave up unasked during the rotation (a lease that ran
+    # out, a lost connection): each leaves the election without a leader.
+    lost = sum(1 for e in el.events() if e.kind == "LOST")
+    out = el.check_safety({"n": n, "per_proc": per_process(a, n), "warmup": a.warmup, "lost": lost,
                            "failover_ms": stats(lat), "cmd_to_leader_ms": stats(from_cmd),
-                           "samples_ms": lat})
-    print("graceful N=%d: RESIGNED -> LEADER %s | violations %d"
-          % (n, show(out["failover_ms"]), out["safety_violations"]), flush=True)
+                           "resign_to_follower_ms": stats(rejoin), "samples_ms": lat})
+    print("graceful N=%d: RESIGNED -> LEADER %s | LOST %d | violations %d"
+          % (n, show(out["failover_ms"]), lost, out["safety_violations"]), flush=True)
     return out
 
 
@@ -402,6 +414,39 @@ def test_pause(a):
     print("pause N=%d: SIGSTOP -> new LEADER %s | SIGCONT -> old gives up %s | re-joined %d/%d"
           % (a.crash_n, show(out["stop_to_new_leader_ms"]),
              show(out["cont_to_old_leader_gives_up_ms"]), rejoined, len(elect)), flush=True)
+    return out
+
+
+def test_join(a):
+    """A newcomer to an election that has a leader: `join` -> FOLLOWER."""
+    el = Election(a, "join%d" % a.join_n)
+    lat = []
+    try:
+        el.start(a.join_n, 1)
+        el.settle(0.5)
+        for _ in range(a.join_trials):
+            p = el.spawn(1, 1)[0]
+            new = p.ids[0]
+            el.wait(lambda: el.connected(p.ids), 60, "the newcomer's CONNECTED")
+            # A fresh runtime (a JVM's JIT, Python's imports) goes quiet first.
+            el.settle(a.join_delay)
+            m = el.mark()
+            t_join = time.time_ns()
+            p.send("join")
+            got = el.wait(lambda: next((e for e in el.events(m) if e.id == new and e.kind in
+                                        ("FOLLOWER", "LEADER")), None),
+                          30, "%s to follow after `join`" % new)
+            if got.kind != "FOLLOWER":
+                raise BenchError("the newcomer %s led instead of following" % new)
+            lat.append(ms(got.ns - t_join))
+            p.close(15)
+            el.wait(el.converged, 30, "convergence after %s quit" % new)
+            el.settle(a.gap)
+    finally:
+        el.stop()
+    out = el.check_safety({"n": a.join_n, "join_to_follower_ms": stats(lat), "samples_ms": lat})
+    print("join to N=%d with a leader: join -> FOLLOWER %s | violations %d"
+          % (a.join_n, show(out["join_to_follower_ms"]), out["safety_violations"]), flush=True)
     return out
 
 
@@ -515,6 +560,9 @@ def main():
     ap.add_argument("--pause-trials", type=int, default=5)
     ap.add_argument("--kill-jitter", type=float, default=1.0,
                     help="random 0..S seconds before each SIGKILL or SIGSTOP")
+    ap.add_argument("--join-n", type=int, default=3,
+                    help="participants of the election a newcomer joins (join test)")
+    ap.add_argument("--join-trials", type=int, default=5)
     ap.add_argument("--herd-n", type=int, default=50)
     ap.add_argument("--herd-trials", type=int, default=5)
     ap.add_argument("--herd-session-timeout-ms", type=int, default=20000)
@@ -523,7 +571,7 @@ def main():
     a = ap.parse_args()
     a.cmd = shlex.split(a.impl_cmd)
     tests = [t.strip() for t in a.tests.split(",") if t.strip()]
-    unknown = set(tests) - {"convergence", "graceful", "crash", "pause", "herd"}
+    unknown = set(tests) - {"convergence", "graceful", "crash", "pause", "herd", "join"}
     if unknown:
         ap.error("unknown tests: %s" % ",".join(sorted(unknown)))
     ns = [int(x) for x in a.n.split(",") if x.strip()]
@@ -542,6 +590,8 @@ def main():
             r["graceful"] = [test_graceful(a, n) for n in ns]
         if "crash" in tests:
             r["crash"] = test_crash(a)
+        if "join" in tests:
+            r["join"] = test_join(a)
         if "herd" in tests:
             r["herd"] = test_herd(a)
         if "pause" in tests:

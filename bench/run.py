@@ -2,6 +2,7 @@
 """./dev bench: libzkelect side by side with Curator and kazoo, plus the floor.
 
   bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle]
+  bench/run.py --build BUILD_DIR [--quick] --wan MS[,MS...] | --geo MS[,MS...]
   bench/run.py --report-only bench/results/raw/STAMP
 
 Starts a 3-server ZooKeeper ensemble on loopback (tests/bed/zkbed.py, tickTime
@@ -13,6 +14,18 @@ the in-process C programs of this folder, then the C-client floors
 bench/results/<stamp>.md and bench/results/LATEST.md, with every raw result
 under bench/results/raw/<stamp>/. The C programs are built by Meson
 (bench/meson.build) into BUILD_DIR/bench.
+
+--wan MS[,MS...]: the side-by-side bench on a wide-area bed instead (see
+run_wan): every client link (the three libraries' participants and the C
+client floors alike) goes through one fault proxy per server
+(tests/bed/faultproxy.py) holding each byte MS each way, one MS after the
+other on one ensemble. --geo MS[,...] delays the links between the servers
+by MS each way too (zkbed's peer_links), so a commit costs a round trip
+between servers as well. The WAN report has its own tables (figures, their
+floors through the same proxies, and round trips of 2 x MS); it is written
+to bench/results/<stamp>.md and, as its own section, into LATEST.md, whose
+loopback part it leaves as it was (a loopback run in turn keeps the WAN
+sections of LATEST.md).
 """
 import argparse
 import datetime
@@ -48,14 +61,15 @@ def log(msg):
     print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
 
 
-def start_ensemble():
+def start_ensemble(peer_links=False):
     """The bench ensemble: ZooKeeper's defaults where the test bed relaxes
-    them (fsync, preallocation), sessions up to the herd test's 20 s."""
+    them (fsync, preallocation), sessions up to the herd test's 20 s.
+    peer_links: the links between servers go through proxies (geo mode)."""
     try:
         from bed.zkbed import Ensemble
     except ImportError as e:
         sys.exit("bench: %s: tests/ must be on PYTHONPATH (./dev bench sets it)" % e)
-    ens = Ensemble(n=3, tick_ms=TICK_MS, init_limit=10, sync_limit=5,
+    ens = Ensemble(n=3, tick_ms=TICK_MS, init_limit=10, sync_limit=5, peer_links=peer_links,
                    extra_cfg={"maxSessionTimeout": 40 * TICK_MS, "forceSync": "yes",
                               "preAllocSize": 65536})
     ens.start()
@@ -854,33 +868,479 @@ def write_report(raw, outdir):
         R.p()
     text = "\n".join(R.lines) + "\n"
     os.makedirs(outdir, exist_ok=True)
-    for name in (stamp + ".md", "LATEST.md"):
-        with open(os.path.join(outdir, name), "w") as fh:
-            fh.write(text)
+    with open(os.path.join(outdir, stamp + ".md"), "w") as fh:
+        fh.write(text)
+    update_latest(outdir, loopback=text)  # keeps LATEST.md's WAN sections
     log("report: %s (and LATEST.md)" % os.path.join(outdir, stamp + ".md"))
     print("\n".join(R.targets))
+
+
+# --------------------------------------------------------------------------
+# WAN: the same bench with every client link (and in geo mode every link
+# between servers) held MS each way by the fault proxy
+
+# N of the convergence runs and of the burst floor on the WAN bed.
+WAN_CONV_NS = (10, 50)
+WAN_GRACEFUL_N = 10
+WAN_JOIN_N = 3
+WAN_FLOOR_NS = (10, 50)
+
+
+def wan_groups(quick):
+    """The driver's groups on the WAN bed: what a round trip changes
+    (convergence, graceful failover, join, crash); the herd's counters and
+    the pause test do not depend on the link."""
+    n = ",".join(str(x) for x in WAN_CONV_NS)
+    if quick:
+        return [
+            ("convergence", ["--tests", "convergence", "--n", n, "--conv-repeats", "1"]),
+            ("graceful", ["--tests", "graceful", "--n", str(WAN_GRACEFUL_N), "--trials", "6",
+                          "--warmup", "2"]),
+            ("join-crash", ["--tests", "join,crash", "--join-n", str(WAN_JOIN_N), "--join-trials", "3",
+                            "--crash-trials", "2"]),
+        ]
+    return [
+        ("convergence", ["--tests", "convergence", "--n", n, "--conv-repeats", "5"]),
+        ("graceful", ["--tests", "graceful", "--n", str(WAN_GRACEFUL_N), "--trials", "20",
+                      "--warmup", "3"]),
+        ("join-crash", ["--tests", "join,crash", "--join-n", str(WAN_JOIN_N), "--join-trials", "8",
+                        "--crash-trials", "6"]),
+    ]
+
+
+def parse_ms_list(text, opt):
+    try:
+        vals = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        sys.exit("bench: %s takes milliseconds, e.g. 10,40 (not %r)" % (opt, text))
+    if not vals or any(v <= 0 or v > 1000 for v in vals):
+        sys.exit("bench: %s takes 1..1000 ms each way (not %r)" % (opt, text))
+    return vals
+
+
+def run_wan(a):
+    """One ensemble; for each MS: the proxies' delay set, a warm-up burst,
+    the driver's WAN groups for every library and the C client floors, all
+    on the proxies' connect string. raw/<stamp>/wan<MS>/ holds each MS."""
+    geo = bool(a.geo)
+    mss = parse_ms_list(a.geo or a.wan, "--geo" if geo else "--wan")
+    parts = [p.strip() for p in a.only.split(",")] if a.only else IMPLS + ["floor"]
+    bad = [p for p in parts if p not in IMPLS + ["floor"]]
+    if bad:
+        sys.exit("bench: with --wan/--geo, --only takes %s (not %s)"
+                 % (",".join(IMPLS + ["floor"]), ",".join(bad)))
+    try:
+        from bed.faultproxy import ProxiedEnsemble
+    except ImportError as e:
+        sys.exit("bench: %s: tests/ must be on PYTHONPATH (./dev bench sets it)" % e)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    raw = os.path.join(a.out, "raw", stamp)
+    os.makedirs(raw)
+    tmp = tempfile.mkdtemp(prefix="zkelect-bench-")
+    runlog = os.path.join(raw, "run.log")
+    logdir = os.path.join(tempfile.gettempdir(), "zkelect-bench-logs", stamp)
+    build = os.path.abspath(a.build)
+    zkelect = os.path.join(build, "tools", "zkelect")
+    if "libzkelect" in parts and not os.access(zkelect, os.X_OK):
+        sys.exit("bench: %s is missing (build first)" % zkelect)
+    meta = {"stamp": stamp, "quick": a.quick, "parts": parts, "build": build,
+            "mode": "geo" if geo else "wan", "delays_ms": mss,
+            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "load_start": os.getloadavg(), "cpus": os.cpu_count(), "failures": [],
+            "commit": git_describe()}
+    progs = c_programs(build)
+    kazoo = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
+    impl_cmd = {"libzkelect": shlex.join([zkelect, "candidate"]),
+                "kazoo": shlex.join(["/usr/bin/python3", kazoo])}
+    impl_env = {}
+    if "curator" in parts:
+        cmd, impl_env["curator"] = prepare_curator(tmp)
+        impl_cmd["curator"] = shlex.quote(cmd)
+
+    ens = proxies = None
+
+    def on_term(signum, frame):
+        raise SystemExit("bench: signal %d" % signum)
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    t_start = time.monotonic()
+    try:
+        log("starting the bench ensemble%s" % (" (links between servers through proxies)" if geo else ""))
+        ens = start_ensemble(peer_links=geo)
+        proxies = ProxiedEnsemble([ens.client_port(i) for i in range(ens.n)])
+        connect = proxies.connect_string
+        log("ensemble up: %s, clients through %s" % (ens.connect_string, connect))
+        active = [i for i in IMPLS if i in parts]
+        groups = wan_groups(a.quick)
+        if a.groups:
+            want = [g.strip() for g in a.groups.split(",")]
+            bad = [g for g in want if g not in [name for name, _ in groups]]
+            if bad:
+                sys.exit("bench: with --wan/--geo, --groups takes %s (not %s)"
+                         % (",".join(name for name, _ in groups), ",".join(bad)))
+            groups = [(name, args) for name, args in groups if name in want]
+        for ms in mss:
+            sub = os.path.join(raw, "wan%d" % ms)
+            os.makedirs(sub)
+            log("client links +%d ms each way%s" % (ms, ", links between servers too" if geo else ""))
+            proxies.delay(ms)
+            if geo:
+                ens.delay_links(ms)
+            # Every session of the last MS is gone; the servers warm up on
+            # a burst of the bare C client through the new delay.
+            rc = run_logged([progs["zkjoin"], "--connect", connect, "--n", "50", "--repeats", "2",
+                             "--warmup", "1", "--label", "warm-up"], runlog, 300,
+                            stdout_path=os.devnull)
+            if rc != 0:
+                meta["failures"].append("+%d ms: the warm-up (zkjoin) exited %d" % (ms, rc))
+            for gi, (group, gargs) in enumerate(groups):
+                order = active[gi % len(active):] + active[:gi % len(active)] if active else []
+                for impl in order:
+                    out = os.path.join(sub, "%s-%s.json" % (impl, group))
+                    cmd = ["/usr/bin/python3", os.path.join(HERE, "election_bench.py"),
+                           "--impl-cmd", impl_cmd[impl], "--name", impl,
+                           "--connect", connect, "--json", out, "--log-dir", logdir] + gargs
+                    rc = run_logged(cmd, runlog, 3600, env=impl_env.get(impl))
+                    if rc != 0:
+                        meta["failures"].append("+%d ms: %s %s: driver exited %d" % (ms, impl, group, rc))
+            if "floor" in parts:
+                # Once through each server: what a write costs depends on
+                # whether the session's server is the quorum's leader (a
+                # follower forwards it: one more trip between servers in
+                # geo mode), and the participants' sessions land on any.
+                # The floor is the median over the servers. Every iteration
+                # of zkfloor is several round trips: fewer than on loopback.
+                n, w = (15, 3) if a.quick else (40, 5)
+                lead = ens.leader_index()
+                for i, px in enumerate(proxies.proxies):
+                    rc = run_logged([progs["zkfloor"], "--connect", px.address, "--count", str(n),
+                                     "--warmup", str(w), "--label", wan_floor_label(i, i == lead)],
+                                    runlog, 1200, stdout_path=os.path.join(sub, "floor_server%d.txt" % i))
+                    if rc != 0:
+                        meta["failures"].append("+%d ms: floor through server %d exited %d" % (ms, i, rc))
+                for n in WAN_FLOOR_NS:
+                    rc = run_logged([progs["zkjoin"], "--connect", connect, "--n", str(n),
+                                     "--repeats", "2" if a.quick else "5", "--label", FLOOR_PLACEMENT],
+                                    runlog, 600, stdout_path=os.path.join(sub, "floor_join%d.txt" % n))
+                    if rc != 0:
+                        meta["failures"].append("+%d ms: join floor N=%d exited %d" % (ms, n, rc))
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        if proxies is not None:
+            proxies.close()
+        if ens is not None:
+            log("stopping the bench ensemble")
+            ens.stop()
+        meta["elapsed_s"] = time.monotonic() - t_start
+        meta["load_end"] = os.getloadavg()
+        with open(os.path.join(raw, "meta.json"), "w") as fh:
+            json.dump(meta, fh, indent=1)
+        shutil.rmtree(tmp, ignore_errors=True)
+    write_wan_report(raw, a.out)
+
+
+def wan_floor_label(i, leader):
+    return "through server %d only (the quorum's %s)" % (i, "leader" if leader else "follower")
+
+
+def wan_floors(sub):
+    """The C client's floors of one delay: ({placement: {key: (median,
+    p90)}}, their combination): per key the median over the servers of the
+    medians and of the p90s; the bursts as they are."""
+    floor = {}
+    for p in sorted(glob.glob(os.path.join(sub, "floor_server*.txt"))):
+        floor.update(parse_floor(p))
+    comb = {}
+    for k in ("read", "write", "delete", "watch", "getchildren"):
+        vals = [v[k] for v in floor.values() if k in v]
+        if vals:
+            comb[k] = (statistics.median(m for m, _ in vals), statistics.median(q for _, q in vals))
+    for n in WAN_FLOOR_NS:
+        for rows in parse_floor(os.path.join(sub, "floor_join%d.txt" % n)).values():
+            comb.update((k, v) for k, v in rows.items() if k.startswith("join"))
+    return floor, comb
+
+
+def wan_figures(res, floors, ms):
+    """{measure: {impl: ms, "floor": ms, ...}} of one delay, from the
+    driver's results and the C client's floors (wan_floors)."""
+    placements, fl = floors
+    med = lambda k, d=fl: d.get(k, (None, None))[0]
+    p90 = lambda k, d=fl: d.get(k, (None, None))[1]
+    two_rt = med("write") + med("read") if med("write") is not None and med("read") is not None else None
+
+    def get(r, test, n=None):
+        v = r.get(test)
+        if isinstance(v, list):
+            v = next((x for x in v if x["n"] == n), None)
+        return v
+
+    out = {}
+    g = {i: get(res[i], "graceful", WAN_GRACEFUL_N) for i in IMPLS}
+    out["graceful median"] = {i: g[i]["failover_ms"].get("median") if g[i] else None for i in IMPLS}
+    out["graceful median"]["floor"] = med("watch")
+    out["graceful p90"] = {i: g[i]["failover_ms"].get("p90") if g[i] else None for i in IMPLS}
+    out["graceful p90"]["floor"] = p90("watch")
+    out["graceful lost"] = {i: g[i].get("lost") if g[i] else None for i in IMPLS}
+    out["resign -> follower"] = {i: g[i].get("resign_to_follower_ms", {}).get("median") if g[i] else None
+                                 for i in IMPLS}
+    # the delete's round trip, then the create + listing and the read that
+    # sets the watch: what the recipe needs at least
+    out["resign -> follower"]["floor"] = (med("delete") + two_rt
+                                          if med("delete") is not None and two_rt is not None else None)
+    for n in WAN_CONV_NS:
+        c = {i: get(res[i], "convergence", n) for i in IMPLS}
+        out["convergence N=%d" % n] = {i: c[i]["converge_ms"].get("median") if c[i] else None for i in IMPLS}
+        out["convergence N=%d" % n].update(floor=two_rt, burst=med("join%d" % n))
+    j = {i: res[i].get("join") for i in IMPLS}
+    out["join"] = {i: j[i]["join_to_follower_ms"].get("median") if j[i] and j[i].get("samples_ms") else None
+                   for i in IMPLS}
+    out["join"]["floor"] = two_rt
+    c = {i: res[i].get("crash") for i in IMPLS}
+    out["crash"] = {i: c[i]["failover_ms"]["median"] if c[i] and c[i].get("samples_ms") else None for i in IMPLS}
+    t = next((c[i]["negotiated_session_timeout_ms"] for i in IMPLS if c[i]), None)
+    # ZooKeeper expires the session (after T, on its tick grid), then the
+    # notification travels to the heir: half a round trip.
+    out["crash"]["floor"] = t + ms if t else None
+    out["crash"]["T"] = t
+    names = (("read", "read RTT (exists)"), ("write", "write RTT (setData)"), ("delete", "delete RTT"),
+             ("watch", "delete -> watch fired in another session"),
+             ("getchildren", "delete -> watch fired -> getChildren"))
+    out["floor"] = {label: (med(k), p90(k)) for k, label in names}
+    out["floor_by_server"] = {pl: {label: v[k] for k, label in names if k in v}
+                              for pl, v in sorted(placements.items())}
+    for n in WAN_FLOOR_NS:
+        out["floor"]["burst of N = %d (create + getChildren, then exists on the predecessor)" % n] = (
+            med("join%d" % n), p90("join%d" % n))
+    return out
+
+
+def rts(x, ms, minus=0):
+    """x in round trips of the client link (2 x ms)."""
+    return "-" if x is None else "%.1f" % ((x - minus) / (2.0 * ms))
+
+
+WAN_ROWS = [
+    ("graceful median", "graceful failover, N = %d, median: RESIGNED -> LEADER" % WAN_GRACEFUL_N,
+     "delete -> watch fired"),
+    ("graceful p90", "graceful failover, N = %d, p90" % WAN_GRACEFUL_N, "delete -> watch fired (p90)"),
+    ("resign -> follower", "the resigned leader back in line, N = %d: RESIGNED -> its FOLLOWER"
+     % WAN_GRACEFUL_N, "delete RTT + write RTT + read RTT"),
+    ("convergence N=10", "convergence, N = 10: join -> 1 LEADER + 9 FOLLOWER", "write RTT + read RTT"),
+    ("convergence N=50", "convergence, N = 50", "write RTT + read RTT"),
+    ("join", "join of one candidate to an election of %d with a leader: join -> FOLLOWER" % WAN_JOIN_N,
+     "write RTT + read RTT"),
+    ("crash", "crash failover, N = 3, median: SIGKILL -> LEADER", "T + one way"),
+]
+
+
+def wan_section(R, ms, fig, geo, h):
+    """One delay's tables and targets (h: the heading prefix)."""
+    link = "client links +%d ms each way (client round trip +%d ms)" % (ms, 2 * ms)
+    if geo:
+        link += ", links between servers +%d ms each way (a commit +%d ms)" % (ms, 2 * ms)
+    R.p("%s %s" % (h, link[0].upper() + link[1:]))
+    R.p()
+    R.p("Milliseconds (median unless said), and in round trips (RT) of the client link, "
+        "figure / %d ms. The crash row counts the round trips beyond the negotiated session "
+        "timeout T; ZooKeeper expires sessions on its %d ms tick grid, so that row spreads over "
+        "a tick and its RT count means little over few trials."
+        % (2 * ms, TICK_MS))
+    R.p()
+    rows = []
+    for key, label, flabel in WAN_ROWS:
+        v = fig[key]
+        minus = v.get("T") or 0
+        fl = v.get("floor")
+        rows.append([label, f(v["libzkelect"]), f(v["curator"]), f(v["kazoo"]),
+                     "%s (%s)" % (f(fl), flabel), ratio(v["libzkelect"], fl), ratio(v["libzkelect"], v["curator"]),
+                     ratio(v["libzkelect"], v["kazoo"])]
+                    + [rts(v[i], ms, minus) for i in IMPLS] + [rts(fl, ms, minus)])
+        if key.startswith("convergence"):
+            b = v.get("burst")
+            rows.append(["... the bare C client's burst (same N)", "-", "-", "-", f(b),
+                         ratio(v["libzkelect"], b), "-", "-", "-", "-", "-", rts(b, ms)])
+    R.table(["measure", "libzkelect", "Curator", "kazoo", "floor", "libzkelect/floor", "libzkelect/Curator",
+             "libzkelect/kazoo", "RT libzkelect", "RT Curator", "RT kazoo", "RT floor"], rows)
+    lost = fig.get("graceful lost", {})
+    if any(lost.get(i) for i in IMPLS):
+        R.p("**Leaders that gave up unasked (LOST) during the graceful rotation:** %s. Each left the "
+            "election without a leader until it or another led again; the next trial waited for that."
+            % ", ".join("%s %s" % (i, "-" if lost.get(i) is None else lost[i]) for i in IMPLS))
+        R.p()
+    R.p("What FOLLOWER marks differs (the participants print what each library lets them see): "
+        "libzkelect's comes once the watch on the predecessor is set (create + listing, then the "
+        "read that sets the watch); kazoo's once a listing shows a predecessor, before its watch is "
+        "set (after kazoo's exists on the path, its create and the listing); Curator's once its "
+        "node's name is known (its create has returned; it has not listed or watched yet): Curator's join and "
+        "convergence rows stop earlier in its recipe than the others'.")
+    R.p()
+    R.p("Floors: the ZooKeeper C client through the same proxies, both of its sessions through one "
+        "server, once per server (a write that reaches a follower is forwarded to the quorum's leader); "
+        "the floor is the median over the servers. The bursts spread their sessions over the servers "
+        "as the participants do. Median / p90 ms, and the median in RT:")
+    R.p()
+    byserver = list(fig.get("floor_by_server", {}).items())
+    R.table(["measure", "floor (median over the servers)", "RT"] + [pl for pl, _ in byserver],
+            [[k, "%s / %s" % (f(m, 2), f(p, 2)), rts(m, ms)]
+             + ["%s / %s" % (f(v[k][0], 2), f(v[k][1], 2)) if k in v else "-" for _, v in byserver]
+             for k, (m, p) in fig["floor"].items()])
+
+    g, c10, c50, j, cr = (fig[k] for k in ("graceful median", "convergence N=10", "convergence N=50",
+                                           "join", "crash"))
+    out = []
+
+    def target(ok, text):
+        out.append("- **%s** (+%d ms): %s" % ("MET" if ok else ("NOT MET" if ok is False else "NOT MEASURED"),
+                                               ms, text))
+    L = lambda v: v["libzkelect"]
+    ok = None if None in (L(g), g["floor"], g["kazoo"]) else L(g) <= 1.1 * g["floor"] and L(g) <= 0.55 * g["kazoo"]
+    target(ok, "graceful median <= 1.1 x the floor and <= 0.55 x kazoo's: %s ms, floor %s ms (x%s), kazoo %s ms "
+           "(x%s)" % (f(L(g)), f(g["floor"]), ratio(L(g), g["floor"]), f(g["kazoo"]), ratio(L(g), g["kazoo"])))
+    for n, cv in ((10, c10), (50, c50)):
+        ok = None if None in (L(cv), cv["floor"], cv["kazoo"]) else \
+            L(cv) <= 1.2 * cv["floor"] and L(cv) <= 0.4 * cv["kazoo"]
+        target(ok, "convergence N=%d <= 1.2 x the recipe's floor (write RTT + read RTT) and <= 0.4 x kazoo's: "
+               "%s ms, floor %s ms (x%s), the C client's burst %s ms (x%s), kazoo %s ms (x%s)"
+               % (n, f(L(cv)), f(cv["floor"]), ratio(L(cv), cv["floor"]), f(cv["burst"]),
+                  ratio(L(cv), cv["burst"]), f(cv["kazoo"]), ratio(L(cv), cv["kazoo"])))
+    # Two round trips, one of them a write: the floor's write RTT + read RTT.
+    ok = None if None in (L(j), j["floor"]) else L(j) <= 1.1 * j["floor"]
+    target(ok, "join -> FOLLOWER within two round trips (the floor's write RTT + read RTT = %s ms, "
+           "+10%%): %s ms (%s RT)" % (f(j["floor"]), f(L(j)), rts(L(j), ms)))
+    ok = None if None in (L(cr), cr["T"]) else L(cr) <= cr["T"] + TICK_MS + 2 * ms
+    target(ok, "crash: a new leader within T + one tick (the server's expiry grid) + one round trip "
+           "(%s + %d + %d ms): %s ms" % (f(cr["T"], 0), TICK_MS, 2 * ms, f(L(cr), 0)))
+    return out
+
+
+def write_wan_report(raw, outdir):
+    meta = json.load(open(os.path.join(raw, "meta.json")))
+    geo = meta.get("mode") == "geo"
+    stamp = os.path.basename(raw.rstrip("/"))
+    figs = {}
+    for ms in meta["delays_ms"]:
+        sub = os.path.join(raw, "wan%d" % ms)
+        res, _, _ = load_raw(sub)
+        figs[ms] = wan_figures(res, wan_floors(sub), ms)
+    with open(os.path.join(raw, "wan.json"), "w") as fh:
+        json.dump({str(k): v for k, v in figs.items()}, fh, indent=1)
+
+    def body(h):
+        R = Report()
+        opt = "--%s %s" % (meta["mode"], ",".join(str(x) for x in meta["delays_ms"]))
+        R.p("Generated by `./dev bench %s%s` (bench/run.py) from `raw/%s/`: the 3-server ensemble of the "
+            "loopback bench (tickTime %d ms), every client connection (the participants of all three "
+            "libraries and the C client floors) through one fault proxy per server "
+            "(tests/bed/faultproxy.py) that holds every byte the given time each way%s. Same driver "
+            "options for every library, in one run; shared 2-core machine, so only ratios inside the "
+            "run mean much."
+            % (opt, " --quick" if meta.get("quick") else "", stamp, TICK_MS,
+               "; the links between the servers are held as long (a quorum spread over distant sites)"
+               if geo else ""))
+        R.p()
+        R.table(["item", "value"], [
+            ["commit", "`%s`" % meta.get("commit", "?")],
+            ["started (UTC)", meta.get("started", "?")],
+            ["elapsed", "%.0f s" % meta.get("elapsed_s", 0)],
+            ["CPUs / load average at start, end", "%s / %s, %s" % (
+                meta.get("cpus"), " ".join("%.1f" % x for x in meta.get("load_start", [])),
+                " ".join("%.1f" % x for x in meta.get("load_end", [])))],
+            ["session timeout", "2000 ms requested"],
+        ])
+        if meta.get("failures"):
+            R.p("**Failures in this run:** " + "; ".join(meta["failures"]) + " (see `raw/%s/run.log`)." % stamp)
+            R.p()
+        targets, sections = [], []
+        for ms in meta["delays_ms"]:
+            S = Report()
+            targets += wan_section(S, ms, figs[ms], geo, h + "#")
+            sections += S.lines
+        R.p("%s# Targets (issue 31)" % h)
+        R.p()
+        R.lines += targets
+        R.p()
+        R.lines += sections
+        return R, targets
+
+    R, targets = body("#")
+    title = "libzkelect %s benchmark: %s%s" % ("geo" if geo else "WAN", stamp,
+                                               " (quick smoke run: fewer trials)" if meta.get("quick") else "")
+    text = "# %s\n\n" % title + "\n".join(R.lines) + "\n"
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, stamp + ".md"), "w") as fh:
+        fh.write(text)
+    # In LATEST.md, one section per mode, after the loopback report.
+    R2, _ = body("##")
+    block = "## %s (`%s.md`)\n\n" % (title, stamp) + "\n".join(R2.lines) + "\n"
+    update_latest(outdir, wan={meta["mode"]: block})
+    log("report: %s (and its section of LATEST.md)" % os.path.join(outdir, stamp + ".md"))
+    print("\n".join(targets))
+
+
+WAN_MODES = ("wan", "geo")
+
+
+def update_latest(outdir, loopback=None, wan=None):
+    """Rewrite LATEST.md: the loopback report (given, or the one there) and
+    one section per WAN mode (given, or the one there), each between
+    markers so the next run of either kind can keep the other's."""
+    path = os.path.join(outdir, "LATEST.md")
+    old = open(path).read() if os.path.exists(path) else ""
+    blocks = {}
+    for mode in WAN_MODES:
+        m = re.search(r"\n?<!-- bench:%s begin -->\n(.*?)<!-- bench:%s end -->\n" % (mode, mode), old, re.S)
+        if m:
+            blocks[mode] = m.group(1)
+            old = old[:m.start()] + old[m.end():]
+    base = loopback if loopback is not None else old
+    blocks.update(wan or {})
+    text = base
+    for mode in WAN_MODES:
+        if mode in blocks:
+            text += "\n<!-- bench:%s begin -->\n%s<!-- bench:%s end -->\n" % (mode, blocks[mode], mode)
+    with open(path, "w") as fh:
+        fh.write(text)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", help="meson build dir holding tools/zkelect and capi/libzkelect.so")
     ap.add_argument("--quick", action="store_true", help="fewer trials: a smoke run of a few minutes")
-    ap.add_argument("--only", help="comma list of: " + ",".join(PARTS))
+    ap.add_argument("--only", help="comma list of: " + ",".join(PARTS)
+                    + "; with --wan/--geo: " + ",".join(IMPLS + ["floor"]))
     ap.add_argument("--groups", help="comma list of the driver's groups to run (default all): "
-                    + ",".join(name for name, _ in driver_groups(False)))
+                    + ",".join(name for name, _ in driver_groups(False))
+                    + "; with --wan/--geo: " + ",".join(name for name, _ in wan_groups(False)))
     ap.add_argument("--connect", help="use this running ensemble instead of starting one (its "
                     "servers must answer the four-letter words mntr, wchs and wchp)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--scale-candidacies", type=int, default=10000)
     ap.add_argument("--scale-sessions", type=int, default=100)
+    ap.add_argument("--wan", metavar="MS[,MS...]",
+                    help="the WAN bench: every client link delayed MS each way, for each MS")
+    ap.add_argument("--geo", metavar="MS[,MS...]",
+                    help="the WAN bench with the links between servers delayed MS each way too")
     ap.add_argument("--report-only", metavar="RAW_DIR", help="rewrite the report from a raw results folder")
     a = ap.parse_args()
     if a.report_only:
-        write_report(os.path.abspath(a.report_only), a.out)
+        raw = os.path.abspath(a.report_only)
+        mp = os.path.join(raw, "meta.json")
+        if os.path.exists(mp) and json.load(open(mp)).get("mode") in WAN_MODES:
+            write_wan_report(raw, a.out)
+        else:
+            write_report(raw, a.out)
         return
     if not a.build:
         ap.error("--build is required")
-    run_all(a)
+    if a.wan and a.geo:
+        ap.error("--wan and --geo are two runs: give one")
+    if a.connect and (a.wan or a.geo):
+        ap.error("--wan/--geo start their own ensemble (not --connect)")
+    if a.wan or a.geo:
+        run_wan(a)
+    else:
+        run_all(a)
 
 
 if __name__ == "__main__":

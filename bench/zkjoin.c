@@ -17,7 +17,13 @@
  * library following the recipe pays at least this, in this run's conditions.
  *
  *   zkjoin --connect HOSTS [--n N] [--repeats R] [--warmup W] [--label TEXT]
- *          [--align-ms P]
+ *          [--align-ms P] [--path-create]
+ *
+ * --path-create: each session also sends a create of the (existing) path
+ * itself just before its candidate's create, as libzkelect's first join in
+ * a session does (cxx/candidacy.cpp, send_create): what those creates,
+ * refused with NODEEXISTS but each a transaction through the quorum, add to
+ * the burst.
  *
  * --align-ms starts each burst on the next multiple of P ms of the wall
  * clock and prints each burst's figure to stderr, so several zkjoin
@@ -149,6 +155,11 @@ static void on_created(int rc, const char *value, const void *data)
     }
 }
 
+static void on_path_created(int rc, const char *value, const void *data)
+{
+    (void)rc, (void)value, (void)data;
+}
+
 static void on_synced(int rc, const char *value, const void *data)
 {
     (void)rc, (void)value, (void)data;
@@ -169,8 +180,17 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     const char *hosts = NULL, *label = "ensemble: full connect string (random, like the participants)";
-    int n = 50, repeats = 7, warmup = 2, align_ms = 0;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    int n = 50, repeats = 7, warmup = 2, align_ms = 0, path_create = 0;
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--path-create")) {
+            path_create = 1;
+            i--; /* takes no value */
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "zkjoin: %s needs a value\n", argv[i]);
+            return 2;
+        }
         if (!strcmp(argv[i], "--connect")) hosts = argv[i + 1];
         else if (!strcmp(argv[i], "--n")) n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--repeats")) repeats = atoi(argv[i + 1]);
@@ -185,7 +205,7 @@ int main(int argc, char **argv)
     if (!hosts || n < 1 || n > kMaxN || repeats < 1 || repeats > 1000 || warmup < 0 || warmup > 100 ||
         align_ms < 0 || align_ms > 60000) {
         fprintf(stderr, "usage: zkjoin --connect HOSTS [--n 1..%d] [--repeats R] [--warmup W]"
-                        " [--label TEXT] [--align-ms P]\n", kMaxN);
+                        " [--label TEXT] [--align-ms P] [--path-create]\n", kMaxN);
         return 2;
     }
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
@@ -236,6 +256,8 @@ int main(int argc, char **argv)
         int64_t t0 = now_ns();
         for (int i = 0; i < n; i++) {
             cs[i].node[0] = 0;
+            if (path_create) /* refused (NODEEXISTS); its reply is not waited for */
+                zoo_acreate(cs[i].zh, dir, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, on_path_created, NULL);
             zoo_acreate(cs[i].zh, prefix, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL | ZOO_SEQUENCE,
                         on_created, &cs[i]);
             zoo_aget_children(cs[i].zh, dir, 0, on_children, &cs[i]);

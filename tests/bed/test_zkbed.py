@@ -336,6 +336,31 @@ def test_cli_restarts_a_server_of_this_process(fresh_ensemble):
     assert_cleaned(*fp)
 
 
+def test_delay_links_slows_every_commit(fresh_ensemble, zk_path):
+    """delay_links(ms) holds the links between servers: a write through the
+    quorum's leader waits for a follower's acknowledgement, one round trip
+    between servers (2 x ms) at the least; delay_links(0) lifts it."""
+    ens = fresh_ensemble(n=3, peer_links=True)
+    k = kazoo(f"127.0.0.1:{ens.client_port(ens.leader_index())}")
+
+    def write_ms():
+        t = time.monotonic()
+        k.set(zk_path, b"x")
+        return (time.monotonic() - t) * 1000
+
+    try:
+        k.create(zk_path, b"0", makepath=True)
+        ens.delay_links(60)
+        slow = min(write_ms() for _ in range(3))
+        assert slow >= 115, slow
+        ens.delay_links(0)
+        fast = min(write_ms() for _ in range(3))
+        assert fast < 100, fast
+    finally:
+        k.stop()
+        k.close()
+
+
 # ------------------------------------------------------------ server versions
 
 def test_server_versions_named(monkeypatch, tmp_path):

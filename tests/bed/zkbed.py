@@ -15,6 +15,7 @@ Library:
     ens = Ensemble(n=3, peer_links=True)   # server-to-server links through proxies
     ens.isolate(1)                   # server 1 cut off from its peers, not its clients
     ens.rejoin(1)
+    ens.delay_links(20)              # every server-to-server link +20 ms each way
 
 Command line (another process, e.g. a C++ test, controls the same ensemble
 through the JSON state file in the directory):
@@ -1136,6 +1137,14 @@ class Ensemble:
         servers reconnect), new ones pass."""
         for p in self.links_of(i):
             p.set_pass()
+
+    def delay_links(self, ms, jitter_ms=0):
+        """Hold every byte between servers ms (+ U(0, jitter_ms)) each way,
+        as a quorum spread over distant sites: every commit then costs the
+        leader a round trip of 2 x ms to its followers. 0 lifts it."""
+        self._require_links()
+        for p in self._links.values():
+            p.delay(ms, jitter_ms)
 
     def link_bytes(self, i):
         """Bytes delivered over the links of server i so far (both ways):
