@@ -148,26 +148,49 @@ def prepare_curator(tmp):
     return os.path.join(HERE, "participants", "curator", "run.sh"), env
 
 
-def run_all(a):
-    parts = [p.strip() for p in a.only.split(",")] if a.only else PARTS
-    bad = [p for p in parts if p not in PARTS]
-    if bad:
-        sys.exit("bench: --only takes %s (not %s)" % (",".join(PARTS), ",".join(bad)))
+def run_groups(groups, active, impl_cmd, impl_env, connect, outdir, logdir, runlog, meta, label=""):
+    """The driver (election_bench.py) for each group and implementation,
+    results to outdir/<impl>-<group>.json; a driver that fails is noted."""
+    for gi, (group, gargs) in enumerate(groups):
+        # rotate the order so slow drift of the machine's load is shared out
+        order = active[gi % len(active):] + active[:gi % len(active)] if active else []
+        for impl in order:
+            out = os.path.join(outdir, "%s-%s.json" % (impl, group))
+            cmd = ["/usr/bin/python3", os.path.join(HERE, "election_bench.py"),
+                   "--impl-cmd", impl_cmd[impl], "--name", impl,
+                   "--connect", connect, "--json", out, "--log-dir", logdir] + gargs
+            rc = run_logged(cmd, runlog, 3600, env=impl_env.get(impl))
+            if rc != 0:
+                meta["failures"].append("%s%s %s: driver exited %d" % (label, impl, group, rc))
+
+
+def new_run(a, parts, **extra):
+    """A run's stamp, folders and metadata: (stamp, raw, tmp, runlog, logdir,
+    build, zkelect, meta). Event logs go to logdir, outside the results:
+    too big to commit, but what a failover is dissected from."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     raw = os.path.join(a.out, "raw", stamp)
     os.makedirs(raw)
     tmp = tempfile.mkdtemp(prefix="zkelect-bench-")
     runlog = os.path.join(raw, "run.log")
-    # event logs are too big to commit but are what a failover is dissected from
     logdir = os.path.join(tempfile.gettempdir(), "zkelect-bench-logs", stamp)
     build = os.path.abspath(a.build)
     zkelect = os.path.join(build, "tools", "zkelect")
     if "libzkelect" in parts and not os.access(zkelect, os.X_OK):
         sys.exit("bench: %s is missing (build first)" % zkelect)
-    meta = {"stamp": stamp, "quick": a.quick, "parts": parts, "build": build,
+    meta = {"stamp": stamp, "quick": a.quick, "parts": parts, "build": build, **extra,
             "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "load_start": os.getloadavg(), "cpus": os.cpu_count(), "failures": [],
             "commit": git_describe()}
+    return stamp, raw, tmp, runlog, logdir, build, zkelect, meta
+
+
+def run_all(a):
+    parts = [p.strip() for p in a.only.split(",")] if a.only else PARTS
+    bad = [p for p in parts if p not in PARTS]
+    if bad:
+        sys.exit("bench: --only takes %s (not %s)" % (",".join(PARTS), ",".join(bad)))
+    stamp, raw, tmp, runlog, logdir, build, zkelect, meta = new_run(a, parts)
 
     progs = c_programs(build)
     kazoo = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
@@ -224,17 +247,7 @@ def run_all(a):
                 sys.exit("bench: --groups takes %s (not %s)"
                          % (",".join(name for name, _ in groups), ",".join(bad)))
             groups = [(name, args) for name, args in groups if name in want]
-        for gi, (group, gargs) in enumerate(groups):
-            # rotate the order so slow drift of the machine's load is shared out
-            order = active[gi % len(active):] + active[:gi % len(active)] if active else []
-            for impl in order:
-                out = os.path.join(raw, "%s-%s.json" % (impl, group))
-                cmd = ["/usr/bin/python3", os.path.join(HERE, "election_bench.py"),
-                       "--impl-cmd", impl_cmd[impl], "--name", impl,
-                       "--connect", connect, "--json", out, "--log-dir", logdir] + gargs
-                rc = run_logged(cmd, runlog, 3600, env=impl_env.get(impl))
-                if rc != 0:
-                    meta["failures"].append("%s %s: driver exited %d" % (impl, group, rc))
+        run_groups(groups, active, impl_cmd, impl_env, connect, raw, logdir, runlog, meta)
 
         if "floor" in parts:
             n, w = (300, 60) if a.quick else (1000, 200)
@@ -290,12 +303,17 @@ def run_all(a):
         if ens is not None:
             log("stopping the bench ensemble")
             ens.stop()
-        meta["elapsed_s"] = time.monotonic() - t_start
-        meta["load_end"] = os.getloadavg()
-        with open(os.path.join(raw, "meta.json"), "w") as f:
-            json.dump(meta, f, indent=1)
-        shutil.rmtree(tmp, ignore_errors=True)
+        end_run(raw, tmp, meta, t_start)
     write_report(raw, a.out)
+
+
+def end_run(raw, tmp, meta, t_start):
+    """What every run ends with, also on failure: meta.json, tmp removed."""
+    meta["elapsed_s"] = time.monotonic() - t_start
+    meta["load_end"] = os.getloadavg()
+    with open(os.path.join(raw, "meta.json"), "w") as fh:
+        json.dump(meta, fh, indent=1)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def git_describe():
@@ -631,6 +649,18 @@ def scale_target(R, sc):
     return sc
 
 
+def run_rows(meta):
+    """The first rows of a report's table: which commit, when, how loaded."""
+    return [
+        ["commit", "`%s`" % meta.get("commit", "?")],
+        ["started (UTC)", meta.get("started", "?")],
+        ["elapsed", "%.0f s" % meta.get("elapsed_s", 0)],
+        ["CPUs / load average at start, end", "%s / %s, %s" % (
+            meta.get("cpus"), " ".join("%.1f" % x for x in meta.get("load_start", [])),
+            " ".join("%.1f" % x for x in meta.get("load_end", [])))],
+    ]
+
+
 def write_heading(R, stamp, meta):
     """Title, what was run where, notes and failures."""
     R.p("# libzkelect benchmark: %s%s" % (stamp, " (quick smoke run: fewer trials)" if meta.get("quick") else ""))
@@ -639,13 +669,7 @@ def write_heading(R, stamp, meta):
         "3-server ZooKeeper 3.8 ensemble on loopback (tickTime %d ms), same driver options for every "
         "library, in one run; only ratios inside this run are meaningful (shared 2-core machine)." % (stamp, TICK_MS))
     R.p()
-    R.table(["item", "value"], [
-        ["commit", "`%s`" % meta.get("commit", "?")],
-        ["started (UTC)", meta.get("started", "?")],
-        ["elapsed", "%.0f s" % meta.get("elapsed_s", 0)],
-        ["CPUs / load average at start, end", "%s / %s, %s" % (
-            meta.get("cpus"), " ".join("%.1f" % x for x in meta.get("load_start", [])),
-            " ".join("%.1f" % x for x in meta.get("load_end", [])))],
+    R.table(["item", "value"], run_rows(meta) + [
         ["session timeout", "2000 ms requested (20000 ms in the herd test)"],
         ["participants", "libzkelect: `zkelect candidate` (release build); Curator 5.4 LeaderLatch; kazoo 2.8 Election; "
                          "1 per process for N <= 10, else N/5 per process"],
@@ -933,21 +957,8 @@ def run_wan(a):
         from bed.faultproxy import ProxiedEnsemble
     except ImportError as e:
         sys.exit("bench: %s: tests/ must be on PYTHONPATH (./dev bench sets it)" % e)
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    raw = os.path.join(a.out, "raw", stamp)
-    os.makedirs(raw)
-    tmp = tempfile.mkdtemp(prefix="zkelect-bench-")
-    runlog = os.path.join(raw, "run.log")
-    logdir = os.path.join(tempfile.gettempdir(), "zkelect-bench-logs", stamp)
-    build = os.path.abspath(a.build)
-    zkelect = os.path.join(build, "tools", "zkelect")
-    if "libzkelect" in parts and not os.access(zkelect, os.X_OK):
-        sys.exit("bench: %s is missing (build first)" % zkelect)
-    meta = {"stamp": stamp, "quick": a.quick, "parts": parts, "build": build,
-            "mode": "geo" if geo else "wan", "delays_ms": mss,
-            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "load_start": os.getloadavg(), "cpus": os.cpu_count(), "failures": [],
-            "commit": git_describe()}
+    stamp, raw, tmp, runlog, logdir, build, zkelect, meta = new_run(
+        a, parts, mode="geo" if geo else "wan", delays_ms=mss)
     progs = c_programs(build)
     kazoo = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
     impl_cmd = {"libzkelect": shlex.join([zkelect, "candidate"]),
@@ -993,16 +1004,8 @@ def run_wan(a):
                             stdout_path=os.devnull)
             if rc != 0:
                 meta["failures"].append("+%d ms: the warm-up (zkjoin) exited %d" % (ms, rc))
-            for gi, (group, gargs) in enumerate(groups):
-                order = active[gi % len(active):] + active[:gi % len(active)] if active else []
-                for impl in order:
-                    out = os.path.join(sub, "%s-%s.json" % (impl, group))
-                    cmd = ["/usr/bin/python3", os.path.join(HERE, "election_bench.py"),
-                           "--impl-cmd", impl_cmd[impl], "--name", impl,
-                           "--connect", connect, "--json", out, "--log-dir", logdir] + gargs
-                    rc = run_logged(cmd, runlog, 3600, env=impl_env.get(impl))
-                    if rc != 0:
-                        meta["failures"].append("+%d ms: %s %s: driver exited %d" % (ms, impl, group, rc))
+            run_groups(groups, active, impl_cmd, impl_env, connect, sub, logdir, runlog, meta,
+                       label="+%d ms: " % ms)
             if "floor" in parts:
                 # Once through each server: what a write costs depends on
                 # whether the session's server is the quorum's leader (a
@@ -1031,11 +1034,7 @@ def run_wan(a):
         if ens is not None:
             log("stopping the bench ensemble")
             ens.stop()
-        meta["elapsed_s"] = time.monotonic() - t_start
-        meta["load_end"] = os.getloadavg()
-        with open(os.path.join(raw, "meta.json"), "w") as fh:
-            json.dump(meta, fh, indent=1)
-        shutil.rmtree(tmp, ignore_errors=True)
+        end_run(raw, tmp, meta, t_start)
     write_wan_report(raw, a.out)
 
 
@@ -1239,15 +1238,7 @@ def write_wan_report(raw, outdir):
                "; the links between the servers are held as long (a quorum spread over distant sites)"
                if geo else ""))
         R.p()
-        R.table(["item", "value"], [
-            ["commit", "`%s`" % meta.get("commit", "?")],
-            ["started (UTC)", meta.get("started", "?")],
-            ["elapsed", "%.0f s" % meta.get("elapsed_s", 0)],
-            ["CPUs / load average at start, end", "%s / %s, %s" % (
-                meta.get("cpus"), " ".join("%.1f" % x for x in meta.get("load_start", [])),
-                " ".join("%.1f" % x for x in meta.get("load_end", [])))],
-            ["session timeout", "2000 ms requested"],
-        ])
+        R.table(["item", "value"], run_rows(meta) + [["session timeout", "2000 ms requested"]])
         if meta.get("failures"):
             R.p("**Failures in this run:** " + "; ".join(meta["failures"]) + " (see `raw/%s/run.log`)." % stamp)
             R.p()
