@@ -441,7 +441,10 @@ class Run:
         self.violations = []
         self.counts = {}
         self.acl_changed = set()
-        self.deletions = []       # (mono_ns before the delete, e, {ids})
+        # (mono_ns before the operator's call, e, {ids}, mono_ns once it
+        # returned): the deletion happened somewhere in between (a call can
+        # wait seconds behind a stopped server).
+        self.deletions = []
 
     # -- plumbing
     def rel(self, ns):
@@ -555,13 +558,12 @@ class Run:
             kids = sorted((n for n in kids_d if CANDIDATE.match(n)), key=seqno)
             if kids:
                 n = kids[0] if s["pick"] == "leader" else kids[int(s["r"] * len(kids))]
-                self.deletions.append((time.monotonic_ns(), s["e"], {kids_d[n]}))
-                self._try(lambda: self.w.kz.delete(self.paths[s["e"]] + "/" + n))
+                self._operator_deletes(s["e"], {kids_d[n]},
+                                       lambda: self.w.kz.delete(self.paths[s["e"]] + "/" + n))
                 self.note(f"  deleted {n} ({kids_d[n]})")
         elif k == "opath":
-            self.deletions.append((time.monotonic_ns(), s["e"],
-                                   set(children(self.w.kz, self.paths[s["e"]]).values())))
-            self._try(lambda: self.w.kz.delete(self.paths[s["e"]], recursive=True))
+            self._operator_deletes(s["e"], set(children(self.w.kz, self.paths[s["e"]]).values()),
+                                   lambda: self.w.kz.delete(self.paths[s["e"]], recursive=True))
         elif k == "foreign":
             self._try(lambda: self.w.kz.create(self.paths[s["e"]] + "/foreign-", b"foreign",
                                                sequence=True, makepath=True))
@@ -681,8 +683,6 @@ class Run:
         sid, _tmo, pw = cred
         part = self.parts[p]
         ids = {i for (pt, cc, e), i in self.live_ids().items() if pt is part and cc == c}
-        for e in range(E):
-            self.deletions.append((time.monotonic_ns(), e, ids))
 
         def close():
             k = KazooClient(hosts=self.w.ens.connect_string, client_id=(sid, pw), timeout=4.0)
@@ -691,8 +691,18 @@ class Run:
                 k.stop()
             finally:
                 k.close()
-        if self._try(close):
+        if self._operator_deletes(range(E), ids, close):
             self.note(f"  closed session 0x{sid:x} of {part.name}.c{c}")
+
+    def _operator_deletes(self, paths, ids, fn):
+        """An operator's call that deletes the nodes of `ids` on path(s) e,
+        bounded (_try); recorded with when it began and when it returned."""
+        t0 = time.monotonic_ns()
+        ok = self._try(fn)
+        t1 = time.monotonic_ns()
+        for e in ([paths] if isinstance(paths, int) else paths):
+            self.deletions.append((t0, e, ids, t1))
+        return ok
 
     def _open_acl(self, path):
         from kazoo.security import OPEN_ACL_UNSAFE
@@ -873,8 +883,8 @@ class Run:
         ended within EXCUSE_NS of that deletion. (k1 = k2, a = b: a term of k1
         that began so, for the token order: a deleted node that claims late
         carries its old, lower token.)"""
-        for t_del, ee, ids in self.deletions:
-            if ee != e or not (t_del <= a and b <= t_del + EXCUSE_NS):
+        for t_del, ee, ids, t_done in self.deletions:
+            if ee != e or not (t_del <= a and b <= t_done + EXCUSE_NS):
                 continue
             for name, c in (k1, k2):
                 if any(i.startswith(f"{name}.c{c}.e{e}.") for i in ids):
