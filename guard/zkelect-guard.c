@@ -1,0 +1,532 @@
+/*
+ * zkelect-guard: closes a dead process's ZooKeeper sessions (issue 37).
+ *
+ * When a process dies, ZooKeeper keeps its sessions (and their ephemeral
+ * nodes) for one session timeout, since a client whose connection broke may
+ * come back. A dead process will not. Anyone holding a session's id and
+ * password may close it, and ZooKeeper then deletes its ephemeral nodes at
+ * once. The guard holds the credentials of its owner's sessions and closes
+ * them as soon as the owner is dead; it acts on evidence of death only,
+ * never on silence (a stopped or partitioned owner keeps the lease rules).
+ *
+ * Starting it (the owner):
+ *
+ *   zkelect-guard [--delay-ms N] [--debug] [--dry-run] OWNER_PID
+ *
+ *   fd 3   the read end of a pipe whose write end only the owner holds
+ *          (O_CLOEXEC in the owner, so no other child inherits it); the
+ *          owner keeps the write end for as long as it wants to be guarded.
+ *   OWNER_PID  the owner's pid; the owner must be the guard's parent
+ *          (fork + exec, posix_spawn, or clone). The guard opens a pidfd on
+ *          it and checks getppid() before and after: if the parent is still
+ *          OWNER_PID after pidfd_open, the pidfd is the owner's and no
+ *          recycled pid can stand in for it.
+ *   --delay-ms N  the drain delay (default 100, at most 150): the time the
+ *          guard waits, after the evidence, before it closes anything, so
+ *          that the dead owner's last writes still in its kernel's socket
+ *          buffers reach their targets first.
+ *   --debug   write what it does to stderr (otherwise it writes nothing).
+ *   --dry-run TEST ONLY: do everything but close the sessions.
+ *
+ * The process the owner started checks the above, closes every other file
+ * descriptor it inherited (close_range(4, ~0)), puts /dev/null on 0, 1 and
+ * (unless --debug) 2, ignores SIGINT, SIGHUP and SIGPIPE, starts a session
+ * of its own (setsid: a signal to the owner's process group does not reach
+ * it) and forks: the guard proper is the grandchild, and the child the
+ * owner started exits at once. Its exit status is the start's verdict:
+ *
+ *   0  the guard runs      1  bad arguments   2  the parent is not OWNER_PID
+ *   (or died meanwhile)    3  a system call failed (pidfd_open, fork, ...)
+ *
+ * The owner reaps that child (waitpid on its pid); the guard proper is an
+ * orphan of init (or of the nearest subreaper), never a zombie of the owner.
+ * The owner gets no SIGCHLD at all when it starts the child with clone()
+ * and an exit signal of 0 (then waitpid(pid, &st, __WALL)); with fork or
+ * posix_spawn it gets the one SIGCHLD of that child's exit, at start.
+ *
+ * The pipe carries lines, each a record, in ASCII, ending in '\n':
+ *
+ *   ADD <sid> <passwd> <timeout_ms> <connect string>
+ *   DEL <sid>
+ *
+ *   <sid>      the session id, 16 hex digits
+ *   <passwd>   the session password, 16 bytes as 32 hex digits
+ *   <timeout_ms>  the session timeout the owner negotiated (decimal,
+ *              1..3600000); the guard reconnects with it
+ *   <connect string>  the rest of the line (host:port,...[/chroot])
+ *
+ * ADD guards a session (again: replaces what was given for that id), DEL
+ * withdraws it. A line longer than 4096 bytes, a malformed line or more than
+ * 1024 sessions is a protocol error: the guard exits (status 4) without
+ * closing anything. Nothing goes back over the pipe. The credentials travel
+ * in the pipe only: never argv, the environment or a file.
+ *
+ * The evidence, and what the guard does on it:
+ *
+ *   - the pidfd turns readable: the owner has exited (its files, hence its
+ *     sockets and the pipe's write end, are closed by then).
+ *   - EOF on the pipe: the owner closed it, or died. The kernel closes a
+ *     dying process's files a moment before its pidfd turns readable, so on
+ *     EOF the guard waits on the pidfd for at most 1 s: readable, the owner
+ *     is dead; still alive, the owner let go on purpose (its last client
+ *     closed, or it exec'd) and the guard exits 0 without closing anything.
+ *
+ * Once the owner is dead, the guard waits out the drain delay (counted from
+ * the first evidence), then for each session at once: zookeeper_init with
+ * the session's id and password, wait for CONNECTED (at most 5 s in all),
+ * zookeeper_close, which sends closeSession. A session the server reports
+ * expired (or refuses) is done too. Then it exits 0. While the owner lives,
+ * the guard sleeps in poll() on the pidfd and the pipe, with no timeout: no
+ * CPU, no timer. The ZooKeeper C client's log is silenced.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zookeeper/zookeeper.h>
+
+#define PIPE_FD 3
+#define MAX_LINE 4096
+#define MAX_SESSIONS 1024
+#define DEFAULT_DELAY_MS 100
+#define MAX_DELAY_MS 150
+#define EOF_GRACE_MS 1000
+#define CONNECT_BOUND_MS 5000
+
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_NOT_OWNER = 2, EXIT_SYS = 3, EXIT_PROTOCOL = 4 };
+
+struct session {
+    clientid_t id;
+    int timeout_ms;
+    char *hosts;
+    zhandle_t *zh;
+    int state;          /* last state the watcher saw; 0 = none yet */
+};
+
+static struct session sessions[MAX_SESSIONS];
+static size_t n_sessions;
+static int debug;
+static struct timespec t_start;
+
+static pthread_mutex_t state_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t state_cv = PTHREAD_COND_INITIALIZER;
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void say(const char *fmt, ...)
+{
+    if (!debug)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double t = (double)(ts.tv_sec - t_start.tv_sec) + (double)(ts.tv_nsec - t_start.tv_nsec) / 1e9;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "zkelect-guard[%ld] %.3f %s\n", (long)getpid(), t, buf);
+}
+
+static void drop_log(const char *message)
+{
+    (void)message;
+}
+
+static void usage(void)
+{
+    if (debug)
+        fprintf(stderr, "usage: zkelect-guard [--delay-ms N] [--debug] [--dry-run] OWNER_PID "
+                        "(the pipe on fd 3)\n");
+}
+
+/* ---- the records --------------------------------------------------------- */
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Exactly n hex digits at s, followed by a space or the end: n/2 bytes. */
+static int parse_hex(const char *s, size_t n, unsigned char *out)
+{
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = hexval((unsigned char)s[i]), lo = hi < 0 ? -1 : hexval((unsigned char)s[i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[i / 2] = (unsigned char)(hi << 4 | lo);
+    }
+    return (s[n] == ' ' || s[n] == '\0') ? 0 : -1;
+}
+
+static int parse_sid(const char *s, int64_t *sid)
+{
+    unsigned char b[8];
+    if (parse_hex(s, 16, b) != 0)
+        return -1;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | b[i];
+    *sid = (int64_t)v;
+    return 0;
+}
+
+static struct session *find(int64_t sid)
+{
+    for (size_t i = 0; i < n_sessions; i++)
+        if (sessions[i].id.client_id == sid)
+            return &sessions[i];
+    return NULL;
+}
+
+static void forget(struct session *s)
+{
+    free(s->hosts);
+    /* The credentials do not outlive their use. */
+    memset(s, 0, sizeof *s);
+    *s = sessions[--n_sessions];
+    memset(&sessions[n_sessions], 0, sizeof sessions[n_sessions]);
+}
+
+/* One record, NUL-terminated, without its '\n'. 0, or -1 on a protocol error. */
+static int record(char *line)
+{
+    int64_t sid;
+    if (strncmp(line, "DEL ", 4) == 0) {
+        if (parse_sid(line + 4, &sid) != 0 || line[4 + 16] != '\0')
+            return -1;
+        struct session *s = find(sid);
+        say("DEL %016llx%s", (unsigned long long)sid, s ? "" : " (not held)");
+        if (s)
+            forget(s);
+        return 0;
+    }
+    if (strncmp(line, "ADD ", 4) != 0)
+        return -1;
+    const char *p = line + 4;
+    if (parse_sid(p, &sid) != 0 || p[16] != ' ')
+        return -1;
+    p += 17;
+    unsigned char pw[16];
+    if (parse_hex(p, 32, pw) != 0 || p[32] != ' ')
+        return -1;
+    p += 33;
+    char *end;
+    errno = 0;
+    long t = strtol(p, &end, 10);
+    if (errno || end == p || *end != ' ' || t < 1 || t > 3600000)
+        return -1;
+    p = end + 1;
+    if (*p == '\0')
+        return -1;
+    char *hosts = strdup(p);
+    if (!hosts)
+        return -1;
+    struct session *s = find(sid);
+    if (!s) {
+        if (n_sessions == MAX_SESSIONS) {
+            free(hosts);
+            return -1;
+        }
+        s = &sessions[n_sessions++];
+    } else {
+        free(s->hosts);
+    }
+    memset(s, 0, sizeof *s);
+    s->id.client_id = sid;
+    memcpy(s->id.passwd, pw, sizeof pw);
+    s->timeout_ms = (int)t;
+    s->hosts = hosts;
+    say("ADD %016llx timeout %ld ms on %s", (unsigned long long)sid, t, hosts);
+    return 0;
+}
+
+/* Reads what the pipe has. 1 on EOF, 0 otherwise, -1 on a protocol error. */
+static int read_pipe(char *buf, size_t *len)
+{
+    for (int rounds = 0; rounds < 64; rounds++) {
+        ssize_t n = read(PIPE_FD, buf + *len, MAX_LINE + 1 - *len);
+        if (n < 0)
+            return (errno == EINTR || errno == EAGAIN) ? 0 : 1;
+        if (n == 0)
+            return 1;
+        *len += (size_t)n;
+        char *nl;
+        while ((nl = memchr(buf, '\n', *len)) != NULL) {
+            *nl = '\0';
+            if (memchr(buf, '\0', (size_t)(nl - buf)) != NULL || record(buf) != 0)
+                return -1;
+            size_t used = (size_t)(nl - buf) + 1;
+            memmove(buf, nl + 1, *len - used);
+            *len -= used;
+        }
+        if (*len > MAX_LINE)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- closing ----------------------------------------------------------- */
+
+static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh;
+    (void)path;
+    if (type != ZOO_SESSION_EVENT)
+        return;
+    struct session *s = ctx;
+    pthread_mutex_lock(&state_mu);
+    s->state = state;
+    pthread_cond_broadcast(&state_cv);
+    pthread_mutex_unlock(&state_mu);
+}
+
+static int decided(const struct session *s)
+{
+    return s->zh == NULL || s->state == ZOO_CONNECTED_STATE || s->state == ZOO_EXPIRED_SESSION_STATE ||
+           s->state == ZOO_AUTH_FAILED_STATE;
+}
+
+static void close_all(int dry_run)
+{
+    int64_t deadline = now_ms() + CONNECT_BOUND_MS;
+    if (dry_run) {
+        for (size_t i = 0; i < n_sessions; i++)
+            say("dry run: would close %016llx", (unsigned long long)sessions[i].id.client_id);
+        return;
+    }
+    for (size_t i = 0; i < n_sessions; i++) {
+        struct session *s = &sessions[i];
+        s->zh = zookeeper_init2(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log);
+        if (!s->zh)
+            say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
+    }
+    pthread_mutex_lock(&state_mu);
+    for (;;) {
+        size_t open = 0;
+        for (size_t i = 0; i < n_sessions; i++)
+            open += !decided(&sessions[i]);
+        int64_t left = deadline - now_ms();
+        if (open == 0 || left <= 0)
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += left / 1000;
+        ts.tv_nsec += (left % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&state_cv, &state_mu, &ts);
+    }
+    pthread_mutex_unlock(&state_mu);
+    for (size_t i = 0; i < n_sessions; i++) {
+        struct session *s = &sessions[i];
+        if (!s->zh)
+            continue;
+        pthread_mutex_lock(&state_mu);
+        int st = s->state;
+        pthread_mutex_unlock(&state_mu);
+        int rc = zookeeper_close(s->zh);
+        say("%016llx: %s, zookeeper_close %d", (unsigned long long)s->id.client_id,
+            st == ZOO_CONNECTED_STATE           ? "connected, closed"
+            : st == ZOO_EXPIRED_SESSION_STATE   ? "expired already"
+            : st == ZOO_AUTH_FAILED_STATE       ? "refused"
+                                                : "no connection within the bound",
+            rc);
+    }
+}
+
+/* ---- the start ---------------------------------------------------------- */
+
+static void null_fds(void)
+{
+    int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    dup2(fd, 0);
+    dup2(fd, 1);
+    if (!debug)
+        dup2(fd, 2);
+    if (fd > 2)
+        close(fd);
+}
+
+static int pidfd_readable(int pidfd, int timeout_ms)
+{
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    int64_t deadline = now_ms() + timeout_ms;
+    for (int i = 0; i < 100; i++) {
+        int64_t left = deadline - now_ms();
+        int r = poll(&p, 1, left < 0 ? 0 : (int)left);
+        if (r > 0)
+            return 1;
+        if (r == 0 || errno != EINTR)
+            return 0;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    clock_gettime(CLOCK_MONOTONIC, &t_start);
+    long delay_ms = DEFAULT_DELAY_MS;
+    int dry_run = 0;
+    const char *owner_arg = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--debug") == 0)
+            debug = 1;
+        else if (strcmp(argv[i], "--dry-run") == 0)
+            dry_run = 1;
+        else if (strcmp(argv[i], "--delay-ms") == 0 && i + 1 < argc) {
+            char *end;
+            errno = 0;
+            delay_ms = strtol(argv[++i], &end, 10);
+            if (errno || *end || end == argv[i] || delay_ms < 0 || delay_ms > MAX_DELAY_MS) {
+                usage();
+                return EXIT_USAGE;
+            }
+        } else if (argv[i][0] != '-' && !owner_arg)
+            owner_arg = argv[i];
+        else {
+            usage();
+            return EXIT_USAGE;
+        }
+    }
+    char *end;
+    errno = 0;
+    long owner = owner_arg ? strtol(owner_arg, &end, 10) : 0;
+    if (!owner_arg || errno || *end || owner < 2 || owner > INT_MAX) {
+        usage();
+        return EXIT_USAGE;
+    }
+
+    /* None of the host's descriptors but the pipe; then 0, 1, 2 on /dev/null. */
+    if (syscall(SYS_close_range, PIPE_FD + 1, ~0U, 0) != 0)
+        for (int fd = PIPE_FD + 1; fd < 65536; fd++)
+            close(fd);
+    null_fds();
+
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGINT, &ign, NULL);
+    sigaction(SIGHUP, &ign, NULL);
+    sigaction(SIGPIPE, &ign, NULL);
+
+    struct stat st;
+    if (fstat(PIPE_FD, &st) != 0 || !S_ISFIFO(st.st_mode) || (fcntl(PIPE_FD, F_GETFL) & O_ACCMODE) != O_RDONLY) {
+        say("fd %d is not the read end of a pipe", PIPE_FD);
+        return EXIT_USAGE;
+    }
+    fcntl(PIPE_FD, F_SETFD, FD_CLOEXEC);
+    /* Non-blocking: once the owner is dead the guard reads what is left
+     * without waiting on a writer the owner may have leaked. */
+    fcntl(PIPE_FD, F_SETFL, fcntl(PIPE_FD, F_GETFL) | O_NONBLOCK);
+
+    if (getppid() != (pid_t)owner) {
+        say("the parent is %ld, not the owner %ld", (long)getppid(), owner);
+        return EXIT_NOT_OWNER;
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)owner, 0);
+    if (pidfd < 0) {
+        say("pidfd_open(%ld): %s", owner, strerror(errno));
+        return errno == ESRCH ? EXIT_NOT_OWNER : EXIT_SYS;
+    }
+    /* Still our parent after pidfd_open: the pidfd is the owner's. */
+    if (getppid() != (pid_t)owner) {
+        say("the owner %ld died during the start", owner);
+        return EXIT_NOT_OWNER;
+    }
+
+    if (setsid() < 0 && getsid(0) != getpid()) {
+        say("setsid: %s", strerror(errno));
+        return EXIT_SYS;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+        say("fork: %s", strerror(errno));
+        return EXIT_SYS;
+    }
+    if (child > 0)
+        _exit(EXIT_OK);
+
+    zoo_set_debug_level((ZooLogLevel)0);
+    zoo_set_log_stream(NULL);
+    say("guarding owner %ld (drain delay %ld ms%s)", owner, delay_ms, dry_run ? ", dry run" : "");
+
+    static char buf[MAX_LINE + 2];
+    size_t len = 0;
+    int64_t evidence = -1;
+    for (;;) {
+        struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = PIPE_FD, .events = POLLIN}};
+        int r = poll(p, 2, -1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            say("poll: %s", strerror(errno));
+            return EXIT_SYS;
+        }
+        if (p[0].revents) {
+            evidence = now_ms();
+            say("the owner's pidfd is readable: the owner is dead");
+            /* Records it wrote before it died are still in the pipe. */
+            if (read_pipe(buf, &len) < 0)
+                say("protocol error in the pipe's last records: closing what was read");
+            break;
+        }
+        if (p[1].revents) {
+            int rc = read_pipe(buf, &len);
+            if (rc < 0) {
+                say("protocol error on the pipe: exiting, nothing closed");
+                return EXIT_PROTOCOL;
+            }
+            if (rc > 0) {
+                evidence = now_ms();
+                say("EOF on the pipe; waiting up to %d ms for the pidfd", EOF_GRACE_MS);
+                if (!pidfd_readable(pidfd, EOF_GRACE_MS)) {
+                    say("the owner lives: it let go on purpose; exiting, nothing closed");
+                    return EXIT_OK;
+                }
+                say("the owner is dead (pidfd readable %lld ms after EOF)", (long long)(now_ms() - evidence));
+                break;
+            }
+        }
+    }
+
+    /* The drain delay, from the first evidence: the dead owner's last writes
+     * leave its socket buffers before its sessions end. */
+    int64_t left = evidence + delay_ms - now_ms();
+    if (left > 0) {
+        struct timespec ts = {.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    say("closing %zu session(s)", n_sessions);
+    close_all(dry_run);
+    say("done");
+    return EXIT_OK;
+}

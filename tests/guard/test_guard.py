@@ -1,0 +1,285 @@
+"""zkelect-guard (guard/zkelect-guard.c), the session guard helper of issue
+37, alone: an owner process (owner.py, kazoo sessions with ephemeral nodes,
+session timeout T = 10 s) starts it and hands it its sessions; the tests
+kill, stop and signal the owner and watch the nodes from another client.
+
+The guard closes a session only on evidence of the owner's death (its pidfd
+readable; or EOF on the pipe and then the pidfd): a SIGKILL, SIGSEGV or
+SIGABRT of the owner ends its nodes within the drain delay + 500 ms, far
+below T; a stopped owner, an owner that closes the pipe and a withdrawn
+session keep today's rules. The control (--dry-run: the guard does all but
+close) shows the first test catches a guard that does nothing.
+"""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+HERE = Path(__file__).resolve().parent
+T_MS = 10000          # the owner's session timeout
+DELAY_MS = 100        # the guard's default drain delay
+BOUND_MS = DELAY_MS + 500
+
+
+@pytest.fixture(scope="module")
+def guard_bin(build_dir):
+    b = build_dir / "guard" / "zkelect-guard"
+    if not (b.is_file() and os.access(b, os.X_OK)):
+        pytest.fail(f"{b} is missing: build it first (ninja -C {build_dir})", pytrace=False)
+    return str(b)
+
+
+def _stat(pid):
+    """Fields of /proc/PID/stat after the command name, or None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+    except OSError:
+        return None
+    return s[s.rindex(")") + 2:].split()
+
+
+def _alive(pid):
+    st = _stat(pid)
+    return st is not None and st[0] not in ("Z", "X")
+
+
+def _guards_of(guard_bin, owner_pid):
+    """Pids of the zkelect-guard processes started for owner_pid."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")[:-1]
+        except OSError:
+            continue
+        if argv and argv[0] == guard_bin.encode() and argv[-1] == str(owner_pid).encode():
+            found.append(int(d))
+    return found
+
+
+class Owner:
+    def __init__(self, guard_bin, zk, path, sessions=1, guard_args=()):
+        self.guard_bin = guard_bin
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "owner.py"), guard_bin, zk.connect_string, path,
+             "--sessions", str(sessions), "--timeout-ms", str(T_MS), "--", *guard_args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            start_new_session=True)            # its own group: test 5 signals it
+        self.info = json.loads(self.line(30))
+        self.pid = self.info["pid"]
+        assert self.info["guard_start_status"] == 0, self.info
+        self.guard = None
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            g = [p for p in _guards_of(guard_bin, self.pid) if _alive(p)]
+            if g:
+                assert len(g) == 1, g
+                self.guard = g[0]
+                break
+            time.sleep(0.01)
+        assert self.guard, "no zkelect-guard process for the owner"
+
+    def line(self, timeout=10):
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert r, f"the owner said nothing in {timeout} s"
+        got = self.proc.stdout.readline()
+        assert got, "the owner exited"
+        return got
+
+    def cmd(self, c, timeout=10):
+        self.proc.stdin.write(c + "\n")
+        self.proc.stdin.flush()
+        got = self.line(timeout)
+        assert got.startswith("ok"), got
+        return got.strip()
+
+    def node(self, i=0):
+        return self.info["sessions"][i][2]
+
+    def credentials(self, i=0):
+        sid, pw, _ = self.info["sessions"][i]
+        return sid, bytes.fromhex(pw)
+
+    def signal(self, sig):
+        os.kill(self.pid, sig)
+
+    def wait_dead(self, timeout=10):
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the owner {self.pid} did not exit in {timeout} s")
+
+    def cleanup(self, zk):
+        if self.proc.poll() is None:
+            os.kill(self.pid, signal.SIGCONT)
+            self.proc.kill()
+            self.proc.wait(10)
+        # Our own guards only: the one we found, if it still runs.
+        if self.guard and self.guard in _guards_of(self.guard_bin, self.pid) and _alive(self.guard):
+            os.kill(self.guard, signal.SIGKILL)
+        # Sessions the guard left open (the controls): closed with their
+        # credentials, so they do not linger for T.
+        for i in range(len(self.info["sessions"])):
+            c = KazooClient(hosts=zk.connect_string, client_id=self.credentials(i), timeout=T_MS / 1000)
+            try:
+                c.start(timeout=10)
+                c.stop()
+            except Exception:
+                pass
+            finally:
+                c.close()
+
+
+@pytest.fixture
+def owners(zk):
+    made = []
+    yield made
+    for o in made:
+        o.cleanup(zk)
+
+
+@pytest.fixture
+def start(guard_bin, zk, zk_path, owners):
+    def make(sessions=1, guard_args=()):
+        o = Owner(guard_bin, zk, zk_path, sessions, guard_args)
+        owners.append(o)
+        return o
+    return make
+
+
+def _watch_gone(kz, path):
+    """An Event set (with the monotonic time in .at) when path is deleted."""
+    ev = threading.Event()
+    ev.at = None
+
+    def w(event):
+        if event.type == "DELETED":
+            ev.at = time.monotonic()
+            ev.set()
+    assert kz.exists(path, watch=w) is not None, f"{path} is not there"
+    return ev
+
+
+def _wait_exit(pid, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT],
+                         ids=["SIGKILL", "SIGSEGV", "SIGABRT"])
+def test_owner_death_ends_its_nodes_within_the_drain_delay(start, kz, sig):
+    o = start()
+    gone = _watch_gone(kz, o.node())
+    t0 = time.monotonic()
+    o.signal(sig)
+    assert gone.wait(T_MS / 1000 / 2), f"{o.node()} still there {T_MS / 2000} s after the {sig.name}"
+    ms = (gone.at - t0) * 1000
+    print(f"\n{sig.name} of the owner -> its ephemeral node gone in {ms:.1f} ms "
+          f"(drain delay {DELAY_MS} ms, session timeout {T_MS} ms)")
+    assert ms <= BOUND_MS, f"{ms:.0f} ms"
+    o.wait_dead()
+    assert _wait_exit(o.guard, 5), "the guard did not exit after closing"
+
+
+def test_control_a_guard_that_closes_nothing_fails_the_bound(start, kz):
+    """--dry-run: the guard sees the death and closes nothing; the node
+    outlives drain delay + 500 ms by far, as it would with no guard."""
+    o = start(guard_args=["--dry-run"])
+    gone = _watch_gone(kz, o.node())
+    o.signal(signal.SIGKILL)
+    assert not gone.wait((BOUND_MS + 1000) / 1000), "gone without the guard closing it"
+    assert _wait_exit(o.guard, 5)
+    assert kz.exists(o.node()) is not None
+
+
+def test_a_stopped_owner_is_left_alone(start, kz):
+    o = start()
+    gone = _watch_gone(kz, o.node())
+    o.signal(signal.SIGSTOP)
+    try:
+        assert not gone.wait(2.0), "the guard closed the session of a stopped owner"
+        assert _alive(o.guard)
+    finally:
+        o.signal(signal.SIGCONT)
+    assert o.cmd("ping") == "ok CONNECTED"
+    # The guard still guards: a kill now ends the node at once.
+    t0 = time.monotonic()
+    o.signal(signal.SIGKILL)
+    assert gone.wait(5)
+    assert (gone.at - t0) * 1000 <= BOUND_MS
+
+
+def test_the_owner_closing_the_pipe_closes_nothing(start, kz):
+    o = start()
+    gone = _watch_gone(kz, o.node())
+    o.cmd("close-pipe")
+    # EOF with the owner alive: the guard exits quietly (within its 1 s wait
+    # on the pidfd), the session stays.
+    assert _wait_exit(o.guard, 3), "the guard did not exit on EOF"
+    assert not gone.wait(0.3)
+    assert o.cmd("ping") == "ok CONNECTED"
+    assert kz.exists(o.node()) is not None
+
+
+def test_a_withdrawn_session_is_not_closed(start, kz):
+    o = start(sessions=2)
+    gone0 = _watch_gone(kz, o.node(0))
+    gone1 = _watch_gone(kz, o.node(1))
+    o.cmd("del 0")
+    time.sleep(0.05)            # the DEL is in the pipe; let the guard read it
+    o.signal(signal.SIGKILL)
+    assert gone1.wait(5), "the session still guarded was not closed"
+    assert not gone0.wait((BOUND_MS + 500) / 1000), "the withdrawn session was closed"
+    assert kz.exists(o.node(0)) is not None
+
+
+def test_a_signal_to_the_owners_group_does_not_reach_the_guard(start, kz):
+    o = start()
+    gone = _watch_gone(kz, o.node())
+    st = _stat(o.guard)
+    # Its own session (setsid by the child the owner started): neither the
+    # owner's session nor its group.
+    assert int(st[3]) != os.getsid(o.pid), "the guard is in the owner's session"
+    assert int(st[2]) != o.info["pgid"]
+    t0 = time.monotonic()
+    os.killpg(o.info["pgid"], signal.SIGTERM)
+    assert gone.wait(5), "the node outlived the owner's group"
+    assert (gone.at - t0) * 1000 <= BOUND_MS
+    o.wait_dead()
+
+
+def test_the_guard_is_no_child_holds_nothing_of_the_owners_and_idles(start):
+    o = start()
+    st = _stat(o.guard)
+    assert int(st[1]) != o.pid, "the guard is a child of the owner"
+    fds = {}
+    for fd in os.listdir(f"/proc/{o.guard}/fd"):
+        fds[int(fd)] = os.readlink(f"/proc/{o.guard}/fd/{fd}")
+    assert set(fds) == {0, 1, 2, 3, 4}, fds
+    assert {fds[0], fds[1], fds[2]} == {"/dev/null"}, fds
+    assert fds[3] == f"pipe:[{o.info['pipe_ino']}]", fds
+    assert fds[4] == "anon_inode:[pidfd]", fds
+    # The owner's inheritable temporary file was closed.
+    assert all(str(o.info["extra_fd_ino"]) not in v for v in fds.values())
+    before = _stat(o.guard)
+    time.sleep(1.0)
+    after = _stat(o.guard)
+    cpu = lambda s: int(s[11]) + int(s[12])        # utime + stime
+    assert cpu(after) == cpu(before), "the guard used CPU while idle"
+    assert after[0] == "S", after[0]
