@@ -208,7 +208,8 @@ def one_run(a, ens, T, rep, upgrade_to):
             ens.wait_quorum(timeout=120)
             restarts.append({"server": i, "role": "leader" if i == q_leader else "follower",
                              "stop_ns": t_stop, "stopped_ms": ms(t_down - t_stop),
-                             "back_ns": time.time_ns(), "release": ens.server_release(i)})
+                             "back_ns": time.time_ns(), "release": ens.server_release(i),
+                             "srvr_version": ens.server_version(i)})
         el.settle(T / 1000.0)
         t_end = time.time_ns()
     finally:

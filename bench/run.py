@@ -929,7 +929,9 @@ def ops_section(R, res, meta, h):
         rel = ""
         if key == "upgrade":
             ups = sorted({r.get("upgrade_to") for r in all_runs if r.get("upgrade_to")})
-            rel = " from Debian's 3.8.0 to %s, one server at a time" % ", ".join(ups)
+            says = sorted({(x.get("srvr_version") or "?").split("-")[0] for r in all_runs for x in r["restarts"]})
+            rel = (" from Debian's 3.8.0 to %s, one server at a time (the restarted servers' srvr: %s; "
+                   "the ensemble runs mixed versions until the last restart)" % (", ".join(ups), ", ".join(says)))
         down = all_runs[0]["down_s"] if all_runs else OPS_DOWN_S
         body.p("%s Operations: %s" % (h, title))
         body.p()
