@@ -20,9 +20,10 @@ each session timeout T and each repeat:
 Meanwhile a probe thread opens a bare session every PROBE_EVERY_S on the
 first server that takes one (zkbed's wire protocol: connect, exists,
 closeSession), so the quorum's own unavailability is measured in the same
-run: per restart, from the stop until the end of the first successful probe
-after the last failed one (0 when no probe failed), within one probe
-interval. The exists round trip of the probes is the round trip of the
+run: per restart, its longest outage, a stretch of failed probes (every
+server refused or dropped the session) from the end of the last success
+before it (or the stop, if later) to the end of the first success after it;
+0 when no probe failed; within one probe interval. The exists round trip of the probes is the round trip of the
 targets.
 
 From the participants' own lines, between the first stop and the end:
@@ -42,7 +43,7 @@ import argparse
 import json
 import os
 import shlex
-import socket
+import signal
 import struct
 import sys
 import threading
@@ -109,14 +110,24 @@ class Prober(threading.Thread):
             self.samples.append((t0, time.time_ns(), ok))
             self.halt.wait(PROBE_EVERY_S)
 
-    def unavailable_ms(self, t_stop, t_back):
-        """From t_stop until the quorum serves again (see the module's doc)."""
-        fails = [s for s in self.samples if t_stop <= s[0] <= t_back and not s[2]]
-        if not fails:
-            return 0.0
-        last = max(s[0] for s in fails)
-        ok = next((s for s in self.samples if s[0] >= last and s[2]), None)
-        return ms((ok[1] if ok else t_back) - t_stop)
+    def outages(self, t_stop, t_back):
+        """The stretches of failed probes that began between t_stop and
+        t_back: [(from, to)], from the end of the last success before it
+        (or t_stop, if later) to the end of the first success after it
+        (or t_back)."""
+        out, start = [], None
+        prev_ok_end = t_stop
+        for t0, t1, ok in self.samples:
+            if ok:
+                if start is not None:
+                    out.append((start, t1))
+                    start = None
+                prev_ok_end = max(t_stop, t1)
+            elif t_stop <= t0 <= t_back and start is None:
+                start = max(t_stop, prev_ok_end)
+        if start is not None:
+            out.append((start, t_back))
+        return out
 
 
 def leadership(el, leader, t0, t_end):
@@ -217,7 +228,9 @@ def one_run(a, ens, T, rep, upgrade_to):
         el.stop()
     prober.join(5)
     for r in restarts:
-        r["unavailable_ms"] = prober.unavailable_ms(r["stop_ns"], r["back_ns"])
+        outs = prober.outages(r["stop_ns"], r["back_ns"])
+        r["outages"] = [{"at_ms": ms(a - t0), "ms": ms(b - a)} for a, b in outs]
+        r["unavailable_ms"] = max((ms(b - a) for a, b in outs), default=0.0)
         r["at_ms"] = ms(r["stop_ns"] - t0)
         r["back_ms"] = ms(r["back_ns"] - t0)
     rts = sorted(prober.rts)
@@ -250,6 +263,9 @@ def main():
     ap.add_argument("--upgrade-to", help="a rolling upgrade from Debian's 3.8 to this release")
     a = ap.parse_args()
     a.cmd = shlex.split(a.impl_cmd)
+    # A SIGTERM (bench/run.py's timeout, an operator) ends the participants
+    # and the ensemble on the way out (zkbed's own handler calls this one).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("rolling_restart: signal %d" % signum))
     Ts = [int(x) for x in a.timeouts.split(",") if x.strip()]
     from run import start_ensemble
     key = "upgrade" if a.upgrade_to else "operations"

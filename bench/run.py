@@ -961,9 +961,10 @@ def ops_section(R, res, meta, h):
                 row += ops_cells(by[i].get(t, []))
             rows.append(row)
         body.table(head, rows)
-        body.p("The quorum's own unavailability in the same runs: for each restart, from the stop until a "
-               "bare session (connect, exists, closeSession; one tried every %.0f ms on the first server "
-               "that takes it) is served again after the last probe that failed, 0 when none failed. "
+        body.p("The quorum's own unavailability in the same runs: a bare session (connect, exists, "
+               "closeSession) tried every %.0f ms on the first server that takes it; for each restart, its "
+               "longest outage: a stretch of probes that no server served, from the end of the last success "
+               "before it (or the stop, if later) to the end of the first success after it; 0 when none failed. "
                "Milliseconds per run, the three restarts in order (follower, follower, the quorum's "
                "leader); the round trip is the probes' median exists round trip."
                % (all_runs[0]["probe_every_ms"] if all_runs else 25))
