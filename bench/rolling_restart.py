@@ -112,7 +112,8 @@ class Prober(threading.Thread):
 
     def outages(self, t_stop, t_back):
         """The stretches of failed probes that began between t_stop and
-        t_back: [(from, to)], from the end of the last success before it
+        t_back, their first failed probe over by t_back (one that straddles
+        the next restart's stop is that restart's): [(from, to)], from the end of the last success before it
         (or t_stop, if later) to the end of the first success after it
         (or t_back)."""
         out, start = [], None
@@ -123,7 +124,7 @@ class Prober(threading.Thread):
                     out.append((start, t1))
                     start = None
                 prev_ok_end = max(t_stop, t1)
-            elif t_stop <= t0 <= t_back and start is None:
+            elif t_stop <= t0 and t1 <= t_back and start is None:
                 start = max(t_stop, prev_ok_end)
         if start is not None:
             out.append((start, t_back))
@@ -241,6 +242,8 @@ def one_run(a, ens, T, rep, upgrade_to):
            "probe_every_ms": PROBE_EVERY_S * 1000}
     if upgrade_to:
         out["upgrade_to"] = upgrade_to
+    # Every probe: start (ms from the first stop), duration (ms), served.
+    out["probe_samples"] = [[round(ms(a - t0), 1), round(ms(b - a), 1), int(ok)] for a, b, ok in prober.samples]
     out.update(leadership(el, leader, t0, t_end))
     print("%s T=%d #%d: lost %d (regained %d), changes %d, longest without a leader %.0f ms "
           "(gaps %s), overlaps %d | quorum unavailable %s ms"
