@@ -242,8 +242,14 @@ def one_run(a, ens, T, rep, upgrade_to):
            "probe_every_ms": PROBE_EVERY_S * 1000}
     if upgrade_to:
         out["upgrade_to"] = upgrade_to
-    # Every probe: start (ms from the first stop), duration (ms), served.
-    out["probe_samples"] = [[round(ms(a - t0), 1), round(ms(b - a), 1), int(ok)] for a, b, ok in prober.samples]
+    # The failed probes and the successes on either side of each (what the
+    # outages are computed from): start (ms from the first stop), duration
+    # (ms), served.
+    sm = prober.samples
+    keep = [k for k in range(len(sm)) if not sm[k][2] or (k > 0 and not sm[k - 1][2])
+            or (k + 1 < len(sm) and not sm[k + 1][2])]
+    out["probe_samples"] = [[round(ms(sm[k][0] - t0), 1), round(ms(sm[k][1] - sm[k][0]), 1), int(sm[k][2])]
+                            for k in keep]
     out.update(leadership(el, leader, t0, t_end))
     print("%s T=%d #%d: lost %d (regained %d), changes %d, longest without a leader %.0f ms "
           "(gaps %s), overlaps %d | quorum unavailable %s ms"
