@@ -2,6 +2,7 @@
 """./dev bench: libzkelect side by side with Curator and kazoo, plus the floor.
 
   bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle]
+               [--groups convergence,graceful,crash-pause-herd50,herd100,operations] [--upgrade]
   bench/run.py --build BUILD_DIR [--quick] --wan MS[,MS...] | --geo MS[,MS...]
   bench/run.py --report-only bench/results/raw/STAMP
 
@@ -14,6 +15,17 @@ the in-process C programs of this folder, then the C-client floors
 bench/results/<stamp>.md and bench/results/LATEST.md, with every raw result
 under bench/results/raw/<stamp>/. The C programs are built by Meson
 (bench/meson.build) into BUILD_DIR/bench.
+
+The operations group (--groups operations, issue 32; run last, on an
+ensemble of its own per library since it restarts the servers):
+bench/rolling_restart.py restarts the 3 servers in turn (followers first,
+the quorum's leader last, each down 2 s) under 3 participants of each
+library, at T = 6 s and 2 s, twice each (once with --quick), and measures
+the quorum's own unavailability in the same run with a bare session probe.
+--upgrade adds a rolling upgrade from Debian's 3.8 to the newest 3.9. Run
+alone (`--only libzkelect,curator,kazoo --groups operations`) it starts no
+shared ensemble and writes a report of its own; either way LATEST.md keeps
+it as a section of its own (a run without it keeps the last one).
 
 --wan MS[,MS...]: the side-by-side bench on a wide-area bed instead (see
 run_wan): every client link (the three libraries' participants and the C
@@ -44,6 +56,15 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The operations group (bench/rolling_restart.py, issue 32): a rolling
+# restart of the 3 servers, each down OPS_DOWN_S, at each session timeout,
+# OPS_REPEATS times per library; --upgrade adds a rolling upgrade from
+# Debian's 3.8 to UPGRADE_TO (bed/zkdist.py's newest 3.9).
+OPS_GROUP = "operations"
+OPS_TIMEOUTS_MS = (6000, 2000)
+OPS_REPEATS = 2
+OPS_DOWN_S = 2.0
+UPGRADE_TO = "3.9"
 REPO = os.path.dirname(HERE)
 IMPLS = ["libzkelect", "curator", "kazoo"]
 PARTS = IMPLS + ["floor", "micro", "scale", "idle"]
@@ -61,15 +82,16 @@ def log(msg):
     print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
 
 
-def start_ensemble(peer_links=False):
+def start_ensemble(peer_links=False, version=None):
     """The bench ensemble: ZooKeeper's defaults where the test bed relaxes
     them (fsync, preallocation), sessions up to the herd test's 20 s.
-    peer_links: the links between servers go through proxies (geo mode)."""
+    peer_links: the links between servers go through proxies (geo mode).
+    version: the server release (zkbed's Ensemble(version=...))."""
     try:
         from bed.zkbed import Ensemble
     except ImportError as e:
         sys.exit("bench: %s: tests/ must be on PYTHONPATH (./dev bench sets it)" % e)
-    ens = Ensemble(n=3, tick_ms=TICK_MS, init_limit=10, sync_limit=5, peer_links=peer_links,
+    ens = Ensemble(n=3, tick_ms=TICK_MS, init_limit=10, sync_limit=5, peer_links=peer_links, version=version,
                    extra_cfg={"maxSessionTimeout": 40 * TICK_MS, "forceSync": "yes",
                               "preAllocSize": 65536})
     ens.start()
@@ -190,7 +212,22 @@ def run_all(a):
     bad = [p for p in parts if p not in PARTS]
     if bad:
         sys.exit("bench: --only takes %s (not %s)" % (",".join(PARTS), ",".join(bad)))
-    stamp, raw, tmp, runlog, logdir, build, zkelect, meta = new_run(a, parts)
+    groups = driver_groups(a.quick)
+    names = [name for name, _ in groups] + [OPS_GROUP]
+    want = [g.strip() for g in a.groups.split(",")] if a.groups else names
+    bad = [g for g in want if g not in names]
+    if bad:
+        sys.exit("bench: --groups takes %s (not %s)" % (",".join(names), ",".join(bad)))
+    groups = [(name, args) for name, args in groups if name in want]
+    active = [i for i in IMPLS if i in parts]
+    ops = OPS_GROUP in want and bool(active)
+    if a.upgrade and not ops:
+        sys.exit("bench: --upgrade is a variant of the %s group (select it and a library)" % OPS_GROUP)
+    # Only the operations group: it starts ensembles of its own, and the
+    # report is its section alone (LATEST.md keeps the rest as it was).
+    ops_only = ops and not (groups and active) and not [p for p in parts if p not in IMPLS]
+    stamp, raw, tmp, runlog, logdir, build, zkelect, meta = new_run(
+        a, parts, groups=want, ops_only=ops_only, upgrade=a.upgrade)
 
     progs = c_programs(build)
     kazoo = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
@@ -209,11 +246,11 @@ def run_all(a):
     old = signal.signal(signal.SIGTERM, on_term)
     t_start = time.monotonic()
     try:
-        if not a.connect:
+        if not a.connect and not ops_only:
             log("starting the bench ensemble")
             ens = start_ensemble()
             log("ensemble up: %s" % ens.connect_string)
-        connect = a.connect or ens.connect_string
+        connect = a.connect or (ens.connect_string if ens else None)
 
         def prog(name, args, timeout):
             out = os.path.join(raw, name + ".json")
@@ -228,8 +265,7 @@ def run_all(a):
             prog("memcand", ["--sessions", "10", "--per-round", "1000", "--rounds", "3" if q else "5"], 900)
             prog("pausecheck", ["--trials", "2" if q else "5"], 600)
 
-        active = [i for i in IMPLS if i in parts]
-        if active:
+        if active and groups:
             # The first library to run would otherwise meet servers whose
             # request path has not been compiled yet (the JIT), and the
             # convergence group always starts with the same library: a
@@ -239,14 +275,6 @@ def run_all(a):
                             stdout_path=os.devnull)
             if rc != 0:
                 meta["failures"].append("the ensemble's warm-up (zkjoin) exited %d" % rc)
-        groups = driver_groups(a.quick)
-        if a.groups:
-            want = [g.strip() for g in a.groups.split(",")]
-            bad = [g for g in want if g not in [name for name, _ in groups]]
-            if bad:
-                sys.exit("bench: --groups takes %s (not %s)"
-                         % (",".join(name for name, _ in groups), ",".join(bad)))
-            groups = [(name, args) for name, args in groups if name in want]
         run_groups(groups, active, impl_cmd, impl_env, connect, raw, logdir, runlog, meta)
 
         if "floor" in parts:
@@ -297,6 +325,25 @@ def run_all(a):
             n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
             prog("scale", ["--candidacies", str(n), "--sessions", str(s),
                            "--failovers", "3" if a.quick else "10"], 1800)
+        if ops:
+            # Last: it starts an ensemble of its own per library (its
+            # servers are restarted), which the shared one would slow.
+            t_ops = time.monotonic()
+            variants = [None] + ([UPGRADE_TO] if a.upgrade else [])
+            for vi, upgrade_to in enumerate(variants):
+                for impl in active[vi % len(active):] + active[:vi % len(active)]:
+                    tag = "upgrade" if upgrade_to else "ops"
+                    cmd = ["/usr/bin/python3", os.path.join(HERE, "rolling_restart.py"),
+                           "--impl-cmd", impl_cmd[impl], "--name", impl,
+                           "--json", os.path.join(raw, "%s-%s.json" % (impl, tag)), "--log-dir", logdir,
+                           "--timeouts", ",".join(str(t) for t in OPS_TIMEOUTS_MS),
+                           "--repeats", "1" if a.quick else str(OPS_REPEATS), "--down", str(OPS_DOWN_S)]
+                    if upgrade_to:
+                        cmd += ["--upgrade-to", upgrade_to]
+                    rc = run_logged(cmd, runlog, 1800, env=impl_env.get(impl))
+                    if rc != 0:
+                        meta["failures"].append("%s %s: rolling_restart.py exited %d" % (impl, tag, rc))
+            meta["operations_elapsed_s"] = time.monotonic() - t_ops
 
     finally:
         signal.signal(signal.SIGTERM, old)
@@ -861,9 +908,185 @@ def write_floor(R, floor):
                      for k in ("read", "write", "delete", "watch", "getchildren")] for pl, v in floor.items()])
 
 
+# --------------------------------------------------------------------------
+# operations: the rolling restart (bench/rolling_restart.py)
+
+OPS_NAMES = {"libzkelect": "libzkelect", "curator": "Curator", "kazoo": "kazoo"}
+
+
+def ops_runs(res, key):
+    """{impl: {T: [run]}} of one variant ("operations" or "upgrade")."""
+    out = {}
+    for i in IMPLS:
+        for r in res[i].get(key, []):
+            out.setdefault(i, {}).setdefault(r["T_ms"], []).append(r)
+    return out
+
+
+def ops_cells(runs):
+    """lost, changes, longest without a leader, overlaps, the quorum's
+    longest unavailability: each run's value,
+    runs apart by " / "; "error" for a run that did not finish."""
+    def each(fn):
+        return " / ".join("error" if "error" in r else fn(r) for r in runs) if runs else "-"
+    return [each(lambda r: "%d%s" % (r["lost"], " (regained %d)" % r["regained"] if r["lost"] else "")),
+            each(lambda r: str(r["changes"])),
+            each(lambda r: "%.0f" % r["longest_no_leader_ms"]),
+            each(lambda r: str(r["overlaps"])),
+            each(lambda r: "%.0f" % r["quorum_unavailable_ms"])]
+
+
+def ops_section(R, res, meta, h):
+    """The operations tables and their targets (h: the heading prefix);
+    returns the target lines."""
+    targets = []
+
+    def target(ok, text):
+        targets.append("- **%s**: %s" % ("MET" if ok else ("NOT MET" if ok is False else "NOT MEASURED"), text))
+    body = Report()
+    for key, title in (("operations", "rolling restart"), ("upgrade", "rolling upgrade")):
+        by = ops_runs(res, key)
+        if not by:
+            continue
+        Ts = sorted({t for v in by.values() for t in v}, reverse=True)
+        all_runs = [r for v in by.values() for rs in v.values() for r in rs if "error" not in r]
+        rel = ""
+        if key == "upgrade":
+            ups = sorted({r.get("upgrade_to") for r in all_runs if r.get("upgrade_to")})
+            says = sorted({(x.get("srvr_version") or "?").split("-")[0] for r in all_runs for x in r["restarts"]})
+            rel = (" from Debian's 3.8.0 to %s, one server at a time (the restarted servers' srvr: %s; "
+                   "the ensemble runs mixed versions until the last restart)" % (", ".join(ups), ", ".join(says)))
+        down = all_runs[0]["down_s"] if all_runs else OPS_DOWN_S
+        body.p("%s Operations: %s" % (h, title))
+        body.p()
+        body.p("`./dev bench --groups %s%s` (bench/rolling_restart.py): 3 participants of each library "
+               "(one process and one session each) elect a leader on a fresh ensemble of the bench's "
+               "configuration (tickTime %d ms, fsync on); then every server is restarted in turn%s, the "
+               "followers first and the quorum's leader last, each stopped (SIGTERM), down %.0f s and "
+               "started again, the next once the quorum serves again; then T more seconds. From the "
+               "participants' own lines between the first stop and the end: leadership lost (LOST lines "
+               "of the first leader; regained: its own LEADER lines after), changes (LEADER lines of "
+               "another participant), the longest time with no participant leading, and overlaps (two "
+               "leading at once by their stamps); and the quorum's own longest unavailability in the same "
+               "run (below). One value per run, runs apart by \" / \"."
+               % (OPS_GROUP, " --upgrade" if key == "upgrade" else "", TICK_MS, rel, down))
+        body.p()
+        head = ["library"]
+        for t in Ts:
+            head += ["T = %g s: %s" % (t / 1000.0, c) for c in
+                     ("leadership lost", "changes", "longest without a leader (ms)", "overlaps",
+                      "quorum unavailable (ms)")]
+        rows = []
+        for i in IMPLS:
+            if i not in by:
+                continue
+            row = [OPS_NAMES[i]]
+            for t in Ts:
+                row += ops_cells(by[i].get(t, []))
+            rows.append(row)
+        body.table(head, rows)
+        body.p("The quorum's own unavailability in the same runs: a bare session (connect, exists, "
+               "closeSession) tried every %.0f ms on the first server that takes it; for each restart, its "
+               "longest outage: a stretch of probes that no server served, from the end of the last success "
+               "before it (or the stop, if later) to the end of the first success after it; 0 when none failed. "
+               "Milliseconds per run, the three restarts in order (follower, follower, the quorum's "
+               "leader); the round trip is the probes' median exists round trip."
+               % (all_runs[0]["probe_every_ms"] if all_runs else 25))
+        body.p()
+        qrows = []
+        for i in IMPLS:
+            for t in Ts:
+                for r in by.get(i, {}).get(t, []):
+                    if "error" in r:
+                        qrows.append([OPS_NAMES[i], "%g s" % (t / 1000.0), str(r["repeat"]), "error", "-", "-", "-"])
+                        continue
+                    qrows.append([OPS_NAMES[i], "%g s" % (t / 1000.0), str(r["repeat"]),
+                                  ", ".join("%.0f" % x["unavailable_ms"] for x in r["restarts"]),
+                                  f(r["probe_rt_ms"], 2),
+                                  ", ".join("%.0f at %.1f s" % (g["ms"], g["at_ms"] / 1000) for g in r["gaps"]) or "none",
+                                  ", ".join("%.1f-%.1f s" % (x["at_ms"] / 1000, x["back_ms"] / 1000)
+                                            for x in r["restarts"])])
+        body.table(["library", "T", "run", "quorum unavailable per restart (ms)", "round trip (ms)",
+                    "times without a leader (ms, at s from the first stop)",
+                    "restarts (stop - quorum serving again, s)"], qrows)
+        # Targets for libzkelect (lease mode), issue 32.
+        lz = by.get("libzkelect", {})
+        what = title
+        for t in Ts:
+            rs = lz.get(t, [])
+            if not rs:
+                target(None, "%s, T = %g s: libzkelect not run" % (what, t / 1000.0))
+                continue
+            err = any("error" in r for r in rs)
+            ok_rs = [r for r in rs if "error" not in r]
+            if t >= 6000:
+                ok = not err and all(r["lost"] == 0 and r["changes"] == 0 and r["overlaps"] == 0 for r in ok_rs)
+                target(ok, "%s, T = %g s: no loss, no change, no overlap: lost %s, changes %s, overlaps %s "
+                       "over %d run(s)%s" % (what, t / 1000.0, sum(r["lost"] for r in ok_rs),
+                                             sum(r["changes"] for r in ok_rs), sum(r["overlaps"] for r in ok_rs),
+                                             len(rs), " (a run failed)" if err else ""))
+            else:
+                within = [r["longest_no_leader_ms"] <= r["quorum_unavailable_ms"] + (r["probe_rt_ms"] or 0)
+                          for r in ok_rs]
+                ok = not err and all(r["changes"] == 0 and r["overlaps"] == 0 for r in ok_rs) and all(within)
+                target(ok, "%s, T = %g s: never another candidate, never an overlap, no leader for at most "
+                       "the quorum's unavailability + one round trip: changes %s, overlaps %s, longest "
+                       "without a leader vs the quorum's longest unavailability + round trip: %s%s"
+                       % (what, t / 1000.0, sum(r["changes"] for r in ok_rs), sum(r["overlaps"] for r in ok_rs),
+                          "; ".join("%.0f vs %.0f + %.1f ms" % (r["longest_no_leader_ms"], r["quorum_unavailable_ms"],
+                                                                 r["probe_rt_ms"] or 0) for r in ok_rs),
+                          " (a run failed)" if err else ""))
+    if meta.get("operations_elapsed_s"):
+        body.p("The operations group took %.0f s in this run (%s)." % (
+            meta["operations_elapsed_s"], "with the upgrade" if meta.get("upgrade") else "restarts only"))
+        body.p()
+    if not targets:
+        return []
+    R.p("%s Targets (issue 32, libzkelect in lease mode)" % h)
+    R.p()
+    R.lines += targets
+    R.p()
+    R.lines += body.lines
+    return targets
+
+
+def write_ops_report(raw, outdir, res, meta, stamp):
+    """The report of a run of the operations group alone."""
+    def body(h):
+        R = Report()
+        R.p("Generated by `./dev bench --only %s --groups %s%s%s` (bench/run.py) from `raw/%s/`; shared "
+            "2-core machine: the counts mean more than the milliseconds."
+            % (",".join(i for i in IMPLS if i in meta.get("parts", IMPLS)), OPS_GROUP,
+               " --upgrade" if meta.get("upgrade") else "", " --quick" if meta.get("quick") else "", stamp))
+        R.p()
+        R.table(["item", "value"], run_rows(meta) + [
+            ["participants", "libzkelect: `zkelect candidate` (release build, lease mode); Curator 5.4 "
+                             "LeaderLatch; kazoo 2.8 Election"],
+        ])
+        if meta.get("failures"):
+            R.p("**Failures in this run:** " + "; ".join(meta["failures"]) + " (see `raw/%s/run.log`)." % stamp)
+            R.p()
+        targets = ops_section(R, res, meta, h + "#")
+        return R, targets
+
+    title = "libzkelect operations benchmark: %s%s" % (stamp, " (quick: one run each)" if meta.get("quick") else "")
+    R, targets = body("#")
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, stamp + ".md"), "w") as fh:
+        fh.write("# %s\n\n" % title + "\n".join(R.lines) + "\n")
+    R2, _ = body("##")
+    update_latest(outdir, ops="## %s (`%s.md`)\n\n" % (title, stamp) + "\n".join(R2.lines) + "\n")
+    log("report: %s (and its section of LATEST.md)" % os.path.join(outdir, stamp + ".md"))
+    print("\n".join(targets))
+
+
 def write_report(raw, outdir):
     res, other, floor = load_raw(raw)
     meta = other.get("meta") or {}
+    stamp = os.path.basename(raw.rstrip("/"))
+    if meta.get("ops_only"):
+        write_ops_report(raw, outdir, res, meta, stamp)
+        return
     pc, il, mc = other.get("pausecheck"), other.get("isleader"), other.get("memcand")
     R = Report()
     conv_rows = convergence_rows(R, res, floor)
@@ -875,7 +1098,6 @@ def write_report(raw, outdir):
     memory_target(R, mc)
     sc = scale_target(R, other.get("scale"))
 
-    stamp = os.path.basename(raw.rstrip("/"))
     write_heading(R, stamp, meta)
     write_targets(R)
     write_convergence(R, conv_rows)
@@ -891,12 +1113,21 @@ def write_report(raw, outdir):
         R.p("Where the time goes and what would fix it: see [ANALYSIS.md](ANALYSIS.md) (profiles, written by hand).")
         R.p()
     text = "\n".join(R.lines) + "\n"
+    # The operations group, when it ran: the end of this report, and its own
+    # section of LATEST.md (kept by runs without it).
+    O = Report()
+    ops_targets = ops_section(O, res, meta, "##")
+    O2 = Report()
+    ops_section(O2, res, meta, "###")
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, stamp + ".md"), "w") as fh:
-        fh.write(text)
-    update_latest(outdir, loopback=text)  # keeps LATEST.md's WAN sections
+        fh.write(text + ("\n".join(O.lines) + "\n" if ops_targets else ""))
+    ops = None
+    if ops_targets:
+        ops = "## libzkelect operations benchmark: %s (`%s.md`)\n\n" % (stamp, stamp) + "\n".join(O2.lines) + "\n"
+    update_latest(outdir, loopback=text, ops=ops)  # keeps LATEST.md's other sections
     log("report: %s (and LATEST.md)" % os.path.join(outdir, stamp + ".md"))
-    print("\n".join(R.targets))
+    print("\n".join(R.targets + ops_targets))
 
 
 # --------------------------------------------------------------------------
@@ -1270,24 +1501,29 @@ def write_wan_report(raw, outdir):
 
 
 WAN_MODES = ("wan", "geo")
+# LATEST.md's sections between markers: each WAN mode's, the operations group's.
+SECTIONS = WAN_MODES + (OPS_GROUP,)
 
 
-def update_latest(outdir, loopback=None, wan=None):
+def update_latest(outdir, loopback=None, wan=None, ops=None):
     """Rewrite LATEST.md: the loopback report (given, or the one there) and
-    one section per WAN mode (given, or the one there), each between
-    markers so the next run of either kind can keep the other's."""
+    one section per WAN mode and one of the operations group (given, or the
+    one there), each between markers so the next run of any kind can keep
+    the others'."""
     path = os.path.join(outdir, "LATEST.md")
     old = open(path).read() if os.path.exists(path) else ""
     blocks = {}
-    for mode in WAN_MODES:
+    for mode in SECTIONS:
         m = re.search(r"\n?<!-- bench:%s begin -->\n(.*?)<!-- bench:%s end -->\n" % (mode, mode), old, re.S)
         if m:
             blocks[mode] = m.group(1)
             old = old[:m.start()] + old[m.end():]
     base = loopback if loopback is not None else old
     blocks.update(wan or {})
+    if ops is not None:
+        blocks[OPS_GROUP] = ops
     text = base
-    for mode in WAN_MODES:
+    for mode in SECTIONS:
         if mode in blocks:
             text += "\n<!-- bench:%s begin -->\n%s<!-- bench:%s end -->\n" % (mode, blocks[mode], mode)
     with open(path, "w") as fh:
@@ -1300,8 +1536,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer trials: a smoke run of a few minutes")
     ap.add_argument("--only", help="comma list of: " + ",".join(PARTS)
                     + "; with --wan/--geo: " + ",".join(IMPLS + ["floor"]))
-    ap.add_argument("--groups", help="comma list of the driver's groups to run (default all): "
-                    + ",".join(name for name, _ in driver_groups(False))
+    ap.add_argument("--groups", help="comma list of the groups to run (default all): "
+                    + ",".join(name for name, _ in driver_groups(False)) + "," + OPS_GROUP
                     + "; with --wan/--geo: " + ",".join(name for name, _ in wan_groups(False)))
     ap.add_argument("--connect", help="use this running ensemble instead of starting one (its "
                     "servers must answer the four-letter words mntr, wchs and wchp)")
@@ -1312,6 +1548,9 @@ def main():
                     help="the WAN bench: every client link delayed MS each way, for each MS")
     ap.add_argument("--geo", metavar="MS[,MS...]",
                     help="the WAN bench with the links between servers delayed MS each way too")
+    ap.add_argument("--upgrade", action="store_true",
+                    help="the %s group also runs a rolling upgrade from Debian's 3.8 to the newest %s"
+                    % (OPS_GROUP, UPGRADE_TO))
     ap.add_argument("--report-only", metavar="RAW_DIR", help="rewrite the report from a raw results folder")
     a = ap.parse_args()
     if a.report_only:
@@ -1326,6 +1565,8 @@ def main():
         ap.error("--build is required")
     if a.wan and a.geo:
         ap.error("--wan and --geo are two runs: give one")
+    if a.upgrade and (a.wan or a.geo):
+        ap.error("--upgrade belongs to the loopback bench's %s group" % OPS_GROUP)
     if a.connect and (a.wan or a.geo):
         ap.error("--wan/--geo start their own ensemble (not --connect)")
     if a.wan or a.geo:

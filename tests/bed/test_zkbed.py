@@ -419,3 +419,35 @@ def test_server_version_runs_the_beds_config(version, tmp_path):
         ens.wait_quorum(timeout=30)
     finally:
         ens.stop()
+
+
+@pytest.mark.fault
+@pytest.mark.skipif(not zkdist.is_cached(zkdist.NEWEST), reason=f"ZooKeeper {zkdist.NEWEST} is not cached")
+def test_start_server_as_another_version(tmp_path):
+    """A rolling upgrade's step: a server of a Debian 3.8 ensemble started
+    again as the newest 3.9 serves in the mixed quorum, keeps that version
+    over a later restart, also when restarted from another process (the
+    state file names it); the others still run 3.8."""
+    ens = Ensemble(n=3, version=zkdist.DEBIAN, base_dir=str(tmp_path / "zk"))
+    ens.start()
+    try:
+        follower = [i for i in range(3) if i != ens.leader_index()][0]
+        with pytest.raises(zkbed.ZkBedError, match="stop it before"):
+            ens.start_server(follower, version=zkdist.NEWEST)
+        ens.stop_server(follower)
+        ens.start_server(follower, timeout=60, version="3.9")
+        ens.wait_quorum(timeout=30)
+        assert ens.server_release(follower) == zkdist.NEWEST
+        assert ens.server_version(follower).split("-")[0] == zkdist.NEWEST
+        others = [i for i in range(3) if i != follower]
+        assert [ens.server_version(i).split("-")[0] for i in others] == [zkdist.DEBIAN_RELEASE] * 2
+        assert [ens.server_release(i) for i in others] == [zkdist.DEBIAN] * 2
+        assert zkbed.session_probe(ens.client_port(follower))[0] != 0
+        subprocess.run([sys.executable, CLI, "kill-server", "--dir", ens.base_dir,
+                        "--index", str(follower)], check=True, timeout=120, capture_output=True)
+        subprocess.run([sys.executable, CLI, "start-server", "--dir", ens.base_dir,
+                        "--index", str(follower)], check=True, timeout=120, capture_output=True)
+        assert ens.server_version(follower).split("-")[0] == zkdist.NEWEST
+        ens.wait_quorum(timeout=30)
+    finally:
+        ens.stop()

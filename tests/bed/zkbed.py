@@ -9,6 +9,7 @@ Library:
     ens.version                      # "debian" (3.8.0) or a release: "3.9.5"
     ens.connect_string               # "127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3"
     ens.stop_server(1); ens.start_server(1); ens.kill_server(ens.leader_index())
+    ens.stop_server(1); ens.start_server(1, version="3.9")   # a rolling upgrade's step
     ens.four(0, "wchc"); ens.mntr(0); ens.watch_counts()
     ens.stop()                       # idempotent; also at exit and on SIGTERM
 
@@ -870,7 +871,7 @@ class Ensemble:
                "-Dzookeeper.cnxTimeout=2000", "-Dzookeeper.electionPortBindRetry=2",
                "-Dorg.slf4j.simpleLogger.showDateTime=true",
                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-               "-cp", self._server_classpath(), MAIN_CLASS, os.path.join(s["dir"], "zoo.cfg")]
+               "-cp", s.get("classpath") or self._server_classpath(), MAIN_CLASS, os.path.join(s["dir"], "zoo.cfg")]
         log = open(os.path.join(s["dir"], "server.log"), "ab")
         try:
             log.write(f"==== zkbed: starting server {s['id']} at {time.strftime('%H:%M:%S')}\n".encode())
@@ -899,6 +900,12 @@ class Ensemble:
                 raise ZkBedError(f"ZooKeeper {self.version}: {e}") from None
         self._classpath = cp
         return cp
+
+    def server_release(self, i):
+        """The release server i was started as: the ensemble's version, or
+        the one a start_server(i, version=V) gave it."""
+        self._require_started()
+        return self._srv(i).get("zk_version") or self.version
 
     def server_version(self, i=None):
         """What a running server says it is (srvr's "Zookeeper version:"
@@ -992,13 +999,26 @@ class Ensemble:
 
     # -- single servers ------------------------------------------------------
 
-    def start_server(self, i, timeout=None):
+    def start_server(self, i, timeout=None, version=None):
         """Start server i again (same ports and data); return once it serves
-        and the quorum has a leader."""
+        and the quorum has a leader. version: run another release from now
+        on (a rolling upgrade: "debian", "3.9", "3.9.5", as Ensemble takes;
+        fetched on first use); the server keeps it over later restarts, and
+        server_release(i) names it."""
         self._require_started()
         timeout = START_TIMEOUT if timeout is None else timeout
+        if version is not None:
+            try:
+                v = zkdist.normalize(version)
+                cp = zkdist.classpath(v, tls=bool(self.tls))
+            except zkdist.ZkDistError as e:
+                raise ZkBedError(f"ZooKeeper {version}: {e}") from None
         with self._locked():
-            self._srv(i)
+            s = self._srv(i)
+            if version is not None:
+                if _is_ours(s["pid"], s["start_time"]):
+                    raise ZkBedError(f"server {i} runs: stop it before starting it as {v}")
+                s["zk_version"], s["classpath"] = v, cp
             self._spawn(i)
             self._save()
         try:
