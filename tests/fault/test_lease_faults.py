@@ -79,7 +79,6 @@ def test_leader_held_blackhole_shorter_than_lease_keeps_leading(zk, zk_path, pro
 
 
 @pytest.mark.parametrize("mode", ["lease", "strict"])
-@pytest.mark.zk_versions
 def test_leader_short_partition_then_reset(zk, zk_path, proxies, spawn, kz, mode):
     """A partition shorter than the lease that ends in a reset (discarded
     bytes leave a hole in the stream, so the connection cannot carry on):
@@ -142,7 +141,6 @@ def test_leader_short_partition_then_reset(zk, zk_path, proxies, spawn, kz, mode
     assert a.quit() == 0 and b.quit() == 0
 
 
-@pytest.mark.zk_versions
 def test_strict_leader_held_blackhole_past_disconnect(zk, zk_path, proxies, spawn, kz):
     """Strict mode, bytes held for longer than the client's read timeout
     (2T/3) but shorter than the session: the lease (T/2 - T/20) always runs

@@ -129,7 +129,6 @@ def test_watches_one_per_follower_and_one_wakeup_per_failover(zk, zk_path, zkele
             p.close()
 
 
-@pytest.mark.zk_versions
 def test_sigkill_leader_replaced_within_session_timeout(zk, zk_path, zkelect_bin, test_env):
     n = 4
     procs = [zkelect_candidate(zkelect_bin, test_env, zk.connect_string, zk_path, i)
