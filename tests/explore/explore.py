@@ -336,6 +336,25 @@ class Part:
         except (OSError, subprocess.TimeoutExpired) as ex:
             self.stacks = f"gdb failed: {ex!r}"
 
+    def pause(self):
+        """SIGSTOP, recorded in .stops; False when it is dead or stopped."""
+        if self.killed_mono is not None or self.stopped:
+            return False
+        self.stops.append([time.monotonic_ns(), None])
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        self.stopped = True
+        return True
+
+    def resume(self):
+        """SIGCONT of a pause (if it is still stopped: the calm may have
+        resumed it first), its end recorded."""
+        if not self.stopped:
+            return
+        if self.killed_mono is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+        self.stopped = False
+        self.stops[-1][1] = time.monotonic_ns()
+
     def kill(self):
         if self.killed_mono is None and self.proc.poll() is None:
             if self.stopped:
@@ -526,17 +545,8 @@ class Run:
                 later(s["dur"], lambda: ln.set_pass())
         elif k == "pstop":
             part = self.parts[s["p"]]
-            if part.killed_mono is None:
-                part.stops.append([time.monotonic_ns(), None])
-                os.kill(part.proc.pid, signal.SIGSTOP)
-                part.stopped = True
-
-                def cont(part=part):
-                    if part.killed_mono is None:
-                        os.kill(part.proc.pid, signal.SIGCONT)
-                    part.stopped = False
-                    part.stops[-1][1] = time.monotonic_ns()
-                later(s["dur"], cont)
+            if part.pause():
+                later(s["dur"], part.resume)
         elif k == "pkill":
             part = self.parts[s["p"]]
             part.kill()
@@ -661,16 +671,9 @@ class Run:
             time.sleep(dur)
             ln.set_pass()
             return
-        if part.killed_mono is not None or part.stopped:
-            return
-        part.stops.append([time.monotonic_ns(), None])
-        os.kill(part.proc.pid, signal.SIGSTOP)
-        part.stopped = True
-        time.sleep(dur)
-        if part.stopped and part.killed_mono is None:
-            os.kill(part.proc.pid, signal.SIGCONT)
-            part.stopped = False
-            part.stops[-1][1] = time.monotonic_ns()
+        if part.pause():
+            time.sleep(dur)
+            part.resume()
 
     def _close_session(self, p, c):
         """Another client presents the session id and password the link's
@@ -793,10 +796,7 @@ class Run:
                 for px in ln.proxies:
                     px.clear_rules()
         for part in self.parts:
-            if part.stopped and part.killed_mono is None:
-                os.kill(part.proc.pid, signal.SIGCONT)
-                part.stopped = False
-                part.stops[-1][1] = time.monotonic_ns()
+            part.resume()
         for p, part in enumerate(self.parts):
             if part.killed_mono is not None:
                 self.start_part(p)
