@@ -588,9 +588,12 @@ class Run:
                 perms = Permissions.ADMIN
             else:
                 perms = Permissions.READ | Permissions.ADMIN
-            if self._try(lambda: self.w.kz.set_acls(path, [ACL(perms, Id("world", "anyone"))])):
-                self.acl_changed.add(path)
-                later(s["dur"], lambda: self._open_acl(path))
+            # Restored whatever the call says: one that failed with
+            # ConnectionLoss may still have taken effect (seed 11 once kept
+            # a path closed to creates past the calm: no leader).
+            self.acl_changed.add(path)
+            self._try(lambda: self.w.kz.set_acls(path, [ACL(perms, Id("world", "anyone"))]))
+            later(s["dur"], lambda: self._open_acl(path))
         elif k in ("vol", "res", "des", "cbres"):
             self.parts[s["p"]].send(f"{k} {s['c']} {s['e']}")
         elif k == "resleader":
