@@ -982,20 +982,20 @@ void Candidacy::on_suspended() {
     if (client_.settings().leadership == Leadership::kStrict) depose(Reason::kSuspended);
 }
 
-void Candidacy::on_expired(bool nodes_gone) {
+void Candidacy::on_expired() {
     bool involved = want_ || !node_.empty() || !garbage_.empty();
     if (involved) emit(EventType::kExpired, Reason::kNone, "ZooKeeper session expired");
-    if (nodes_gone) {
-        // The server deleted every node of the session: nothing left to clean.
-        garbage_.clear();
-        abandoned_.clear();
-    } else if (!node_.empty() || state_ == State::kCreating || state_ == State::kRecovering) {
-        // Given up, not seen to expire: the node lives until the quorum
-        // expires the session. The next session deletes it (any session
-        // may), and RESIGNED waits for that as after any resign. A create
-        // in flight may have landed: found by its uuid. The next create
-        // takes a new uuid, or it would be taken for that garbage and
-        // deleted (the explorer's seed 780710230).
+    // Creates of an older session cannot land any more: its close is
+    // committed behind them. Keeps the set to one session's worth.
+    abandoned_.clear();
+    if (!node_.empty() || state_ == State::kCreating || state_ == State::kRecovering) {
+        // The node lives until the quorum commits the session's close, which
+        // may come after the word "expired" (client.h), or, for a session
+        // given up unconfirmed, after T. The next session deletes it (any
+        // session may; NONODE is as good), and RESIGNED waits for that as
+        // after any resign. A create in flight may have landed: found by its
+        // uuid. The next create takes a new uuid, or it would be taken for
+        // that garbage and deleted (the explorer's seed 780710230).
         garbage_[uuid_] = node_;
         if (node_.empty()) abandoned_.insert(uuid_);
         uuid_ = make_uuid();

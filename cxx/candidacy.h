@@ -45,7 +45,7 @@ public:
 
     void on_connected(bool new_session) override;
     void on_suspended() override;
-    void on_expired(bool nodes_gone) override;
+    void on_expired() override;
     void on_auth_failed() override;
     void on_node_event(int type, const std::string &path) override;
     void on_lease(int64_t until, int64_t rtt_us) override;

@@ -158,12 +158,12 @@ void Client::nudge_while_disconnected(uint64_t epoch) {
 void Client::give_up_unless_taken(uint64_t epoch) {
     // T from when the loop heard of the break, not from the last answer
     // before it: a process resumed from a long pause first lets the C client
-    // reconnect and hear EXPIRED, which says the nodes are gone.
+    // reconnect and hear EXPIRED, which settles the session at once.
     const int64_t t = int64_t(effective_timeout_ms()) * kNsPerMs;
     at(boottime_ns() + t, [this, epoch] {
         if (epoch != disconnect_epoch_ || connected() || !ever_connected_) return;
         bump(kExpiries);
-        end_of_session(false);
+        end_of_session();
         closer_.retire(open_session());
     });
 }
@@ -182,7 +182,7 @@ void Client::give_up_unless_taken(uint64_t epoch) {
 // all: tests/hostile's SPINS.)
 void Client::refuse_session(uint64_t gen) {
     if (gen != static_cast<uint64_t>(session_gen_.load()) || connected()) return;
-    if (ever_connected_) end_of_session(false);
+    if (ever_connected_) end_of_session();
     closer_.retire(open_session(false));
     reopen_after_refusal();
 }
@@ -198,13 +198,13 @@ void Client::reopen_after_refusal() {
 // timeout): for its candidacies it ended as if it expired. Nothing of it
 // may carry over to the next one: its nodes are not ours to check, its
 // touches prove nothing of the next session, its watches are gone.
-void Client::end_of_session(bool nodes_gone) {
+void Client::end_of_session() {
     interest_.clear();
-    leftovers_.clear();  // the session's end removed them
+    leftovers_.clear();  // the session's close removes them
     lease_.on_expired();
     std::vector<std::shared_ptr<Member>> ms;
     for (auto &[id, m] : members_) ms.push_back(m);
-    for (auto &m : ms) m->on_expired(nodes_gone);
+    for (auto &m : ms) m->on_expired();
 }
 
 void Client::keep_removing(const std::string &path) {
@@ -492,7 +492,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
         connected_.store(false, std::memory_order_release);
         bump(kExpiries);
-        end_of_session(true);
+        end_of_session();
         // The old handle is dead; a new session takes over. Its close runs
         // here, on the loop (it joins ZooKeeper's threads, which never wait
         // on us), or on the last query still holding it. A session that

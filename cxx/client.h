@@ -40,11 +40,13 @@ public:
     virtual ~Member() = default;
     virtual void on_connected(bool new_session) = 0;
     virtual void on_suspended() = 0;
-    // The session ended. nodes_gone: ZooKeeper said it expired, so its
-    // nodes are gone; false when the client gave it up unconfirmed (no
-    // server took it for T, or a live session was answered with timeout 0):
-    // its nodes live until the quorum expires it.
-    virtual void on_expired(bool nodes_gone) = 0;
+    // The session ended: ZooKeeper said it expired, or the client gave it
+    // up (no server took it for T, or a live session was answered with
+    // timeout 0). Either way its nodes may still be listed: the quorum
+    // deletes them when it commits the session's close, and a server says
+    // "expired" as soon as the session is marked closing, before that
+    // commit (the explorer's seed 573123428). Nothing of it carries over.
+    virtual void on_expired() = 0;
     virtual void on_auth_failed() = 0;
     virtual void on_node_event(int type, const std::string &path) = 0;
     // The session's lease now runs until `until` (a write was acknowledged;
@@ -194,7 +196,7 @@ private:
     void refuse_session(uint64_t gen);
     void reopen_after_refusal();
     void remove_leftover(const std::string &path);
-    void end_of_session(bool nodes_gone);
+    void end_of_session();
     void on_session_event(uint64_t gen, int state, int64_t stamp, const PeerAddr &peer);
     // After each new connection: read the server's tickTime (TickProbe),
     // or take what is known.

@@ -173,7 +173,7 @@ void Observer::on_suspended() {
     if (!stopped_) emit(EventType::kSuspended, "connection to ZooKeeper lost");
 }
 
-void Observer::on_expired(bool) {
+void Observer::on_expired() {
     if (!stopped_) emit(EventType::kExpired, "ZooKeeper session expired");
     ++gen_;
 }

@@ -9,6 +9,7 @@ through the next session, ahead of the new create, and RESIGNED waits for
 that as after any resign.
 """
 
+import os
 import time
 import uuid
 
@@ -82,3 +83,56 @@ def test_a_session_closed_from_outside_stops_leading_within_its_lease(api, handl
             f"the old leader answered 1 {late / 1e6:.0f} ms after its session was closed " \
             f"(lease {lease_ns / 1e6:.0f} ms)"
 
+
+
+
+def test_resigned_after_an_expiry_only_once_its_node_is_gone(api, handles, fresh_ensemble):
+    """ZooKeeper tells a reconnecting client its session expired as soon as
+    the quorum's leader marked it closing, before the quorum committed the
+    close that deletes its nodes. The explorer found it (seed 573123428: a
+    RESIGNED right after EXPIRED while the node was still listed 23-555 ms).
+    Here the commit is made slow (every byte between servers held 1.5 s each
+    way) and the client reconnects to the leader itself right after the
+    leader expired its session: RESIGNED must wait until the node is gone."""
+    ens = fresh_ensemble(n=3, peer_links=True, sync_limit=30)
+    # Held from the start: a quorum whose links slow down under it may lose
+    # its leader, and a new leader gives every session a fresh timeout.
+    ens.delay_links(1500)
+    time.sleep(1)
+    zl = ens.leader_index()
+    path = f"/t/expired-{uuid.uuid4().hex[:8]}"
+    kz = KazooClient(hosts=f"127.0.0.1:{ens.client_port(zl)}", timeout=10.0)
+    kz.start(timeout=15)
+    try:
+        with ProxiedEnsemble([ens.client_port(zl)]) as pe:
+            x = zkc.connected_client(api, handles, pe.connect_string, timeout_ms=T)
+            xe = zkc.new_election(api, handles, x, path, "x")
+            assert api.lib.zkelect_volunteer(xe) == 0
+            (old,) = zkc.until(lambda: kz.exists(path) and kz.get_children(path),
+                               "the candidacy's node", 20)
+            sid = pe.last_session()[0]
+            log_at = os.path.getsize(ens.log_path(zl))
+            pe.blackhole()
+            # The leader's word that it expired the session (and submitted
+            # its close) comes T after the silence began; the client gives
+            # it up itself only 2/3 T later.
+            zkc.until(lambda: _logged(ens.log_path(zl), log_at, f"Expiring session 0x{sid:x}"),
+                      "the leader expiring the session", T / 1000 + 3)
+            pe.set_pass()
+            _, seen = api.wait_event(xe, {"EXPIRED"}, 10)
+            assert "RECONNECTED" not in [d["type"] for d in seen]
+            assert api.lib.zkelect_resign(xe) == 0
+            api.wait_event(xe, {"RESIGNED"}, 20)
+            # The leader's own view, which applies the close only once the
+            # quorum committed it.
+            left = kz.get_children(path)
+            assert old not in left, f"RESIGNED while the expired session's node {old} remained"
+    finally:
+        kz.stop()
+        kz.close()
+
+
+def _logged(log, offset, text):
+    with open(log, "rb") as f:
+        f.seek(offset)
+        return text.encode() in f.read()
