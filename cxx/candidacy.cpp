@@ -1091,8 +1091,10 @@ void Candidacy::on_garbage_children(uint64_t, const Listing &r) {
             continue;
         }
         std::string name;
+        // Never our live node, whatever a uuid says: deleting it would
+        // depose us for nothing.
         for (const auto &child : r.children)
-            if (has_uuid(child, it->first)) name = child;
+            if (has_uuid(child, it->first) && child != node_) name = child;
         if (name.empty()) {
             it = garbage_.erase(it);  // abandoned_ still catches a late one
         } else {
