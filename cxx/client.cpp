@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "clock.h"
+#include "ensemble_config.h"
 #include "names.h"
 
 namespace zkelect {
@@ -35,7 +36,9 @@ std::shared_ptr<ZkPort> libzookeeper_port(const Settings &settings, WatchFn on_w
 }  // namespace
 
 Client::Client(const Settings &settings, PortFactory make_port)
-    : settings_(settings), make_port_(make_port ? std::move(make_port) : libzookeeper_port) {
+    : settings_(settings),
+      make_port_(make_port ? std::move(make_port) : libzookeeper_port),
+      hosts_in_use_(settings.hosts) {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     timer_fd_ = timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
     if (wake_fd_ < 0 || timer_fd_ < 0) {
@@ -97,8 +100,12 @@ std::shared_ptr<ZkPort> Client::open_session(bool connect) {
     connected_at_ = INT64_MAX;
     known_paths_.clear();
     leftovers_.clear();
+    // A session opened after the ensemble changed goes to its servers now:
+    // the ones zk.hosts named may all be gone.
+    Settings settings = settings_;
+    if (!learned_hosts_.empty()) settings.hosts = with_chroot(learned_hosts_, settings_.hosts);
     auto s = make_port_(
-        settings_,
+        settings,
         [this, gen](int type, int state, const std::string &path, int64_t stamp, int64_t floor,
                     int timeout_ms, const PeerAddr &peer) {
             // ZooKeeper's completion thread. A handshake bounds every lease
@@ -431,6 +438,7 @@ void Client::on_watch_event(uint64_t gen, int type, int state, const std::string
         on_session_event(gen, state, stamp, peer);
         return;
     }
+    if (path == ZOO_CONFIG_NODE && settings_.follow_hosts) read_ensemble_config();
     std::vector<uint64_t> ids;
     auto range = interest_.equal_range(path);
     for (auto it = range.first; it != range.second; ++it) ids.push_back(it->second);
@@ -442,6 +450,43 @@ void Client::on_watch_event(uint64_t gen, int type, int state, const std::string
             keep->on_node_event(type, path);
         }
     }
+}
+
+// Read on every connection (a watch lost with the connection is set again)
+// and on every change. Servers older than 3.5 answer ZNONODE; a read that
+// fails is tried again with the next connection.
+void Client::read_ensemble_config() {
+    const int64_t gen = session_gen_.load();
+    session_->get_config(on_loop([this, gen](Reply &&r) {
+        if (gen != session_gen_.load() || r.rc != ZOK) return;
+        apply_ensemble_config(r.data);
+    }));
+}
+
+void Client::apply_ensemble_config(const std::string &data) {
+    std::vector<std::string> hosts = ensemble_client_hosts(data);
+    if (hosts.empty()) return;  // nothing usable: keep what works
+    std::sort(hosts.begin(), hosts.end());
+    std::vector<std::string> current = learned_hosts_;
+    if (current.empty()) {
+        // Compared with zk.hosts as the user wrote it: no change, no move.
+        std::string list = settings_.hosts.substr(0, settings_.hosts.find('/'));
+        for (size_t at = 0; at <= list.size();) {
+            size_t comma = list.find(',', at);
+            if (comma == std::string::npos) comma = list.size();
+            if (comma > at) current.push_back(list.substr(at, comma - at));
+            at = comma + 1;
+        }
+        std::sort(current.begin(), current.end());
+    }
+    if (hosts == current) return;
+    std::string list = with_chroot(hosts, "");
+    // libzookeeper may move this session to another server to even out the
+    // load (a reconnect within the session, which the lease rides out).
+    if (session_->set_servers(list) != ZOK) return;
+    learned_hosts_ = std::move(hosts);
+    std::lock_guard<std::mutex> lock(hosts_mu_);
+    hosts_in_use_ = with_chroot(learned_hosts_, settings_.hosts);
 }
 
 void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const PeerAddr &peer) {
@@ -474,6 +519,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
         if (!first) bump(kReconnects);
         lease_.on_connected(first);
         ask_tick_time(peer);
+        if (settings_.follow_hosts) read_ensemble_config();
         for (const auto &path : leftovers_) remove_leftover(path);
         each([first](Member &m) { m.on_connected(first); });
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {

@@ -129,6 +129,12 @@ public:
     int64_t tick_time_ns() const { return tick_time_ns_.load(std::memory_order_relaxed); }
     void bump(Counter c) override { counters_[c].fetch_add(1, std::memory_order_relaxed); }
     const Settings &settings() const { return settings_; }
+    // Any thread: the connect string in use, zk.hosts until the ensemble's
+    // config named other servers (zk.hosts.follow).
+    std::string hosts() const {
+        std::lock_guard<std::mutex> lock(hosts_mu_);
+        return hosts_in_use_;
+    }
     size_t member_count() const { return member_count_.load(); }
     bool on_loop_thread() const { return std::this_thread::get_id() == loop_id_; }
     // Candidates of path in queue order, asked of ZooKeeper now. Blocks up
@@ -206,6 +212,10 @@ private:
     void nudge_while_disconnected(uint64_t epoch);
     void give_up_unless_taken(uint64_t epoch);
     void send_listing(const std::string &path);
+    // zk.hosts.follow: read /zookeeper/config (and watch it), and connect
+    // from now on to the servers it names.
+    void read_ensemble_config();
+    void apply_ensemble_config(const std::string &data);
     void probe();
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,
                         int64_t stamp, const PeerAddr &peer);
@@ -252,6 +262,11 @@ private:
     std::unordered_map<std::string, ListQueue> lists_;  // per path, this session
     std::set<std::string> known_paths_;                 // this session
     std::set<std::string> leftovers_;  // keep_removing's nodes, this session
+    // The servers /zookeeper/config last named (sorted), across sessions:
+    // a new session opens with them. Empty: zk.hosts as given.
+    std::vector<std::string> learned_hosts_;
+    mutable std::mutex hosts_mu_;
+    std::string hosts_in_use_;  // under hosts_mu_
     SessionLease lease_{*this};
     HandshakeCap handshake_cap_;
     // The server's tickTime: the request in flight (0: none), and, for

@@ -64,6 +64,9 @@ constexpr Key kKeys[] = {
     {"zk.tls.key.password", "", Kind::kTls, 0, 0, false,
      nullptr,
      nullptr},
+    {"zk.hosts.follow", "true", Kind::kChoice, 0, 0, false,
+     "true|false",
+     "zk.hosts.follow must be \"true\" or \"false\""},
 };
 // END gen/vocab.py keys
 
@@ -165,6 +168,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->log_level = choice - 1;  // keep|none|error|warn|info|debug: keep is -1
     } else if (key == "zk.probe.ticktime") {
         s->probe_ticktime = choice == 0;  // true|false
+    } else if (key == "zk.hosts.follow") {
+        s->follow_hosts = choice == 0;  // true|false
     }
     return {};
 }

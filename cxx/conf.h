@@ -27,6 +27,8 @@ struct Settings {
     // Read the connected server's tickTime after each new connection
     // (zk.probe.ticktime; TickProbe).
     bool probe_ticktime = true;
+    // Connect to the servers /zookeeper/config names (zk.hosts.follow).
+    bool follow_hosts = true;
     // zookeeper_init_ssl's "ca,cert,key[,password]"; empty: plain TCP.
     std::string tls;
 };

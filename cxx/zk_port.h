@@ -97,6 +97,13 @@ public:
     // While disconnected: make the next connection attempt go to the next
     // address of the host list. See Client::nudge_while_disconnected.
     virtual void try_next_server() = 0;
+    // Reads /zookeeper/config (whatever the chroot) and watches it: a
+    // change comes as a node event on that path.
+    virtual void get_config(ReplyFn fn) = 0;
+    // Replaces the host list (no chroot) the session connects to; it may
+    // move to another server (a reconnect within the session). ZooKeeper's
+    // code.
+    virtual int set_servers(const std::string &hosts) = 0;
 };
 
 // Makes the port of a new session: the settings, where its events go, the

@@ -278,6 +278,17 @@ void ZkSession::get(const std::string &path, bool watch, ReplyFn fn) {
     ZKE_SUBMIT(zoo_aget(zh_, path.c_str(), watch ? 1 : 0, &ZkSession::on_data, p));
 }
 
+// zoo_awgetconfig reads the config node past the chroot; the watch is ours
+// (on_watch), so its change comes in the one stream of events.
+void ZkSession::get_config(ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    ZKE_SUBMIT(zoo_awgetconfig(zh_, &ZkSession::on_watch, this, &ZkSession::on_data, p));
+}
+
+int ZkSession::set_servers(const std::string &hosts) {
+    return zh_ ? zoo_set_servers(zh_, hosts.c_str()) : ZOK;
+}
+
 void ZkSession::get_children(const std::string &path, bool watch, ReplyFn fn) {
     Pending *p = track(std::move(fn));
     ZKE_SUBMIT(zoo_aget_children(zh_, path.c_str(), watch ? 1 : 0, &ZkSession::on_strings, p));

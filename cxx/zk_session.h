@@ -58,6 +58,8 @@ public:
     int negotiated_timeout_ms() const override;
     int state() const override;  // zoo_state
     void try_next_server() override;
+    void get_config(ReplyFn fn) override;
+    int set_servers(const std::string &hosts) override;
 
 private:
     struct Pending;

@@ -259,6 +259,16 @@ typedef struct zkelect_participants zkelect_participants_t;
  *  - "zk.tls.cert"           PEM file of this client's certificate.
  *  - "zk.tls.key"            PEM file of this client's key.
  *  - "zk.tls.key.password"   the key's password, if it has one.
+ *  - "zk.hosts.follow"       "true" (default) or "false". Follow the
+ *                            ensemble's membership: after each connection the
+ *                            client reads /zookeeper/config (ZooKeeper 3.5+
+ *                            publishes the servers there, and dynamic
+ *                            reconfiguration changes it) and connects from
+ *                            then on to the servers it names, so an ensemble
+ *                            replaced one host at a time keeps every session.
+ *                            A server older than 3.5, a config without client
+ *                            addresses, or one that cannot be read changes
+ *                            nothing. "false" keeps the zk.hosts list as given.
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 

@@ -544,7 +544,7 @@ class Ensemble:
 
     def __init__(self, n=3, tick_ms=200, base_dir=None, init_limit=20, sync_limit=10,
                  heap="256m", extra_cfg=None, peer_links=False, tls=None, plain_port=True,
-                 server_cfg=None, version=None):
+                 server_cfg=None, version=None, reconfig=False, members=None):
         if n < 1:
             raise ValueError("n must be >= 1")
         if tick_ms < 10:
@@ -565,6 +565,16 @@ class Ensemble:
         # server_cfg: {index: {key: value}} for one server's zoo.cfg only
         # (e.g. a maxSessionTimeout that differs between servers).
         self.server_cfg = {int(k): dict(v) for k, v in (server_cfg or {}).items()}
+        # reconfig: dynamic reconfiguration on (ZooKeeper 3.5+; ACLs skipped
+        # so any client may reconfig), every server line with its client
+        # address. members: the servers of the first configuration, which
+        # start() starts; the others (members..n-1) know all n and join when
+        # started with start_server(i), as non-voting followers until a
+        # reconfig adds them (server_spec(i) is their line for it).
+        self.reconfig = bool(reconfig)
+        self.members = self.n if members is None else int(members)
+        if not 1 <= self.members <= self.n or (self.members < self.n and not self.reconfig):
+            raise ValueError("members must be 1..n, and below n only with reconfig=True")
         self.tls = dict(tls) if tls else None
         self.plain_port = bool(plain_port) or not tls
         # peer_links: every server reaches each peer's quorum and election
@@ -744,11 +754,11 @@ class Ensemble:
                     tried.update(ports)
                     with self._locked():
                         self._write_configs(ports)
-                        for i in range(self.n):
+                        for i in range(self.members):
                             self._spawn(i)
                         self._save()
                     try:
-                        self._wait(range(self.n), deadline)
+                        self._wait(range(self.members), deadline)
                         return self
                     except _PortClash:
                         if attempt == PORT_ATTEMPTS - 1:
@@ -821,6 +831,9 @@ class Ensemble:
                 "standaloneEnabled": "true",
                 "reconfigEnabled": "false",
             }
+            if self.reconfig:
+                cfg.update({"standaloneEnabled": "false", "reconfigEnabled": "true",
+                            "skipACL": "yes"})
             if self.tls:
                 cfg.update({
                     "secureClientPort": s["secure_port"],
@@ -837,15 +850,19 @@ class Ensemble:
             cfg.update(self.extra_cfg)
             cfg.update(self.server_cfg.get(i, {}))
             lines = [f"{k}={v}" for k, v in cfg.items()]
-            if self.n > 1:
+            if self.n > 1 or self.reconfig:
                 with open(os.path.join(s["dir"], "data", "myid"), "w") as f:
                     f.write(f"{s['id']}\n")
-                for j, o in enumerate(servers):
+                known = servers if i >= self.members else servers[:self.members]
+                for j, o in enumerate(known):
                     qp, ep = o["quorum_port"], o["election_port"]
                     if (i, j, "quorum") in self._links:
                         qp = self._links[(i, j, "quorum")].port
                         ep = self._links[(i, j, "election")].port
-                    lines.append(f"server.{o['id']}=127.0.0.1:{qp}:{ep}")
+                    line = f"server.{o['id']}=127.0.0.1:{qp}:{ep}"
+                    if self.reconfig:
+                        line += f":participant;127.0.0.1:{o['client_port']}"
+                    lines.append(line)
             with open(os.path.join(s["dir"], "zoo.cfg"), "w") as f:
                 f.write("\n".join(lines) + "\n")
         self._state = {"version": 1, "n": self.n, "tick_ms": self.tick_ms, "started": True,
@@ -1025,6 +1042,13 @@ class Ensemble:
             self._wait([i], time.monotonic() + timeout)
         except ZkBedError as e:
             raise ZkBedError(f"{e}\n{self._log_tails([i])}") from None
+
+    def server_spec(self, i):
+        """Server i's line in a dynamic configuration, as a reconfig that
+        adds it names it (reconfig=True)."""
+        s = self._srv(i)
+        return (f"server.{s['id']}=127.0.0.1:{s['quorum_port']}:{s['election_port']}"
+                f":participant;127.0.0.1:{s['client_port']}")
 
     def start_servers(self, idx, timeout=None):
         """Start servers idx again together (each one serves only once a
