@@ -677,9 +677,11 @@ void Candidacy::pred_deleted() {
 // an operator takes READ on our predecessor (or the node before it) away
 // from our identity, its deletion is never notified to us, and we would wait
 // in line while nobody leads (explorer seeds 903, 616487803). So while we
-// follow, an exists read, which needs no READ and sets no watch (no watcher
-// is added to any node: the herd rule holds), asks whether they are still
-// there; a node found gone counts as its deletion heard. A reply on our
+// follow, an exists read that sets no watch (no watcher is added to any
+// node: the herd rule holds) asks whether they are still there; a node
+// found gone counts as its deletion heard. "No node" comes READ or not;
+// while the node is there, some servers answer NOAUTH instead (3.8.6,
+// 3.9.5; docs/limits.md), which says it is there all the same. A reply on our
 // connection comes after every notification ZooKeeper sent before it, so a
 // deletion our armed watch does hear is handled first and the re-check's
 // reply then finds the neighbour changed or our state moved on.
