@@ -1120,7 +1120,10 @@ void Candidacy::finish_resign() {
     }
     set_state(State::kIdle);
     if (want_) {
-        // volunteer() came while the old node was going.
+        // volunteer() came while the old node was going: the resign is
+        // done all the same, and its RESIGNED comes before the new node's
+        // events. The phase stays the volunteer's (candidate).
+        emit(EventType::kResigned, Reason::kNone, "resigned: node removed");
         begin_enrollment();
         return;
     }

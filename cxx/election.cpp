@@ -30,7 +30,9 @@ int Election::volunteer() {
         std::lock_guard<std::mutex> lock(shared_->mu);
         Phase p = shared_->phase.load();
         if (p == Phase::kClosed) return kEClosed;
-        if (p != Phase::kIdle) return kEState;
+        // While a resign is carried out the volunteer queues behind it: the
+        // new node is made once the old one is gone (after RESIGNED).
+        if (p == Phase::kCandidate) return kEState;
         shared_->phase.store(Phase::kCandidate);
         shared_->last_error.store(0);
         n = ++shared_->commands;

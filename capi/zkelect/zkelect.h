@@ -457,9 +457,13 @@ ZKELECT_API int zkelect_election_destroy(zkelect_election_t *election);
  * Enter the election: create this candidacy's node and take part until
  * resigned or destroyed. Non-blocking: the outcome arrives as events
  * (FOLLOWING, ELECTED, ERROR). If the client is not connected yet, the
- * candidacy starts when it is. Returns 0, ZKELECT_ESTATE when already a
- * candidate (including while a resign is still being carried out),
- * ZKELECT_ECLOSED while closing, ZKELECT_EINVAL for NULL.
+ * candidacy starts when it is. Called while a resign is still being carried
+ * out (before its RESIGNED), it is queued behind it (since 1.2): the new
+ * node is made once the old one is gone, so the events come in order:
+ * RESIGNED, then FOLLOWING or ELECTED; a resign before the new node is
+ * made cancels it (one RESIGNED for both). Returns 0, ZKELECT_ESTATE when
+ * already a candidate, ZKELECT_ECLOSED while closing, ZKELECT_EINVAL for
+ * NULL.
  */
 ZKELECT_API int zkelect_volunteer(zkelect_election_t *election);
 
@@ -472,7 +476,7 @@ ZKELECT_API int zkelect_volunteer(zkelect_election_t *election);
  * permission on the election path), an ERROR event (ZKELECT_EAUTH) says so
  * once, the node stays and the delete is tried again once every session
  * timeout; RESIGNED comes only when the node is gone (the session's end
- * removes it), and until then a volunteer gets ZKELECT_ESTATE. Returns 0,
+ * removes it), and a volunteer meanwhile waits behind it. Returns 0,
  * ZKELECT_ESTATE when not a candidate (a second resign), ZKELECT_EINVAL for
  * NULL.
  */

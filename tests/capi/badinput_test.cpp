@@ -414,7 +414,12 @@ TEST_F(BadInput, WrongStateCalls) {
 
     ASSERT_EQ(zkelect_resign(e.get()), 0);
     EXPECT_EQ(zkelect_resign(e.get()), ZKELECT_ESTATE) << "resign twice";
-    EXPECT_EQ(zkelect_volunteer(e.get()), ZKELECT_ESTATE) << "volunteer while the resign runs";
+    // A volunteer while the resign runs queues behind it (1.2); a resign
+    // before its node is made cancels it again.
+    EXPECT_EQ(zkelect_volunteer(e.get()), 0) << "volunteer while the resign runs";
+    EXPECT_EQ(zkelect_volunteer(e.get()), ZKELECT_ESTATE) << "volunteer twice while resigning";
+    EXPECT_EQ(zkelect_is_leader(e.get()), 0) << "a queued volunteer leads";
+    ASSERT_EQ(zkelect_resign(e.get()), 0) << "resign of the queued volunteer";
     EXPECT_EQ(zkelect_fencing_token(e.get(), &tok), ZKELECT_ENOTLEADER) << "after resign";
     EXPECT_EQ(zkelect_await_leader(e.get(), 100), ZKELECT_ESTATE) << "after resign";
     EXPECT_EQ(zkelect_is_leader(e.get()), 0);

@@ -967,10 +967,13 @@ class Run:
         for (part, c, e, h, ev_mono, list_mono, found) in self.resigned:
             if not found:
                 continue
-            # A volunteer of the same handle after the RESIGNED makes a new node.
-            again = any(w[0] == "ACK" and w[1] == "vol" and int(w[2]) == c and int(w[3]) == e
-                        and int(w[4]) == h and int(w[5]) == 0 and int(w[6]) > ev_mono - 1
-                        for w in part.words())
+            # A volunteer of the same handle makes a new node: one after the
+            # RESIGNED, or one queued behind the resign (called after it).
+            mine = [w for w in part.words() if w[0] == "ACK" and len(w) >= 8
+                    and w[2:5] == [str(c), str(e), str(h)] and w[5] == "0"]
+            last_res = max((int(w[6]) for w in mine if w[1] in ("res", "cbres")
+                            and int(w[6]) < ev_mono), default=0)
+            again = any(w[1] == "vol" and int(w[6]) > last_res for w in mine)
             if not again:
                 self.violations.append((
                     "resigned-node", f"{part.name}.c{c}.e{e}.h{h}: RESIGNED while its node "

@@ -4,10 +4,11 @@ Deleting a child needs DELETE on the parent. An election path made by an
 operator with create, read and write for everyone but no delete lets a
 candidate join and lead, and refuses its resign's delete. docs/semantics.md:
 RESIGNED is reported only once no node of the candidacy is left. So the
-candidacy says why in an ERROR (ZKELECT_EAUTH), keeps resigning (a second
-volunteer is refused with ESTATE rather than queue behind its own node),
-and once the operator allows the delete, removes the node and reports
-RESIGNED. Before the fix it reported RESIGNED at once and left the node.
+candidacy says why in an ERROR (ZKELECT_EAUTH), keeps resigning (a
+volunteer meanwhile waits behind the resign: no second node while the first
+stays), and once the operator allows the delete, removes the node and
+reports RESIGNED, then makes the volunteer's node. Before the fix it
+reported RESIGNED at once and left the node.
 """
 
 import uuid
@@ -45,16 +46,20 @@ def test_refused_resign_keeps_resigning_until_the_node_is_gone(api, handles, zk,
     # No RESIGNED while the node is there, and no second node queued
     # behind it.
     assert api.next_event(e, 2 * T) is None
+    assert lib.zkelect_volunteer(e) == 0     # queued behind the resign
     assert lib.zkelect_volunteer(e) == ESTATE
+    assert api.next_event(e, T) is None
+    kz.sync(path)
+    (old,) = kz.get_children(path)
     # The operator allows the delete: the retry (once a session timeout)
-    # removes the node, then RESIGNED.
+    # removes the node, then RESIGNED, then the queued volunteer's node.
     kz.set_acls(path, OPEN_ACL_UNSAFE)
     ev, seen = api.wait_event(e, {"RESIGNED", "ERROR"}, 3 * T / 1000 + 5)
     assert ev["type"] == "RESIGNED", seen
-    kz.sync(path)  # kazoo may sit on another server than the client
-    assert kz.get_children(path) == []
-    assert lib.zkelect_volunteer(e) == 0
     api.wait_event(e, {"ELECTED"}, 10)
+    kz.sync(path)  # kazoo may sit on another server than the client
+    (new,) = kz.get_children(path)
+    assert new != old
 
 
 def test_a_destroyed_handle_whose_delete_is_refused_leaves_no_node_once_allowed(api, handles, zk, kz):
