@@ -203,11 +203,17 @@ TEST(Interleaving, ErrorDuringResignKeepsOnePhaseWriter) {
         g1.open();
         ASSERT_TRUE(g2.reached());
         // The loop has handled the failure and waits at g2; the resign is
-        // not carried out yet, so the user may not volunteer.
+        // not carried out yet: a volunteer queues behind it (1.2), a
+        // second one is refused.
         ASSERT_TRUE(eventually([&] { return e.shared().last_error.load() != 0; }));
-        EXPECT_EQ(e.volunteer(), kEState) << "volunteer accepted before the queued resign ran";
+        EXPECT_EQ(e.volunteer(), kOk) << "volunteer refused while the resign is queued";
+        EXPECT_EQ(e.volunteer(), kEState) << "a second volunteer accepted";
         g2.open();
+        // The resign's RESIGNED, then the queued volunteer's create fails
+        // the same way: ERROR, and the stop's RESIGNED; then idle, once.
         std::vector<EventType> seen;
+        ASSERT_TRUE(wait_for(e, EventType::kResigned, 10000, &seen));
+        ASSERT_TRUE(wait_for(e, EventType::kError, 10000, &seen));
         ASSERT_TRUE(wait_for(e, EventType::kResigned, 10000, &seen));
         ASSERT_TRUE(eventually([&] { return e.shared().phase.load() == Phase::kIdle; }));
 

@@ -25,11 +25,14 @@ def _join_in_order(procs, ids, timeout=20):
 
 
 def _watches(zk):
-    """{session: set(paths)} of data watches over every server."""
+    """{session: set(paths)} of data watches on election nodes over every
+    server. Each client also watches /zookeeper/config (zk.hosts.follow): one
+    watch a session, on the ensemble's membership, which changes only when an
+    operator reconfigures it; not counted here."""
     out = {}
     for i in range(zk.n):
         for s, paths in zk.wchc(i).items():
-            out.setdefault(s, set()).update(paths)
+            out.setdefault(s, set()).update(p for p in paths if p != "/zookeeper/config")
     return out
 
 
