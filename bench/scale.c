@@ -10,7 +10,12 @@
  * Every check of "exactly one leader" is made on the event states, and
  * zkelect_is_leader() is cross-checked on every handle at the end.
  *
- *   scale --connect HOSTS [--candidacies C] [--sessions S] [--failovers F]
+ * --own-paths 1: each candidacy alone in an election of its own (per-shard
+ * leadership, issue 35): convergence is every one ELECTED, there are no
+ * failovers, and the figures per election (resident memory beyond the
+ * sessions', join, teardown) are the point.
+ *
+ *   scale --connect HOSTS [--candidacies C] [--sessions S] [--failovers F] [--own-paths 0|1]
  * Prints one JSON object on stdout.
  */
 #include "bcommon.h"
@@ -21,9 +26,12 @@ static int ncand;
 static zkelect_client_t **cl;
 static int nsess;
 
+static int own_paths;
+
 static int converged(struct fleet *f, void *arg)
 {
     (void)arg;
+    if (own_paths) return f->counts[ST_ELECTED] == f->n;
     return f->counts[ST_ELECTED] == 1 && f->counts[ST_FOLLOWING] == f->n - 1;
 }
 
@@ -82,6 +90,8 @@ int main(int argc, char **argv)
     nsess = (int)opt_long(argc, argv, "--sessions", 100);
     int nfail = (int)opt_long(argc, argv, "--failovers", 5);
     int timeout_ms = (int)opt_long(argc, argv, "--timeout-ms", 600000);
+    own_paths = (int)opt_long(argc, argv, "--own-paths", 0);
+    if (own_paths) nfail = 0;
     if (ncand < 2 || nsess < 1 || nfail > 1000) die("bad options");
     raise_nofile();
 
@@ -90,6 +100,7 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsess; s++) cl[s] = client_open(hosts, 10000);
     for (int s = 0; s < nsess; s++) client_wait(cl[s]);
     double connect_ms = (mono_ns() - t) / 1e6;
+    long rss_sessions = rss_kib();
 
     char path[128], id[32];
     snprintf(path, sizeof path, "/zkelect_bench_scale_%d/e", (int)getpid());
@@ -98,6 +109,7 @@ int main(int argc, char **argv)
     t = mono_ns();
     for (int i = 0; i < ncand; i++) {
         snprintf(id, sizeof id, "c%d", i);
+        if (own_paths) snprintf(path, sizeof path, "/zkelect_bench_scale_%d/e%d", (int)getpid(), i);
         fleet_add(&f, i, cl[i % nsess], path, id);
     }
     double create_ms = (mono_ns() - t) / 1e6;
@@ -158,13 +170,13 @@ int main(int argc, char **argv)
     /* cross-check the event view against is_leader on every handle */
     int leaders_now = 0;
     for (int i = 0; i < ncand; i++) leaders_now += zkelect_is_leader(f.e[i]);
-    if (leaders_now != 1 || !converged(&f, NULL)) ok = 0;
+    if (leaders_now != (own_paths ? ncand : 1) || !converged(&f, NULL)) ok = 0;
     long rss_after = rss_kib();
 
-    printf("{\"candidacies\": %d, \"sessions\": %d, \"connect_ms\": %.1f, \"create_handles_ms\": %.1f, "
+    printf("{\"candidacies\": %d, \"sessions\": %d, \"own_paths\": %s, \"connect_ms\": %.1f, \"create_handles_ms\": %.1f, "
            "\"volunteer_calls_ms\": %.1f, \"converge_ms\": %.1f, \"first_elected_ms\": %.1f, "
            "\"converge_requests\": %llu, \"failover_ms\": [",
-           ncand, nsess, connect_ms, create_ms, volunteer_calls_ms, conv_ms, first_elected_ms,
+           ncand, nsess, own_paths ? "true" : "false", connect_ms, create_ms, volunteer_calls_ms, conv_ms, first_elected_ms,
            (unsigned long long)rq_conv);
     for (int k = 0; k < nfail; k++) printf("%s%.3f", k ? ", " : "", fo[k]);
     printf("], \"rejoin_ms\": [");
@@ -172,8 +184,10 @@ int main(int argc, char **argv)
     printf("], \"failover_requests\": [");
     for (int k = 0; k < nfail; k++) printf("%s%llu", k ? ", " : "", (unsigned long long)fo_rq[k]);
     printf("], \"is_leader_count_at_end\": %d, \"correct\": %s, \"errors\": %ld, "
-           "\"rss_kib_before_volunteer\": %ld, \"rss_kib_end\": %ld",
-           leaders_now, ok ? "true" : "false", f.errors, rss_before, rss_after);
+           "\"rss_kib_sessions_only\": %ld, \"rss_kib_before_volunteer\": %ld, \"rss_kib_end\": %ld, "
+           "\"rss_bytes_per_candidacy\": %.0f",
+           leaders_now, ok ? "true" : "false", f.errors, rss_sessions, rss_before, rss_after,
+           (rss_after - rss_sessions) * 1024.0 / ncand);
     fflush(stdout);
 
     t = mono_ns();
