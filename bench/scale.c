@@ -15,12 +15,37 @@
  * failovers, and the figures per election (resident memory beyond the
  * sessions', join, teardown) are the point.
  *
+ * --teardown resign-first: each session's thread resigns all its candidacies
+ * before it destroys them (the default, destroy, destroys one by one).
+ *
  *   scale --connect HOSTS [--candidacies C] [--sessions S] [--failovers F] [--own-paths 0|1]
+ *         [--teardown destroy|resign-first]
  * Prints one JSON object on stdout.
  */
 #include "bcommon.h"
 
+#include <malloc.h>
 #include <pthread.h>
+
+/* malloc's bytes in use: what RSS keeps of a transient peak is not in it. */
+static long heap_kib(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return (long)((m.uordblks + m.hblkhd) / 1024);
+}
+
+/* The peak resident set (VmHWM), in KiB. */
+static long peak_rss_kib(void)
+{
+    char line[256];
+    long v = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld", &v) == 1) break;
+    fclose(f);
+    return v;
+}
 
 static int ncand;
 static zkelect_client_t **cl;
@@ -66,11 +91,17 @@ static uint64_t requests(void)
     return sum;
 }
 
-/* Teardown one session per thread: each destroy waits for its own delete. */
+/* Teardown one session per thread: each destroy waits for its own delete.
+ * resign_first: every candidacy of the session resigns first (a resign does
+ * not wait: the deletes go out back to back), then each destroy waits only
+ * for a delete already on its way. */
 static struct fleet *tear_fleet;
+static int resign_first;
 static void *tear_session(void *arg)
 {
     int s = (int)(intptr_t)arg;
+    if (resign_first)
+        for (int i = s; i < ncand; i += nsess) zkelect_resign(tear_fleet->e[i]);
     for (int i = s; i < ncand; i += nsess) zkelect_election_destroy(tear_fleet->e[i]);
     zkelect_client_destroy(cl[s]);
     return NULL;
@@ -92,6 +123,9 @@ int main(int argc, char **argv)
     int timeout_ms = (int)opt_long(argc, argv, "--timeout-ms", 600000);
     own_paths = (int)opt_long(argc, argv, "--own-paths", 0);
     if (own_paths) nfail = 0;
+    const char *teardown = opt(argc, argv, "--teardown", "destroy");
+    if (strcmp(teardown, "destroy") && strcmp(teardown, "resign-first")) die("bad --teardown");
+    resign_first = strcmp(teardown, "resign-first") == 0;
     if (ncand < 2 || nsess < 1 || nfail > 1000) die("bad options");
     raise_nofile();
 
@@ -171,7 +205,7 @@ int main(int argc, char **argv)
     int leaders_now = 0;
     for (int i = 0; i < ncand; i++) leaders_now += zkelect_is_leader(f.e[i]);
     if (leaders_now != (own_paths ? ncand : 1) || !converged(&f, NULL)) ok = 0;
-    long rss_after = rss_kib();
+    long rss_after = rss_kib(), heap_after = heap_kib(), rss_peak = peak_rss_kib();
 
     printf("{\"candidacies\": %d, \"sessions\": %d, \"own_paths\": %s, \"connect_ms\": %.1f, \"create_handles_ms\": %.1f, "
            "\"volunteer_calls_ms\": %.1f, \"converge_ms\": %.1f, \"first_elected_ms\": %.1f, "
@@ -185,9 +219,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < nfail; k++) printf("%s%llu", k ? ", " : "", (unsigned long long)fo_rq[k]);
     printf("], \"is_leader_count_at_end\": %d, \"correct\": %s, \"errors\": %ld, "
            "\"rss_kib_sessions_only\": %ld, \"rss_kib_before_volunteer\": %ld, \"rss_kib_end\": %ld, "
-           "\"rss_bytes_per_candidacy\": %.0f",
+           "\"rss_bytes_per_candidacy\": %.0f, \"heap_kib_end\": %ld, \"rss_kib_peak\": %ld",
            leaders_now, ok ? "true" : "false", f.errors, rss_sessions, rss_before, rss_after,
-           (rss_after - rss_sessions) * 1024.0 / ncand);
+           (rss_after - rss_sessions) * 1024.0 / ncand, heap_after, rss_peak);
     fflush(stdout);
 
     t = mono_ns();
@@ -195,6 +229,6 @@ int main(int argc, char **argv)
     pthread_t *th = calloc(nsess, sizeof *th);
     for (int s = 0; s < nsess; s++) pthread_create(&th[s], NULL, tear_session, (void *)(intptr_t)s);
     for (int s = 0; s < nsess; s++) pthread_join(th[s], NULL);
-    printf(", \"teardown_ms\": %.1f}\n", (mono_ns() - t) / 1e6);
+    printf(", \"teardown\": \"%s\", \"teardown_ms\": %.1f}\n", teardown, (mono_ns() - t) / 1e6);
     return ok ? 0 : 1;
 }
