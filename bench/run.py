@@ -10,8 +10,9 @@ Starts a 3-server ZooKeeper ensemble on loopback (tests/bed/zkbed.py, tickTime
 500 ms, sessions of 1-20 s, fsync on), runs the driver bench/election_bench.py
 for `zkelect candidate`, Curator's LeaderLatch and kazoo's Election (the
 participants in bench/participants/) with the same options in the same run,
-the in-process C programs of this folder, then the C-client floors
-(bench/zkfloor.c, bench/zkjoin.c), stops the ensemble (by PID, also on failure) and writes
+the in-process C programs of this folder (the scale part: also E elections
+on one session, each alone on its path, beside bench/zkbulk.c's pipelined
+creates and deletes), then the C-client floors (bench/zkfloor.c, bench/zkjoin.c), stops the ensemble (by PID, also on failure) and writes
 bench/results/<stamp>.md and bench/results/LATEST.md, with every raw result
 under bench/results/raw/<stamp>/. The C programs are built by Meson
 (bench/meson.build) into BUILD_DIR/bench.
@@ -75,6 +76,9 @@ FLOOR_PLACEMENT = "ensemble: full connect string (random, like the participants)
 IDLE_FLOOR_MS = 100
 # N of the convergence burst floor (bench/zkjoin.c).
 JOIN_FLOOR_NS = (10, 50, 100)
+# The scale part's elections on one session, each on a path of its own
+# (issue 35); --quick runs the first only.
+SHARD_ES = (1000, 10000)
 IDLE_FLOOR_PLACEMENT = "ensemble idle %d ms before each delete" % IDLE_FLOOR_MS
 
 
@@ -155,6 +159,7 @@ def c_programs(build):
              for name in ("isleader", "memcand", "scale", "pausecheck", "idlehold")}
     progs["zkfloor"] = os.path.join(build, "bench", "zkfloor")
     progs["zkjoin"] = os.path.join(build, "bench", "zkjoin")
+    progs["zkbulk"] = os.path.join(build, "bench", "zkbulk")
     missing = [p for p in progs.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit("bench: %s missing (ninja -C %s builds them)" % (", ".join(missing), build))
@@ -252,8 +257,8 @@ def run_all(a):
             log("ensemble up: %s" % ens.connect_string)
         connect = a.connect or (ens.connect_string if ens else None)
 
-        def prog(name, args, timeout):
-            out = os.path.join(raw, name + ".json")
+        def prog(name, args, timeout, out_name=None):
+            out = os.path.join(raw, (out_name or name) + ".json")
             rc = run_logged([progs[name], "--connect", connect] + args, runlog, timeout,
                             stdout_path=out)
             if rc != 0:
@@ -325,6 +330,19 @@ def run_all(a):
             n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
             prog("scale", ["--candidacies", str(n), "--sessions", str(s),
                            "--failovers", "3" if a.quick else "10"], 1800)
+            # Issue 35: E elections, each alone on a path of its own, on ONE
+            # session (per-shard leadership), torn down both ways; beside it
+            # the floor, as many creates and deletes pipelined by the bare
+            # C client on one session.
+            for e in SHARD_ES[:1] if a.quick else SHARD_ES:
+                for td in ("destroy", "resign-first"):
+                    prog("scale", ["--candidacies", str(e), "--sessions", "1", "--own-paths", "1",
+                                   "--teardown", td], 900, out_name="shards_%d_%s" % (e, td))
+                rc = run_logged([progs["zkbulk"], "--connect", connect, "--count", str(e),
+                                 "--label", FLOOR_PLACEMENT], runlog, 900,
+                                stdout_path=os.path.join(raw, "bulk_%d.txt" % e))
+                if rc != 0:
+                    meta["failures"].append("zkbulk --count %d exited %d" % (e, rc))
         if ops:
             # Last: it starts an ensemble of its own per library (its
             # servers are restarted), which the shared one would slow.
@@ -861,6 +879,64 @@ def write_in_process(R, il, mc, sc):
         ])
 
 
+def read_shards(raw):
+    """{E: {"destroy": scale JSON, "resign-first": ..., "bulk": {creates_ms,
+    deletes_ms}}} of the shards runs (issue 35)."""
+    out = {}
+    for e in SHARD_ES:
+        row = {}
+        for td in ("destroy", "resign-first"):
+            p = os.path.join(raw, "shards_%d_%s.json" % (e, td))
+            if os.path.exists(p):
+                try:
+                    row[td] = json.load(open(p))
+                except ValueError:
+                    pass
+        p = os.path.join(raw, "bulk_%d.txt" % e)
+        if os.path.exists(p):
+            for line in open(p):
+                m = re.match(r"BULK (creates|deletes) n=\d+ ms=([0-9.]+)", line)
+                if m:
+                    row.setdefault("bulk", {})[m.group(1) + "_ms"] = float(m.group(2))
+        if row:
+            out[e] = row
+    return out
+
+
+def write_shards(R, sh):
+    """E elections, each alone on its path, on one session, beside the
+    floor (bench/zkbulk.c)."""
+    if not sh:
+        return
+    R.p("## Many elections on one session (issue 35)")
+    R.p()
+    R.p("`bench/scale.c --own-paths 1 --sessions 1`: one client volunteers E candidacies, each alone on a path "
+        "of its own, until every one is ELECTED (join), then destroys them one by one, or resigns them all "
+        "first and then destroys them (teardown); resident memory beyond the session's, per election, at the "
+        "end of the join. Floor: `bench/zkbulk.c`, E creates then E deletes pipelined by ZooKeeper's C client "
+        "on one session (a join needs at least one create per election, a teardown one delete).")
+    R.p()
+    rows = []
+    for e, row in sorted(sh.items()):
+        d, r, b = row.get("destroy") or {}, row.get("resign-first") or {}, row.get("bulk") or {}
+        base = d or r
+
+        def ratio(x, y):
+            return "%.1f x" % (x / y) if x and y else "-"
+        rows.append([
+            "{:,}".format(e),
+            "%s ms" % f(base.get("converge_ms"), 0), "%s ms" % f(b.get("creates_ms"), 0),
+            ratio(base.get("converge_ms"), b.get("creates_ms")),
+            "%s ms" % f(d.get("teardown_ms"), 0), "%s ms" % f(r.get("teardown_ms"), 0),
+            "%s ms" % f(b.get("deletes_ms"), 0), ratio(r.get("teardown_ms"), b.get("deletes_ms")),
+            "%s B" % f(base.get("rss_bytes_per_candidacy"), 0),
+            "yes" if base.get("correct") else "NO"])
+    R.table(["E", "join", "floor: E creates", "join / floor", "teardown: destroy each",
+             "teardown: resign all, then destroy", "floor: E deletes", "resign-first / floor",
+             "RSS per election", "all lead, is_leader agrees"], rows)
+    R.p()
+
+
 def write_idle(R, idle):
     """The idle cost table, and its target (after the targets were written:
     see write_targets)."""
@@ -1107,6 +1183,7 @@ def write_report(raw, outdir):
     write_herd(R, hrows)
     write_safety(R, res)
     write_in_process(R, il, mc, sc)
+    write_shards(R, read_shards(raw))
     write_idle(R, other.get("idle"))
     write_floor(R, floor)
     if os.path.exists(os.path.join(HERE, "results", "ANALYSIS.md")):
