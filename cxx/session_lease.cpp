@@ -96,8 +96,25 @@ void SessionLease::acknowledged(int64_t sent, int64_t earned, int64_t rtt_us) {
                   int64_t(client_.effective_timeout_ms()) * kNsPerMs / 24);
     // Only ever extended: an older write acknowledged late proves less.
     if (earned > until_) until_ = earned;
-    if (rtt_us >= 0) client_.deliver_lease(until_, rtt_us);
-    else tell_claimers();
+    if (rtt_us >= 0) {
+        told_all_at_ = boottime_ns();
+        client_.deliver_lease(until_, rtt_us);
+        return;
+    }
+    tell_claimers();
+    // Every member hears of the other writes too, at most once per T/24:
+    // a burst of E creates told to E leaders one by one cost E x E, and
+    // while such a burst is answered a keepalive waits behind it, so the
+    // creates are what keeps the leaders' leases growing meanwhile.
+    if (tell_all_pending_) return;
+    tell_all_pending_ = true;
+    int64_t at = std::max(boottime_ns(), told_all_at_ + int64_t(client_.effective_timeout_ms()) *
+                                                          kNsPerMs / 24);
+    client_.at(at, [this] {
+        tell_all_pending_ = false;
+        told_all_at_ = boottime_ns();
+        if (until_ > 0) client_.deliver_lease(until_, -1);
+    });
 }
 
 void SessionLease::renew_now() {

@@ -76,8 +76,8 @@ public:
 
     // Send a keepalive now, unless one is in flight and not overdue. Its
     // acknowledgement reaches every member (Member::on_lease); any other
-    // write's reaches the claiming holders only: a leader's lease grows
-    // with the next keepalive (every T/6) as well, and telling every
+    // write's reaches the claiming holders at once and every member within
+    // T/24, once for all the writes acknowledged meanwhile: telling every
     // leader of every create made a join of E elections on one session
     // cost E x E deliveries (issue 35).
     void renew_now();
@@ -149,6 +149,8 @@ private:
     uint64_t next_checked_ = 0;  // the holder the next keepalive checks first
     bool scheduled_ = false;
     bool claim_retry_ = false;  // tell_claimers' keepalive is pending
+    bool tell_all_pending_ = false;  // acknowledged's delivery to every member
+    int64_t told_all_at_ = 0;        // when every member heard last
     uint64_t gen_ = 0;  // bumped on every connection change: stale replies
     bool asking_ = false;  // the connection's tickTime is being read
     int64_t tick_ns_ = 0;  // the tickTime that holds; 0: unknown
