@@ -54,6 +54,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,6 +80,7 @@ JOIN_FLOOR_NS = (10, 50, 100)
 # The scale part's elections on one session, each on a path of its own
 # (issue 35); --quick runs the first only.
 SHARD_ES = (1000, 10000)
+PEER_LIMIT_S = 120  # the peers' join, and then their teardown, each within this
 IDLE_FLOOR_PLACEMENT = "ensemble idle %d ms before each delete" % IDLE_FLOOR_MS
 
 
@@ -239,7 +241,7 @@ def run_all(a):
     impl_cmd = {"libzkelect": shlex.join([zkelect, "candidate"]),
                 "kazoo": shlex.join(["/usr/bin/python3", kazoo])}
     impl_env = {}
-    if "curator" in parts or "idle" in parts:
+    if "curator" in parts or "idle" in parts or "scale" in parts:
         cmd, impl_env["curator"] = prepare_curator(tmp)
         impl_cmd["curator"] = shlex.quote(cmd)
 
@@ -343,6 +345,24 @@ def run_all(a):
                                 stdout_path=os.path.join(raw, "bulk_%d.txt" % e))
                 if rc != 0:
                     meta["failures"].append("zkbulk --count %d exited %d" % (e, rc))
+            # The peers as far as they get within PEER_LIMIT_S a phase: the
+            # idle bench's holders (E elections on one session each).
+            classes = impl_env["curator"]["CURATOR_CLASSES"]
+            peers = {
+                "curator": ["java", "-XX:+UseSerialGC", "-Xmx1g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                            "-cp", classes + ":/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-simple.jar",
+                            "CuratorIdle"],
+                "kazoo": ["/usr/bin/python3", os.path.join(HERE, "participants", "kazoo", "kazoo_idle.py")],
+            }
+            got = []
+            for name, cmd in peers.items():
+                for e in SHARD_ES[:1] if a.quick else SHARD_ES:
+                    r = hold_peer(name, cmd, connect, e, runlog)
+                    got.append(r)
+                    if not r.get("joined"):
+                        break  # a larger E gets no further
+            with open(os.path.join(raw, "shards_peers.json"), "w") as out:
+                json.dump(got, out, indent=1)
         if ops:
             # Last: it starts an ensemble of its own per library (its
             # servers are restarted), which the shared one would slow.
@@ -879,6 +899,50 @@ def write_in_process(R, il, mc, sc):
         ])
 
 
+def hold_peer(name, cmd, connect, e, runlog):
+    """One peer holder leading e elections on one session, each on a path
+    of its own: its join, teardown and resident set, or how far it got
+    within PEER_LIMIT_S a phase."""
+    argv = cmd + ["--connect", connect, "--path", "/bench_shards_%s_%d_%d" % (name, os.getpid(), e),
+                  "--elections", str(e), "--session-timeout-ms", "10000"]
+    log("$ %s" % shlex.join(argv))
+    res = {"impl": name, "elections": e, "limit_s": PEER_LIMIT_S, "joined": False}
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+
+    def line_within(timeout):
+        got = []
+        t = threading.Thread(target=lambda: got.append(p.stdout.readline()), daemon=True)
+        t.start()
+        t.join(timeout)
+        return got[0].strip() if got else None
+    try:
+        line = line_within(PEER_LIMIT_S)
+        if not line or not line.startswith("READY"):
+            res["said"] = line
+            return res
+        kv = dict(x.split("=", 1) for x in line.split()[2:])
+        res.update(joined=True, join_ms=float(kv["join_ms"]),
+                   rss_bytes_per_election=(int(kv["rss_kib"]) - int(kv["rss0_kib"])) * 1024.0 / e)
+        p.stdin.close()
+        for _ in range(e + 2):     # LOST lines, then TEARDOWN
+            line = line_within(PEER_LIMIT_S)
+            if not line:
+                break
+            if line.startswith("LOST"):
+                res["lost"] = res.get("lost", 0) + 1
+            if line.startswith("TEARDOWN"):
+                res["teardown_ms"] = float(line.split("=", 1)[1])
+                break
+        return res
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait(30)
+        with open(runlog, "a") as f:
+            f.write("    %s E=%d: %s\n" % (name, e, json.dumps(res)))
+
+
 def read_shards(raw):
     """{E: {"destroy": scale JSON, "resign-first": ..., "bulk": {creates_ms,
     deletes_ms}}} of the shards runs (issue 35)."""
@@ -900,6 +964,12 @@ def read_shards(raw):
                     row.setdefault("bulk", {})[m.group(1) + "_ms"] = float(m.group(2))
         if row:
             out[e] = row
+    p = os.path.join(raw, "shards_peers.json")
+    if os.path.exists(p):
+        try:
+            out["peers"] = json.load(open(p))
+        except ValueError:
+            pass
     return out
 
 
@@ -917,7 +987,7 @@ def write_shards(R, sh):
         "on one session (a join needs at least one create per election, a teardown one delete).")
     R.p()
     rows = []
-    for e, row in sorted(sh.items()):
+    for e, row in sorted((k, v) for k, v in sh.items() if k != "peers"):
         d, r, b = row.get("destroy") or {}, row.get("resign-first") or {}, row.get("bulk") or {}
         base = d or r
 
@@ -935,6 +1005,20 @@ def write_shards(R, sh):
              "teardown: resign all, then destroy", "floor: E deletes", "resign-first / floor",
              "RSS per election", "all lead, is_leader agrees"], rows)
     R.p()
+    peers = sh.get("peers")
+    if peers:
+        R.p("The peers, the idle bench's holders (`CuratorIdle`: LeaderLatch on one CuratorFramework; "
+            "`kazoo_idle.py`: kazoo's Lock, the recipe under its Election, on one client), as far as each gets "
+            "within %d s a phase; a larger E is not tried after one that did not finish. Teardown: every latch "
+            "or lock closed, then the client; RSS per election: the process's growth during the join." % PEER_LIMIT_S)
+        R.p()
+        R.table(["library", "E", "join", "teardown", "RSS per election"],
+                [[r["impl"], "{:,}".format(r["elections"]),
+                  "%s ms" % f(r.get("join_ms"), 0) if r.get("joined") else "not within %d s" % r["limit_s"],
+                  "%s ms" % f(r.get("teardown_ms"), 0) if r.get("teardown_ms") is not None else "-",
+                  "%s B" % f(r.get("rss_bytes_per_election"), 0) if r.get("joined") else "-"]
+                 for r in peers])
+        R.p()
 
 
 def write_idle(R, idle):
