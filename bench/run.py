@@ -80,6 +80,10 @@ JOIN_FLOOR_NS = (10, 50, 100)
 # The scale part's elections on one session, each on a path of its own
 # (issue 35); --quick runs the first only.
 SHARD_ES = (1000, 10000)
+# --shards-100k adds this many, without an event fd each (--poll 1: they
+# would pass a usual RLIMIT_NOFILE) and torn down resign-first only (one by
+# one is 100,000 round trips).
+SHARD_BIG = 100000
 PEER_LIMIT_S = 120  # the peers' join, and then their teardown, each within this
 IDLE_FLOOR_PLACEMENT = "ensemble idle %d ms before each delete" % IDLE_FLOOR_MS
 
@@ -336,10 +340,13 @@ def run_all(a):
             # session (per-shard leadership), torn down both ways; beside it
             # the floor, as many creates and deletes pipelined by the bare
             # C client on one session.
-            for e in SHARD_ES[:1] if a.quick else SHARD_ES:
-                for td in ("destroy", "resign-first"):
+            shard_es = SHARD_ES[:1] if a.quick else SHARD_ES + ((SHARD_BIG,) if a.shards_100k else ())
+            for e in shard_es:
+                big = e == SHARD_BIG
+                for td in ("resign-first",) if big else ("destroy", "resign-first"):
                     prog("scale", ["--candidacies", str(e), "--sessions", "1", "--own-paths", "1",
-                                   "--teardown", td], 900, out_name="shards_%d_%s" % (e, td))
+                                   "--teardown", td] + (["--poll", "1", "--timeout-ms", "900000"] if big else []),
+                         1800, out_name="shards_%d_%s" % (e, td))
                 rc = run_logged([progs["zkbulk"], "--connect", connect, "--count", str(e),
                                  "--label", FLOOR_PLACEMENT], runlog, 900,
                                 stdout_path=os.path.join(raw, "bulk_%d.txt" % e))
@@ -947,7 +954,7 @@ def read_shards(raw):
     """{E: {"destroy": scale JSON, "resign-first": ..., "bulk": {creates_ms,
     deletes_ms}}} of the shards runs (issue 35)."""
     out = {}
-    for e in SHARD_ES:
+    for e in SHARD_ES + (SHARD_BIG,):
         row = {}
         for td in ("destroy", "resign-first"):
             p = os.path.join(raw, "shards_%d_%s.json" % (e, td))
@@ -1705,6 +1712,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--scale-candidacies", type=int, default=10000)
     ap.add_argument("--scale-sessions", type=int, default=100)
+    ap.add_argument("--shards-100k", action="store_true",
+                    help="the scale part also runs 100,000 elections on one session (minutes)")
     ap.add_argument("--wan", metavar="MS[,MS...]",
                     help="the WAN bench: every client link delayed MS each way, for each MS")
     ap.add_argument("--geo", metavar="MS[,MS...]",
