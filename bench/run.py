@@ -10,8 +10,9 @@ Starts a 3-server ZooKeeper ensemble on loopback (tests/bed/zkbed.py, tickTime
 500 ms, sessions of 1-20 s, fsync on), runs the driver bench/election_bench.py
 for `zkelect candidate`, Curator's LeaderLatch and kazoo's Election (the
 participants in bench/participants/) with the same options in the same run,
-the in-process C programs of this folder, then the C-client floors
-(bench/zkfloor.c, bench/zkjoin.c), stops the ensemble (by PID, also on failure) and writes
+the in-process C programs of this folder (the scale part: also E elections
+on one session, each alone on its path, beside bench/zkbulk.c's pipelined
+creates and deletes), then the C-client floors (bench/zkfloor.c, bench/zkjoin.c), stops the ensemble (by PID, also on failure) and writes
 bench/results/<stamp>.md and bench/results/LATEST.md, with every raw result
 under bench/results/raw/<stamp>/. The C programs are built by Meson
 (bench/meson.build) into BUILD_DIR/bench.
@@ -53,6 +54,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,6 +77,14 @@ FLOOR_PLACEMENT = "ensemble: full connect string (random, like the participants)
 IDLE_FLOOR_MS = 100
 # N of the convergence burst floor (bench/zkjoin.c).
 JOIN_FLOOR_NS = (10, 50, 100)
+# The scale part's elections on one session, each on a path of its own
+# (issue 35); --quick runs the first only.
+SHARD_ES = (1000, 10000)
+# --shards-100k adds this many, without an event fd each (--poll 1: they
+# would pass a usual RLIMIT_NOFILE) and torn down resign-first only (one by
+# one is 100,000 round trips).
+SHARD_BIG = 100000
+PEER_LIMIT_S = 120  # the peers' join, and then their teardown, each within this
 IDLE_FLOOR_PLACEMENT = "ensemble idle %d ms before each delete" % IDLE_FLOOR_MS
 
 
@@ -155,6 +165,7 @@ def c_programs(build):
              for name in ("isleader", "memcand", "scale", "pausecheck", "idlehold")}
     progs["zkfloor"] = os.path.join(build, "bench", "zkfloor")
     progs["zkjoin"] = os.path.join(build, "bench", "zkjoin")
+    progs["zkbulk"] = os.path.join(build, "bench", "zkbulk")
     missing = [p for p in progs.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit("bench: %s missing (ninja -C %s builds them)" % (", ".join(missing), build))
@@ -234,7 +245,7 @@ def run_all(a):
     impl_cmd = {"libzkelect": shlex.join([zkelect, "candidate"]),
                 "kazoo": shlex.join(["/usr/bin/python3", kazoo])}
     impl_env = {}
-    if "curator" in parts or "idle" in parts:
+    if "curator" in parts or "idle" in parts or "scale" in parts:
         cmd, impl_env["curator"] = prepare_curator(tmp)
         impl_cmd["curator"] = shlex.quote(cmd)
 
@@ -252,8 +263,8 @@ def run_all(a):
             log("ensemble up: %s" % ens.connect_string)
         connect = a.connect or (ens.connect_string if ens else None)
 
-        def prog(name, args, timeout):
-            out = os.path.join(raw, name + ".json")
+        def prog(name, args, timeout, out_name=None):
+            out = os.path.join(raw, (out_name or name) + ".json")
             rc = run_logged([progs[name], "--connect", connect] + args, runlog, timeout,
                             stdout_path=out)
             if rc != 0:
@@ -325,6 +336,40 @@ def run_all(a):
             n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
             prog("scale", ["--candidacies", str(n), "--sessions", str(s),
                            "--failovers", "3" if a.quick else "10"], 1800)
+            # Issue 35: E elections, each alone on a path of its own, on ONE
+            # session (per-shard leadership), torn down both ways; beside it
+            # the floor, as many creates and deletes pipelined by the bare
+            # C client on one session.
+            shard_es = SHARD_ES[:1] if a.quick else SHARD_ES + ((SHARD_BIG,) if a.shards_100k else ())
+            for e in shard_es:
+                big = e == SHARD_BIG
+                for td in ("resign-first",) if big else ("destroy", "resign-first"):
+                    prog("scale", ["--candidacies", str(e), "--sessions", "1", "--own-paths", "1",
+                                   "--teardown", td] + (["--poll", "1", "--timeout-ms", "900000"] if big else []),
+                         1800, out_name="shards_%d_%s" % (e, td))
+                rc = run_logged([progs["zkbulk"], "--connect", connect, "--count", str(e),
+                                 "--label", FLOOR_PLACEMENT], runlog, 900,
+                                stdout_path=os.path.join(raw, "bulk_%d.txt" % e))
+                if rc != 0:
+                    meta["failures"].append("zkbulk --count %d exited %d" % (e, rc))
+            # The peers as far as they get within PEER_LIMIT_S a phase: the
+            # idle bench's holders (E elections on one session each).
+            classes = impl_env["curator"]["CURATOR_CLASSES"]
+            peers = {
+                "curator": ["java", "-XX:+UseSerialGC", "-Xmx1g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                            "-cp", classes + ":/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-simple.jar",
+                            "CuratorIdle"],
+                "kazoo": ["/usr/bin/python3", os.path.join(HERE, "participants", "kazoo", "kazoo_idle.py")],
+            }
+            got = []
+            for name, cmd in peers.items():
+                for e in SHARD_ES[:1] if a.quick else SHARD_ES:
+                    r = hold_peer(name, cmd, connect, e, runlog)
+                    got.append(r)
+                    if not r.get("joined"):
+                        break  # a larger E gets no further
+            with open(os.path.join(raw, "shards_peers.json"), "w") as out:
+                json.dump(got, out, indent=1)
         if ops:
             # Last: it starts an ensemble of its own per library (its
             # servers are restarted), which the shared one would slow.
@@ -861,6 +906,128 @@ def write_in_process(R, il, mc, sc):
         ])
 
 
+def hold_peer(name, cmd, connect, e, runlog):
+    """One peer holder leading e elections on one session, each on a path
+    of its own: its join, teardown and resident set, or how far it got
+    within PEER_LIMIT_S a phase."""
+    argv = cmd + ["--connect", connect, "--path", "/bench_shards_%s_%d_%d" % (name, os.getpid(), e),
+                  "--elections", str(e), "--session-timeout-ms", "10000"]
+    log("$ %s" % shlex.join(argv))
+    res = {"impl": name, "elections": e, "limit_s": PEER_LIMIT_S, "joined": False}
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+
+    def line_within(timeout):
+        got = []
+        t = threading.Thread(target=lambda: got.append(p.stdout.readline()), daemon=True)
+        t.start()
+        t.join(timeout)
+        return got[0].strip() if got else None
+    try:
+        line = line_within(PEER_LIMIT_S)
+        if not line or not line.startswith("READY"):
+            res["said"] = line
+            return res
+        kv = dict(x.split("=", 1) for x in line.split()[2:])
+        res.update(joined=True, join_ms=float(kv["join_ms"]),
+                   rss_bytes_per_election=(int(kv["rss_kib"]) - int(kv["rss0_kib"])) * 1024.0 / e)
+        p.stdin.close()
+        for _ in range(e + 2):     # LOST lines, then TEARDOWN
+            line = line_within(PEER_LIMIT_S)
+            if not line:
+                break
+            if line.startswith("LOST"):
+                res["lost"] = res.get("lost", 0) + 1
+            if line.startswith("TEARDOWN"):
+                res["teardown_ms"] = float(line.split("=", 1)[1])
+                break
+        return res
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait(30)
+        with open(runlog, "a") as f:
+            f.write("    %s E=%d: %s\n" % (name, e, json.dumps(res)))
+
+
+def read_shards(raw):
+    """{E: {"destroy": scale JSON, "resign-first": ..., "bulk": {creates_ms,
+    deletes_ms}}} of the shards runs (issue 35)."""
+    out = {}
+    for e in SHARD_ES + (SHARD_BIG,):
+        row = {}
+        for td in ("destroy", "resign-first"):
+            p = os.path.join(raw, "shards_%d_%s.json" % (e, td))
+            if os.path.exists(p):
+                try:
+                    row[td] = json.load(open(p))
+                except ValueError:
+                    pass
+        p = os.path.join(raw, "bulk_%d.txt" % e)
+        if os.path.exists(p):
+            for line in open(p):
+                m = re.match(r"BULK (creates|deletes) n=\d+ ms=([0-9.]+)", line)
+                if m:
+                    row.setdefault("bulk", {})[m.group(1) + "_ms"] = float(m.group(2))
+        if row:
+            out[e] = row
+    p = os.path.join(raw, "shards_peers.json")
+    if os.path.exists(p):
+        try:
+            out["peers"] = json.load(open(p))
+        except ValueError:
+            pass
+    return out
+
+
+def write_shards(R, sh):
+    """E elections, each alone on its path, on one session, beside the
+    floor (bench/zkbulk.c)."""
+    if not sh:
+        return
+    R.p("## Many elections on one session (issue 35)")
+    R.p()
+    R.p("`bench/scale.c --own-paths 1 --sessions 1`: one client volunteers E candidacies, each alone on a path "
+        "of its own, until every one is ELECTED (join), then destroys them one by one, or resigns them all "
+        "first and then destroys them (teardown); resident memory beyond the session's, per election, at the "
+        "end of the join. Floor: `bench/zkbulk.c`, E creates then E deletes pipelined by ZooKeeper's C client "
+        "on one session (a join needs at least one create per election, a teardown one delete).")
+    R.p()
+    rows = []
+    for e, row in sorted((k, v) for k, v in sh.items() if k != "peers"):
+        d, r, b = row.get("destroy") or {}, row.get("resign-first") or {}, row.get("bulk") or {}
+        base = d or r
+
+        def ratio(x, y):
+            return "%.1f x" % (x / y) if x and y else "-"
+        rows.append([
+            "{:,}".format(e),
+            "%s ms" % f(base.get("converge_ms"), 0), "%s ms" % f(b.get("creates_ms"), 0),
+            ratio(base.get("converge_ms"), b.get("creates_ms")),
+            "%s ms" % f(d.get("teardown_ms"), 0), "%s ms" % f(r.get("teardown_ms"), 0),
+            "%s ms" % f(b.get("deletes_ms"), 0), ratio(r.get("teardown_ms"), b.get("deletes_ms")),
+            "%s B" % f(base.get("rss_bytes_per_candidacy"), 0),
+            "yes" if base.get("correct") else "NO"])
+    R.table(["E", "join", "floor: E creates", "join / floor", "teardown: destroy each",
+             "teardown: resign all, then destroy", "floor: E deletes", "resign-first / floor",
+             "RSS per election", "all lead, is_leader agrees"], rows)
+    R.p()
+    peers = sh.get("peers")
+    if peers:
+        R.p("The peers, the idle bench's holders (`CuratorIdle`: LeaderLatch on one CuratorFramework; "
+            "`kazoo_idle.py`: kazoo's Lock, the recipe under its Election, on one client), as far as each gets "
+            "within %d s a phase; a larger E is not tried after one that did not finish. Teardown: every latch "
+            "or lock closed, then the client; RSS per election: the process's growth during the join." % PEER_LIMIT_S)
+        R.p()
+        R.table(["library", "E", "join", "teardown", "RSS per election"],
+                [[r["impl"], "{:,}".format(r["elections"]),
+                  "%s ms" % f(r.get("join_ms"), 0) if r.get("joined") else "not within %d s" % r["limit_s"],
+                  "%s ms" % f(r.get("teardown_ms"), 0) if r.get("teardown_ms") is not None else "-",
+                  "%s B" % f(r.get("rss_bytes_per_election"), 0) if r.get("joined") else "-"]
+                 for r in peers])
+        R.p()
+
+
 def write_idle(R, idle):
     """The idle cost table, and its target (after the targets were written:
     see write_targets)."""
@@ -1107,6 +1274,7 @@ def write_report(raw, outdir):
     write_herd(R, hrows)
     write_safety(R, res)
     write_in_process(R, il, mc, sc)
+    write_shards(R, read_shards(raw))
     write_idle(R, other.get("idle"))
     write_floor(R, floor)
     if os.path.exists(os.path.join(HERE, "results", "ANALYSIS.md")):
@@ -1544,6 +1712,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--scale-candidacies", type=int, default=10000)
     ap.add_argument("--scale-sessions", type=int, default=100)
+    ap.add_argument("--shards-100k", action="store_true",
+                    help="the scale part also runs 100,000 elections on one session (minutes)")
     ap.add_argument("--wan", metavar="MS[,MS...]",
                     help="the WAN bench: every client link delayed MS each way, for each MS")
     ap.add_argument("--geo", metavar="MS[,MS...]",

@@ -10,20 +10,58 @@
  * Every check of "exactly one leader" is made on the event states, and
  * zkelect_is_leader() is cross-checked on every handle at the end.
  *
- *   scale --connect HOSTS [--candidacies C] [--sessions S] [--failovers F]
+ * --own-paths 1: each candidacy alone in an election of its own (per-shard
+ * leadership, issue 35): convergence is every one ELECTED, there are no
+ * failovers, and the figures per election (resident memory beyond the
+ * sessions', join, teardown) are the point.
+ *
+ * --poll 1 (with --own-paths 1): no event fd per handle (100,000 of them
+ * pass a usual RLIMIT_NOFILE); the join is over when zkelect_is_leader()
+ * answers 1 on every handle, swept every 2 ms, as a program that does not
+ * read events would see it.
+ *
+ * --teardown resign-first: each session's thread resigns all its candidacies
+ * before it destroys them (the default, destroy, destroys one by one).
+ *
+ *   scale --connect HOSTS [--candidacies C] [--sessions S] [--failovers F] [--own-paths 0|1]
+ *         [--teardown destroy|resign-first] [--poll 0|1]
  * Prints one JSON object on stdout.
  */
 #include "bcommon.h"
 
+#include <malloc.h>
 #include <pthread.h>
+
+/* malloc's bytes in use: what RSS keeps of a transient peak is not in it. */
+static long heap_kib(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return (long)((m.uordblks + m.hblkhd) / 1024);
+}
+
+/* The peak resident set (VmHWM), in KiB. */
+static long peak_rss_kib(void)
+{
+    char line[256];
+    long v = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld", &v) == 1) break;
+    fclose(f);
+    return v;
+}
 
 static int ncand;
 static zkelect_client_t **cl;
 static int nsess;
 
+static int own_paths;
+
 static int converged(struct fleet *f, void *arg)
 {
     (void)arg;
+    if (own_paths) return f->counts[ST_ELECTED] == f->n;
     return f->counts[ST_ELECTED] == 1 && f->counts[ST_FOLLOWING] == f->n - 1;
 }
 
@@ -58,11 +96,17 @@ static uint64_t requests(void)
     return sum;
 }
 
-/* Teardown one session per thread: each destroy waits for its own delete. */
+/* Teardown one session per thread: each destroy waits for its own delete.
+ * resign_first: every candidacy of the session resigns first (a resign does
+ * not wait: the deletes go out back to back), then each destroy waits only
+ * for a delete already on its way. */
 static struct fleet *tear_fleet;
+static int resign_first;
 static void *tear_session(void *arg)
 {
     int s = (int)(intptr_t)arg;
+    if (resign_first)
+        for (int i = s; i < ncand; i += nsess) zkelect_resign(tear_fleet->e[i]);
     for (int i = s; i < ncand; i += nsess) zkelect_election_destroy(tear_fleet->e[i]);
     zkelect_client_destroy(cl[s]);
     return NULL;
@@ -82,6 +126,13 @@ int main(int argc, char **argv)
     nsess = (int)opt_long(argc, argv, "--sessions", 100);
     int nfail = (int)opt_long(argc, argv, "--failovers", 5);
     int timeout_ms = (int)opt_long(argc, argv, "--timeout-ms", 600000);
+    own_paths = (int)opt_long(argc, argv, "--own-paths", 0);
+    if (own_paths) nfail = 0;
+    const char *teardown = opt(argc, argv, "--teardown", "destroy");
+    if (strcmp(teardown, "destroy") && strcmp(teardown, "resign-first")) die("bad --teardown");
+    resign_first = strcmp(teardown, "resign-first") == 0;
+    int poll_mode = (int)opt_long(argc, argv, "--poll", 0);
+    if (poll_mode && !own_paths) die("--poll 1 needs --own-paths 1");
     if (ncand < 2 || nsess < 1 || nfail > 1000) die("bad options");
     raise_nofile();
 
@@ -90,6 +141,7 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsess; s++) cl[s] = client_open(hosts, 10000);
     for (int s = 0; s < nsess; s++) client_wait(cl[s]);
     double connect_ms = (mono_ns() - t) / 1e6;
+    long rss_sessions = rss_kib();
 
     char path[128], id[32];
     snprintf(path, sizeof path, "/zkelect_bench_scale_%d/e", (int)getpid());
@@ -98,7 +150,14 @@ int main(int argc, char **argv)
     t = mono_ns();
     for (int i = 0; i < ncand; i++) {
         snprintf(id, sizeof id, "c%d", i);
-        fleet_add(&f, i, cl[i % nsess], path, id);
+        if (own_paths) snprintf(path, sizeof path, "/zkelect_bench_scale_%d/e%d", (int)getpid(), i);
+        if (poll_mode) {
+            char err[256];
+            f.e[i] = zkelect_election_new(cl[i % nsess], path, id, err, sizeof err);
+            if (!f.e[i]) die("election_new: %s", err);
+        } else {
+            fleet_add(&f, i, cl[i % nsess], path, id);
+        }
     }
     double create_ms = (mono_ns() - t) / 1e6;
     long rss_before = rss_kib();
@@ -110,7 +169,28 @@ int main(int argc, char **argv)
     for (int i = 0; i < ncand; i++)
         if (zkelect_volunteer(f.e[i])) die("volunteer %d", i);
     double volunteer_calls_ms = (real_ns() - t0) / 1e6;
-    if (fleet_wait(&f, converged, NULL, timeout_ms)) {
+    int64_t poll_first = 0;
+    if (poll_mode) {
+        /* The fleet's view is made of the sweeps: every one ELECTED when
+         * the last sweep found every one leading. */
+        int64_t deadline = mono_ns() + (int64_t)timeout_ms * 1000000;
+        int leading = 0;
+        while (mono_ns() < deadline) {
+            leading = 0;
+            for (int i = 0; i < ncand; i++) leading += zkelect_is_leader(f.e[i]);
+            if (leading && !poll_first) poll_first = real_ns();
+            if (leading == ncand) break;
+            struct timespec gap = {0, 2 * 1000000};
+            nanosleep(&gap, NULL);
+        }
+        int64_t done = real_ns();
+        if (leading == ncand)
+            for (int i = 0; i < ncand; i++) fleet_set(&f, i, ST_ELECTED, done);
+        else
+            f.counts[ST_ELECTED] = leading;
+    }
+    if ((poll_mode && f.counts[ST_ELECTED] != ncand) ||
+        (!poll_mode && fleet_wait(&f, converged, NULL, timeout_ms))) {
         /* say what was reached, so the report can show it */
         printf("{\"candidacies\": %d, \"sessions\": %d, \"converged\": false, \"timeout_ms\": %d, "
                "\"elected\": %d, \"following\": %d, \"errors\": %ld, \"correct\": false}\n",
@@ -124,7 +204,7 @@ int main(int argc, char **argv)
     double conv_ms = (last - t0) / 1e6;
     uint64_t rq_conv = requests() - rq0;
     int lead = leader_of(&f);
-    double first_elected_ms = (f.last_ns[lead] - t0) / 1e6;
+    double first_elected_ms = ((poll_mode ? poll_first : f.last_ns[lead]) - t0) / 1e6;
     note("scale: converged in %.0f ms (first ELECTED after %.0f ms), %llu ZooKeeper requests",
          conv_ms, first_elected_ms, (unsigned long long)rq_conv);
 
@@ -158,13 +238,13 @@ int main(int argc, char **argv)
     /* cross-check the event view against is_leader on every handle */
     int leaders_now = 0;
     for (int i = 0; i < ncand; i++) leaders_now += zkelect_is_leader(f.e[i]);
-    if (leaders_now != 1 || !converged(&f, NULL)) ok = 0;
-    long rss_after = rss_kib();
+    if (leaders_now != (own_paths ? ncand : 1) || !converged(&f, NULL)) ok = 0;
+    long rss_after = rss_kib(), heap_after = heap_kib(), rss_peak = peak_rss_kib();
 
-    printf("{\"candidacies\": %d, \"sessions\": %d, \"connect_ms\": %.1f, \"create_handles_ms\": %.1f, "
+    printf("{\"candidacies\": %d, \"sessions\": %d, \"own_paths\": %s, \"connect_ms\": %.1f, \"create_handles_ms\": %.1f, "
            "\"volunteer_calls_ms\": %.1f, \"converge_ms\": %.1f, \"first_elected_ms\": %.1f, "
            "\"converge_requests\": %llu, \"failover_ms\": [",
-           ncand, nsess, connect_ms, create_ms, volunteer_calls_ms, conv_ms, first_elected_ms,
+           ncand, nsess, own_paths ? "true" : "false", connect_ms, create_ms, volunteer_calls_ms, conv_ms, first_elected_ms,
            (unsigned long long)rq_conv);
     for (int k = 0; k < nfail; k++) printf("%s%.3f", k ? ", " : "", fo[k]);
     printf("], \"rejoin_ms\": [");
@@ -172,8 +252,10 @@ int main(int argc, char **argv)
     printf("], \"failover_requests\": [");
     for (int k = 0; k < nfail; k++) printf("%s%llu", k ? ", " : "", (unsigned long long)fo_rq[k]);
     printf("], \"is_leader_count_at_end\": %d, \"correct\": %s, \"errors\": %ld, "
-           "\"rss_kib_before_volunteer\": %ld, \"rss_kib_end\": %ld",
-           leaders_now, ok ? "true" : "false", f.errors, rss_before, rss_after);
+           "\"rss_kib_sessions_only\": %ld, \"rss_kib_before_volunteer\": %ld, \"rss_kib_end\": %ld, "
+           "\"rss_bytes_per_candidacy\": %.0f, \"heap_kib_end\": %ld, \"rss_kib_peak\": %ld",
+           leaders_now, ok ? "true" : "false", f.errors, rss_sessions, rss_before, rss_after,
+           (rss_after - rss_sessions) * 1024.0 / ncand, heap_after, rss_peak);
     fflush(stdout);
 
     t = mono_ns();
@@ -181,6 +263,6 @@ int main(int argc, char **argv)
     pthread_t *th = calloc(nsess, sizeof *th);
     for (int s = 0; s < nsess; s++) pthread_create(&th[s], NULL, tear_session, (void *)(intptr_t)s);
     for (int s = 0; s < nsess; s++) pthread_join(th[s], NULL);
-    printf(", \"teardown_ms\": %.1f}\n", (mono_ns() - t) / 1e6);
+    printf(", \"teardown\": \"%s\", \"teardown_ms\": %.1f}\n", teardown, (mono_ns() - t) / 1e6);
     return ok ? 0 : 1;
 }

@@ -120,7 +120,7 @@ int64_t Candidacy::margin_ns() const {
 void Candidacy::update_hold() {
     bool want = !node_.empty() &&
                 (state_ == State::kLeading || state_ == State::kClaiming || state_ == State::kHeir);
-    if (want) client_.lease().hold(member_id_, node_path(node_));
+    if (want) client_.lease().hold(member_id_, node_path(node_), state_ == State::kClaiming);
     else if (holding_) client_.lease().release(member_id_);
     holding_ = want;
 }
@@ -900,11 +900,19 @@ void Candidacy::node_lost(Reason why) {
 }
 
 void Candidacy::retry_claim_at(int64_t at) {
+    // One retry pending at a time: every acknowledgement that comes too
+    // late to lead on asks for one, and a join of E elections whose
+    // acknowledgements crawled piled up E x E timers (issue 35).
+    if (retry_at_ != 0 && retry_at_ <= at && retry_gen_ == gen_) return;
+    retry_at_ = at;
+    retry_gen_ = gen_;
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
-    client_.at(at, [weak, gen] {
+    client_.at(at, [weak, gen, at] {
         auto self = weak.lock();
-        if (self && gen == self->gen_ && self->state_ == State::kClaiming)
+        if (!self) return;
+        if (self->retry_at_ == at) self->retry_at_ = 0;
+        if (gen == self->gen_ && self->state_ == State::kClaiming)
             self->client_.lease().renew_now();
     });
 }
@@ -914,12 +922,25 @@ void Candidacy::schedule_lease_check(int64_t at) {
     (void)at;
     return;
 #endif
+    // One check pending at a time, at the earliest deadline asked for: a
+    // timer per renewal piled up as many timers as acknowledgements while
+    // the lease ran (E x E of them on a join of E elections, issue 35). The
+    // check that finds the lease renewed re-arms itself at the new deadline;
+    // a lower deadline (a cap) arms an earlier one.
+    if (lease_check_at_ != 0 && lease_check_at_ <= at) return;
+    lease_check_at_ = at;
     std::weak_ptr<Candidacy> weak = weak_from_this();
     client_.at(at, [weak, at] {
         auto self = weak.lock();
-        if (!self || !self->leading_) return;
+        if (!self || self->lease_check_at_ != at) return;  // a later one superseded
+        self->lease_check_at_ = 0;
+        if (!self->leading_) return;
         int64_t until = self->shared_->lease.value();
-        if (until != at || boottime_ns() < until) return;  // renewed since
+        if (until > at || (until == at && boottime_ns() < until)) {
+            self->schedule_lease_check(until);  // renewed since
+            return;
+        }
+        if (until != at) return;  // fenced: the resign or close on its way ends the term
         self->depose(Reason::kLeaseEnded);
         // Keep the node: a write acknowledged later proves we still hold
         // the first place, and we lead again.

@@ -163,6 +163,9 @@ private:
     // read once a session timeout while following), 0 when none is pending:
     // one chain of re-checks per candidacy, whatever the listings.
     int64_t recheck_due_ = 0;
+    int64_t lease_check_at_ = 0;  // the pending lease check's time; 0: none
+    int64_t retry_at_ = 0;        // the pending claim retry's time; 0: none
+    uint64_t retry_gen_ = 0;      // and the gen_ it was armed in
     std::string announced_pred_;
     // A read of this connection armed the watch on our own node (node_) and
     // it has not fired; own_seq_ tells that read's reply from older ones.

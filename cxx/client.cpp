@@ -207,6 +207,7 @@ void Client::reopen_after_refusal() {
 // touches prove nothing of the next session, its watches are gone.
 void Client::end_of_session() {
     interest_.clear();
+    watched_.clear();
     leftovers_.clear();  // the session's close removes them
     lease_.on_expired();
     std::vector<std::shared_ptr<Member>> ms;
@@ -418,10 +419,26 @@ uint64_t Client::add_member(std::shared_ptr<Member> m) {
     return id;
 }
 
+namespace {
+// Erases the one (key, value) entry of a multimap, if there is one.
+template <class M, class K, class V>
+void erase_entry(M &m, const K &key, const V &value) {
+    auto range = m.equal_range(key);
+    for (auto it = range.first; it != range.second; ++it)
+        if (it->second == value) {
+            m.erase(it);
+            return;
+        }
+}
+}  // namespace
+
 void Client::remove_member(uint64_t id) {
     if (members_.erase(id)) member_count_.fetch_sub(1);
-    for (auto it = interest_.begin(); it != interest_.end();)
-        it = it->second == id ? interest_.erase(it) : std::next(it);
+    // Through the member's own paths: a scan of every watch made tearing
+    // down E members cost E x E (issue 35).
+    auto range = watched_.equal_range(id);
+    for (auto it = range.first; it != range.second; ++it) erase_entry(interest_, it->second, id);
+    watched_.erase(id);
 }
 
 void Client::watch(const std::string &path, uint64_t member_id) {
@@ -429,6 +446,7 @@ void Client::watch(const std::string &path, uint64_t member_id) {
     for (auto it = range.first; it != range.second; ++it)
         if (it->second == member_id) return;
     interest_.emplace(path, member_id);
+    watched_.emplace(member_id, path);
 }
 
 void Client::on_watch_event(uint64_t gen, int type, int state, const std::string &path,
@@ -443,6 +461,7 @@ void Client::on_watch_event(uint64_t gen, int type, int state, const std::string
     auto range = interest_.equal_range(path);
     for (auto it = range.first; it != range.second; ++it) ids.push_back(it->second);
     interest_.erase(path);
+    for (uint64_t id : ids) erase_entry(watched_, id, path);
     for (uint64_t id : ids) {
         auto m = members_.find(id);
         if (m != members_.end()) {
@@ -648,6 +667,13 @@ void Client::deliver_lease(int64_t until, int64_t rtt_us) {
     std::vector<std::shared_ptr<Member>> ms;
     for (auto &[id, m] : members_) ms.push_back(m);
     for (auto &m : ms) m->on_lease(until, rtt_us);
+}
+
+void Client::deliver_lease_to(uint64_t id, int64_t until) {
+    auto it = members_.find(id);
+    if (it == members_.end()) return;
+    auto m = it->second;  // a handler may remove the member
+    m->on_lease(until, -1);
 }
 
 void Client::deliver_node_failed(uint64_t id, const std::string &path, bool deleted) {

@@ -191,6 +191,7 @@ private:
     int configured_margin_ms() const override { return settings_.lease_margin_ms; }
     // Tell every member the lease runs until `until`.
     void deliver_lease(int64_t until, int64_t rtt_us) override;
+    void deliver_lease_to(uint64_t id, int64_t until) override;
     // Tell member `id` that the keepalive found its node at `path` gone
     // (deleted: as a watch would) or not ours to read any more.
     void deliver_node_failed(uint64_t id, const std::string &path, bool deleted) override;
@@ -245,7 +246,8 @@ private:
     // Loop thread only.
     std::multimap<int64_t, std::function<void()>> timers_;
     std::map<uint64_t, std::shared_ptr<Member>> members_;
-    std::unordered_multimap<std::string, uint64_t> interest_;
+    std::unordered_multimap<std::string, uint64_t> interest_;  // path -> members watching
+    std::unordered_multimap<uint64_t, std::string> watched_;   // the same, by member
     uint64_t next_member_ = 1;
     bool ever_connected_ = false;  // in the current session
     int refusals_in_row_ = 0;      // handshakes that granted no session since one did

@@ -1,6 +1,9 @@
 #include "names.h"
 
+#include <sys/random.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <random>
 
@@ -123,11 +126,21 @@ std::string check_participant_id(std::string_view id) {
 }
 
 std::string make_uuid() {
-    // random_device per call: no shared generator state between handles.
-    std::random_device rd;
-    std::uniform_int_distribution<unsigned> byte(0, 255);
+    // The kernel's generator per call: no shared generator state between
+    // handles. One getrandom for all 16 bytes: a std::random_device made per
+    // call (and read byte by byte) was 6% of a join of 10,000 elections.
     unsigned char b[16];
-    for (auto &x : b) x = static_cast<unsigned char>(byte(rd));
+    size_t got = 0;
+    for (int i = 0; i < 8 && got < sizeof b; ++i) {
+        ssize_t n = ::getrandom(b + got, sizeof b - got, 0);
+        if (n > 0) got += static_cast<size_t>(n);
+        else if (errno != EINTR) break;
+    }
+    if (got < sizeof b) {
+        std::random_device rd;
+        std::uniform_int_distribution<unsigned> byte(0, 255);
+        for (auto &x : b) x = static_cast<unsigned char>(byte(rd));
+    }
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     char out[37];

@@ -42,16 +42,41 @@ void SessionLease::tick_known(int64_t tick_ns) {
     if (!was_asking || !may_claim()) return;
     // Claims held back while the tickTime was read go on: with the lease
     // earned meanwhile (from the handshake), or with a keepalive now.
-    if (until_ > boottime_ns()) client_.deliver_lease(until_, -1);
+    if (until_ > boottime_ns()) tell_claimers();
     else renew_now();
 }
 
-void SessionLease::hold(uint64_t member, const std::string &node_path) {
+void SessionLease::hold(uint64_t member, const std::string &node_path, bool claiming) {
     holders_[member] = node_path;
+    if (claiming) claimers_.insert(member);
+    else claimers_.erase(member);
     schedule();
 }
 
-void SessionLease::release(uint64_t member) { holders_.erase(member); }
+void SessionLease::release(uint64_t member) {
+    holders_.erase(member);
+    claimers_.erase(member);
+}
+
+void SessionLease::tell_claimers() {
+    if (claimers_.empty()) return;
+    if (until_ <= boottime_ns()) {
+        // Too late to lead on: each claimer would only ask for a keepalive
+        // once the write just acknowledged counts (Candidacy::on_lease).
+        // One such keepalive for all of them, not a timer each per write;
+        // none while claims are held back (tick_known tells them again).
+        if (claim_retry_ || !may_claim()) return;
+        claim_retry_ = true;
+        client_.at(boottime_ns() + report_lag_ns(), [this] {
+            claim_retry_ = false;
+            if (!claimers_.empty()) renew_now();
+        });
+        return;
+    }
+    // A claimer that begins its term leaves the set while it is told.
+    std::vector<uint64_t> told(claimers_.begin(), claimers_.end());
+    for (uint64_t m : told) client_.deliver_lease_to(m, until_);
+}
 
 int64_t SessionLease::earns(int64_t sent) {
     // A connection whose server reports touches too late for any lease.
@@ -71,7 +96,25 @@ void SessionLease::acknowledged(int64_t sent, int64_t earned, int64_t rtt_us) {
                   int64_t(client_.effective_timeout_ms()) * kNsPerMs / 24);
     // Only ever extended: an older write acknowledged late proves less.
     if (earned > until_) until_ = earned;
-    client_.deliver_lease(until_, rtt_us);
+    if (rtt_us >= 0) {
+        told_all_at_ = boottime_ns();
+        client_.deliver_lease(until_, rtt_us);
+        return;
+    }
+    tell_claimers();
+    // Every member hears of the other writes too, at most once per T/24:
+    // a burst of E creates told to E leaders one by one cost E x E, and
+    // while such a burst is answered a keepalive waits behind it, so the
+    // creates are what keeps the leaders' leases growing meanwhile.
+    if (tell_all_pending_) return;
+    tell_all_pending_ = true;
+    int64_t at = std::max(boottime_ns(), told_all_at_ + int64_t(client_.effective_timeout_ms()) *
+                                                          kNsPerMs / 24);
+    client_.at(at, [this] {
+        tell_all_pending_ = false;
+        told_all_at_ = boottime_ns();
+        if (until_ > 0) client_.deliver_lease(until_, -1);
+    });
 }
 
 void SessionLease::renew_now() {
@@ -140,7 +183,10 @@ void SessionLease::send(const std::pair<uint64_t, std::string> &extra) {
             if (r.results[i] != ZNONODE && r.results[i] != ZNOAUTH) continue;
             const auto &[member, target] = checked[i];
             auto it = holders_.find(member);
-            if (it != holders_.end() && it->second == target) holders_.erase(it);
+            if (it != holders_.end() && it->second == target) {
+                holders_.erase(it);
+                claimers_.erase(member);
+            }
             client_.deliver_node_failed(member, target, r.results[i] == ZNONODE);
         }
         renew_now();
@@ -188,6 +234,7 @@ void SessionLease::on_expired() {
     inflight_ = false;
     writes_.clear();
     holders_.clear();
+    claimers_.clear();
     until_ = 0;
     earned_under_ns_ = 0;
     cap_ = INT64_MAX;

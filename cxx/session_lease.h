@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,8 +47,10 @@ public:
     virtual ReplyFn on_loop(std::function<void(Reply &&)> fn) = 0;
     virtual void at(int64_t at_ns, std::function<void()> fn) = 0;
     virtual void bump(Counter c) = 0;
-    // The members hear of the lease only through these.
+    // The members hear of the lease only through these: every member (a
+    // keepalive's acknowledgement), or one.
     virtual void deliver_lease(int64_t until, int64_t rtt_us) = 0;
+    virtual void deliver_lease_to(uint64_t member, int64_t until) = 0;
     virtual void deliver_node_failed(uint64_t member, const std::string &path, bool deleted) = 0;
 
 protected:
@@ -66,11 +69,17 @@ public:
     // keepalive checks every holder's node (docs/semantics.md, "A node
     // deleted by hand"): a node deleted while its own-node watch was lost
     // still ends its candidacy's lease within T/6 and a round trip.
-    void hold(uint64_t member, const std::string &node_path);
+    // claiming: it waits for a lease to begin its term (kClaiming), so
+    // every acknowledged write is for it to hear of, not only keepalives.
+    void hold(uint64_t member, const std::string &node_path, bool claiming = false);
     void release(uint64_t member);
 
     // Send a keepalive now, unless one is in flight and not overdue. Its
-    // acknowledgement reaches every member (Member::on_lease).
+    // acknowledgement reaches every member (Member::on_lease); any other
+    // write's reaches the claiming holders at once and every member within
+    // T/24, once for all the writes acknowledged meanwhile: telling every
+    // leader of every create made a join of E elections on one session
+    // cost E x E deliveries (issue 35).
     void renew_now();
     // The same for a member that does not hold (yet): a follower that may
     // have become first earns the lease while its listing is in flight.
@@ -123,9 +132,11 @@ private:
         const std::pair<uint64_t, std::string> &extra);
     void send(const std::pair<uint64_t, std::string> &extra);
     void schedule();
+    void tell_claimers();
 
     LeaseHost &client_;
     std::map<uint64_t, std::string> holders_;  // member -> a node of its own
+    std::set<uint64_t> claimers_;              // holders in kClaiming
     // This session's acknowledged writes, newest last, thinned by
     // lease::record: touches known to have happened (lease::surely_heard).
     std::deque<AckedWrite> writes_;
@@ -137,6 +148,9 @@ private:
     uint64_t sent_seq_ = 0;      // keepalives sent; the in-flight one is the last
     uint64_t next_checked_ = 0;  // the holder the next keepalive checks first
     bool scheduled_ = false;
+    bool claim_retry_ = false;  // tell_claimers' keepalive is pending
+    bool tell_all_pending_ = false;  // acknowledged's delivery to every member
+    int64_t told_all_at_ = 0;        // when every member heard last
     uint64_t gen_ = 0;  // bumped on every connection change: stale replies
     bool asking_ = false;  // the connection's tickTime is being read
     int64_t tick_ns_ = 0;  // the tickTime that holds; 0: unknown

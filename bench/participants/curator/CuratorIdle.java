@@ -4,11 +4,16 @@
 //
 //   CuratorIdle --connect HOSTS --path P --elections E --session-timeout-ms T
 //
-// Prints "READY E" once every latch leads, "LOST i" for a latch that no
-// longer leads when stdin ends.
+// Prints "READY E join_ms=J rss_kib=R rss0_kib=R0" once every latch leads
+// (J from the first start(), R and R0 the resident set then and before the
+// first latch), "LOST i" for a latch that no longer leads when stdin ends,
+// and "TEARDOWN ms=M" once every latch is closed and the client too (the
+// scale part of ./dev bench reads the figures, issue 35).
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +24,15 @@ import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public final class CuratorIdle {
+    static long rssKib() {
+        try {
+            for (String l : Files.readAllLines(Paths.get("/proc/self/status")))
+                if (l.startsWith("VmRSS:")) return Long.parseLong(l.replaceAll("[^0-9]", ""));
+        } catch (Exception e) {
+        }
+        return -1;
+    }
+
     public static void main(String[] args) throws Exception {
         String connect = null, path = "/idle";
         int elections = 1, sessionMs = 10000;
@@ -37,6 +51,7 @@ public final class CuratorIdle {
         cf.start();
         if (!cf.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("no connection");
         List<LeaderLatch> latches = new ArrayList<>();
+        long rss0 = rssKib(), t0 = System.nanoTime();
         for (int i = 0; i < elections; i++) {
             LeaderLatch l = new LeaderLatch(cf, path + "/e" + i, "idle");
             l.start();
@@ -46,7 +61,8 @@ public final class CuratorIdle {
             if (!latches.get(i).await(60, TimeUnit.SECONDS))
                 throw new IllegalStateException("latch e" + i + " never led");
         }
-        System.out.println("READY " + elections);
+        System.out.println("READY " + elections + " join_ms=" + (System.nanoTime() - t0) / 1000000
+                + " rss_kib=" + rssKib() + " rss0_kib=" + rss0);
         System.out.flush();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         while (in.readLine() != null) {
@@ -59,8 +75,11 @@ public final class CuratorIdle {
             }
         }
         System.out.flush();
+        long t1 = System.nanoTime();
         for (LeaderLatch l : latches) l.close();
         cf.close();
+        System.out.println("TEARDOWN ms=" + (System.nanoTime() - t1) / 1000000);
+        System.out.flush();
         System.exit(lost == 0 ? 0 : 3);
     }
 }
