@@ -141,8 +141,6 @@ class _Handle:
             if self._closed:
                 return 0
             self._closed = True
-        for child in list(self._children):
-            child.close()
         pump = self.pump
         if pump is not None:
             pump.shutdown()
@@ -151,6 +149,10 @@ class _Handle:
                 if self._wake is not None:
                     self._wake(self.raw)
                 self._cond.wait(0.05)
+        # A child registers while its parent's call that made it is in
+        # flight, so after the wait above the set is complete.
+        for child in list(self._children):
+            child.close()
         rc = self._destroy(self.raw)
         self.raw = None
         self._parent = None
@@ -411,15 +413,19 @@ class Election:
         p = _lib.cstr("path", path)
         i = _lib.cstr("participant id", participant_id)
         buf = _lib.errbuf()
-        raw = client._h.call(lib.zkelect_election_new, p, i, buf, _lib.ERRBUF)
-        if not raw:
-            raise _lib.null_error(buf)
+        craw = client._h.enter()
+        try:
+            raw = lib.zkelect_election_new(craw, p, i, buf, _lib.ERRBUF)
+            if not raw:
+                raise _lib.null_error(buf)
+            self._h = _Handle(raw, lib.zkelect_election_destroy, lib.zkelect_wake, client._h)
+        finally:
+            client._h.leave()
+        self._finalizer = weakref.finalize(self, self._h.close)
         self._client = client
         self._path = path
         self._id = participant_id
         self._wakes = 0
-        self._h = _Handle(raw, lib.zkelect_election_destroy, lib.zkelect_wake, client._h)
-        self._finalizer = weakref.finalize(self, self._h.close)
 
     def close(self):
         """Leave the election and free the handle: a leader is deposed at
