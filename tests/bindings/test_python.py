@@ -12,6 +12,7 @@ Python and finds libzkelect.so.1 through LD_LIBRARY_PATH, as ./dev test sets it.
 import asyncio
 import gc
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -312,3 +313,31 @@ def test_the_library_it_loads(tmp_path, case):
         assert "libzkelect1" in last, last
     else:
         assert "libzkelect 2.2.0" in last and "1.x" in last, last
+
+
+def _ctype(decl):
+    """The ctypes type a C parameter or return type (without its name) must have."""
+    from ctypes import POINTER, c_char_p, c_int, c_int64, c_size_t, c_uint, c_uint64, c_void_p
+    d = " ".join(decl.replace("const ", "").replace("*", " * ").split())
+    table = {"int": c_int, "unsigned": c_uint, "int64_t": c_int64, "size_t": c_size_t,
+             "void": None, "char *": c_char_p, "int64_t *": POINTER(c_int64),
+             "uint64_t *": POINTER(c_uint64), "size_t *": POINTER(c_size_t)}
+    if d in table:
+        return table[d]
+    assert re.fullmatch(r"zkelect_\w+_t \*", d), decl
+    return c_void_p
+
+
+def test_every_prototype_is_the_headers():
+    """_lib.py declares each function it calls by hand; the header is the
+    truth: same return type, same parameters, one for one."""
+    header = (REPO / "capi" / "zkelect" / "zkelect.h").read_text()
+    decls = {m.group(2): (m.group(1), m.group(3)) for m in re.finditer(
+        r"ZKELECT_API\s+([\w\s\*]+?)\s*\b(zkelect_\w+)\s*\(([^)]*)\)\s*;", header)}
+    for name, (res, args) in zkelect._lib._PROTOS.items():
+        assert name in decls, f"{name} is not in the header"
+        ret, params = decls[name]
+        assert _ctype(ret) == res, (name, ret, res)
+        params = [] if params.strip() == "void" else \
+            [re.sub(r"\w+$", "", " ".join(p.split())) for p in params.split(",")]
+        assert [_ctype(p) for p in params] == args, (name, params, args)
