@@ -30,6 +30,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from bed import examples
 from bed.sh import ok as _ok, run as _run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -239,11 +240,15 @@ def test_rust_readme_example_in_a_fresh_crate(debs, zk, tmp_path):
     _token(proc.stdout, "the Rust example")
 
 
-@pytest.mark.parametrize("name", ["python-example", "python-asyncio-example"])
-def test_python_readme_example_with_a_plain_import(debs, zk, tmp_path, name):
+@pytest.mark.parametrize("doc,block", [
+    ("bindings/README.md", r"<!-- python-example -->\s*```python\n(.*?)```"),
+    ("bindings/README.md", r"<!-- python-asyncio-example -->\s*```python\n(.*?)```"),
+    ("README.md", r"## Other languages.*?```python\n(.*?)```")],
+    ids=["bindings-readme", "bindings-readme-asyncio", "readme"])
+def test_python_readme_example_with_a_plain_import(debs, zk, tmp_path, doc, block):
     d = _outside(tmp_path, "python")
-    (d / "example.py").write_text(_readme_block(REPO / "bindings" / "README.md",
-                                                rf"<!-- {name} -->\s*```python\n(.*?)```"))
+    (d / "example.py").write_text(examples.with_hosts(_readme_block(REPO / doc, block),
+                                                      zk.connect_string))
     env = _clean_env(tmp_path)
     env["ZK_HOSTS"] = zk.connect_string
     where = _ok(_run(["/usr/bin/python3", "-c", "import zkelect; print(zkelect.__file__)"],
@@ -252,5 +257,5 @@ def test_python_readme_example_with_a_plain_import(debs, zk, tmp_path, name):
     owner = _ok(_run(["dpkg", "-S", where], env=env), "dpkg -S").stdout
     assert owner.startswith("python3-zkelect:"), owner
     proc = _ok(_run(["/usr/bin/python3", "example.py"], cwd=d, env=env, timeout=120),
-               "the Python example")
-    _token(proc.stdout, "the Python example")
+               f"the Python example of {doc}")
+    _token(proc.stdout, f"the Python example of {doc}")
