@@ -95,8 +95,8 @@ class _Handle:
     each, see _SLICE), and only then destroys. It holds no reference to the
     Python object it serves, so a finalizer can call close()."""
 
-    __slots__ = ("raw", "_destroy", "_wake", "_cond", "_busy", "_closed", "_children",
-                 "_parent", "pump", "__weakref__")
+    __slots__ = ("raw", "_destroy", "_wake", "_cond", "_busy", "_closed", "_done",
+                 "_children", "_parent", "pump", "__weakref__")
 
     def __init__(self, raw, destroy, wake=None, parent=None):
         self.raw = raw
@@ -105,8 +105,10 @@ class _Handle:
         self._cond = threading.Condition(threading.Lock())
         self._busy = 0
         self._closed = False
+        self._done = threading.Event()
         self._children = weakref.WeakSet()
-        # The parent (a client) stays alive, and open, while a child lives.
+        # The parent (a client) stays alive while a child lives; its close
+        # closes the children first.
         self._parent = parent
         self.pump = None
         if parent is not None:
@@ -137,10 +139,14 @@ class _Handle:
             self.leave()
 
     def close(self):
+        """Idempotent; a second caller returns once the first has destroyed
+        the handle (so a client never outruns the close of an election)."""
         with self._cond:
-            if self._closed:
-                return 0
+            first = not self._closed
             self._closed = True
+        if not first:
+            self._done.wait()
+            return 0
         pump = self.pump
         if pump is not None:
             pump.shutdown()
@@ -153,10 +159,12 @@ class _Handle:
         # flight, so after the wait above the set is complete.
         for child in list(self._children):
             child.close()
-        rc = self._destroy(self.raw)
-        self.raw = None
-        self._parent = None
-        return rc
+        try:
+            return self._destroy(self.raw)
+        finally:
+            self.raw = None
+            self._parent = None
+            self._done.set()
 
 
 # ---------------------------------------------------------------------------
@@ -176,7 +184,7 @@ def _key(name):
         raise _lib.make_error(_lib.EINVAL, f"a configuration key must be a str, not {name!r}")
     if name in _vocab.KEYWORDS:
         return _vocab.KEYWORDS[name]
-    if "." in name or name == "leadership":
+    if "." in name:  # a key of the library, checked by it
         return name
     raise _lib.make_error(
         _lib.EINVAL, f"unknown option {name!r} (options: {', '.join(_vocab.KEYWORDS)}, "
@@ -229,6 +237,7 @@ class Client:
         """Close every election still open on this client, then the
         session (ZooKeeper removes its nodes at once). Idempotent."""
         self._finalizer()
+        self._h.close()  # returns once closed, also when another thread closes
 
     def __enter__(self):
         return self
@@ -433,6 +442,7 @@ class Election:
         timeout. Threads waiting in await_leader, next_event or events()
         end (Closed; the iterator stops). Idempotent."""
         self._finalizer()
+        self._h.close()  # returns once closed, also when another thread closes
 
     def __enter__(self):
         return self
