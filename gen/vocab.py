@@ -231,7 +231,9 @@ def python_regions(t):
     out = ["ERRORS = {"]
     out += [f"    {e['value']}: ({e['rust']!r}, {e.get('py_base', 'None')})," for e in codes]
     out.append("}")
-    out.append("EVENTS = (" + ", ".join(repr(e["name"]) for e in t["event"]) + ",)")
+    out.append("EVENTS = (")
+    out += [f"    {e['name']!r}," for e in t["event"]]
+    out.append(")")
     out.append("REASONS = (" + ", ".join(repr(r["name"].lower()) for r in t["reason"]) + ",)")
     out.append("COUNTERS = (")
     out += [f"    {c['name'].lower()!r}," for c in t["counter"]]

@@ -100,7 +100,8 @@ def test_asyncio_leader_and_events_on_the_event_fd(zk, zk_path, client):
 
     async def main():
         t = asyncio.create_task(ticker())
-        with client.election(zk_path, "first") as first, client.election(zk_path, "second") as second:
+        with client.election(zk_path, "first") as first, \
+                client.election(zk_path, "second") as second:
             first.volunteer()
             await first.leader(20)
             second.volunteer()

@@ -26,7 +26,19 @@ ERRORS = {
     -14: ('Range', None),
     -15: ('NotLeader', None),
 }
-EVENTS = ('ELECTED', 'DEPOSED', 'FOLLOWING', 'SUSPENDED', 'RECONNECTED', 'EXPIRED', 'LEADER_CHANGED', 'ERROR', 'RESIGNED', 'OVERFLOW', 'WARNING',)
+EVENTS = (
+    'ELECTED',
+    'DEPOSED',
+    'FOLLOWING',
+    'SUSPENDED',
+    'RECONNECTED',
+    'EXPIRED',
+    'LEADER_CHANGED',
+    'ERROR',
+    'RESIGNED',
+    'OVERFLOW',
+    'WARNING',
+)
 REASONS = ('none', 'resigned', 'suspended', 'lease_ended', 'expired', 'node_deleted', 'closed',)
 COUNTERS = (
     'terms_won',
