@@ -217,6 +217,33 @@ def rust_regions(t):
     }
 
 
+# --- Python -------------------------------------------------------------------
+
+def py_keyword(k):
+    """zk.session.timeout.ms -> session_timeout_ms; election.acl -> acl."""
+    if k.get("py"):
+        return k["py"]
+    return re.sub(r"^(zk|election)\.", "", k["name"]).replace(".", "_")
+
+
+def python_regions(t):
+    codes = [e for e in t["error"] if e["value"] != 0]
+    out = ["ERRORS = {"]
+    out += [f"    {e['value']}: ({e['rust']!r}, {e.get('py_base', 'None')})," for e in codes]
+    out.append("}")
+    out.append("EVENTS = (")
+    out += [f"    {e['name']!r}," for e in t["event"]]
+    out.append(")")
+    out.append("REASONS = (" + ", ".join(repr(r["name"].lower()) for r in t["reason"]) + ",)")
+    out.append("COUNTERS = (")
+    out += [f"    {c['name'].lower()!r}," for c in t["counter"]]
+    out.append(")")
+    out.append("KEYWORDS = {")
+    out += [f"    {py_keyword(k)!r}: {k['name']!r}," for k in t["key"]]
+    out.append("}")
+    return {"vocabulary": out}
+
+
 # --- configuration keys -------------------------------------------------------
 
 def key_const(name):
@@ -325,6 +352,7 @@ def targets(t):
         ("bindings/luajit/zkelect/ffi.lua", replace_marked, lua_regions(t)),
         ("bindings/rust/zkelect-sys/src/lib.rs", replace_marked, rust_sys_regions(t)),
         ("bindings/rust/zkelect/src/lib.rs", replace_marked, rust_regions(t)),
+        ("bindings/python/zkelect/_vocab.py", replace_marked, python_regions(t)),
         ("tools/metrics.c", replace_marked, {"client counters": metric_regions(t)}),
         ("docs/monitoring.md", replace_marked, {"client counters": monitoring_regions(t)}),
     ]

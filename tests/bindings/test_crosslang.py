@@ -1,8 +1,8 @@
-"""One election path, five candidates on five bindings at once: Go, Java,
-Lua, Rust and C (the public C API through pkg-config). They join in that
-order; then each leader in turn resigns, and leadership must pass through
+"""One election path, six candidates on six bindings at once: Go, Java,
+Lua, Rust, C (the public C API through pkg-config) and Python. They join in
+that order; then each leader in turn resigns, and leadership must pass through
 every one of them in queue order, with growing fencing tokens, while all
-five agree, as ZooKeeper tells them, on who leads.
+six agree, as ZooKeeper tells them, on who leads.
 
 Every participant id holds a 4-byte UTF-8 character (outside the BMP) and
 a 2-byte one: each id is written by one language and read back by all the
@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent / "crosslang"
 BUILD_TIMEOUT = 900
 REPLY_TIMEOUT = 40
-ORDER = ["go", "java", "lua", "rust", "c"]
+ORDER = ["go", "java", "lua", "rust", "c", "python"]
 ID = {name: f"{name}-\U0001F600-\u00e9" for name in ORDER}
 
 
@@ -78,6 +78,12 @@ def _build_all(env, build_dir, out):
     lua_out = build_dir / "script-bindings" / "lua"
     _run(["sh", str(REPO / "bindings" / "lua" / "build.sh"), str(lua_out)], env)
     progs["lua"] = (["lua5.4", str(HERE / "candidate.lua")], {"LUA_CPATH": f"{lua_out}/?.so;;"})
+
+    # The package straight from the source tree: pure Python, nothing to
+    # build; it loads libzkelect.so.1 through LD_LIBRARY_PATH like the others.
+    pypath = os.pathsep.join(filter(None, [str(REPO / "bindings" / "python"),
+                                           env.get("PYTHONPATH")]))
+    progs["python"] = (["/usr/bin/python3", str(HERE / "candidate.py")], {"PYTHONPATH": pypath})
     return progs
 
 
@@ -170,7 +176,7 @@ def _quit_all(cands):
         assert c.proc.wait(20) == 0, f"{c.name} exit code; stderr:\n{c._stderr()}"
 
 
-def test_five_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp_path):
+def test_six_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp_path):
     progs = _build_all(test_env, build_dir, tmp_path)
     cands = []
     try:

@@ -13,6 +13,8 @@ packages afterwards so the other suites keep using the build tree.
 - Lua: a plain `require "zkelect"` (no LUA_CPATH);
 - LuaJIT: a plain `require "zkelect.ffi"` (no LUA_PATH, no ZKELECT_LIBRARY);
 - Java: `java -cp /usr/share/java/zkelect.jar Example.java`, no -D flag;
+- Python: a plain `import zkelect` by /usr/bin/python3 (no PYTHONPATH), both
+  examples (blocking and asyncio);
 - Rust: a fresh crate with a path dependency on bindings/rust/zkelect,
   finding the installed library through pkg-config;
 - and the packages install over an older libzkelect1 as an upgrade.
@@ -28,11 +30,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from bed import examples
 from bed.sh import ok as _ok, run as _run
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ["libzkelect1", "libzkelect-dev", "zkelect", "lua-zkelect", "libzkelect-jni",
-            "libzkelect-java", "golang-github-libzkelect-libzkelect-dev"]
+            "libzkelect-java", "golang-github-libzkelect-libzkelect-dev", "python3-zkelect"]
 GO_MODULE = "github.com/libzkelect/libzkelect/bindings/go"
 GO_SRC = Path("/usr/share/gocode/src") / GO_MODULE
 # One holder at a time on this machine: two runs installing and purging the
@@ -51,7 +54,8 @@ def _clean_env(tmp):
            if k not in ("PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR", "LD_LIBRARY_PATH", "LIBRARY_PATH",
                         "CPATH", "C_INCLUDE_PATH", "LUA_CPATH", "LUA_PATH", "LUA_CPATH_5_4",
                         "LUA_PATH_5_4", "CLASSPATH", "ZKELECT_BUILD_DIR", "ZKELECT_LIB_DIR",
-                        "ZKELECT_INCLUDE_DIR", "ZKELECT_LIBRARY", "GOFLAGS", "CARGO_TARGET_DIR", "JAVA_TOOL_OPTIONS")}
+                        "ZKELECT_INCLUDE_DIR", "ZKELECT_LIBRARY", "GOFLAGS", "CARGO_TARGET_DIR", "JAVA_TOOL_OPTIONS",
+                        "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "VIRTUAL_ENV")}
     env["HOME"] = os.environ.get("HOME", str(tmp))
     return env
 
@@ -234,3 +238,24 @@ def test_rust_readme_example_in_a_fresh_crate(debs, zk, tmp_path):
     proc = _ok(_run([cargo, "run", "-q", "--", zk.connect_string], cwd=d, env=env,
                     timeout=900), "cargo run of the Rust example")
     _token(proc.stdout, "the Rust example")
+
+
+@pytest.mark.parametrize("doc,block", [
+    ("bindings/README.md", r"<!-- python-example -->\s*```python\n(.*?)```"),
+    ("bindings/README.md", r"<!-- python-asyncio-example -->\s*```python\n(.*?)```"),
+    ("README.md", r"## Other languages.*?```python\n(.*?)```")],
+    ids=["bindings-readme", "bindings-readme-asyncio", "readme"])
+def test_python_readme_example_with_a_plain_import(debs, zk, tmp_path, doc, block):
+    d = _outside(tmp_path, "python")
+    (d / "example.py").write_text(examples.with_hosts(_readme_block(REPO / doc, block),
+                                                      zk.connect_string))
+    env = _clean_env(tmp_path)
+    env["ZK_HOSTS"] = zk.connect_string
+    where = _ok(_run(["/usr/bin/python3", "-c", "import zkelect; print(zkelect.__file__)"],
+                     cwd=d, env=env), "import zkelect").stdout.strip()
+    assert where == "/usr/lib/python3/dist-packages/zkelect/__init__.py", where
+    owner = _ok(_run(["dpkg", "-S", where], env=env), "dpkg -S").stdout
+    assert owner.startswith("python3-zkelect:"), owner
+    proc = _ok(_run(["/usr/bin/python3", "example.py"], cwd=d, env=env, timeout=120),
+               f"the Python example of {doc}")
+    _token(proc.stdout, f"the Python example of {doc}")

@@ -125,3 +125,25 @@ def test_the_jvm_finds_the_installed_jni_library_as_the_docs_say(destdir, tmp_pa
     cmd = ["java", *([flag] if flag else []), "-cp", f"{destdir}{jar}", "Example.java"]
     proc = _ok(_run(cmd, cwd=d, env=env, timeout=300), " ".join(cmd))
     _token(proc.stdout, "the Java example")
+
+
+def test_python_imports_the_installed_package_from_the_prefix(destdir, tmp_path, zk):
+    """`meson install` puts the package in the folder /usr/bin/python3
+    imports from for the prefix, every module of bindings/python/zkelect,
+    and it elects from there."""
+    src = REPO / "bindings" / "python" / "zkelect"
+    init = _installed(destdir, r"/zkelect/__init__\.py$")
+    folder = os.path.dirname(os.path.dirname(init))
+    installed = sorted(p.name for p in (destdir / folder.lstrip("/") / "zkelect").iterdir())
+    assert installed == sorted(p.name for p in src.glob("*.py")), installed
+    env = _env(destdir, tmp_path)
+    path = _ok(_run(["/usr/bin/python3", "-c", "import sys; print('\\n'.join(sys.path))"],
+                    env=env, timeout=30), "sys.path").stdout.split()
+    assert folder in path, f"python3 imports from {path}; meson install put zkelect in {folder}"
+    d = tmp_path / "python"
+    d.mkdir()
+    (d / "example.py").write_text(examples.named("python-example").text)
+    env.update(PYTHONPATH=f"{destdir}{folder}", ZK_HOSTS=zk.connect_string)
+    proc = _ok(_run(["/usr/bin/python3", "example.py"], cwd=d, env=env, timeout=120),
+               "the Python example")
+    _token(proc.stdout, "the Python example")

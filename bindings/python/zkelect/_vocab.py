@@ -1,0 +1,74 @@
+"""libzkelect's words, written by gen/vocab.py from gen/vocabulary.toml:
+edit the table, not this file.
+
+ERRORS maps each error code to its exception's name (the Rust crate's
+ErrorKind) and the built-in exception it also is; EVENTS and REASONS are
+the names zkelect_event_type_name() and zkelect_reason_name() give;
+COUNTERS the names of zkelect_counter_name(); KEYWORDS maps each keyword of
+zkelect.connect() to its configuration key.
+"""
+
+# BEGIN gen/vocab.py vocabulary
+ERRORS = {
+    -1: ('InvalidArgument', ValueError),
+    -2: ('NoMemory', MemoryError),
+    -3: ('State', None),
+    -4: ('Closed', None),
+    -5: ('TimedOut', TimeoutError),
+    -6: ('ConnectionLoss', None),
+    -7: ('SessionExpired', None),
+    -8: ('Auth', None),
+    -9: ('NotSupported', None),
+    -10: ('Deadlock', None),
+    -11: ('ZooKeeper', None),
+    -12: ('Internal', None),
+    -13: ('NoLeader', None),
+    -14: ('Range', None),
+    -15: ('NotLeader', None),
+}
+EVENTS = (
+    'ELECTED',
+    'DEPOSED',
+    'FOLLOWING',
+    'SUSPENDED',
+    'RECONNECTED',
+    'EXPIRED',
+    'LEADER_CHANGED',
+    'ERROR',
+    'RESIGNED',
+    'OVERFLOW',
+    'WARNING',
+)
+REASONS = ('none', 'resigned', 'suspended', 'lease_ended', 'expired', 'node_deleted', 'closed',)
+COUNTERS = (
+    'terms_won',
+    'deposed_resigned',
+    'deposed_suspended',
+    'deposed_lease_ended',
+    'deposed_expired',
+    'deposed_node_deleted',
+    'deposed_closed',
+    'reconnects',
+    'expiries',
+    'zk_requests',
+    'keepalives',
+    'sequence_near_wrap',
+    'session_timeout_below_two_ticks',
+)
+KEYWORDS = {
+    'hosts': 'zk.hosts',
+    'session_timeout_ms': 'zk.session.timeout.ms',
+    'connect_timeout_ms': 'zk.connect.timeout.ms',
+    'auth': 'zk.auth',
+    'acl': 'election.acl',
+    'leadership': 'leadership',
+    'lease_margin_ms': 'lease.margin.ms',
+    'log_level': 'zk.log.level',
+    'probe_ticktime': 'zk.probe.ticktime',
+    'tls_ca': 'zk.tls.ca',
+    'tls_cert': 'zk.tls.cert',
+    'tls_key': 'zk.tls.key',
+    'tls_key_password': 'zk.tls.key.password',
+    'hosts_follow': 'zk.hosts.follow',
+}
+# END gen/vocab.py vocabulary
