@@ -11,9 +11,11 @@ A killed guard is reported (WARNING) and replaced, and the replacement
 guards the session. Bad values of the keys are refused with clear errors.
 """
 
+import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -180,3 +182,74 @@ def test_bad_values_are_refused_clearly(zk, zkelect_bin, test_env, kv, says):
                        env=test_env, capture_output=True, text=True, timeout=30)
     assert r.returncode != 0
     assert says in r.stderr, r.stderr
+
+
+def test_stats_say_whether_the_session_is_guarded(api, handles, zk, guard_bin):
+    from bed import zkc
+    on = zkc.connected_client(api, handles, zk.connect_string, T_MS)
+    off = zkc.connected_client(api, handles, zk.connect_string, T_MS, crash_guard="off")
+    deadline = time.monotonic() + 5
+    while not api.stats(on, client=True)["crash_guarded"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    s_on, s_off = api.stats(on, client=True), api.stats(off, client=True)
+    assert s_on["crash_guarded"] is True, s_on
+    assert s_off["crash_guarded"] is False, s_off
+    assert s_on["counters"]["crash_guard_warnings"] == 0
+    # One guard for the process, however many clients it guards.
+    two = zkc.connected_client(api, handles, zk.connect_string, T_MS)
+    assert api.stats(two, client=True)["crash_guarded"] is True
+    assert len(_guards_of(guard_bin, os.getpid())) == 1
+
+
+def test_a_forked_child_gets_a_guard_of_its_own(zk, test_env, guard_bin, build_dir):
+    # A program of its own: pytest's process is not forked.
+    prog = r"""
+import ctypes as C, json, os, sys, time
+lib = C.CDLL(sys.argv[1])
+lib.zkelect_conf_new.restype = C.c_void_p
+lib.zkelect_client_new.restype = C.c_void_p
+lib.zkelect_client_new.argtypes = [C.c_void_p, C.c_char_p, C.c_size_t]
+lib.zkelect_conf_set.argtypes = [C.c_void_p, C.c_char_p, C.c_char_p, C.c_char_p, C.c_size_t]
+lib.zkelect_client_await_connected.argtypes = [C.c_void_p, C.c_int]
+lib.zkelect_client_stats.restype = C.c_void_p
+lib.zkelect_client_stats.argtypes = [C.c_void_p, C.c_char_p, C.c_size_t]
+lib.zkelect_stats_json.restype = C.c_char_p
+lib.zkelect_stats_json.argtypes = [C.c_void_p]
+def client():
+    conf = lib.zkelect_conf_new()
+    err = C.create_string_buffer(512)
+    lib.zkelect_conf_set(conf, b"zk.hosts", sys.argv[2].encode(), err, 512)
+    c = lib.zkelect_client_new(conf, err, 512)
+    assert c, err.value
+    assert lib.zkelect_client_await_connected(c, 15000) == 0
+    for _ in range(500):
+        s = json.loads(lib.zkelect_stats_json(lib.zkelect_client_stats(c, err, 512)))
+        if s["crash_guarded"]:
+            return s
+        time.sleep(0.01)
+    return s
+parent = client()
+pid = os.fork()
+if pid == 0:
+    s = client()
+    print(json.dumps({"child": os.getpid(), "child_guarded": s["crash_guarded"]}), flush=True)
+    time.sleep(1)
+    os._exit(0)
+print(json.dumps({"parent": os.getpid(), "guarded": parent["crash_guarded"]}), flush=True)
+time.sleep(1)
+os.waitpid(pid, 0)
+"""
+    p = subprocess.Popen([sys.executable, "-c", prog, str(build_dir / "capi" / "libzkelect.so.1"),
+                          zk.connect_string], env=test_env, stdout=subprocess.PIPE, text=True)
+    try:
+        got = {}
+        for _ in range(2):
+            line = p.stdout.readline()
+            assert line, "the program said nothing"
+            got.update(json.loads(line))
+        assert got["guarded"] is True and got["child_guarded"] is True, got
+        # Each has its own guard: the parent's one and the child's one.
+        assert len(_guards_of(guard_bin, got["parent"])) == 1
+        assert len(_guards_of(guard_bin, got["child"])) == 1
+    finally:
+        p.wait(20)
