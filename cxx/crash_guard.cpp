@@ -191,13 +191,16 @@ public:
         std::lock_guard<std::mutex> lock(mu_);
         Guard &g = guards_[delay_ms];
         if (!g.pipe.up()) {
-            g.pipe = spawn_guard(delay_ms, why);
-            if (!g.pipe.up()) {
-                if (no_members_of(delay_ms)) guards_.erase(delay_ms);
+            // A guard that was down (being retried) comes back for every
+            // client it has.
+            const bool was_down = !no_members_of(delay_ms);
+            if (!start(delay_ms, g, why)) {
+                if (!was_down) guards_.erase(delay_ms);
                 return 0;
             }
-            g.retry_ms = 0;
-            g.started_at = boottime_ns();
+            if (was_down)
+                tell(delay_ms, "the crash guard of this process (" + crash_guard_path() +
+                                   ") runs again and guards this client's session");
         }
         uint64_t t = next_ticket_++;
         members_[t] = Member{delay_ms, std::move(l), std::nullopt};
@@ -256,6 +259,7 @@ public:
 private:
     struct Guard {
         GuardPipe pipe;       // down (-1): being started again
+        uint64_t serial = 0;  // which helper the pipe is to (its fd may be reused)
         int64_t retry_at = 0;  // CLOCK_BOOTTIME ns, while down
         int64_t retry_ms = 0;  // the wait before the next start, while down
         int64_t started_at = 0;  // CLOCK_BOOTTIME ns of the running helper's start
@@ -312,30 +316,39 @@ private:
             if (m.delay_ms == delay && m.listener) m.listener(what);
     }
 
-    // Under mu_: a new helper for a guard that is down, with every session
-    // its members hold. At most three tries now; then later, less often.
+    // Under mu_: a helper for a guard that is down, given every session its
+    // members hold. False with *why.
+    bool start(int delay, Guard &g, std::string *why) {
+        g.pipe = spawn_guard(delay, why);
+        if (!g.pipe.up()) return false;
+        g.serial = ++serials_;
+        g.started_at = boottime_ns();
+        for (auto &[t, m] : members_) {
+            if (m.delay_ms == delay && m.session && !g.pipe.write_line(add_line(*m.session))) {
+                g.pipe.reset();
+                *why = "the new crash guard stopped reading at once";
+                return false;
+            }
+        }
+        g.retry_ms = 0;
+        return true;
+    }
+
+    // Under mu_: a new helper for a guard that is down. At most three tries
+    // now; then later, less often.
     void restart(int delay, Guard &g, bool died) {
         std::string why;
         // A helper that dies as soon as it starts (killed by a watchdog, or
         // refusing what it is sent) is not started again at once, or the
         // two would loop.
         const bool short_lived = died && g.started_at > boottime_ns() - kRetryFirstMs * kNsPerMs;
-        for (int attempt = 0; attempt < 3 && !g.pipe.up() && !short_lived; ++attempt) {
+        for (int attempt = 0; attempt < 3 && !short_lived; ++attempt) {
             why.clear();
-            g.pipe = spawn_guard(delay, &why);
-            for (auto &[t, m] : members_) {
-                if (!g.pipe.up()) break;
-                if (m.delay_ms == delay && m.session && !g.pipe.write_line(add_line(*m.session))) {
-                    g.pipe.reset();
-                    why = "the new crash guard stopped reading at once";
-                }
-            }
+            if (start(delay, g, &why)) break;
         }
         const std::string path = crash_guard_path();
         if (short_lived) why = "it died within a second of its start";
         if (g.pipe.up()) {
-            g.retry_ms = 0;
-            g.started_at = boottime_ns();
             tell(delay, died ? "the crash guard of this process (" + path +
                                    ") died; a new one was started and guards this client's "
                                    "session again (meanwhile a crash of this process would "
@@ -360,14 +373,14 @@ private:
         for (;;) {
             if (gen != watcher_gen_) return;
             std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
-            std::vector<int> delays;
+            std::vector<std::pair<int, uint64_t>> polled;  // delay, serial
             int64_t next_retry = INT64_MAX;
             for (auto &[delay, g] : guards_) {
                 if (g.pipe.up()) {
                     // events 0: a pipe's write end reports POLLERR once no
                     // reader is left, i.e. the helper is gone.
                     fds.push_back({g.pipe.fd(), 0, 0});
-                    delays.push_back(delay);
+                    polled.emplace_back(delay, g.serial);
                 } else {
                     next_retry = std::min(next_retry, g.retry_at);
                 }
@@ -387,9 +400,11 @@ private:
             }
             for (size_t i = 1; i < fds.size(); ++i) {
                 if (!(fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))) continue;
-                auto g = guards_.find(delays[i - 1]);
-                // The pipe may have been replaced while we polled.
-                if (g == guards_.end() || g->second.pipe.fd() != fds[i].fd) continue;
+                auto g = guards_.find(polled[i - 1].first);
+                // The pipe may have been closed or replaced while we polled.
+                if (g == guards_.end() || !g->second.pipe.up() ||
+                    g->second.serial != polled[i - 1].second)
+                    continue;
                 g->second.pipe.reset();
                 restart(g->first, g->second, true);
             }
@@ -423,6 +438,7 @@ private:
     std::map<int, Guard> guards_;  // by drain delay: one helper per delay in use
     std::map<uint64_t, Member> members_;
     uint64_t next_ticket_ = 1;
+    uint64_t serials_ = 0;
     std::optional<std::thread> watcher_;
     uint64_t watcher_gen_ = 0;
     int wake_fd_ = -1;
