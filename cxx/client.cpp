@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "clock.h"
+#include "crash_guard.h"
 #include "ensemble_config.h"
 #include "names.h"
 
@@ -48,6 +49,7 @@ Client::Client(const Settings &settings, PortFactory make_port)
         throw std::system_error(e, std::generic_category(), "eventfd/timerfd");
     }
     try {
+        join_crash_guard();
         open_session();
         // No thread but ours yet: the loop's timers are ours to set.
         at(boottime_ns() + lease::probe_period(int64_t(settings_.session_timeout_ms) * kNsPerMs),
@@ -55,6 +57,7 @@ Client::Client(const Settings &settings, PortFactory make_port)
         loop_ = std::thread([this] { run(); });
     } catch (...) {
         session_.reset();
+        if (guard_ticket_) crash_guard::leave(guard_ticket_);
         ::close(wake_fd_);
         ::close(timer_fd_);
         throw;
@@ -83,6 +86,8 @@ Client::~Client() {
         }
         s.reset();
     }
+    // Withdrawn only now: a crash while the session closed was still covered.
+    if (guard_ticket_) crash_guard::leave(guard_ticket_);
     closer_.join_all();
     members_.clear();
     mailbox_.clear();
@@ -90,6 +95,53 @@ Client::~Client() {
     ::close(wake_fd_);
     ::close(timer_fd_);
 }
+
+// The guard's line carries the connect string (at most 4096 bytes in all).
+constexpr size_t kGuardHostsMax = 3900;
+
+void Client::join_crash_guard() {
+    if (settings_.guard == GuardMode::kOff) return;
+    std::string why;
+    if (!settings_.tls.empty()) {
+        why = "the crash guard cannot close sessions over TLS (it connects in plain TCP)";
+    } else if (settings_.hosts.size() > kGuardHostsMax) {
+        why = "zk.hosts is longer than the crash guard takes (" + std::to_string(kGuardHostsMax) +
+              " bytes)";
+    } else {
+        guard_ticket_ = crash_guard::join(
+            settings_.guard_delay_ms,
+            [this](const std::string &what) { post([this, what] { warn_about_guard(what); }); },
+            &why);
+        if (guard_ticket_) return;
+    }
+    if (settings_.guard == GuardMode::kOn) throw std::runtime_error("crash.guard is \"on\": " + why);
+    bump(kCrashGuardWarnings);
+    guard_warning_ = "crash.guard: " + why +
+                     "; this client runs without the guard: if this process dies, the next "
+                     "leader takes over only after the session timeout";
+}
+
+void Client::warn_about_guard(const std::string &what) {
+    bump(kCrashGuardWarnings);
+    const std::string about = "crash guard " + std::to_string(++guard_warnings_);
+    std::vector<std::shared_ptr<Member>> told;
+    for (auto &[id, m] : members_) told.push_back(m);
+    for (auto &m : told) m->on_warning(about, what);
+}
+
+// A session once granted goes to the guard (replacing the client's last).
+void Client::guard_session() {
+    if (!guard_ticket_) return;
+    GuardedSession g;
+    if (!session_->credentials(&g.id, &g.passwd)) return;
+    g.timeout_ms = session_->negotiated_timeout_ms();
+    // The servers in use: after a reconfiguration zk.hosts may name none.
+    g.hosts = hosts();
+    if (g.hosts.size() > kGuardHostsMax) return;
+    crash_guard::add(guard_ticket_, g);
+}
+
+bool Client::guarded() const { return guard_ticket_ && crash_guard::guarded(guard_ticket_); }
 
 std::shared_ptr<ZkPort> Client::open_session(bool connect) {
     uint64_t gen = session_gen_.fetch_add(1) + 1;
@@ -206,6 +258,7 @@ void Client::reopen_after_refusal() {
 // may carry over to the next one: its nodes are not ours to check, its
 // touches prove nothing of the next session, its watches are gone.
 void Client::end_of_session() {
+    if (guard_ticket_) crash_guard::remove(guard_ticket_);
     interest_.clear();
     watched_.clear();
     leftovers_.clear();  // the session's close removes them
@@ -416,6 +469,7 @@ uint64_t Client::add_member(std::shared_ptr<Member> m) {
     members_.emplace(id, m);
     member_count_.fetch_add(1);
     if (!tick_warning_.empty()) m->on_warning(tick_warning_server_, tick_warning_);
+    if (!guard_warning_.empty()) m->on_warning("crash guard", guard_warning_);
     return id;
 }
 
@@ -504,8 +558,13 @@ void Client::apply_ensemble_config(const std::string &data) {
     // load (a reconnect within the session, which the lease rides out).
     if (session_->set_servers(list) != ZOK) return;
     learned_hosts_ = std::move(hosts);
-    std::lock_guard<std::mutex> lock(hosts_mu_);
-    hosts_in_use_ = with_chroot(learned_hosts_, settings_.hosts);
+    {
+        std::lock_guard<std::mutex> lock(hosts_mu_);
+        hosts_in_use_ = with_chroot(learned_hosts_, settings_.hosts);
+    }
+    // The guard closes the session through the servers it was told of: it
+    // hears of the new ones (an ADD replaces the session's line).
+    if (connected()) guard_session();
 }
 
 void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const PeerAddr &peer) {
@@ -536,6 +595,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
         }
         connected_cv_.notify_all();
         if (!first) bump(kReconnects);
+        if (first) guard_session();
         lease_.on_connected(first);
         ask_tick_time(peer);
         if (settings_.follow_hosts) read_ensemble_config();

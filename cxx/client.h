@@ -135,6 +135,9 @@ public:
         std::lock_guard<std::mutex> lock(hosts_mu_);
         return hosts_in_use_;
     }
+    // Any thread: the current session is in the process's crash guard, which
+    // runs (crash_guard.h).
+    bool guarded() const;
     size_t member_count() const { return member_count_.load(); }
     bool on_loop_thread() const { return std::this_thread::get_id() == loop_id_; }
     // Candidates of path in queue order, asked of ZooKeeper now. Blocks up
@@ -221,6 +224,12 @@ private:
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,
                         int64_t stamp, const PeerAddr &peer);
     std::shared_ptr<ZkPort> session_snapshot();
+    // The crash guard: join at construction (throws for crash.guard "on"
+    // when it cannot run), hand it each new session, tell the members what
+    // the guard's watcher says.
+    void join_crash_guard();
+    void guard_session();
+    void warn_about_guard(const std::string &what);
 
     const Settings settings_;
     const PortFactory make_port_;
@@ -281,6 +290,13 @@ private:
     // The WARNING about the current connection's server, told to every
     // member, those added later included; empty when none.
     std::string tick_warning_, tick_warning_server_;
+    // The crash guard: this client's ticket (0: unguarded), the WARNING
+    // about a guard that could not run at construction (told to every
+    // member, those added later included), and a count that names each
+    // later WARNING of the guard's, so that each is said.
+    uint64_t guard_ticket_ = 0;
+    std::string guard_warning_;
+    uint64_t guard_warnings_ = 0;
     TickProbe tick_probe_{[this](uint64_t ticket, bool ok, const ServerConf &conf) {
         post([this, ticket, ok, conf] { on_tick_answer(ticket, ok, conf); });
     }};

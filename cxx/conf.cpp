@@ -67,6 +67,12 @@ constexpr Key kKeys[] = {
     {"zk.hosts.follow", "true", Kind::kChoice, 0, 0, false,
      "true|false",
      "zk.hosts.follow must be \"true\" or \"false\""},
+    {"crash.guard", "auto", Kind::kChoice, 0, 0, false,
+     "auto|on|off",
+     "crash.guard must be \"auto\", \"on\" or \"off\""},
+    {"crash.guard.delay.ms", "100", Kind::kInt, 0, 150, false,
+     nullptr,
+     "crash.guard.delay.ms must be an integer from 0 to 150"},
 };
 // END gen/vocab.py keys
 
@@ -170,6 +176,10 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->probe_ticktime = choice == 0;  // true|false
     } else if (key == "zk.hosts.follow") {
         s->follow_hosts = choice == 0;  // true|false
+    } else if (key == "crash.guard") {
+        s->guard = choice == 1 ? GuardMode::kOn : choice == 2 ? GuardMode::kOff : GuardMode::kAuto;
+    } else if (key == "crash.guard.delay.ms") {
+        s->guard_delay_ms = n;
     }
     return {};
 }

@@ -7,11 +7,13 @@
 namespace zkelect {
 
 enum class Leadership { kLease, kStrict };
+enum class GuardMode { kAuto, kOn, kOff };
 
 // The defaults of the numeric keys (gen/vocabulary.toml).
 // BEGIN gen/vocab.py defaults
 constexpr int kDefaultZkSessionTimeoutMs = 10000;
 constexpr int kDefaultZkConnectTimeoutMs = 15000;
+constexpr int kDefaultCrashGuardDelayMs = 100;
 // END gen/vocab.py defaults
 
 // The typed view a client works from, parsed from the strings.
@@ -31,6 +33,9 @@ struct Settings {
     bool follow_hosts = true;
     // zookeeper_init_ssl's "ca,cert,key[,password]"; empty: plain TCP.
     std::string tls;
+    // The crash guard (crash.guard, crash.guard.delay.ms; crash_guard.h).
+    GuardMode guard = GuardMode::kAuto;
+    int guard_delay_ms = kDefaultCrashGuardDelayMs;
 };
 
 class Conf {

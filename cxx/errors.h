@@ -62,7 +62,8 @@ enum Counter : int {
     kKeepalives = 10,
     kSequenceNearWrap = 11,
     kSessionTimeoutBelowTwoTicks = 12,
-    kCounterCount = 13,
+    kCrashGuardWarnings = 13,
+    kCounterCount = 14,
 };
 
 // Map a ZooKeeper return code to the closest library code.

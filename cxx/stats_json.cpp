@@ -134,6 +134,9 @@ void client_stats_json(std::string &o, const Client &c, const EachElection &each
     json_int(o, "tick_time_us", c.tick_time_ns() / 1000);
     json_key(o, "hosts");
     json_str(o, c.hosts());
+    // The session is in the process's crash guard, which runs (crash.guard).
+    json_key(o, "crash_guarded");
+    o += c.guarded() ? "true" : "false";
     json_key(o, "counters");
     o += '{';
     for (int i = 0; i < kCounterCount; ++i) json_uint(o, vocabulary::counter_name(i), c.counter(i));

@@ -79,6 +79,7 @@ constexpr const char *kCounters[] = {
     "keepalives",
     "sequence_near_wrap",
     "session_timeout_below_two_ticks",
+    "crash_guard_warnings",
 };
 // END gen/vocab.py names
 

@@ -90,6 +90,14 @@ public:
     virtual std::deque<AckedWrite> answered() const = 0;
 
     virtual int64_t session_id() const = 0;
+    // The session's id and password, once granted: what the crash guard
+    // needs to close it (crash_guard.h). False when the port has none to
+    // give (a simulated session).
+    virtual bool credentials(int64_t *id, std::string *passwd) const {
+        (void)id;
+        (void)passwd;
+        return false;
+    }
     virtual int negotiated_timeout_ms() const = 0;
     // The state of the connection, in libzookeeper's terms (zoo_state); 0
     // without a connection.

@@ -327,6 +327,14 @@ int64_t ZkSession::session_id() const {
     return id ? id->client_id : 0;
 }
 
+bool ZkSession::credentials(int64_t *id, std::string *passwd) const {
+    const clientid_t *c = zh_ ? zoo_client_id(zh_) : nullptr;
+    if (!c || c->client_id == 0) return false;
+    *id = c->client_id;
+    passwd->assign(c->passwd, sizeof c->passwd);
+    return true;
+}
+
 int ZkSession::negotiated_timeout_ms() const { return zh_ ? zoo_recv_timeout(zh_) : 0; }
 
 int ZkSession::state() const { return zh_ ? zoo_state(zh_) : 0; }

@@ -55,6 +55,7 @@ public:
     void sync(const std::string &path, ReplyFn fn) override;
     std::deque<AckedWrite> answered() const override;
     int64_t session_id() const override;
+    bool credentials(int64_t *id, std::string *passwd) const override;
     int negotiated_timeout_ms() const override;
     int state() const override;  // zoo_state
     void try_next_server() override;

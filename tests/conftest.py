@@ -47,6 +47,11 @@ BED = TESTS / "bed"
 from bed import zkdist  # noqa: E402
 from bed.zkbed import Ensemble  # noqa: E402
 
+# The crash guard every client starts (crash.guard "auto" by default) is the
+# build tree's, not an installed one; test programs inherit this.
+os.environ.setdefault("ZKELECT_GUARD", str(
+    Path(os.environ.get("ZKELECT_BUILD_DIR") or REPO / "build").resolve() / "guard" / "zkelect-guard"))
+
 _shared = {}                 # server version -> the session's Ensemble of it
 RUN_VERSION = zkdist.default_version()
 _path_counter = itertools.count(1)

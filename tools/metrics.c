@@ -339,6 +339,10 @@ char *zt_metrics_render(const char *client_json, size_t *len)
          "The session timeout the server negotiated (0 before the first connection).");
     buf_fmt(&b, "zkelect_session_timeout_seconds %.3f\n",
             (double)get_i64(doc, "session_timeout_us", 0) / 1e6);
+    head(&b, "zkelect_session_crash_guarded", "gauge",
+         "1 while the session is in the process's crash guard (crash.guard).");
+    buf_fmt(&b, "zkelect_session_crash_guarded %d\n",
+            json_object_object_get_ex(doc, "crash_guarded", &v) && json_object_get_boolean(v));
     /* The counters with a metric in gen/vocabulary.toml. */
     // BEGIN gen/vocab.py client counters
     client_counter(&b, doc, "zkelect_session_reconnects_total", "reconnects",
@@ -354,6 +358,8 @@ char *zt_metrics_render(const char *client_json, size_t *len)
     client_counter(&b, doc, "zkelect_servers_below_two_ticks_total",
                    "session_timeout_below_two_ticks",
                    "Servers that granted a session timeout below 2 x their tickTime.");
+    client_counter(&b, doc, "zkelect_crash_guard_warnings_total", "crash_guard_warnings",
+                   "WARNING events: the crash guard could not be started, or died and was restarted.");
     // END gen/vocab.py client counters
     json_object_put(doc);
     if (b.oom) {

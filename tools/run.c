@@ -567,18 +567,22 @@ int zt_cmd_run(int argc, char **argv)
     int sfd = zt_signalfd(1);
     if (sfd < 0)
         return ZT_EXIT_FAILURE;
-    /* Orphans below us come to us, not to init: we can find and kill them. */
-    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-        zt_err("prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
-        close(sfd);
-        return ZT_EXIT_FAILURE;
-    }
     int exit_code = ZT_EXIT_FAILURE;
     char err[512] = "";
     struct zt_metrics *metrics = NULL;
+    /* The client first: it starts the process's crash guard, whose helper
+     * is orphaned at once; made before we are a subreaper, it goes to init
+     * (or an outer subreaper), not below us, where the tree kills of a
+     * dead keeper would take it too. */
     r.client = zt_client(&r.o, &exit_code);
     if (!r.client) {
         usage(stderr);
+        goto out;
+    }
+    /* Orphans below us come to us, not to init: we can find and kill them. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+        zt_err("prctl(PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
+        exit_code = ZT_EXIT_FAILURE;
         goto out;
     }
     r.election = zkelect_election_new(r.client, r.o.path, r.id, err, sizeof err);

@@ -269,6 +269,24 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            A server older than 3.5, a config without client
  *                            addresses, or one that cannot be read changes
  *                            nothing. "false" keeps the zk.hosts list as given.
+ *  - "crash.guard"           "auto" (default), "on" or "off": the crash
+ *                            guard, one small helper process per process
+ *                            (zkelect-guard) that closes this client's
+ *                            sessions as soon as the process dies (killed,
+ *                            crashed, exited without closing), so that the
+ *                            next leader takes over within
+ *                            crash.guard.delay.ms instead of one session
+ *                            timeout (docs/semantics.md). "auto": when the
+ *                            guard cannot run (no helper binary, a PID
+ *                            limit, TLS), the client works without it and
+ *                            its candidacies get a WARNING event; "on":
+ *                            zkelect_client_new fails instead; "off": no
+ *                            guard.
+ *  - "crash.guard.delay.ms"  0..150 (default 100): how long the crash guard
+ *                            waits, after the process died, before it closes
+ *                            the sessions, so that the dead process's last
+ *                            writes still in its socket buffers reach their
+ *                            targets first (docs/semantics.md).
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 
@@ -390,8 +408,10 @@ enum zkelect_counter {
     ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP = 11,
     /** WARNING events: a server granted a timeout below 2 x its tickTime (since 1.2) */
     ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS = 12,
+    /** WARNING events: the crash guard could not start or died (since 1.2) */
+    ZKELECT_COUNTER_CRASH_GUARD_WARNINGS = 13,
     /** How many counters there are. */
-    ZKELECT_COUNTER__COUNT = 13
+    ZKELECT_COUNTER__COUNT = 14
 };
 
 /** Read counter into *value. Returns 0, or ZKELECT_EINVAL for NULL or an

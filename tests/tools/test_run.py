@@ -332,3 +332,40 @@ def test_run_unreachable_exit_3(zkelect_bin, test_env, tmp_path):
                        env=test_env, capture_output=True, text=True, timeout=20)
     assert r.returncode == 3, r.stderr
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("delay_ms", [100, 0])
+def test_sigkill_of_run_kills_the_tree_then_hands_over_at_once(zk, zk_path, zkelect_bin,
+                                                               test_env, child, log, capi, runs,
+                                                               delay_ms):
+    """The crash guard (crash.guard, on by default): with T = 6 s, a SIGKILL
+    of the leading run hands over within 1 s, its command's tree gone first
+    (the keeper kills it on run's end, the guard closes the session after
+    its drain delay)."""
+    t_ms = 6000
+    hosts = zk.connect_string
+    a = Proc([zkelect_bin, "run", "--connect", hosts, "--path", zk_path, "--id", "a",
+              "--session-timeout-ms", t_ms, "--set", f"crash.guard.delay.ms={delay_ms}",
+              "--", child, log.path, "exit"], test_env, stdin=False)
+    runs.append(a)
+    sa = log.wait(lambda r: r["kind"] == "start" and r["id"] == "a", 20, "a's child")
+    b = Proc([zkelect_bin, "run", "--connect", hosts, "--path", zk_path, "--id", "b",
+              "--session-timeout-ms", t_ms, "--", child, log.path, "exit"], test_env, stdin=False)
+    runs.append(b)
+    wait_queue(capi, hosts, zk_path, 2)
+    t_kill = time.time_ns()
+    os.kill(a.pid, signal.SIGKILL)
+    gone_ns = None
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        if not pid_alive(sa["pid"]):
+            gone_ns = time.time_ns()
+            break
+        time.sleep(0.001)
+    assert gone_ns, "a's child outlived a by 2 s"
+    sb = log.wait(lambda r: r["kind"] == "start" and r["id"] == "b", 5, "b's child")
+    ms = (sb["ns"] - t_kill) / 1e6
+    print(f"\ndelay {delay_ms} ms: a's child gone {(gone_ns - t_kill) / 1e6:.0f} ms, "
+          f"b's child started {ms:.0f} ms after the SIGKILL of run (T = {t_ms} ms)")
+    assert gone_ns <= sb["ns"], "b's child started before a's was gone"
+    assert ms < 1000, f"b's child started {ms:.0f} ms after a's SIGKILL (T = {t_ms} ms)"

@@ -54,6 +54,7 @@ COUNTERS = (
     'keepalives',
     'sequence_near_wrap',
     'session_timeout_below_two_ticks',
+    'crash_guard_warnings',
 )
 KEYWORDS = {
     'hosts': 'zk.hosts',
@@ -70,5 +71,7 @@ KEYWORDS = {
     'tls_key': 'zk.tls.key',
     'tls_key_password': 'zk.tls.key.password',
     'hosts_follow': 'zk.hosts.follow',
+    'crash_guard': 'crash.guard',
+    'crash_guard_delay_ms': 'crash.guard.delay.ms',
 }
 # END gen/vocab.py vocabulary

@@ -128,6 +128,7 @@ extern swig_intgo _wrap_COUNTER_ZK_REQUESTS_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_COUNTER_KEEPALIVES_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_957bfa2581cab12a(void);
+extern swig_intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_COUNTER__COUNT_capi_957bfa2581cab12a(void);
 extern swig_type_11 _wrap_counter_name_capi_957bfa2581cab12a(swig_intgo arg1);
 extern uintptr_t _wrap_election_new_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
@@ -767,6 +768,13 @@ func _swig_getCOUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS() (_swig_ret Enum_SS_zkele
 }
 
 var COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS Enum_SS_zkelect_counter = _swig_getCOUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS()
+func _swig_getCOUNTER_CRASH_GUARD_WARNINGS() (_swig_ret Enum_SS_zkelect_counter) {
+	var swig_r Enum_SS_zkelect_counter
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_957bfa2581cab12a())
+	return swig_r
+}
+
+var COUNTER_CRASH_GUARD_WARNINGS Enum_SS_zkelect_counter = _swig_getCOUNTER_CRASH_GUARD_WARNINGS()
 func _swig_getCOUNTER__COUNT() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
 	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER__COUNT_capi_957bfa2581cab12a())

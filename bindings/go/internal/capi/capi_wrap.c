@@ -1150,6 +1150,18 @@ intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_957bfa2581cab12a() {
 }
 
 
+intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_957bfa2581cab12a() {
+  enum zkelect_counter result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_COUNTER_CRASH_GUARD_WARNINGS;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
 intgo _wrap_COUNTER__COUNT_capi_957bfa2581cab12a() {
   enum zkelect_counter result;
   intgo _swig_go_result;

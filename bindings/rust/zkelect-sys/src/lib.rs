@@ -102,7 +102,9 @@ pub const ZKELECT_COUNTER_KEEPALIVES: c_int = 10;
 pub const ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP: c_int = 11;
 /// Since 1.2.
 pub const ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS: c_int = 12;
-pub const ZKELECT_COUNTER__COUNT: c_int = 13;
+/// Since 1.2.
+pub const ZKELECT_COUNTER_CRASH_GUARD_WARNINGS: c_int = 13;
+pub const ZKELECT_COUNTER__COUNT: c_int = 14;
 // END gen/vocab.py counters
 
 // enum zkelect_event_type

@@ -394,12 +394,14 @@ pub enum Counter {
     SequenceNearWrap,
     /// WARNING events: a server granted a timeout below 2 x its tickTime (since 1.2).
     SessionTimeoutBelowTwoTicks,
+    /// WARNING events: the crash guard could not start or died (since 1.2).
+    CrashGuardWarnings,
     // END gen/vocab.py counter variants
 }
 
 impl Counter {
     // BEGIN gen/vocab.py counters
-    pub const ALL: [Counter; 13] = [
+    pub const ALL: [Counter; 14] = [
         Counter::TermsWon,
         Counter::DeposedResigned,
         Counter::DeposedSuspended,
@@ -413,6 +415,7 @@ impl Counter {
         Counter::Keepalives,
         Counter::SequenceNearWrap,
         Counter::SessionTimeoutBelowTwoTicks,
+        Counter::CrashGuardWarnings,
     ];
     // END gen/vocab.py counters
 
@@ -433,6 +436,7 @@ impl Counter {
             Counter::Keepalives => ZKELECT_COUNTER_KEEPALIVES,
             Counter::SequenceNearWrap => ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP,
             Counter::SessionTimeoutBelowTwoTicks => ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS,
+            Counter::CrashGuardWarnings => ZKELECT_COUNTER_CRASH_GUARD_WARNINGS,
             // END gen/vocab.py counter codes
         }
     }

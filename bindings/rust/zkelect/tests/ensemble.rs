@@ -363,3 +363,26 @@ fn participants_errors_carry_their_code() {
     );
     assert!(!err.message.starts_with("ZKELECT_"), "the code's name left in the message: {err}");
 }
+
+/// The crash guard's keys through the generic configuration: accepted,
+/// refused with the library's message, and the client's stats say whether
+/// its session is guarded (crash.guard "off": not).
+#[test]
+fn crash_guard_keys_are_accepted() {
+    let mut conf = Conf::new();
+    assert_eq!(conf.get("crash.guard").unwrap(), "auto");
+    assert_eq!(conf.get("crash.guard.delay.ms").unwrap(), "100");
+    conf.set("crash.guard", "on").unwrap();
+    conf.set("crash.guard.delay.ms", "0").unwrap();
+    let err = conf.set("crash.guard", "maybe").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.message.contains("crash.guard must be"), "{err}");
+    let err = conf.set("crash.guard.delay.ms", "151").unwrap_err();
+    assert!(err.message.contains("0 to 150"), "{err}");
+
+    conf.set("crash.guard", "off").unwrap();
+    conf.set("zk.hosts", &hosts()).unwrap();
+    let c = Client::new(&conf).unwrap();
+    c.await_connected(Some(WAIT)).unwrap();
+    assert!(c.stats_json().unwrap().contains("\"crash_guarded\":false"));
+}

@@ -1,0 +1,59 @@
+// The crash guard's owner side (issue 37): the process's zkelect-guard
+// helpers, started with posix_spawn and fed over a pipe each client's
+// session id, password, timeout and hosts, so that the next leader takes
+// over within the drain delay when this process dies, rather than one
+// session timeout later. The helper and its protocol: guard/zkelect-guard.c.
+//
+// The engine keeps no process-wide mutable state, save here: the issue asks
+// for one guard per process, not per client (a client count of helper
+// processes, each watching the same pid, would cost without adding
+// anything), so the clients of a process share it through this one
+// registry. It is fork-safe: a child after fork() forgets the parent's
+// guards (pthread_atfork), since the parent's sessions are not the child's
+// to guard and the child's writes would reach the parent's guard.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace zkelect {
+
+struct GuardedSession {
+    int64_t id = 0;
+    std::string passwd;  // the session password's bytes
+    int timeout_ms = 0;  // negotiated
+    std::string hosts;   // the connect string
+};
+
+// The path of the helper: the environment's ZKELECT_GUARD when set (tests
+// run the build tree's), else the installed one Meson compiled in.
+std::string crash_guard_path();
+
+namespace crash_guard {
+
+// Told, on the registry's watcher thread, something the client's
+// candidacies should hear as a WARNING (the guard died and was started
+// again, or could not be). Must not call back into the registry.
+using Listener = std::function<void(const std::string &warning)>;
+
+// A client's place with the guard of delay_ms, which is started when none
+// runs. 0 with *why when no guard can run (the helper cannot be started, or
+// it refused to start).
+uint64_t join(int delay_ms, Listener on_warning, std::string *why);
+// Withdraws the client's session (DEL) and its place; the last to leave a
+// guard lets it go (it exits without closing anything). Once it returns the
+// listener is not called again.
+void leave(uint64_t ticket);
+// Guards s for the client in place of its previous session (ADD, and DEL of
+// the old one). False when the guard is down for now: the watcher starts a
+// new one, which gets every client's session.
+bool add(uint64_t ticket, const GuardedSession &s);
+// The client's session ended: withdrawn (DEL).
+void remove(uint64_t ticket);
+// True while the client's session is in a running guard.
+bool guarded(uint64_t ticket);
+
+}  // namespace crash_guard
+
+}  // namespace zkelect
