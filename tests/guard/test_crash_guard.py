@@ -21,35 +21,17 @@ import time
 import pytest
 
 from bed.participant import Participant, candidate_argv
+from guardprocs import guards_of
 
 T_MS = 6000
 BOUND_MS = 1000     # drain delay 100 ms + margin; T = 6000
 QUIET_S = 1.5       # "no handover" is watched this long (> BOUND_MS)
 
 
-def _guards_of(guard_bin, owner_pid):
-    found = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")[:-1]
-            with open(f"/proc/{d}/stat") as f:
-                st = f.read()
-        except OSError:
-            continue
-        if st[st.rindex(")") + 2] in "ZX":
-            continue
-        if argv and argv[0] == guard_bin.encode() and argv[-1] == str(owner_pid).encode():
-            found.append(int(d))
-    return found
-
-
 def _wait_guard(guard_bin, owner_pid, timeout=5, other_than=()):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        g = [p for p in _guards_of(guard_bin, owner_pid) if p not in other_than]
+        g = [p for p in guards_of(guard_bin, owner_pid) if p not in other_than]
         if g:
             return g
         time.sleep(0.01)
@@ -198,7 +180,7 @@ def test_stats_say_whether_the_session_is_guarded(api, handles, zk, guard_bin):
     # One guard for the process, however many clients it guards.
     two = zkc.connected_client(api, handles, zk.connect_string, T_MS)
     assert api.stats(two, client=True)["crash_guarded"] is True
-    assert len(_guards_of(guard_bin, os.getpid())) == 1
+    assert len(guards_of(guard_bin, os.getpid())) == 1
 
 
 def test_a_forked_child_gets_a_guard_of_its_own(zk, test_env, guard_bin, build_dir):
@@ -249,7 +231,7 @@ os.waitpid(pid, 0)
             got.update(json.loads(line))
         assert got["guarded"] is True and got["child_guarded"] is True, got
         # Each has its own guard: the parent's one and the child's one.
-        assert len(_guards_of(guard_bin, got["parent"])) == 1
-        assert len(_guards_of(guard_bin, got["child"])) == 1
+        assert len(guards_of(guard_bin, got["parent"])) == 1
+        assert len(guards_of(guard_bin, got["child"])) == 1
     finally:
         p.wait(20)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
+from guardprocs import guards_of
 
 HERE = Path(__file__).resolve().parent
 T_MS = 10000          # the owner's session timeout
@@ -53,22 +54,6 @@ def _alive(pid):
     return st is not None and st[0] not in ("Z", "X")
 
 
-def _guards_of(guard_bin, owner_pid):
-    """Pids of the zkelect-guard processes started for owner_pid."""
-    found = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")[:-1]
-        except OSError:
-            continue
-        if argv and argv[0] == guard_bin.encode() and argv[-1] == str(owner_pid).encode():
-            found.append(int(d))
-    return found
-
-
 class Owner:
     def __init__(self, guard_bin, zk, path, sessions=1, guard_args=()):
         self.guard_bin = guard_bin
@@ -83,7 +68,7 @@ class Owner:
         self.guard = None
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            g = [p for p in _guards_of(guard_bin, self.pid) if _alive(p)]
+            g = [p for p in guards_of(guard_bin, self.pid) if _alive(p)]
             if g:
                 assert len(g) == 1, g
                 self.guard = g[0]
@@ -127,7 +112,7 @@ class Owner:
             self.proc.kill()
             self.proc.wait(10)
         # Our own guards only: the one we found, if it still runs.
-        if self.guard and self.guard in _guards_of(self.guard_bin, self.pid) and _alive(self.guard):
+        if self.guard and self.guard in guards_of(self.guard_bin, self.pid) and _alive(self.guard):
             os.kill(self.guard, signal.SIGKILL)
         # Sessions the guard left open (the controls): closed with their
         # credentials, so they do not linger for T.

@@ -200,7 +200,27 @@ def connect(hosts, **conf):
     return Client(dict(conf, hosts=hosts))
 
 
-class Client:
+class _Closes:
+    """What Client and Election share: a context manager around close(),
+    which runs the finalizer (closing the handle) and returns once the
+    handle is closed, also when another thread closes it."""
+
+    def close(self):
+        self._finalizer()
+        self._h.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def closed(self):
+        return self._h.closed
+
+
+class Client(_Closes):
     """One ZooKeeper session, shared by any number of elections. A context
     manager: leaving the block closes the session, and the elections still
     open on it first. A client nobody closes is closed when collected."""
@@ -236,18 +256,7 @@ class Client:
     def close(self):
         """Close every election still open on this client, then the
         session (ZooKeeper removes its nodes at once). Idempotent."""
-        self._finalizer()
-        self._h.close()  # returns once closed, also when another thread closes
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    @property
-    def closed(self):
-        return self._h.closed
+        super().close()
 
     def await_connected(self, timeout=None):
         """Wait until the session is connected; None waits for the
@@ -409,7 +418,7 @@ def _take(raw):
 # Election
 # ---------------------------------------------------------------------------
 
-class Election:
+class Election(_Closes):
     """One candidacy of participant_id on path (absolute; created with its
     parents when missing). It starts idle. A context manager: leaving the
     block leaves the election (a leader stops leading at once) and deletes
@@ -441,18 +450,7 @@ class Election:
         once; the node's deletion is waited for at most the session
         timeout. Threads waiting in await_leader, next_event or events()
         end (Closed; the iterator stops). Idempotent."""
-        self._finalizer()
-        self._h.close()  # returns once closed, also when another thread closes
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    @property
-    def closed(self):
-        return self._h.closed
+        super().close()
 
     @property
     def client(self):
