@@ -589,13 +589,15 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
         connected_at_ = stamp;
         timeout_ms_.store(session_->negotiated_timeout_ms());
         session_id_.store(session_->session_id());
+        // In the guard before anyone hears of the session: a client that
+        // says it is connected says whether it is guarded (the stats).
+        if (first) guard_session();
         {
             std::lock_guard<std::mutex> lock(mu_);
             connected_.store(true, std::memory_order_release);
         }
         connected_cv_.notify_all();
         if (!first) bump(kReconnects);
-        if (first) guard_session();
         lease_.on_connected(first);
         ask_tick_time(peer);
         if (settings_.follow_hosts) read_ensemble_config();

@@ -118,6 +118,13 @@ def test_a_killed_guard_is_reported_and_replaced(pair, guard_bin):
         os.kill(g, signal.SIGKILL)
     _, words = lead.wait_info("1", "WARNING", 5, since=m)
     assert "crash guard" in " ".join(words), words
+    # The new guard has the session once a WARNING says so: at once when
+    # the old one had run a second, else after the retry's pause (a guard
+    # that dies within a second of its start is not started again at once).
+    # CI once killed the leader between the new guard's start and its ADD.
+    lead.wait_line(lambda w: w[:3] == ["INFO", "1", "WARNING"]
+                   and "guards this client's session" in " ".join(w), 5, m,
+                   "WARNING: the new guard guards the session")
     new = _wait_guard(guard_bin, lead.pid, other_than=old)
     assert len(new) == 1, new
     # A dead guard changes no leadership; the new one has the session.
