@@ -1,4 +1,5 @@
-// What the engine needs of a ZooKeeper session: seven requests, a stream of
+// What the engine needs of a ZooKeeper session: seven requests (and the
+// ensemble's config, the host list, the credentials), a stream of
 // watch and session events, and the touches the lease rules count. The
 // libzookeeper adapter is ZkSession (zk_session.h); a simulated ZooKeeper
 // (issue 29's deterministic tier) can stand in its place, so the candidacy,
