@@ -54,7 +54,9 @@ Client::Client(const Settings &settings, PortFactory make_port)
         // No thread but ours yet: the loop's timers are ours to set.
         at(boottime_ns() + lease::probe_period(int64_t(settings_.session_timeout_ms) * kNsPerMs),
            [this] { probe(); });
+#ifndef ZKELECT_SIM
         loop_ = std::thread([this] { run(); });
+#endif
     } catch (...) {
         session_.reset();
         if (guard_ticket_) crash_guard::leave(guard_ticket_);
@@ -62,7 +64,11 @@ Client::Client(const Settings &settings, PortFactory make_port)
         ::close(timer_fd_);
         throw;
     }
+#ifdef ZKELECT_SIM
+    loop_id_ = std::this_thread::get_id();  // the simulator's scheduler turns the loop
+#else
     loop_id_ = loop_.get_id();
+#endif
 }
 
 Client::~Client() {
@@ -400,37 +406,57 @@ void Client::send_listing(const std::string &path) {
 
 void Client::at(int64_t at_ns, std::function<void()> fn) { timers_.emplace(at_ns, std::move(fn)); }
 
-void Client::run() {
+bool Client::turn(size_t max_items) {
     std::deque<std::function<void()>> batch;
-    for (;;) {
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            if (stopping_) return;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) return false;
+        if (max_items >= mailbox_.size()) {
             batch.swap(mailbox_);
-        }
-        uint64_t drained;
-        ssize_t n = ::read(wake_fd_, &drained, sizeof drained);
-        (void)n;
-        for (auto &fn : batch) {
-            try {
-                fn();
-            } catch (...) {
-                // A bug in a handler must not take the loop down; the member
-                // reports through its own ERROR events where it can.
+        } else {
+            for (size_t i = 0; i < max_items; ++i) {
+                batch.push_back(std::move(mailbox_.front()));
+                mailbox_.pop_front();
             }
         }
-        batch.clear();
-        // Timers due now; handlers may add timers, so take one at a time.
-        for (int i = 0; i < 100000 && !timers_.empty(); ++i) {
-            auto it = timers_.begin();
-            if (it->first > boottime_ns()) break;
-            auto fn = std::move(it->second);
-            timers_.erase(it);
-            try {
-                fn();
-            } catch (...) {
-            }
+    }
+    uint64_t drained;
+    ssize_t n = ::read(wake_fd_, &drained, sizeof drained);
+    (void)n;
+    for (auto &fn : batch) {
+        try {
+            fn();
+        } catch (...) {
+            // A bug in a handler must not take the loop down; the member
+            // reports through its own ERROR events where it can.
         }
+    }
+    batch.clear();
+    // Timers due now; handlers may add timers, so take one at a time.
+    for (int i = 0; i < 100000 && !timers_.empty(); ++i) {
+        auto it = timers_.begin();
+        if (it->first > boottime_ns()) break;
+        auto fn = std::move(it->second);
+        timers_.erase(it);
+        try {
+            fn();
+        } catch (...) {
+        }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    return !stopping_;
+}
+
+#ifdef ZKELECT_SIM
+bool Client::sim_has_mail() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return !mailbox_.empty();
+}
+#endif
+
+void Client::run() {
+    for (;;) {
+        if (!turn()) return;
         {
             std::lock_guard<std::mutex> lock(mu_);
             if (stopping_) return;
@@ -449,7 +475,8 @@ void Client::run() {
         int rc = ::poll(fds, 2, -1);
         if (rc > 0 && (fds[1].revents & POLLIN)) {
             uint64_t expirations;
-            n = ::read(timer_fd_, &expirations, sizeof expirations);
+            ssize_t n = ::read(timer_fd_, &expirations, sizeof expirations);
+            (void)n;
         }
     }
 }

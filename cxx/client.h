@@ -189,6 +189,16 @@ public:
     // handshake is on its way to the loop.
     const HandshakeCap &handshake_cap() const { return handshake_cap_; }
 
+#ifdef ZKELECT_SIM
+    // The deterministic simulation (tests/sim) has no loop thread: its
+    // scheduler turns the loop when mail or a timer is due, one item of
+    // mail at a time, so that a user's call or a reading of is_leader can
+    // fall between any two.
+    bool sim_turn() { return turn(1); }
+    bool sim_has_mail() const;
+    int64_t sim_next_timer() const { return timers_.empty() ? INT64_MAX : timers_.begin()->first; }
+#endif
+
 private:
     // LeaseHost's own: for lease_ alone.
     int configured_margin_ms() const override { return settings_.lease_margin_ms; }
@@ -200,6 +210,9 @@ private:
     void deliver_node_failed(uint64_t id, const std::string &path, bool deleted) override;
 
     void run();
+    // One turn of the loop: the mailbox as it stands (at most max_items of
+    // it), then the timers due. False once the client is stopping.
+    bool turn(size_t max_items = SIZE_MAX);
     // Returns the session it replaced (closed when the caller drops it).
     std::shared_ptr<ZkPort> open_session(bool connect = true);
     void reopen_session();

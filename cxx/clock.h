@@ -14,8 +14,18 @@ inline int64_t clock_ns(clockid_t id) {
     clock_gettime(id, &ts);
     return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+#ifdef ZKELECT_SIM
+// The deterministic simulation (tests/sim) compiles the engine a second time
+// against its own virtual time: every reading of the engine's clocks comes
+// from the simulator's scheduler, so a run is a function of its seed alone.
+int64_t sim_boottime_ns();
+int64_t sim_realtime_ns();
+inline int64_t boottime_ns() { return sim_boottime_ns(); }
+inline int64_t realtime_ns() { return sim_realtime_ns(); }
+#else
 inline int64_t boottime_ns() { return clock_ns(CLOCK_BOOTTIME); }
 inline int64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
+#endif
 
 constexpr int64_t kNsPerMs = 1000000;
 

@@ -61,7 +61,7 @@ int Election::resign() {
     return kOk;
 }
 
-void Election::close() {
+std::shared_future<void> Election::leave() {
     uint64_t n;
     {
         std::lock_guard<std::mutex> lock(shared_->mu);
@@ -71,9 +71,14 @@ void Election::close() {
     }
     shared_->cv.notify_all();
     auto done = std::make_shared<std::promise<void>>();
-    auto finished = done->get_future();
+    std::shared_future<void> finished = done->get_future().share();
     auto cand = candidacy_;
     client_.post([cand, n, done] { cand->close(n, [done] { done->set_value(); }); });
+    return finished;
+}
+
+void Election::close() {
+    auto finished = leave();
     // The node's deletion is waited for, within bounds, while it can happen
     // at all; otherwise (and past the bound) the loop keeps at it in the
     // background, and the session's end removes the node anyway.

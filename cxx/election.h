@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,10 @@ public:
     // Leave for good: leadership ends at once, the node is deleted; waits
     // for that while it can happen (connected), at most one session timeout.
     void close();
+    // close() without the wait: leadership ends at once and the deletion
+    // is under way; the future is ready once the candidacy is done with it.
+    // For a caller that must not block (the simulation's one thread).
+    std::shared_future<void> leave();
     // The handle's end: kEDeadlk from one of its own callbacks (it would
     // wait on itself); else ends event delivery, releases the threads
     // blocked in the handle's calls and waits for them to leave, then

@@ -125,12 +125,22 @@ std::string check_participant_id(std::string_view id) {
     return {};
 }
 
+#ifdef ZKELECT_SIM
+// The simulation's seeded generator (tests/sim): node names, and so the
+// order of a listing, follow from the seed.
+void sim_random_bytes(unsigned char *b, size_t n);
+#endif
+
 std::string make_uuid() {
     // The kernel's generator per call: no shared generator state between
     // handles. One getrandom for all 16 bytes: a std::random_device made per
     // call (and read byte by byte) was 6% of a join of 10,000 elections.
     unsigned char b[16];
     size_t got = 0;
+#ifdef ZKELECT_SIM
+    sim_random_bytes(b, sizeof b);
+    got = sizeof b;
+#endif
     for (int i = 0; i < 8 && got < sizeof b; ++i) {
         ssize_t n = ::getrandom(b + got, sizeof b - got, 0);
         if (n > 0) got += static_cast<size_t>(n);

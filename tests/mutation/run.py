@@ -197,4 +197,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--list"]:  # for tests/sim/meson.build
+        print("\n".join(MUTATIONS))
+        sys.exit(0)
     sys.exit(main())

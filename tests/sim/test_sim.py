@@ -1,0 +1,61 @@
+"""The fault explorer's deterministic tier (tests/sim, docs/explore.md) in
+./dev test: a fixed range of seeds, one new range per run (printed: replay a
+seed with `./dev explore --sim --seed S`), every shrunk case of
+tests/sim/cases replayed, and the claim everything else rests on: a seed
+replays the same run.
+
+No ZooKeeper server: the simulator's ensemble is a model, judged by the real
+tier (tests/explore) where the two could differ.
+"""
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+FIXED = (1, 3000)       # first seed, runs: about 10 s on one core
+NEW_SECONDS = 10
+
+
+def sim(build_dir, *args, timeout=120):
+    exe = Path(build_dir) / "tests" / "sim" / "zkelect-sim"
+    if not exe.is_file():
+        pytest.fail(f"{exe} is missing (ninja -C {build_dir})", pytrace=False)
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_fixed_seeds(build_dir):
+    first, runs = FIXED
+    r = sim(build_dir, "--seed", first, "--runs", runs)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    assert f"{runs} runs" in r.stdout, r.stdout
+
+
+def test_new_seeds(build_dir):
+    """Seeds nobody ran before: the first is printed, and a violation names
+    its own seed with the command that replays it."""
+    first = int(time.time()) % 1_000_000_000 * 1000
+    print(f"zkelect-sim: new seeds from {first} (./dev explore --sim --seed S replays one)")
+    r = sim(build_dir, "--seed", first, "--minutes", NEW_SECONDS / 60, "--shrink", 30)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in (HERE / "cases").glob("*.txt")))
+def test_case(build_dir, case):
+    """A shrunk schedule of a violation found and fixed (its first comment
+    says what it found) no longer shows one."""
+    r = sim(build_dir, "--case", HERE / "cases" / case)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+
+
+def test_a_seed_replays_the_same_run(build_dir):
+    runs = [sim(build_dir, "--seed", 4242, "--verbose") for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stdout
+    assert runs[0].stderr.count("\n") > 200, runs[0].stderr[:2000]
+    assert runs[0].stderr == runs[1].stderr
+    other = sim(build_dir, "--seed", 4243, "--verbose")
+    assert other.stderr != runs[0].stderr
