@@ -182,6 +182,7 @@ void Candidacy::stop_resigning() {
     } else if (state_ == State::kCreating || state_ == State::kRecovering) {
         // The create may have landed: find it by its uuid and delete it.
         garbage_[uuid_] = "";
+        unknown_since_[uuid_] = garbage_listings_;
         abandoned_.insert(uuid_);
     }
     node_.clear();
@@ -1020,7 +1021,10 @@ void Candidacy::on_expired() {
         // uuid. The next create takes a new uuid, or it would be taken for
         // that garbage and deleted (the explorer's seed 780710230).
         garbage_[uuid_] = node_;
-        if (node_.empty()) abandoned_.insert(uuid_);
+        if (node_.empty()) {
+            abandoned_.insert(uuid_);
+            unknown_since_[uuid_] = garbage_listings_;
+        }
         uuid_ = make_uuid();
     }
     node_lost(Reason::kExpired);
@@ -1094,7 +1098,11 @@ void Candidacy::collect_garbage() {
     }
     if (unknown) {
         shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
-        client_.list(shared_->path, route(&Candidacy::on_garbage_children), true);
+        std::weak_ptr<Candidacy> weak = weak_from_this();
+        uint64_t asked = ++garbage_listings_;
+        client_.list(shared_->path, ListingFn([weak, asked](const Listing &l) {
+                         if (auto self = weak.lock()) self->on_garbage_children(asked, l);
+                     }), true);
     }
     if (garbage_.empty() && state_ == State::kResigning) finish_resign();
 }
@@ -1105,11 +1113,16 @@ void Candidacy::forget(const std::string &name) {
         it = it->second == name ? garbage_.erase(it) : std::next(it);
 }
 
-void Candidacy::on_garbage_children(uint64_t, const Listing &r) {
+void Candidacy::on_garbage_children(uint64_t asked, const Listing &r) {
     if (r.rc != ZOK && r.rc != ZNONODE) return;
-    bool found = false;
+    bool found = false, unjudged = false;
     for (auto it = garbage_.begin(); it != garbage_.end();) {
         if (!it->second.empty()) {
+            ++it;
+            continue;
+        }
+        if (auto s = unknown_since_.find(it->first); s != unknown_since_.end() && s->second >= asked) {
+            unjudged = true;  // this listing was asked for before its create was sent
             ++it;
             continue;
         }
@@ -1118,6 +1131,7 @@ void Candidacy::on_garbage_children(uint64_t, const Listing &r) {
         // depose us for nothing.
         for (const auto &child : r.children)
             if (has_uuid(child, it->first) && child != node_) name = child;
+        unknown_since_.erase(it->first);
         if (name.empty()) {
             it = garbage_.erase(it);  // abandoned_ still catches a late one
         } else {
@@ -1126,7 +1140,7 @@ void Candidacy::on_garbage_children(uint64_t, const Listing &r) {
             ++it;
         }
     }
-    if (found || (garbage_.empty() && state_ == State::kResigning)) collect_garbage();
+    if (found || unjudged || (garbage_.empty() && state_ == State::kResigning)) collect_garbage();
 }
 
 void Candidacy::finish_resign() {

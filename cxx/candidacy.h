@@ -127,7 +127,8 @@ private:
     void watch_own();
     void on_own(Reply &&r);
     void claim_or_list();
-    void on_garbage_children(uint64_t gen, const Listing &l);
+    // Listing number `asked` of collect_garbage's.
+    void on_garbage_children(uint64_t asked, const Listing &l);
 
     Client &client_;
     std::shared_ptr<ElectionShared> shared_;
@@ -189,6 +190,14 @@ private:
     // uuids whose create outcome we never learnt: a node carrying one is
     // ours to delete whenever a listing shows it (this session only).
     std::set<std::string> abandoned_;
+    // Garbage listings asked for so far, and for each unknown entry how
+    // many had been asked for when it was made: only a listing asked for
+    // later was sent after its create, so only such a listing can show
+    // that the create did not land (the simulation's seed 4317: a listing
+    // sent before the create said "gone", and RESIGNED came while the
+    // create was still to land).
+    uint64_t garbage_listings_ = 0;
+    std::map<std::string, uint64_t> unknown_since_;
 };
 
 }  // namespace zkelect
