@@ -403,11 +403,10 @@ void Run::after_step() {
             Cl *c = cl.get();
             Proc *pp = p.get();
             sched_.at(want, [this, c, pp, want] {
-                if (pp->dead || pp->paused || c->turn_at != want) return;
                 // The client may be gone: look for it among the live ones.
                 bool live = false;
                 for (auto &x : pp->clients) live |= x.get() == c;
-                if (!live) return;
+                if (!live || pp->dead || pp->paused || c->turn_at != want) return;
                 c->turn_at = INT64_MAX;
                 c->c->sim_turn();
                 drain(*c);
