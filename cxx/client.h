@@ -277,11 +277,17 @@ private:
     std::deque<AckedWrite> answered_;  // session_facts' copy of session_->answered()
     int64_t touch_floor_ = 0;
     int64_t connected_at_ = INT64_MAX;
+    struct Lister {
+        ListingFn fn;
+        bool synced;  // wants a listing that a sync went ahead of
+    };
     struct ListQueue {
         bool in_flight = false;
-        std::vector<ListingFn> sent;     // get the listing in flight
-        std::vector<ListingFn> waiting;  // get the one after it
-        bool sync_ahead = false;         // a sync is queued before `waiting`'s listing
+        std::vector<Lister> sent;     // get the listing in flight
+        std::vector<Lister> waiting;  // get the one after it
+        // The sync queued before `waiting`'s listing (null: none), and then
+        // before the listing in flight: set once ZooKeeper answered it.
+        std::shared_ptr<bool> sync_ahead, sync_of_sent;
     };
     std::unordered_map<std::string, ListQueue> lists_;  // per path, this session
     std::set<std::string> known_paths_;                 // this session

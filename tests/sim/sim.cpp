@@ -70,10 +70,10 @@ World draw_world(Rng &r) {
     return w;
 }
 
-const char *kKinds[] = {"drop", "reset", "blackhole", "delay", "pstop", "pkill", "sdown", "sbehind",
-                        "quorum", "slow", "odel", "opath", "foreign", "vol", "res", "destroy",
-                        "newhand", "newclient"};
-const double kWeights[] = {14, 4, 4, 2, 3, 1, 1, 1.5, 0.5, 1, 6, 0.5, 1, 8, 8, 2, 2, 1};
+const char *kKinds[] = {"drop", "reset", "blackhole", "uphold", "delay", "pstop", "pkill", "sdown",
+                        "sbehind", "shrink", "quorum", "slow", "odel", "opath", "foreign", "vol",
+                        "res", "destroy", "newhand", "newclient"};
+const double kWeights[] = {14, 4, 4, 3, 2, 3, 1, 1, 3, 1.5, 0.5, 1, 6, 0.5, 1, 8, 8, 2, 2, 1};
 
 std::vector<Step> make_schedule(Rng &r, const World &w, int64_t duration) {
     std::vector<Step> out;
@@ -456,6 +456,8 @@ void Run::apply(const Step &s, bool now_or_never) {
         port->lose_connection();
     } else if (k == "blackhole" && port) {
         port->fault().hole_until = now + s.d;
+    } else if (k == "uphold" && port) {
+        port->fault().up_hold_until = now + s.d;
     } else if (k == "delay" && port) {
         port->fault().delay_ns = s.d / 10;
         port->fault().delay_until = now + s.d;
@@ -471,7 +473,10 @@ void Run::apply(const Step &s, bool now_or_never) {
         // A follower: the leader's loss is the "quorum" fault.
         ens_.server_down(1 + s.a % 2, s.d);
     } else if (k == "sbehind") {
-        ens_.server_behind(1 + s.a % 2, s.d / 4, s.d);
+        ens_.server_behind(1 + s.a % 2, s.d / 2, s.d);
+    } else if (k == "shrink") {
+        // Every server, for a while: the next reconnect gets T/2 at most.
+        for (int i = 0; i < 3; ++i) ens_.server_shrinks(i, w_.t_ms * kMs / 2, s.d);
     } else if (k == "quorum") {
         ens_.quorum_loss(std::min<int64_t>(s.d, w_.t_ms * kMs));
     } else if (k == "slow") {

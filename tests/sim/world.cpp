@@ -447,6 +447,7 @@ bool Ensemble::swallowed(SimPort &p, uint64_t conn) {
 void Ensemble::to_server(SimPort &p, uint64_t conn, std::function<void()> fn) {
     if (swallowed(p, conn)) return;
     int64_t t = sched_.now() + hop(p);
+    if (p.fault().up_hold_until > sched_.now()) t = std::max(t, p.fault().up_hold_until + hop(p));
     auto &last = up_last_[conn];
     t = std::max(t, last);
     last = t;
@@ -699,7 +700,9 @@ void Ensemble::handshake(SimPort &p, uint64_t conn, int server, int64_t sid, int
     // client's last zxid refuses it (ZooKeeper's rule).
     if (!sv.up || !quorum_up() || sv.applied < last_zxid) return refuse();
     int64_t tick = int64_t(tick_ms_) * kMs;
-    int64_t t = std::clamp<int64_t>(int64_t(timeout_ms) * kMs, 2 * tick, 20 * tick);
+    int64_t most = 20 * tick;
+    if (sv.max_until > sched_.now()) most = std::max(2 * tick, std::min(most, sv.max_timeout_ns));
+    int64_t t = std::clamp<int64_t>(int64_t(timeout_ms) * kMs, 2 * tick, most);
     // The session is created (or revalidated) by the leader: a touch made
     // by the leader itself.
     sched_.at(to_leader(server), [this, wp, conn, server, sid, t, watches] {
@@ -729,6 +732,8 @@ void Ensemble::handshake(SimPort &p, uint64_t conn, int server, int64_t sid, int
             return;
         }
         Session &s = it->second;
+        // A revalidation renegotiates: the server's bounds may grant less.
+        s.timeout_ns = t;
         // Another connection of this session is dropped (ZooKeeper closes
         // the old one when the session moves).
         s.last_touch = std::max(s.last_touch, sched_.now());
@@ -981,6 +986,12 @@ void Ensemble::server_behind(int s, int64_t lag_ns, int64_t for_ns) {
     sv.lag_until = sched_.now() + for_ns;
 }
 
+void Ensemble::server_shrinks(int s, int64_t max_ns, int64_t for_ns) {
+    Server &sv = servers_[size_t(s)];
+    sv.max_timeout_ns = max_ns;
+    sv.max_until = sched_.now() + for_ns;
+}
+
 void Ensemble::slow_commits(int64_t delay_ns, int64_t for_ns) {
     slow_commit_ns_ = delay_ns;
     slow_until_ = sched_.now() + for_ns;
@@ -1047,7 +1058,7 @@ void Ensemble::operator_create(const std::string &path) {
 }
 
 void Ensemble::heal() {
-    for (auto &sv : servers_) sv.lag_until = 0;
+    for (auto &sv : servers_) sv.lag_until = sv.max_until = 0;
     slow_until_ = 0;
 }
 

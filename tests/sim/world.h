@@ -112,6 +112,9 @@ struct LinkFault {
     int64_t hole_until = 0;   // both ways discarded until then (a black hole)
     int64_t delay_ns = 0;     // added to every message until delay_until
     int64_t delay_until = 0;
+    // One way: what the client sends waits until then (TCP retransmits it
+    // once the path is back), while the server's messages still arrive.
+    int64_t up_hold_until = 0;
     int drop_reply_op = -1;   // the next reply to a request of this kind is lost
     bool drop_then_reset = false;
 };
@@ -254,6 +257,10 @@ public:
     // --- faults and operators ---
     void server_down(int s, int64_t for_ns);
     void server_behind(int s, int64_t lag_ns, int64_t for_ns);
+    // The server grants at most max_ns as the session timeout (its
+    // maxSessionTimeout) for a while: a session that reconnects there gets a
+    // shorter timeout than it had.
+    void server_shrinks(int s, int64_t max_ns, int64_t for_ns);
     void quorum_loss(int64_t for_ns);
     void slow_commits(int64_t delay_ns, int64_t for_ns);
     // An operator's write: delete the node (and, for the path, everything
@@ -294,6 +301,7 @@ private:
         int64_t last_apply_at = 0;
         bool up = true;
         int64_t down_until = 0;
+        int64_t max_timeout_ns = 0, max_until = 0;
         // watches: path -> session ids
         std::map<std::string, std::set<int64_t>> data_w, exist_w, child_w;
         // Per session: requests waiting for the one in progress.
