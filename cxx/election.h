@@ -46,6 +46,11 @@ public:
     // The same, abandoned (kEClosed) when shut_down() begins.
     int await_leader(int timeout_ms);
     int fencing_token(int64_t *token) const;
+    // Hand leadership to the candidate whose id is target and wait for the
+    // outcome (Candidacy::transfer). Any thread but the client's loop:
+    // kEDeadlk there. kEInval for our own id or timeout_ms <= 0,
+    // kENotLeader when not leading, kEClosed when shut_down() begins.
+    int transfer(const std::string &target, int timeout_ms);
 
     ElectionShared &shared() { return *shared_; }
     EventDelivery &events() { return events_; }

@@ -25,6 +25,7 @@ const (
 	Resigned      EventType = 9  // the resign finished; Volunteer may be called
 	Overflow      EventType = 10 // the queue was full: Token older events were dropped
 	Warning       EventType = 11 // nothing failed, but an operator should act; Message says what
+	SteppedBack   EventType = 12 // it went to the back of the line, still a candidate; Reason says why, Node/ID the transfer's target
 	// END gen/vocab.py events
 )
 
@@ -42,6 +43,7 @@ const (
 	ReasonExpired     Reason = 4
 	ReasonNodeDeleted Reason = 5
 	ReasonClosed      Reason = 6
+	ReasonTransferred Reason = 7
 	// END gen/vocab.py reasons
 )
 

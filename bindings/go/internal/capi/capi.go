@@ -45,29 +45,30 @@ typedef _gostring_ swig_type_11;
 typedef _gostring_ swig_type_12;
 typedef _gostring_ swig_type_13;
 typedef _gostring_ swig_type_14;
-typedef long long swig_type_15;
-typedef _gostring_ swig_type_16;
-typedef long long swig_type_17;
-typedef _gostring_ swig_type_18;
-typedef long long swig_type_19;
+typedef _gostring_ swig_type_15;
+typedef long long swig_type_16;
+typedef _gostring_ swig_type_17;
+typedef long long swig_type_18;
+typedef _gostring_ swig_type_19;
 typedef long long swig_type_20;
 typedef long long swig_type_21;
 typedef long long swig_type_22;
 typedef long long swig_type_23;
-typedef _gostring_ swig_type_24;
-typedef long long swig_type_25;
-typedef _gostring_ swig_type_26;
+typedef long long swig_type_24;
+typedef _gostring_ swig_type_25;
+typedef long long swig_type_26;
 typedef _gostring_ swig_type_27;
 typedef _gostring_ swig_type_28;
-typedef long long swig_type_29;
-typedef _gostring_ swig_type_30;
+typedef _gostring_ swig_type_29;
+typedef long long swig_type_30;
 typedef _gostring_ swig_type_31;
 typedef _gostring_ swig_type_32;
-typedef long long swig_type_33;
-typedef _gostring_ swig_type_34;
-typedef long long swig_type_35;
-typedef _gostring_ swig_type_36;
+typedef _gostring_ swig_type_33;
+typedef long long swig_type_34;
+typedef _gostring_ swig_type_35;
+typedef long long swig_type_36;
 typedef _gostring_ swig_type_37;
+typedef _gostring_ swig_type_38;
 extern void _wrap_Swig_free_capi_957bfa2581cab12a(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_957bfa2581cab12a(swig_intgo arg1);
 extern void _wrap_delete_NativeConf_capi_957bfa2581cab12a(uintptr_t arg1);
@@ -93,6 +94,8 @@ extern swig_intgo _wrap_EINTERNAL_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_ENOLEADER_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_ERANGE_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_ENOTLEADER_capi_957bfa2581cab12a(void);
+extern swig_intgo _wrap_ENOCANDIDATE_capi_957bfa2581cab12a(void);
+extern swig_intgo _wrap_ETARGET_LOST_capi_957bfa2581cab12a(void);
 extern swig_type_1 _wrap_strerror_capi_957bfa2581cab12a(swig_intgo arg1);
 extern swig_type_2 _wrap_err_name_capi_957bfa2581cab12a(swig_intgo arg1);
 extern swig_type_3 _wrap_last_error_capi_957bfa2581cab12a(void);
@@ -137,17 +140,18 @@ extern swig_intgo _wrap_volunteer_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_resign_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_is_leader_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_await_leader_capi_957bfa2581cab12a(uintptr_t arg1, swig_intgo arg2);
+extern swig_intgo _wrap_transfer_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_14 arg2, swig_intgo arg3);
 extern uintptr_t _wrap_participants_capi_957bfa2581cab12a(uintptr_t arg1);
-extern uintptr_t _wrap_client_participants_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_14 arg2);
-extern swig_type_15 _wrap_participants_count_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_16 _wrap_participants_id_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_17 arg2);
-extern swig_type_18 _wrap_participants_node_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_19 arg2);
-extern swig_type_20 _wrap_participants_token_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_21 arg2);
-extern swig_type_22 _wrap_participants_ctime_ms_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_23 arg2);
+extern uintptr_t _wrap_client_participants_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_15 arg2);
+extern swig_type_16 _wrap_participants_count_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_type_17 _wrap_participants_id_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_18 arg2);
+extern swig_type_19 _wrap_participants_node_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_20 arg2);
+extern swig_type_21 _wrap_participants_token_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_22 arg2);
+extern swig_type_23 _wrap_participants_ctime_ms_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_24 arg2);
 extern void _wrap_participants_destroy_capi_957bfa2581cab12a(uintptr_t arg1);
 extern uintptr_t _wrap_election_stats_capi_957bfa2581cab12a(uintptr_t arg1);
 extern uintptr_t _wrap_client_stats_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_24 _wrap_stats_json_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_type_25 _wrap_stats_json_capi_957bfa2581cab12a(uintptr_t arg1);
 extern void _wrap_stats_destroy_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_EV_ELECTED_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_EV_DEPOSED_capi_957bfa2581cab12a(void);
@@ -160,6 +164,7 @@ extern swig_intgo _wrap_EV_ERROR_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_EV_RESIGNED_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_EV_OVERFLOW_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_EV_WARNING_capi_957bfa2581cab12a(void);
+extern swig_intgo _wrap_EV_STEPPED_BACK_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_REASON_NONE_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_REASON_RESIGNED_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_REASON_SUSPENDED_capi_957bfa2581cab12a(void);
@@ -167,30 +172,31 @@ extern swig_intgo _wrap_REASON_LEASE_ENDED_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_REASON_EXPIRED_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_REASON_NODE_DELETED_capi_957bfa2581cab12a(void);
 extern swig_intgo _wrap_REASON_CLOSED_capi_957bfa2581cab12a(void);
+extern swig_intgo _wrap_REASON_TRANSFERRED_capi_957bfa2581cab12a(void);
 extern uintptr_t _wrap_next_event_capi_957bfa2581cab12a(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_event_fd_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_wake_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_event_type_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_event_reason_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_25 _wrap_event_token_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_type_26 _wrap_event_token_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_event_error_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_event_zk_rc_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_26 _wrap_event_message_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_27 _wrap_event_node_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_28 _wrap_event_id_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_29 _wrap_event_time_ns_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_30 _wrap_event_type_name_capi_957bfa2581cab12a(swig_intgo arg1);
-extern swig_type_31 _wrap_reason_name_capi_957bfa2581cab12a(swig_intgo arg1);
+extern swig_type_27 _wrap_event_message_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_type_28 _wrap_event_node_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_type_29 _wrap_event_id_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_type_30 _wrap_event_time_ns_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_type_31 _wrap_event_type_name_capi_957bfa2581cab12a(swig_intgo arg1);
+extern swig_type_32 _wrap_reason_name_capi_957bfa2581cab12a(swig_intgo arg1);
 extern void _wrap_event_destroy_capi_957bfa2581cab12a(uintptr_t arg1);
-extern uintptr_t _wrap_observer_new_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_32 arg2);
+extern uintptr_t _wrap_observer_new_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_33 arg2);
 extern uintptr_t _wrap_observer_next_event_capi_957bfa2581cab12a(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_observer_event_fd_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_observer_wake_capi_957bfa2581cab12a(uintptr_t arg1);
 extern swig_intgo _wrap_observer_destroy_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_33 _wrap_fencing_token_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_34 _wrap_leader_id_capi_957bfa2581cab12a(uintptr_t arg1);
-extern swig_type_35 _wrap_client_counter_capi_957bfa2581cab12a(uintptr_t arg1, swig_intgo arg2);
-extern swig_type_36 _wrap_conf_get_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_37 arg2);
+extern swig_type_34 _wrap_fencing_token_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_type_35 _wrap_leader_id_capi_957bfa2581cab12a(uintptr_t arg1);
+extern swig_type_36 _wrap_client_counter_capi_957bfa2581cab12a(uintptr_t arg1, swig_intgo arg2);
+extern swig_type_37 _wrap_conf_get_capi_957bfa2581cab12a(uintptr_t arg1, swig_type_38 arg2);
 #undef intgo
 */
 import "C"
@@ -500,6 +506,20 @@ func _swig_getENOTLEADER() (_swig_ret Enum_SS_zkelect_err) {
 }
 
 var ENOTLEADER Enum_SS_zkelect_err = _swig_getENOTLEADER()
+func _swig_getENOCANDIDATE() (_swig_ret Enum_SS_zkelect_err) {
+	var swig_r Enum_SS_zkelect_err
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOCANDIDATE_capi_957bfa2581cab12a())
+	return swig_r
+}
+
+var ENOCANDIDATE Enum_SS_zkelect_err = _swig_getENOCANDIDATE()
+func _swig_getETARGET_LOST() (_swig_ret Enum_SS_zkelect_err) {
+	var swig_r Enum_SS_zkelect_err
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ETARGET_LOST_capi_957bfa2581cab12a())
+	return swig_r
+}
+
+var ETARGET_LOST Enum_SS_zkelect_err = _swig_getETARGET_LOST()
 func Strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
@@ -843,6 +863,18 @@ func Await_leader(arg1 NativeElection, arg2 int) (_swig_ret int) {
 	return swig_r
 }
 
+func Transfer(arg1 NativeElection, arg2 string, arg3 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	swig_r = (int)(C._wrap_transfer_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
 func Participants(arg1 NativeElection) (_swig_ret NativeParticipants) {
 	var swig_r NativeParticipants
 	_swig_i_0 := getSwigcptr(arg1)
@@ -854,7 +886,7 @@ func Client_participants(arg1 NativeClient, arg2 string) (_swig_ret NativePartic
 	var swig_r NativeParticipants
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -872,7 +904,7 @@ func Participants_id(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_id_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), C.swig_type_17(_swig_i_1))
+	swig_r_p := C._wrap_participants_id_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), C.swig_type_18(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -883,7 +915,7 @@ func Participants_node(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_node_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), C.swig_type_19(_swig_i_1))
+	swig_r_p := C._wrap_participants_node_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), C.swig_type_20(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -894,7 +926,7 @@ func Participants_token(arg1 NativeParticipants, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_token_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), C.swig_type_21(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_token_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), C.swig_type_22(_swig_i_1)))
 	return swig_r
 }
 
@@ -902,7 +934,7 @@ func Participants_ctime_ms(arg1 NativeParticipants, arg2 int64) (_swig_ret int64
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), C.swig_type_23(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), C.swig_type_24(_swig_i_1)))
 	return swig_r
 }
 
@@ -1018,6 +1050,13 @@ func _swig_getEV_WARNING() (_swig_ret Enum_SS_zkelect_event_type) {
 }
 
 var EV_WARNING Enum_SS_zkelect_event_type = _swig_getEV_WARNING()
+func _swig_getEV_STEPPED_BACK() (_swig_ret Enum_SS_zkelect_event_type) {
+	var swig_r Enum_SS_zkelect_event_type
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_STEPPED_BACK_capi_957bfa2581cab12a())
+	return swig_r
+}
+
+var EV_STEPPED_BACK Enum_SS_zkelect_event_type = _swig_getEV_STEPPED_BACK()
 const EVENT_QUEUE_MAX int = 1024
 type Enum_SS_zkelect_reason int
 func _swig_getREASON_NONE() (_swig_ret Enum_SS_zkelect_reason) {
@@ -1069,6 +1108,13 @@ func _swig_getREASON_CLOSED() (_swig_ret Enum_SS_zkelect_reason) {
 }
 
 var REASON_CLOSED Enum_SS_zkelect_reason = _swig_getREASON_CLOSED()
+func _swig_getREASON_TRANSFERRED() (_swig_ret Enum_SS_zkelect_reason) {
+	var swig_r Enum_SS_zkelect_reason
+	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_TRANSFERRED_capi_957bfa2581cab12a())
+	return swig_r
+}
+
+var REASON_TRANSFERRED Enum_SS_zkelect_reason = _swig_getREASON_TRANSFERRED()
 func Next_event(arg1 NativeElection, arg2 int) (_swig_ret NativeEvent) {
 	var swig_r NativeEvent
 	_swig_i_0 := getSwigcptr(arg1)
@@ -1192,7 +1238,7 @@ func Observer_new(arg1 NativeClient, arg2 string) (_swig_ret NativeObserver) {
 	var swig_r NativeObserver
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), *(*C.swig_type_32)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), *(*C.swig_type_33)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1257,7 +1303,7 @@ func Conf_get(arg1 NativeConf, arg2 string) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_conf_get_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_conf_get_capi_957bfa2581cab12a(C.uintptr_t(_swig_i_0), *(*C.swig_type_38)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

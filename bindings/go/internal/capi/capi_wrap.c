@@ -657,6 +657,30 @@ intgo _wrap_ENOTLEADER_capi_957bfa2581cab12a() {
 }
 
 
+intgo _wrap_ENOCANDIDATE_capi_957bfa2581cab12a() {
+  enum zkelect_err result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_ENOCANDIDATE;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_ETARGET_LOST_capi_957bfa2581cab12a() {
+  enum zkelect_err result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_ETARGET_LOST;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
 _gostring_ _wrap_strerror_capi_957bfa2581cab12a(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
@@ -1321,6 +1345,24 @@ intgo _wrap_await_leader_capi_957bfa2581cab12a(struct zkelect_election *_swig_go
 }
 
 
+intgo _wrap_transfer_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  int arg3 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  arg2 = (char *)zkelect_go_string(_swig_go_1.p, (size_t)_swig_go_1.n); 
+  arg3 = (int)_swig_go_2; 
+  
+  result = (int)zkelect_transfer(arg1,(char const *)arg2,arg3);
+  _swig_go_result = result; 
+  zkelect_go_release_strings(); 
+  return _swig_go_result;
+}
+
+
 struct zkelect_participants *_wrap_participants_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
@@ -1678,6 +1720,18 @@ intgo _wrap_EV_WARNING_capi_957bfa2581cab12a() {
 }
 
 
+intgo _wrap_EV_STEPPED_BACK_capi_957bfa2581cab12a() {
+  enum zkelect_event_type result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_EV_STEPPED_BACK;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
 intgo _wrap_REASON_NONE_capi_957bfa2581cab12a() {
   enum zkelect_reason result;
   intgo _swig_go_result;
@@ -1756,6 +1810,18 @@ intgo _wrap_REASON_CLOSED_capi_957bfa2581cab12a() {
   
   
   result = ZKELECT_REASON_CLOSED;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_REASON_TRANSFERRED_capi_957bfa2581cab12a() {
+  enum zkelect_reason result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_REASON_TRANSFERRED;
   
   _swig_go_result = (intgo)result; 
   return _swig_go_result;

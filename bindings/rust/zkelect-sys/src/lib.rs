@@ -78,6 +78,8 @@ pub const ZKELECT_EINTERNAL: c_int = -12;
 pub const ZKELECT_ENOLEADER: c_int = -13;
 pub const ZKELECT_ERANGE: c_int = -14;
 pub const ZKELECT_ENOTLEADER: c_int = -15;
+pub const ZKELECT_ENOCANDIDATE: c_int = -16;
+pub const ZKELECT_ETARGET_LOST: c_int = -17;
 // END gen/vocab.py errors
 
 /// `#define ZKELECT_ID_MAX`: longest participant id in bytes, without the NUL.
@@ -122,6 +124,8 @@ pub const ZKELECT_EV_RESIGNED: c_int = 9;
 pub const ZKELECT_EV_OVERFLOW: c_int = 10;
 /// Since 1.1.
 pub const ZKELECT_EV_WARNING: c_int = 11;
+/// Since 1.2.
+pub const ZKELECT_EV_STEPPED_BACK: c_int = 12;
 // END gen/vocab.py events
 
 // enum zkelect_reason
@@ -133,6 +137,7 @@ pub const ZKELECT_REASON_LEASE_ENDED: c_int = 3;
 pub const ZKELECT_REASON_EXPIRED: c_int = 4;
 pub const ZKELECT_REASON_NODE_DELETED: c_int = 5;
 pub const ZKELECT_REASON_CLOSED: c_int = 6;
+pub const ZKELECT_REASON_TRANSFERRED: c_int = 7;
 // END gen/vocab.py reasons
 
 // enum zkelect_log_level (since 1.1)

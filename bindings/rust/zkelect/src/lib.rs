@@ -67,6 +67,8 @@ pub enum ErrorKind {
     NoLeader,
     Range,
     NotLeader,
+    NoCandidate,
+    TargetLost,
     // END gen/vocab.py error kind variants
     /// A code this version of the crate does not know (the enum is append-only).
     Other,
@@ -120,6 +122,8 @@ impl Error {
             ZKELECT_ENOLEADER => ErrorKind::NoLeader,
             ZKELECT_ERANGE => ErrorKind::Range,
             ZKELECT_ENOTLEADER => ErrorKind::NotLeader,
+            ZKELECT_ENOCANDIDATE => ErrorKind::NoCandidate,
+            ZKELECT_ETARGET_LOST => ErrorKind::TargetLost,
             // END gen/vocab.py error kinds
             _ => ErrorKind::Other,
         }
@@ -893,6 +897,10 @@ pub enum EventKind {
     /// (the path's sequence numbers near their wrap; since 1.2 also a session
     /// timeout below 2 x the server's tickTime).
     Warning,
+    /// This candidate left its place in line and joined again at the back,
+    /// still a candidate; `reason()` says why (`Transferred`), `node()`/`id()` name
+    /// the candidate the leadership is being handed to.
+    SteppedBack,
     // END gen/vocab.py event kind variants
     /// A type newer than this crate.
     Unknown(i32),
@@ -914,6 +922,7 @@ impl EventKind {
             ZKELECT_EV_RESIGNED => EventKind::Resigned,
             ZKELECT_EV_OVERFLOW => EventKind::Overflow,
             ZKELECT_EV_WARNING => EventKind::Warning,
+            ZKELECT_EV_STEPPED_BACK => EventKind::SteppedBack,
             // END gen/vocab.py event kinds
             other => EventKind::Unknown(other),
         }
@@ -931,6 +940,7 @@ pub enum Reason {
     Expired,
     NodeDeleted,
     Closed,
+    Transferred,
     // END gen/vocab.py reason variants
     Unknown(i32),
 }
@@ -947,6 +957,7 @@ impl Reason {
             ZKELECT_REASON_EXPIRED => Reason::Expired,
             ZKELECT_REASON_NODE_DELETED => Reason::NodeDeleted,
             ZKELECT_REASON_CLOSED => Reason::Closed,
+            ZKELECT_REASON_TRANSFERRED => Reason::Transferred,
             // END gen/vocab.py reasons
             other => Reason::Unknown(other),
         }
