@@ -102,9 +102,14 @@ def test_transfer_to_the_2nd_5th_and_last_of_ten(api, handles, zk, kz):
                 t = zkc.C.c_int64()
                 assert lib.zkelect_fencing_token(es[leader], zkc.C.byref(t)) == 0
                 token = t.value
+            began = time.monotonic()
             rc = lib.zkelect_transfer(es[leader], target.encode(), 10000)
+            returned = time.monotonic()
             assert rc == 0, (place, _err(lib, rc))
             ev, _ = api.wait_event(es[target], {"ELECTED"}, 10)
+            print(f"\ntransfer to place {place + 1} of {N}: call returned after "
+                  f"{(returned - began) * 1000:.1f} ms, target's ELECTED read after "
+                  f"{(time.monotonic() - began) * 1000:.1f} ms")
             assert ev["token"] > token, (ev, token)
             token = ev["token"]
             assert lib.zkelect_is_leader(es[leader]) == 0

@@ -184,6 +184,11 @@ extern "C" {
     pub fn zkelect_resign(election: *mut zkelect_election_t) -> c_int;
     pub fn zkelect_is_leader(election: *const zkelect_election_t) -> c_int;
     pub fn zkelect_await_leader(election: *mut zkelect_election_t, timeout_ms: c_int) -> c_int;
+    pub fn zkelect_transfer(
+        election: *mut zkelect_election_t,
+        target_id: *const c_char,
+        timeout_ms: c_int,
+    ) -> c_int;
     pub fn zkelect_fencing_token(election: *const zkelect_election_t, token: *mut i64) -> c_int;
     pub fn zkelect_leader_id(election: *mut zkelect_election_t, buf: *mut c_char, len: size_t) -> c_int;
     pub fn zkelect_participants(election: *mut zkelect_election_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_participants_t;

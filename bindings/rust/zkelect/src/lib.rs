@@ -683,6 +683,17 @@ impl Election {
         check(unsafe { sys::zkelect_await_leader(self.raw(), timeout_ms(timeout)) })
     }
 
+    /// Hand this leader's leadership to the candidate of the same path whose
+    /// id is `target_id`, waiting at most `timeout` for it to be next in line
+    /// (docs/semantics.md, "Transferring leadership"). `Ok` once the target
+    /// is first. `ErrorKind::NoCandidate` or `NotLeader`: nothing changed;
+    /// `TimedOut` or `TargetLost`: the leadership went to the next in line,
+    /// as after a resign. This candidacy stays a candidate, at the back.
+    pub fn transfer(&self, target_id: &str, timeout: Duration) -> Result<()> {
+        let target = cstring("target id", target_id)?;
+        check(unsafe { sys::zkelect_transfer(self.raw(), target.as_ptr(), timeout_ms(timeout)) })
+    }
+
     /// The fencing token of the current term; `ErrorKind::NotLeader` when
     /// not leading.
     pub fn fencing_token(&self) -> Result<i64> {
