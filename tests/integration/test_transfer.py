@@ -115,7 +115,7 @@ def test_transfer_to_the_2nd_5th_and_last_of_ten(api, handles, zk, kz):
             assert lib.zkelect_is_leader(es[leader]) == 0
             assert lib.zkelect_is_leader(es[target]) == 1
             # The old leader and those that stepped back are candidates at
-            # the back, in the order they left.
+            # the back (in no promised order among themselves).
             zkc.until(lambda: len(_line(kz, path)) == N, "everyone back in line")
             after = _line(kz, path)
             assert after[0] == target, after
