@@ -102,6 +102,7 @@ def test_transfer_to_the_2nd_5th_and_last_of_ten(api, handles, zk, kz):
                 t = zkc.C.c_int64()
                 assert lib.zkelect_fencing_token(es[leader], zkc.C.byref(t)) == 0
                 token = t.value
+            before = {who: api.stats(es[who]) for who in line}
             began = time.monotonic()
             rc = lib.zkelect_transfer(es[leader], target.encode(), 10000)
             returned = time.monotonic()
@@ -130,9 +131,16 @@ def test_transfer_to_the_2nd_5th_and_last_of_ten(api, handles, zk, kz):
                 _, seen = api.wait_event(es[who], {"FOLLOWING"}, 10)
                 assert all(d["type"] != "STEPPED_BACK" for d in seen), (who, seen)
                 assert lib.zkelect_is_leader(es[who]) == 0
-            # Nobody behind the target moved, and nobody else was told.
+            # Nobody behind the target moved; none but the one right behind
+            # it (watching the node before its predecessor) was woken.
             for who in line[place + 1:]:
                 assert all(d["type"] != "STEPPED_BACK" for d in _drain(api, es[who])), who
+            after_st = {who: api.stats(es[who]) for who in line}
+            woken = {who: after_st[who]["notifications"] - before[who]["notifications"]
+                     for who in line}
+            sent = sum(after_st[w]["requests"] - before[w]["requests"] for w in line)
+            print(f"  requests {sent}, notifications {woken}")
+            assert all(woken[w] == 0 for w in line[place + 2:]), woken
     assert ov.rounds > 100, ov.rounds
     assert not ov.overlaps, ov.overlaps[:5]
 
