@@ -1132,15 +1132,18 @@ void Candidacy::transfer(const std::string &target, int64_t deadline,
     xfer_.target = target;
     xfer_.deadline = deadline;
     xfer_.done = std::move(done);
+    xfer_.seq = ++xfer_seq_;
     // Synced: a candidate that joined just before the call is found.
     shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
     client_.list(shared_->path, route(&Candidacy::on_transfer_listing), true);
     std::weak_ptr<Candidacy> weak = weak_from_this();
-    client_.at(deadline, [weak] {
+    uint64_t seq = xfer_.seq;
+    client_.at(deadline, [weak, seq] {
         auto self = weak.lock();
         // Still looking for the target, or waiting for it to be next: the
         // leadership goes on as after a resign, whoever is next.
-        if (self && self->xfer_.done && !self->xfer_.handed && self->leading_)
+        if (self && self->xfer_.done && self->xfer_.seq == seq && !self->xfer_.handed &&
+            self->leading_)
             self->hand_over(kETimedOut);
     });
 }
@@ -1195,6 +1198,7 @@ void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::strin
                          if (x.rc == ZOK && x.data == self->xfer_.target) {
                              self->xfer_.to = (*after)[from + k];
                              self->set_state(State::kTransferring);
+                             self->xfer_.written = true;
                              self->zk().set(self->shared_->path,
                                             marker_text(self->node_, self->xfer_.to, "asked",
                                                         self->xfer_.target), -1,
@@ -1261,6 +1265,10 @@ void Candidacy::hand_over(int code) {
 }
 
 void Candidacy::end_transfer(int code) {
+    // A request left in P's data would still name our live node: heirs
+    // would step back for a transfer nobody runs any more.
+    if (xfer_.written && !xfer_.handed)
+        zk().set(shared_->path, "", -1, ReplyFn([](Reply &&) {}));
     auto done = std::move(xfer_.done);
     xfer_ = Transfer{};
     if (state_ == State::kTransferring) set_state(State::kLeading);

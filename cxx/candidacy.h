@@ -227,7 +227,10 @@ private:
         int64_t deadline = 0;     // CLOCK_BOOTTIME
         int result = 0;           // once handed over: what done will say
         bool handed = false;
+        bool written = false;     // the request may be in P's data
+        uint64_t seq = 0;         // tells this transfer's timer from older ones
     } xfer_;
+    uint64_t xfer_seq_ = 0;
     // A read of this connection armed the watch on the election path's data
     // (the transfer marker) and it has not fired.
     bool marker_armed_ = false;

@@ -198,6 +198,9 @@ def test_a_candidate_that_does_not_step_back_times_out_and_someone_leads(api, ha
     ghost = _ghost(kz, path, "ghost")
     assert lib.zkelect_volunteer(t) == 0
     api.wait_event(t, {"FOLLOWING"}, 10)
+    # A transfer that ended early leaves no timer behind to cut this one
+    # short at its own deadline.
+    assert _err(lib, lib.zkelect_transfer(a, b"nobody", 300)) == "ZKELECT_ENOCANDIDATE"
     began = time.monotonic()
     rc = lib.zkelect_transfer(a, b"t", 1500)
     took = time.monotonic() - began
