@@ -84,6 +84,20 @@ int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
     });
 }
 
+int zkelect_transfer(zkelect_election_t *e, const char *target_id, int timeout_ms) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (!target_id) return fail(ZKELECT_EINVAL, "target_id is NULL");
+        if (inherited(e)) return refuse_inherited("the election");
+        if (std::string why = check_participant_id(target_id); !why.empty())
+            return fail(ZKELECT_EINVAL, "target_id: " + why);
+        if (timeout_ms <= 0) return fail(ZKELECT_EINVAL, "timeout_ms must be above 0");
+        if (e->shared->id == target_id)
+            return fail(ZKELECT_EINVAL, "target_id is this candidacy's own id");
+        return e->election->transfer(target_id, timeout_ms);
+    });
+}
+
 int zkelect_fencing_token(const zkelect_election_t *e, int64_t *token) {
     return guarded_code([&]() -> int {
         if (!e || !token) return ZKELECT_EINVAL;

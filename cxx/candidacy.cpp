@@ -4,6 +4,9 @@
 
 #include "names.h"
 
+#include <algorithm>
+#include <optional>
+
 namespace zkelect {
 
 namespace {
@@ -35,6 +38,7 @@ const char *Candidacy::state_name(State s) {
         case State::kLeading: return "leading";
         case State::kResigning: return "resigning";
         case State::kClosed: return "closed";
+        case State::kTransferring: return "transferring";
     }
     return "?";
 }
@@ -119,7 +123,8 @@ int64_t Candidacy::margin_ns() const {
 // holds one before its predecessor goes, so it can lead without a round trip.
 void Candidacy::update_hold() {
     bool want = !node_.empty() &&
-                (state_ == State::kLeading || state_ == State::kClaiming || state_ == State::kHeir);
+                (state_ == State::kLeading || state_ == State::kTransferring ||
+                 state_ == State::kClaiming || state_ == State::kHeir);
     if (want) client_.lease().hold(member_id_, node_path(node_), state_ == State::kClaiming);
     else if (holding_) client_.lease().release(member_id_);
     holding_ = want;
@@ -471,8 +476,8 @@ void Candidacy::claim_or_list() {
 void Candidacy::list(bool still_following) {
     // A follower that only learns its new place stays one meanwhile: its
     // predecessor's deletion is still acted on.
-    if (!still_following && state_ != State::kLeading && state_ != State::kClaiming &&
-        state_ != State::kCreating)
+    if (!still_following && state_ != State::kLeading && state_ != State::kTransferring &&
+        state_ != State::kClaiming && state_ != State::kCreating)
         set_state(State::kListing);
     shared_->stats.update([](ElectionStats &st) { ++st.requests; });
     client_.list(shared_->path, route(&Candidacy::on_children));
@@ -516,7 +521,8 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
         return;
     }
     if (me == 0) {
-        if (state_ == State::kLeading) return;  // still first: keep leading
+        // Still first: keep leading.
+        if (state_ == State::kLeading || state_ == State::kTransferring) return;
         claim();
         return;
     }
@@ -526,6 +532,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     gpred_first_ = me == 2;
     set_state(heir_ ? State::kHeir : State::kFollowing);
     watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string());
+    if (heir_) watch_marker();
     keep_rechecking();
     // An heir holds a lease before it is needed (a keepalive now, unless the
     // session already has one on the way).
@@ -647,6 +654,7 @@ void Candidacy::gpred_gone() {
         shared_->stats.update([](ElectionStats &st) { st.queue_position = 1; });
         set_state(State::kHeir);
         client_.lease().renew_now();
+        watch_marker();
         return;
     }
     list(/*still_following=*/true);
@@ -743,6 +751,18 @@ void Candidacy::recheck(std::string Candidacy::*name, void (Candidacy::*gone)())
 
 void Candidacy::on_node_event(int type, const std::string &path) {
     shared_->stats.update([](ElectionStats &st) { ++st.notifications; });
+    if (path == shared_->path) {
+        // The election path's data: the transfer marker (only a data watch
+        // is ever set on it by a candidacy).
+        marker_armed_ = false;
+        if (state_ == State::kTransferring && !xfer_.handed) {
+            client_.watch(shared_->path, member_id_);
+            zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
+        } else if (state_ == State::kHeir) {
+            watch_marker();
+        }
+        return;
+    }
     if (!gpred_.empty() && path == node_path(gpred_)) {
         if (type == ZOO_DELETED_EVENT) {
             gpred_deleted();
@@ -799,6 +819,7 @@ void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
         shared_->stats.update([rtt_us](ElectionStats &st) { st.keepalive.add(rtt_us); });
     switch (state_) {
         case State::kLeading:
+        case State::kTransferring:
             // Only extends a lease still held: resign may have fenced it
             // from the user's thread.
             shared_->lease.extend(until);
@@ -869,12 +890,16 @@ void Candidacy::depose(Reason why) {
     // (a deleted node, an expiry) arrives first after a pause.
     if (why != Reason::kResigned && why != Reason::kClosed && until != 0 && boottime_ns() >= until)
         why = Reason::kLeaseEnded;
-    if (state_ == State::kLeading) set_state(State::kClaiming);
+    if (state_ == State::kLeading || state_ == State::kTransferring) set_state(State::kClaiming);
+    // A transfer not yet handed over cannot go on without the leadership.
+    if (xfer_.done && !xfer_.handed) end_transfer(kENotLeader);
     static constexpr Counter kByReason[] = {kDeposedClosed,      kDeposedResigned,
                                             kDeposedSuspended,   kDeposedLeaseEnded,
                                             kDeposedExpired,     kDeposedNodeDeleted,
                                             kDeposedClosed};
-    if (why != Reason::kNone) client_.bump(kByReason[static_cast<int>(why)]);
+    // A transfer has no client counter of its own (the losses say it).
+    if (why != Reason::kNone && why != Reason::kTransferred)
+        client_.bump(kByReason[static_cast<int>(why)]);
     {
         int64_t now = realtime_ns();
         int r = static_cast<int>(why);
@@ -885,7 +910,8 @@ void Candidacy::depose(Reason why) {
     }
     static constexpr const char *kText[] = {"deposed",       "resigned", "connection suspended",
                                             "lease ended",   "session expired",
-                                            "node deleted",  "closed"};
+                                            "node deleted",  "closed",
+                                            "leadership transferred"};
     emit(EventType::kDeposed, why, kText[static_cast<int>(why)]);
     shared_->changed();
 }
@@ -957,6 +983,7 @@ void Candidacy::on_connected(bool new_session) {
     ++gen_;
     pred_armed_ = false;  // the reconnect's listing reads them again
     gpred_armed_ = false;
+    marker_armed_ = false;
     // A watch whose read lost its reply was never registered, and those the
     // client re-sends on reconnect may fire in any order: read our node
     // again, and until that read is answered the watch does not count.
@@ -971,6 +998,10 @@ void Candidacy::on_connected(bool new_session) {
     if (leading_ && shared_->lease.value() > cap) {
         shared_->lease.cap(cap);
         schedule_lease_check(shared_->lease.value());
+    }
+    if (state_ == State::kTransferring && !xfer_.handed) {
+        client_.watch(shared_->path, member_id_);
+        zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
     }
     if (want_) {
         check_margin();
@@ -992,7 +1023,9 @@ void Candidacy::on_connected(bool new_session) {
         case State::kHeir:
         case State::kClaiming:
         case State::kLeading:
-            if (state_ == State::kLeading) client_.lease().renew_now();
+        case State::kTransferring:
+            if (state_ == State::kLeading || state_ == State::kTransferring)
+                client_.lease().renew_now();
             list();
             break;
         case State::kResigning: collect_garbage(); break;
@@ -1040,6 +1073,272 @@ void Candidacy::on_expired() {
 void Candidacy::on_auth_failed() {
     if (want_ || !node_.empty())
         fail(kEAuth, ZAUTHFAILED, "ZooKeeper authentication failed (zk.auth)");
+}
+
+// --- transfer ---------------------------------------------------------------
+//
+// docs/semantics.md, "Transferring leadership". The request travels in the
+// data of the election path P, which Curator's LeaderLatch never reads (it
+// reads P's children and the lowest child's data), so nothing under P
+// changes meaning for it. One line, at most kMarkerMax bytes:
+//   zkelect-transfer 1 <leader's node> <target's node> <asked|ready|gone> <target's id>
+// (the id last: it may hold spaces; only for the STEPPED_BACK event's words).
+// Only the heir (second in line) watches P's data, and it acts only on a
+// marker naming its own predecessor, the leader's live node: a marker left
+// by a leader that is gone names a node nobody follows any more.
+
+namespace {
+constexpr size_t kMarkerMax = 512;
+constexpr const char *kMarkerTag = "zkelect-transfer";
+
+struct Marker {
+    std::string from, to, state, id;
+};
+
+std::string marker_text(const std::string &from, const std::string &to, const char *state,
+                        const std::string &id) {
+    return std::string(kMarkerTag) + " 1 " + from + " " + to + " " + state + " " + id;
+}
+
+// P's data is anyone's with WRITE on P: anything not exactly our shape,
+// with candidate names in it, is no marker.
+std::optional<Marker> parse_marker(const std::string &data) {
+    if (data.size() > kMarkerMax) return std::nullopt;
+    std::vector<std::string> w;
+    size_t i = 0;
+    while (w.size() < 5) {
+        size_t j = data.find(' ', i);
+        if (j == std::string::npos) return std::nullopt;
+        w.push_back(data.substr(i, j - i));
+        i = j + 1;
+    }
+    std::string id = data.substr(i);
+    if (w[0] != kMarkerTag || w[1] != "1" || !check_participant_id(id).empty())
+        return std::nullopt;
+    for (int k : {2, 3})
+        if (w[k].find('/') != std::string::npos || !parse_sequence(w[k])) return std::nullopt;
+    if (w[4] != "asked" && w[4] != "ready" && w[4] != "gone") return std::nullopt;
+    return Marker{w[2], w[3], w[4], id};
+}
+}  // namespace
+
+void Candidacy::transfer(const std::string &target, int64_t deadline,
+                         std::function<void(int)> done) {
+    if (state_ == State::kTransferring || xfer_.done) {
+        done(kEState);
+        return;
+    }
+    if (state_ != State::kLeading || !leading_ || node_.empty()) {
+        done(kENotLeader);
+        return;
+    }
+    xfer_ = Transfer{};
+    xfer_.target = target;
+    xfer_.deadline = deadline;
+    xfer_.done = std::move(done);
+    xfer_.seq = ++xfer_seq_;
+    // Synced: a candidate that joined just before the call is found.
+    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    client_.list(shared_->path, route(&Candidacy::on_transfer_listing), true);
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t seq = xfer_.seq;
+    client_.at(deadline, [weak, seq] {
+        auto self = weak.lock();
+        // Still looking for the target, or waiting for it to be next: the
+        // leadership goes on as after a resign, whoever is next.
+        if (self && self->xfer_.done && self->xfer_.seq == seq && !self->xfer_.handed &&
+            self->leading_)
+            self->hand_over(kETimedOut);
+    });
+}
+
+void Candidacy::on_transfer_listing(uint64_t gen, const Listing &l) {
+    if (!xfer_.done || xfer_.handed) return;
+    if (gen != gen_ || !leading_) {
+        end_transfer(kENotLeader);
+        return;
+    }
+    if (l.rc != ZOK) {
+        end_transfer(connection_trouble(l.rc) ? kEConnLoss : l.rc == ZNOAUTH ? kEAuth : kEZk);
+        return;
+    }
+    auto me = l.position.find(node_);
+    if (me == l.position.end() || me->second != 0) {
+        end_transfer(kENotLeader);
+        return;
+    }
+    auto after = std::make_shared<std::vector<std::string>>();
+    for (size_t i = 1; i < l.order.size(); ++i) after->push_back(l.order[i].name);
+    find_target(gen, after, 0);
+}
+
+// Reads the candidates behind us, eight at a time in one burst, in line
+// order, until one carries the id: what it costs grows with the target's
+// place, not with the length of the line.
+void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::string>> after,
+                            size_t from) {
+    if (from >= after->size()) {
+        end_transfer(kENoCandidate);
+        return;
+    }
+    size_t n = std::min<size_t>(8, after->size() - from);
+    auto replies = std::make_shared<std::vector<Reply>>(n);
+    auto left = std::make_shared<size_t>(n);
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    for (size_t i = 0; i < n; ++i) {
+        zk().get(node_path((*after)[from + i]), false,
+                 client_.on_loop([weak, gen, after, from, n, i, replies, left](Reply &&r) {
+                     auto self = weak.lock();
+                     if (!self) return;
+                     (*replies)[i] = std::move(r);
+                     if (--*left != 0) return;
+                     if (!self->xfer_.done || self->xfer_.handed) return;
+                     if (gen != self->gen_ || !self->leading_) {
+                         self->end_transfer(kENotLeader);
+                         return;
+                     }
+                     for (size_t k = 0; k < n; ++k) {
+                         const Reply &x = (*replies)[k];
+                         if (x.rc == ZOK && x.data == self->xfer_.target) {
+                             self->xfer_.to = (*after)[from + k];
+                             self->set_state(State::kTransferring);
+                             self->xfer_.written = true;
+                             self->zk().set(self->shared_->path,
+                                            marker_text(self->node_, self->xfer_.to, "asked",
+                                                        self->xfer_.target), -1,
+                                            self->route(&Candidacy::on_marker_written));
+                             // Behind the write (one session's requests are
+                             // answered in order): the watch sees every later
+                             // word of the target or of the heirs.
+                             self->client_.watch(self->shared_->path, self->member_id_);
+                             self->zk().get(self->shared_->path, true,
+                                            self->route(&Candidacy::on_leader_marker));
+                             return;
+                         }
+                         if (connection_trouble(x.rc)) {
+                             self->end_transfer(kEConnLoss);
+                             return;
+                         }
+                     }
+                     self->find_target(gen, after, from + n);
+                 }));
+    }
+}
+
+void Candidacy::on_marker_written(uint64_t gen, Reply &&r) {
+    if (r.rc == ZOK || !xfer_.done || xfer_.handed || state_ != State::kTransferring) return;
+    (void)gen;
+    // Nobody saw a request: the leader leads on as before.
+    set_state(State::kLeading);
+    end_transfer(connection_trouble(r.rc) ? kEConnLoss : r.rc == ZNOAUTH ? kEAuth : kEZk);
+}
+
+void Candidacy::on_leader_marker(uint64_t gen, Reply &&r) {
+    if (gen != gen_ || state_ != State::kTransferring || xfer_.handed) return;
+    if (r.rc != ZOK) return;  // a reconnect reads it again (on_connected lists; see below)
+    marker_armed_ = true;
+    auto m = parse_marker(r.data);
+    if (!m || m->from != node_ || m->to != xfer_.to) return;
+    if (m->state == "ready") hand_over(kOk);
+    else if (m->state == "gone") hand_over(kETargetLost);
+}
+
+// Ends our term and our place in line: the lease is revoked here, before
+// the delete is sent, so this candidacy answers is_leader 0 before anyone
+// behind it can be elected (as for a resign). Then it joins at the back.
+void Candidacy::hand_over(int code) {
+    xfer_.handed = true;
+    xfer_.result = code;
+    std::string to = xfer_.to;
+    depose(Reason::kTransferred);
+    // Clear the marker before the delete: by the time anyone is elected the
+    // request is gone (a leftover would be harmless: it names our old node).
+    zk().set(shared_->path, "", -1, ReplyFn([](Reply &&) {}));
+    requeue();
+    // Answered after the delete and the new create: who is first now.
+    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    client_.list(shared_->path, [weak, to](const Listing &l) {
+        auto self = weak.lock();
+        if (!self || !self->xfer_.done) return;
+        int result = self->xfer_.result;
+        if (l.rc == ZOK && !l.order.empty() && l.order[0].name == to) result = kOk;
+        else if (result == kOk) result = kETargetLost;
+        self->end_transfer(result);
+    }, true);
+}
+
+void Candidacy::end_transfer(int code) {
+    // A request left in P's data would still name our live node: heirs
+    // would step back for a transfer nobody runs any more.
+    if (xfer_.written && !xfer_.handed)
+        zk().set(shared_->path, "", -1, ReplyFn([](Reply &&) {}));
+    auto done = std::move(xfer_.done);
+    xfer_ = Transfer{};
+    if (state_ == State::kTransferring) set_state(State::kLeading);
+    if (done) done(code);
+}
+
+void Candidacy::requeue() {
+    pred_gone_at_ = 0;
+    begin_enrollment();  // the old node becomes garbage, deleted in this burst
+}
+
+// The heir's side: read (and watch) P's data, once per arming.
+void Candidacy::watch_marker() {
+    if (marker_armed_) {
+        // Nothing was written since we read it (the watch would have fired).
+        act_on_marker();
+        return;
+    }
+    client_.watch(shared_->path, member_id_);
+    zk().get(shared_->path, true, route(&Candidacy::on_heir_marker));
+}
+
+void Candidacy::on_heir_marker(uint64_t gen, Reply &&r) {
+    if (gen != gen_ || r.rc != ZOK) return;
+    marker_armed_ = true;
+    marker_data_ = std::move(r.data);
+    marker_version_ = r.stat.version;
+    act_on_marker();
+}
+
+void Candidacy::act_on_marker() {
+    if (state_ != State::kHeir) return;
+    auto m = parse_marker(marker_data_);
+    if (!m || m->state != "asked" || m->from != pred_) return;
+    int32_t version = marker_version_;
+    std::string from = m->from, to = m->to, id = m->id;
+    if (to == node_) {
+        // We are next: say so; the leader hands over and we claim on its
+        // node's deletion as heir, without a round trip.
+        zk().set(shared_->path, marker_text(from, to, "ready", id), version, ReplyFn([](Reply &&) {}));
+        return;
+    }
+    if (stepped_for_ == from) {
+        // Back in second place behind the same leader: the target did not
+        // get ahead of us, so it left. Tell the leader.
+        zk().set(shared_->path, marker_text(from, to, "gone", id), version,
+                 ReplyFn([](Reply &&) {}));
+        return;
+    }
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    uint64_t g = gen_;
+    zk().exists(node_path(to), false, client_.on_loop([weak, g, from, to, id, version](Reply &&x) {
+        auto self = weak.lock();
+        if (!self || g != self->gen_ || self->state_ != State::kHeir || self->pred_ != from) return;
+        if (x.rc == ZOK) self->step_back(to, id);
+        else if (x.rc == ZNONODE)
+            self->zk().set(self->shared_->path, marker_text(from, to, "gone", id), version,
+                           ReplyFn([](Reply &&) {}));
+    }));
+}
+
+void Candidacy::step_back(const std::string &to, const std::string &id) {
+    stepped_for_ = pred_;
+    emit(EventType::kSteppedBack, Reason::kTransferred,
+         "stepped back: leadership is being transferred to " + id + " (" + to + ")", to, id);
+    requeue();
 }
 
 // --- leaving ----------------------------------------------------------------

@@ -12,6 +12,12 @@
 //   Heir ──predecessor gone, lease valid──▶ Leading      (no round trip)
 //   Leading ──lease ran out──▶ Claiming ──write acked──▶ Leading
 //   any ──resign──▶ Resigning ──nodes gone──▶ Idle
+//   Leading ──transfer: target found, marker written──▶ Transferring
+//   Transferring ──target heir (ack), target gone, or deadline──▶ Creating (at the back)
+//   Heir ──marker: the leader hands over to a candidate behind us──▶ Creating (stepped back)
+//
+// Transferring is a leader's state: it leads on (lease, keepalives) until
+// it hands over; docs/semantics.md, "Transferring leadership".
 //
 // Nodes this candidacy may have in ZooKeeper but no longer wants (a resigned
 // node, a create whose reply was lost, a late create after a resign) are kept
@@ -42,6 +48,13 @@ public:
     // Leave for good: like resign, then done() once no node is left (or the
     // session ended). The member removes itself from the client.
     void close(uint64_t command, std::function<void()> done);
+    // Hand leadership to the candidate of this path whose id is target
+    // (docs/semantics.md, "Transferring leadership"). done runs once, on the
+    // loop, with the outcome: kOk, kENotLeader, kENoCandidate (nothing
+    // changed), kEState (a transfer is already running), kEAuth, kEZk,
+    // kEConnLoss (nothing changed), kETimedOut or kETargetLost (leadership
+    // went on as after a resign).
+    void transfer(const std::string &target, int64_t deadline, std::function<void(int)> done);
 
     void on_connected(bool new_session) override;
     void on_suspended() override;
@@ -64,6 +77,7 @@ public:
         kLeading,
         kResigning,
         kClosed,
+        kTransferring,
     };
     static const char *state_name(State s);
 
@@ -129,6 +143,21 @@ private:
     void claim_or_list();
     // Listing number `asked` of collect_garbage's.
     void on_garbage_children(uint64_t asked, const Listing &l);
+
+    // Transfer, the leader's side.
+    void on_transfer_listing(uint64_t gen, const Listing &l);
+    void find_target(uint64_t gen, std::shared_ptr<std::vector<std::string>> after, size_t from);
+    void on_marker_written(uint64_t gen, Reply &&r);
+    void on_leader_marker(uint64_t gen, Reply &&r);
+    void hand_over(int code);
+    void end_transfer(int code);
+    // Transfer, the heir's side.
+    void watch_marker();
+    void on_heir_marker(uint64_t gen, Reply &&r);
+    void act_on_marker();
+    void step_back(const std::string &to, const std::string &id);
+    // Leave our place and join again at the back, keeping the candidacy.
+    void requeue();
 
     Client &client_;
     std::shared_ptr<ElectionShared> shared_;
@@ -198,6 +227,28 @@ private:
     // create was still to land).
     uint64_t garbage_listings_ = 0;
     std::map<std::string, uint64_t> unknown_since_;
+
+    // The transfer this leader runs (done_ set while it runs).
+    struct Transfer {
+        std::string target;       // the id asked for
+        std::string to;           // its node, once found
+        std::function<void(int)> done;
+        int64_t deadline = 0;     // CLOCK_BOOTTIME
+        int result = 0;           // once handed over: what done will say
+        bool handed = false;
+        bool written = false;     // the request may be in P's data
+        uint64_t seq = 0;         // tells this transfer's timer from older ones
+    } xfer_;
+    uint64_t xfer_seq_ = 0;
+    // A read of this connection armed the watch on the election path's data
+    // (the transfer marker) and it has not fired.
+    bool marker_armed_ = false;
+    std::string marker_data_;  // and what that read found
+    int32_t marker_version_ = 0;
+    // The leader's node we stepped back for: once per leader term at most,
+    // whatever the marker says later (a hostile or stale marker cannot make
+    // a candidacy go round).
+    std::string stepped_for_;
 };
 
 }  // namespace zkelect

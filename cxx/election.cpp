@@ -121,6 +121,48 @@ int Election::await_leader(int timeout_ms, const std::function<bool()> &abandon)
     return kETimedOut;
 }
 
+int Election::begin_transfer(const std::string &target, int timeout_ms,
+                             std::function<void(int)> done) {
+    if (timeout_ms <= 0 || target == shared_->id) return kEInval;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        Phase p = shared_->phase.load();
+        if (p == Phase::kClosed) return kEClosed;
+        if (p != Phase::kCandidate || !shared_->is_leader()) return kENotLeader;
+    }
+    int64_t deadline = boottime_ns() + int64_t(timeout_ms) * kNsPerMs;
+    auto cand = candidacy_;
+    client_.post([cand, target, deadline, done = std::move(done)] {
+        cand->transfer(target, deadline, done);
+    });
+    return kOk;
+}
+
+int Election::transfer(const std::string &target, int timeout_ms) {
+    if (timeout_ms <= 0 || target == shared_->id) return kEInval;
+    if (client_.on_loop_thread()) return kEDeadlk;
+    Inside inside(events_.waiters());
+    if (!inside) return kEClosed;
+    auto result = std::make_shared<std::promise<int>>();
+    auto outcome = result->get_future();
+    int64_t deadline = boottime_ns() + int64_t(timeout_ms) * kNsPerMs;
+    int rc = begin_transfer(target, timeout_ms, [result](int rc) { result->set_value(rc); });
+    if (rc != kOk) return rc;
+    // The loop answers by the deadline, plus the handover's delete and a
+    // synced listing; the bound past that covers a loop that cannot (a
+    // connection lost meanwhile): the transfer then ends there on its own.
+    int64_t bound = deadline + 2 * int64_t(client_.effective_timeout_ms()) * kNsPerMs;
+    while (outcome.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+        if (events_.waiters().closing()) return kEClosed;
+        if (boottime_ns() > bound) return kETimedOut;
+    }
+    try {
+        return outcome.get();
+    } catch (const std::future_error &) {
+        return kEClosed;  // the candidacy went with its client
+    }
+}
+
 int Election::fencing_token(int64_t *token) const {
     if (!shared_->is_leader()) return kENotLeader;
     *token = shared_->token.load();

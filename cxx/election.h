@@ -51,6 +51,15 @@ public:
     // The same, abandoned (kEClosed) when shut_down() begins.
     int await_leader(int timeout_ms);
     int fencing_token(int64_t *token) const;
+    // Hand leadership to the candidate whose id is target and wait for the
+    // outcome (Candidacy::transfer). Any thread but the client's loop:
+    // kEDeadlk there. kEInval for our own id or timeout_ms <= 0,
+    // kENotLeader when not leading, kEClosed when shut_down() begins.
+    int transfer(const std::string &target, int timeout_ms);
+    // transfer() without the wait, for a caller that must not block (the
+    // simulation's one thread): kOk once the transfer is handed to the
+    // loop, which calls done(outcome) there; else the code at once.
+    int begin_transfer(const std::string &target, int timeout_ms, std::function<void(int)> done);
 
     ElectionShared &shared() { return *shared_; }
     EventDelivery &events() { return events_; }

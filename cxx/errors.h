@@ -22,6 +22,8 @@ enum Err : int {
     kENoLeader = -13,
     kERange = -14,
     kENotLeader = -15,
+    kENoCandidate = -16,
+    kETargetLost = -17,
 };
 
 enum class EventType : int {
@@ -36,6 +38,7 @@ enum class EventType : int {
     kResigned = 9,
     kOverflow = 10,
     kWarning = 11,
+    kSteppedBack = 12,
 };
 
 enum class Reason : int {
@@ -46,6 +49,7 @@ enum class Reason : int {
     kExpired = 4,
     kNodeDeleted = 5,
     kClosed = 6,
+    kTransferred = 7,
 };
 
 enum Counter : int {

@@ -62,7 +62,7 @@ struct ElectionStats {
     int64_t queue_position = -1;
     int64_t queue_length = 0;
     uint64_t terms_won = 0;
-    uint64_t losses[7] = {};  // by Reason; [0] unused
+    uint64_t losses[8] = {};  // by Reason; [0] unused
     uint64_t requests = 0;       // requests this candidacy sent to ZooKeeper
     uint64_t notifications = 0;  // watch notifications it received
     Histogram<10> keepalive{kKeepaliveBoundsUs};

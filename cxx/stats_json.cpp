@@ -110,7 +110,7 @@ void election_json(std::string &o, const ElectionShared &sh) {
     json_uint(o, "terms_won", st.terms_won);
     json_key(o, "losses");
     o += '{';
-    for (int r = 1; r <= 6; ++r) json_uint(o, vocabulary::reason_name(r), st.losses[r]);
+    for (int r = 1; r <= 7; ++r) json_uint(o, vocabulary::reason_name(r), st.losses[r]);
     o += '}';
     json_uint(o, "requests", st.requests);
     json_uint(o, "notifications", st.notifications);

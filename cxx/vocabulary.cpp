@@ -31,6 +31,8 @@ constexpr ErrWords kErrors[] = {
     {kENoLeader, "ZKELECT_ENOLEADER", "the election has no leader"},
     {kERange, "ZKELECT_ERANGE", "buffer too small"},
     {kENotLeader, "ZKELECT_ENOTLEADER", "not the leader"},
+    {kENoCandidate, "ZKELECT_ENOCANDIDATE", "no candidate with that id"},
+    {kETargetLost, "ZKELECT_ETARGET_LOST", "the transfer's target left the election"},
 };
 // END gen/vocab.py errors
 
@@ -55,6 +57,7 @@ constexpr const char *kEventTypes[] = {
     "RESIGNED",
     "OVERFLOW",
     "WARNING",
+    "STEPPED_BACK",
 };
 constexpr const char *kReasons[] = {
     "none",
@@ -64,6 +67,7 @@ constexpr const char *kReasons[] = {
     "expired",
     "node_deleted",
     "closed",
+    "transferred",
 };
 constexpr const char *kCounters[] = {
     "terms_won",
@@ -83,9 +87,9 @@ constexpr const char *kCounters[] = {
 };
 // END gen/vocab.py names
 
-static_assert(sizeof kEventTypes / sizeof *kEventTypes == int(EventType::kWarning) + 1,
+static_assert(sizeof kEventTypes / sizeof *kEventTypes == int(EventType::kSteppedBack) + 1,
               "a name for every event type");
-static_assert(sizeof kReasons / sizeof *kReasons == int(Reason::kClosed) + 1,
+static_assert(sizeof kReasons / sizeof *kReasons == int(Reason::kTransferred) + 1,
               "a name for every reason");
 static_assert(sizeof kCounters / sizeof *kCounters == kCounterCount, "a name for every counter");
 

@@ -1,4 +1,4 @@
-// What the engine needs of a ZooKeeper session: seven requests (and the
+// What the engine needs of a ZooKeeper session: eight requests (and the
 // ensemble's config, the host list, the credentials), a stream of
 // watch and session events, and the touches the lease rules count. The
 // libzookeeper adapter is ZkSession (zk_session.h); a simulated ZooKeeper
@@ -76,6 +76,10 @@ public:
     virtual void get_children(const std::string &path, bool watch, ReplyFn fn) = 0;
     virtual void exists(const std::string &path, bool watch, ReplyFn fn) = 0;
     virtual void remove(const std::string &path, ReplyFn fn) = 0;
+    // setData: only the election path's own data (the transfer marker,
+    // docs/semantics.md), never a candidate's node. version -1: any.
+    virtual void set(const std::string &path, const std::string &data, int version,
+                     ReplyFn fn) = 0;
     // A write through the quorum that changes nothing: a multi holding one
     // version check (-1) of each path. Fires no watch; fails with ZNONODE
     // when a node is gone (Reply::results says which). paths is not empty.

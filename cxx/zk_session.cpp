@@ -304,6 +304,12 @@ void ZkSession::remove(const std::string &path, ReplyFn fn) {
     ZKE_SUBMIT(zoo_adelete(zh_, path.c_str(), -1, &ZkSession::on_void, p));
 }
 
+void ZkSession::set(const std::string &path, const std::string &data, int version, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    ZKE_SUBMIT(zoo_aset(zh_, path.c_str(), data.data(), static_cast<int>(data.size()), version,
+                        &ZkSession::on_stat, p));
+}
+
 void ZkSession::check(const std::vector<std::string> &paths, ReplyFn fn) {
     Pending *p = track(std::move(fn));
     p->paths = paths;  // each c_str below points into this copy, never resized

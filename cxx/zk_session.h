@@ -51,6 +51,7 @@ public:
     void get_children(const std::string &path, bool watch, ReplyFn fn) override;
     void exists(const std::string &path, bool watch, ReplyFn fn) override;
     void remove(const std::string &path, ReplyFn fn) override;
+    void set(const std::string &path, const std::string &data, int version, ReplyFn fn) override;
     void check(const std::vector<std::string> &paths, ReplyFn fn) override;
     void sync(const std::string &path, ReplyFn fn) override;
     std::deque<AckedWrite> answered() const override;

@@ -2,6 +2,7 @@ package zkelect
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ const (
 	Resigned      EventType = 9  // the resign finished; Volunteer may be called
 	Overflow      EventType = 10 // the queue was full: Token older events were dropped
 	Warning       EventType = 11 // nothing failed, but an operator should act; Message says what
+	SteppedBack   EventType = 12 // it went to the back of the line, still a candidate; Reason says why, Node/ID the transfer's target
 	// END gen/vocab.py events
 )
 
@@ -42,6 +44,7 @@ const (
 	ReasonExpired     Reason = 4
 	ReasonNodeDeleted Reason = 5
 	ReasonClosed      Reason = 6
+	ReasonTransferred Reason = 7
 	// END gen/vocab.py reasons
 )
 
@@ -246,6 +249,20 @@ func (e *Elector) AwaitLeader(ctx context.Context) error {
 	return awaitSlices(ctx, func(ms int) error {
 		return e.rc(func(h capi.NativeElection) int { return capi.Await_leader(h, ms) })
 	})
+}
+
+// Transfer hands this leader's leadership to the candidate of the same path
+// whose id is target, waiting at most timeout (> 0) for it to be next in line
+// (docs/semantics.md, "Transferring leadership"). nil once the target is
+// first. ErrNoCandidate or ErrNotLeader: nothing changed; ErrTimeout or
+// ErrTargetLost: the leadership went to the next in line, as after a
+// resign. This candidacy stays a candidate, at the back of the line. Blocks.
+func (e *Elector) Transfer(target string, timeout time.Duration) error {
+	ms := int64((timeout + time.Millisecond - 1) / time.Millisecond)
+	if ms > math.MaxInt32 {
+		ms = math.MaxInt32
+	}
+	return e.rc(func(h capi.NativeElection) int { return capi.Transfer(h, target, int(ms)) })
 }
 
 // FencingToken is the token of the current leadership term; ErrNotLeader

@@ -29,6 +29,8 @@ const (
 	CodeNoLeader       Code = -13
 	CodeRange          Code = -14
 	CodeNotLeader      Code = -15
+	CodeNoCandidate    Code = -16
+	CodeTargetLost     Code = -17
 	// END gen/vocab.py codes
 )
 
@@ -76,6 +78,8 @@ var (
 	ErrNoLeader       = &Error{Code: CodeNoLeader}
 	ErrRange          = &Error{Code: CodeRange}
 	ErrNotLeader      = &Error{Code: CodeNotLeader}
+	ErrNoCandidate    = &Error{Code: CodeNoCandidate}
+	ErrTargetLost     = &Error{Code: CodeTargetLost}
 	// END gen/vocab.py sentinels
 )
 

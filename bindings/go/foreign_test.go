@@ -39,7 +39,7 @@ func TestEveryEventTypeHasItsConstant(t *testing.T) {
 		"ELECTED": zkelect.Elected, "DEPOSED": zkelect.Deposed, "FOLLOWING": zkelect.Following,
 		"SUSPENDED": zkelect.Suspended, "RECONNECTED": zkelect.Reconnected, "EXPIRED": zkelect.Expired,
 		"LEADER_CHANGED": zkelect.LeaderChanged, "ERROR": zkelect.Failed, "RESIGNED": zkelect.Resigned,
-		"OVERFLOW": zkelect.Overflow, "WARNING": zkelect.Warning,
+		"OVERFLOW": zkelect.Overflow, "WARNING": zkelect.Warning, "STEPPED_BACK": zkelect.SteppedBack,
 	}
 	n := 0
 	for code := 1; code < 64; code++ {

@@ -302,6 +302,38 @@ func TestEventsComeInOrder(t *testing.T) {
 	}
 }
 
+func TestTransferHandsOverToTheNamedCandidate(t *testing.T) {
+	path := freshPath(t)
+	a, b, c := newElector(t, path, "go-a"), newElector(t, path, "go-b"), newElector(t, path, "go-c")
+	ea, eb := enroll(t, a), enroll(t, b)
+	enroll(t, c)
+	if err := a.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := a.FencingToken()
+	if err := a.Transfer("nobody", waitLimit); !errors.Is(err, zkelect.ErrNoCandidate) {
+		t.Fatalf("Transfer to an unknown id: %v, want ErrNoCandidate", err)
+	}
+	if err := b.Transfer("go-c", waitLimit); !errors.Is(err, zkelect.ErrNotLeader) {
+		t.Fatalf("Transfer by a follower: %v, want ErrNotLeader", err)
+	}
+	if err := a.Transfer("go-c", waitLimit); err != nil {
+		t.Fatalf("Transfer to go-c: %v", err)
+	}
+	if err := c.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+		t.Fatal(err)
+	}
+	if token, _ := c.FencingToken(); token <= before || a.IsLeader() {
+		t.Fatalf("after the transfer: go-c's token %d (go-a's %d), go-a leads %v", token, before, a.IsLeader())
+	}
+	if ev := next(t, eb, "go-b", zkelect.SteppedBack); ev.Reason != zkelect.ReasonTransferred || ev.ID != "go-c" {
+		t.Fatalf("go-b: STEPPED_BACK %+v", ev)
+	}
+	if ev := next(t, ea, "go-a", zkelect.Deposed); ev.Reason != zkelect.ReasonTransferred {
+		t.Fatalf("go-a: DEPOSED %+v", ev)
+	}
+}
+
 func TestCloseReleasesTheNode(t *testing.T) {
 	path := freshPath(t)
 	watcher, err := zkelect.Connect(opts())

@@ -92,7 +92,15 @@ enum zkelect_err {
     /** The caller's buffer is too small for the answer. */
     ZKELECT_ERANGE = -14,
     /** The handle is not the leader (e.g. zkelect_fencing_token). */
-    ZKELECT_ENOTLEADER = -15
+    ZKELECT_ENOTLEADER = -15,
+    /** No candidate of the election has the id given (zkelect_transfer):
+     *  nothing was changed. Since 1.2. */
+    ZKELECT_ENOCANDIDATE = -16,
+    /** The candidate a transfer was handing leadership to left the
+     *  election (or was not first in line when the leader stepped back): the
+     *  leadership went to the next candidate in line, as after a resign
+     *  (zkelect_transfer). Since 1.2. */
+    ZKELECT_ETARGET_LOST = -17
 };
 
 /** A static description of code ("unknown error" for an unknown code).
@@ -523,6 +531,45 @@ ZKELECT_API int zkelect_is_leader(const zkelect_election_t *election);
 ZKELECT_API int zkelect_await_leader(zkelect_election_t *election, int timeout_ms);
 
 /**
+ * Hand the leadership of this candidacy (which must lead) to the candidate
+ * of the same path whose participant id is target_id (as
+ * zkelect_participants() shows it; the first in line behind the leader
+ * when several share it), and wait for the outcome at most timeout_ms
+ * (> 0) plus the handover's own delete and listing.
+ *
+ * While the call runs this candidacy leads on; the candidates between it
+ * and the target step back to the back of the line, each with a
+ * STEPPED_BACK event (reason TRANSFERRED), still candidates. Once the target
+ * is next in line this candidacy stops leading (is_leader() answers 0, a
+ * DEPOSED event with reason TRANSFERRED), its node is deleted before the
+ * target can be elected, and it joins again at the back of the line, still
+ * a candidate (FOLLOWING follows). The target's fencing token is larger.
+ * If the target leaves, or is not next within timeout_ms, this candidacy
+ * stops leading all the same and whoever is next leads, as after
+ * zkelect_resign(). Costs and guarantees: docs/semantics.md,
+ * "Transferring leadership". Needs WRITE permission on the election path
+ * (the request is written in its data).
+ *
+ * Returns 0 when the target is first in line after the handover (it leads
+ * once its lease allows, normally at once). After a handover:
+ * ZKELECT_ETIMEDOUT (the target was not next within timeout_ms) or
+ * ZKELECT_ETARGET_LOST (it left the election). With nothing changed (this
+ * candidacy still leads, unless it lost the lead otherwise):
+ * ZKELECT_ENOCANDIDATE (no candidate behind this one has that id),
+ * ZKELECT_ENOTLEADER (not leading, or the leadership ended otherwise during
+ * the call), ZKELECT_EAUTH (no WRITE permission on the path), ZKELECT_ECONNLOSS,
+ * ZKELECT_EZK, ZKELECT_ESTATE (another transfer of this handle runs).
+ * ZKELECT_EINVAL for NULL, an invalid id, this candidacy's own id or
+ * timeout_ms <= 0; ZKELECT_ECLOSED when the handle is being destroyed;
+ * ZKELECT_EDEADLK when called on the client's loop thread. The message of
+ * zkelect_last_error() says which. Any thread; blocks. A candidate that runs
+ * a libzkelect before 1.2, or Curator's LeaderLatch, does not step back:
+ * a transfer past it ends in ZKELECT_ETIMEDOUT. Since 1.2.
+ */
+ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *target_id,
+                                 int timeout_ms);
+
+/**
  * The fencing token of the current leadership term: the creation zxid
  * (czxid) of this candidate's node, strictly larger for every later term on
  * the same path. Returns 0 with *token set while leading,
@@ -683,7 +730,13 @@ enum zkelect_event_type {
      *  Said once per candidacy and server, also to a candidacy made while
      *  the client is connected to that server.
      *  Since 1.1; older consumers must ignore types they do not know. */
-    ZKELECT_EV_WARNING = 11
+    ZKELECT_EV_WARNING = 11,
+    /** This candidate left its place in line and joined again at the back,
+     *  still a candidate (FOLLOWING follows); zkelect_event_reason() says why
+     *  (ZKELECT_REASON_TRANSFERRED: the leader is handing leadership to a
+     *  candidate behind this one), _node()/_id() name that candidate.
+     *  Since 1.2; older consumers must ignore types they do not know. */
+    ZKELECT_EV_STEPPED_BACK = 12
 };
 
 /**
@@ -712,7 +765,9 @@ enum zkelect_reason {
     /** someone else deleted our node */
     ZKELECT_REASON_NODE_DELETED = 5,
     /** the handle is being destroyed */
-    ZKELECT_REASON_CLOSED = 6
+    ZKELECT_REASON_CLOSED = 6,
+    /** zkelect_transfer(): leadership handed to another candidate (DEPOSED), or stepped back for it (STEPPED_BACK); since 1.2 */
+    ZKELECT_REASON_TRANSFERRED = 7
 };
 
 /**

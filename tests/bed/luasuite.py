@@ -11,6 +11,7 @@ LAYER_TESTS = [
     "is_error tells a zkelect error from any other value",
     "three electors elect exactly one",
     "resign fails over in queue order",
+    "transfer hands over to the named candidate",
     "events come in order",
     "close releases the node",
     "gc resigns at once and frees at the next call",

@@ -50,6 +50,7 @@ def load(build_dir):
         "zkelect_stats_json": (S, [P]), "zkelect_stats_destroy": (None, [P]),
         "zkelect_event_type_name": (S, [I]), "zkelect_reason_name": (S, [I]),
         "zkelect_counter_name": (S, [I]),
+        "zkelect_transfer": (I, [P, S, I]), "zkelect_err_name": (S, [I]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

@@ -90,6 +90,27 @@ def test_two_clients_elect_and_hand_over(zk, zk_path, client):
                 a.resign()
 
 
+def test_transfer_hands_over_and_says_why(zk, zk_path, client):
+    with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other:
+        with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:
+            a.volunteer()
+            a.await_leader(20)
+            b.volunteer()
+            _until(b, "FOLLOWING")
+            with pytest.raises(zkelect.NoCandidate):
+                a.transfer("nobody", 5)
+            with pytest.raises(zkelect.NotLeader):
+                b.transfer("py-a", 5)
+            with pytest.raises(zkelect.InvalidArgument):
+                a.transfer("py-a", 5)
+            token = a.fencing_token()
+            a.transfer("py-b", 10)
+            b.await_leader(10)
+            assert b.fencing_token() > token and not a.is_leader()
+            deposed = [e for e in _until(a, "FOLLOWING") if e.kind == "DEPOSED"]
+            assert [e.reason for e in deposed] == ["transferred"], deposed
+
+
 def test_asyncio_leader_and_events_on_the_event_fd(zk, zk_path, client):
     ticks = []
 

@@ -452,6 +452,35 @@ TEST_F(BadInput, WrongStateCalls) {
     EXPECT_STREQ(zkelect_counter_name(ZKELECT_COUNTER_TERMS_WON), "terms_won");
 }
 
+TEST_F(BadInput, TransferCodesAndMessages) {
+    std::string path = fresh_path();
+    Election a = new_election(client.get(), path, "a");
+    Election b = new_election(client.get(), path, "b");
+    ASSERT_TRUE(a && b);
+    auto check = [](int rc, int want, const char *word, const char *what) {
+        EXPECT_EQ(rc, want) << what << ": " << zkelect_err_name(rc);
+        std::string why = zkelect_last_error();
+        EXPECT_NE(lower(why).find(word), std::string::npos) << what << ": \"" << why << "\"";
+    };
+    check(zkelect_transfer(nullptr, "b", 100), ZKELECT_EINVAL, "invalid", "NULL election");
+    check(zkelect_transfer(a.get(), nullptr, 100), ZKELECT_EINVAL, "target_id", "NULL target");
+    check(zkelect_transfer(a.get(), "", 100), ZKELECT_EINVAL, "target_id", "empty id");
+    check(zkelect_transfer(a.get(), "b\x01", 100), ZKELECT_EINVAL, "target_id", "control char");
+    check(zkelect_transfer(a.get(), "b", 0), ZKELECT_EINVAL, "timeout", "timeout 0");
+    check(zkelect_transfer(a.get(), "b", -1), ZKELECT_EINVAL, "timeout", "timeout -1");
+    check(zkelect_transfer(a.get(), "a", 100), ZKELECT_EINVAL, "own id", "own id");
+    check(zkelect_transfer(a.get(), "b", 100), ZKELECT_ENOTLEADER, "leader", "idle");
+    ASSERT_EQ(zkelect_volunteer(a.get()), 0);
+    ASSERT_TRUE(wait_event(a.get(), ZKELECT_EV_ELECTED, 10000));
+    ASSERT_EQ(zkelect_volunteer(b.get()), 0);
+    ASSERT_TRUE(wait_event(b.get(), ZKELECT_EV_FOLLOWING, 10000));
+    check(zkelect_transfer(b.get(), "a", 100), ZKELECT_ENOTLEADER, "leader", "follower");
+    check(zkelect_transfer(a.get(), "nobody", 1000), ZKELECT_ENOCANDIDATE, "candidate",
+          "unknown id");
+    EXPECT_EQ(zkelect_is_leader(a.get()), 1) << "a refused transfer changed the leader";
+    EXPECT_EQ(nodes(path), 2u);
+}
+
 TEST(ErrorText, EveryCodeHasANameAndDescription) {
     const std::map<int, const char *> names = {
         {ZKELECT_OK, "ZKELECT_OK"},
@@ -470,6 +499,8 @@ TEST(ErrorText, EveryCodeHasANameAndDescription) {
         {ZKELECT_ENOLEADER, "ZKELECT_ENOLEADER"},
         {ZKELECT_ERANGE, "ZKELECT_ERANGE"},
         {ZKELECT_ENOTLEADER, "ZKELECT_ENOTLEADER"},
+        {ZKELECT_ENOCANDIDATE, "ZKELECT_ENOCANDIDATE"},
+        {ZKELECT_ETARGET_LOST, "ZKELECT_ETARGET_LOST"},
     };
     std::set<std::string> texts;
     for (auto &kv : names) {
@@ -481,7 +512,7 @@ TEST(ErrorText, EveryCodeHasANameAndDescription) {
         texts.insert(s);
     }
     EXPECT_EQ(texts.size(), names.size()) << "two codes share a description";
-    for (int unknown : {1, -16, -99, 12345, INT32_MIN}) {
+    for (int unknown : {1, -18, -99, 12345, INT32_MIN}) {
         EXPECT_STREQ(zkelect_err_name(unknown), "ZKELECT_EUNKNOWN") << unknown;
         EXPECT_STREQ(zkelect_strerror(unknown), "unknown error") << unknown;
     }
@@ -491,6 +522,8 @@ TEST(ErrorText, EveryCodeHasANameAndDescription) {
     EXPECT_STREQ(zkelect_event_type_name(99), "UNKNOWN");
     EXPECT_STREQ(zkelect_reason_name(ZKELECT_REASON_NONE), "none");
     EXPECT_STREQ(zkelect_reason_name(ZKELECT_REASON_RESIGNED), "resigned");
+    EXPECT_STREQ(zkelect_reason_name(ZKELECT_REASON_TRANSFERRED), "transferred");
+    EXPECT_STREQ(zkelect_event_type_name(ZKELECT_EV_STEPPED_BACK), "STEPPED_BACK");
     EXPECT_STREQ(zkelect_reason_name(99), "unknown");
     EXPECT_EQ(zkelect_version(), unsigned(ZKELECT_VERSION_NUMBER));
     EXPECT_STREQ(zkelect_version_string(), ZKELECT_PROJECT_VERSION)

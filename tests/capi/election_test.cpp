@@ -3,6 +3,7 @@
 // node layout, fencing tokens.
 #include "capi_util.h"
 
+#include <algorithm>
 #include <regex>
 #include <set>
 #include <thread>
@@ -185,6 +186,67 @@ TEST(Election, ResignPassesLeadershipInQueueOrder) {
         EXPECT_EQ(order, expect);
         ASSERT_EQ(order.size(), size_t(n));
     }
+}
+
+// zkelect_transfer (1.2): p1 and p2 step back, p3 leads, p0 follows at the
+// back; a blocked transfer runs beside is_leader calls of other threads
+// (the sanitizer builds run this too).
+TEST(Election, TransferHandsLeadershipToTheNamedCandidate) {
+    const int n = 4;
+    std::string path = fresh_path();
+    Client checker = new_client(single_host());
+    ASSERT_TRUE(checker);
+    std::vector<Cand> cs(n);
+    for (int i = 0; i < n; ++i) {
+        cs[i].own = new_client(single_host());
+        ASSERT_TRUE(cs[i].own);
+        int t = cs[i].enrol(cs[i].own.get(), path, "p" + std::to_string(i));
+        ASSERT_EQ(t, i == 0 ? ZKELECT_EV_ELECTED : ZKELECT_EV_FOLLOWING) << cs[i].history();
+    }
+    int64_t before = 0;
+    ASSERT_EQ(zkelect_fencing_token(cs[0].e.get(), &before), 0);
+    std::atomic<bool> stop{false};
+    std::atomic<int> both{0};
+    // p0 read 1, then p3 read 1, then p0 read 1 again: both led at the
+    // moment p3 was read (two reads alone prove nothing: the thread may be
+    // preempted between them).
+    std::thread sampler([&] {
+        while (!stop.load()) {
+            int x = zkelect_is_leader(cs[0].e.get());
+            int z = zkelect_is_leader(cs[3].e.get());
+            if (x + z + zkelect_is_leader(cs[0].e.get()) == 3) ++both;
+        }
+    });
+    int rc = zkelect_transfer(cs[0].e.get(), "p3", 10000);
+    Event el = cs[3].wait(ZKELECT_EV_ELECTED, 5000);
+    stop = true;
+    sampler.join();
+    ASSERT_EQ(rc, 0) << zkelect_err_name(rc) << ": " << zkelect_last_error();
+    ASSERT_TRUE(el) << cs[3].history();
+    EXPECT_GT(zkelect_event_token(el.get()), before);
+    EXPECT_EQ(both.load(), 0) << "p0 and p3 both led at once";
+    EXPECT_EQ(zkelect_is_leader(cs[0].e.get()), 0);
+    Event d = wait_event(cs[0].e.get(), ZKELECT_EV_DEPOSED, 5000);
+    ASSERT_TRUE(d) << cs[0].history();
+    EXPECT_EQ(zkelect_event_reason(d.get()), ZKELECT_REASON_TRANSFERRED) << describe(d.get());
+    for (int i : {1, 2}) {
+        Event b = wait_event(cs[i].e.get(), ZKELECT_EV_STEPPED_BACK, 5000);
+        ASSERT_TRUE(b) << cs[i].history();
+        EXPECT_EQ(zkelect_event_reason(b.get()), ZKELECT_REASON_TRANSFERRED);
+        EXPECT_STREQ(zkelect_event_id(b.get()), "p3");
+    }
+    std::vector<std::string> order;
+    for (int k = 0; k < 500; ++k) {
+        order = ids_of(participants(checker.get(), path));
+        if (order.size() == size_t(n)) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    // p3 first; the three others at the back, in no promised order (a
+    // step back's new node may land after a later one's).
+    ASSERT_EQ(order.size(), size_t(n)) << join(order);
+    EXPECT_EQ(order[0], "p3") << join(order);
+    std::sort(order.begin() + 1, order.end());
+    EXPECT_EQ(order, (std::vector<std::string>{"p3", "p0", "p1", "p2"}));
 }
 
 TEST(Election, DestroyRemovesNodeAtOnce) {

@@ -45,7 +45,7 @@ def test_snapshot_follows_a_term_a_resign_and_a_failover(api, handles, zk):
     assert idle["token"] == 0 and idle["lease_left_us"] == 0
     assert idle["failover"]["count"] == 0 and idle["failover"]["last_us"] == -1
     assert set(idle["losses"]) == {"resigned", "suspended", "lease_ended", "expired",
-                                   "node_deleted", "closed"}
+                                   "node_deleted", "closed", "transferred"}
 
     assert api.lib.zkelect_volunteer(a) == 0
     elected, _ = api.wait_event(a, ("ELECTED",), 15)

@@ -72,8 +72,8 @@ World draw_world(Rng &r) {
 
 const char *kKinds[] = {"drop", "reset", "blackhole", "uphold", "delay", "pstop", "pkill", "sdown",
                         "sbehind", "shrink", "quorum", "slow", "odel", "opath", "foreign", "vol",
-                        "res", "destroy", "newhand", "newclient"};
-const double kWeights[] = {14, 4, 4, 3, 2, 3, 1, 1, 3, 1.5, 0.5, 1, 6, 0.5, 1, 8, 8, 2, 2, 1};
+                        "res", "destroy", "newhand", "newclient", "xfer"};
+const double kWeights[] = {14, 4, 4, 3, 2, 3, 1, 1, 3, 1.5, 0.5, 1, 6, 0.5, 1, 8, 8, 2, 2, 1, 5};
 
 std::vector<Step> make_schedule(Rng &r, const World &w, int64_t duration) {
     std::vector<Step> out;
@@ -164,6 +164,7 @@ private:
     // now_or_never: a user call held for a racy moment is made now.
     void apply(const Step &s, bool now_or_never = false);
     std::vector<std::pair<Step, int64_t>> racy_;
+    uint64_t transfers_ = 0;
     void after_step();
     void sample();
     void drain(Cl &c);
@@ -428,7 +429,7 @@ void Run::apply(const Step &s, bool now_or_never) {
     Proc *pt = target(s);
     if (!pt) return;
     Proc &p = *pt;
-    const bool user = s.kind == "vol" || s.kind == "res" || s.kind == "destroy";
+    const bool user = s.kind == "vol" || s.kind == "res" || s.kind == "destroy" || s.kind == "xfer";
     if (user && s.op >= 8 && !now_or_never) {
         racy_.push_back({s, sched_.now() + 2 * w_.t_ms * kMs});
         return;
@@ -513,6 +514,31 @@ void Run::apply(const Step &s, bool now_or_never) {
         }
     } else if (k == "destroy" && cl && !p.paused && !cl->hands.empty()) {
         destroy_hand(*cl, size_t(s.op) % cl->hands.size());
+    } else if (k == "xfer" && cl && !p.paused && !cl->hands.empty()) {
+        // A leader of the client (if any) hands over to another handle of
+        // its path, or, now and then, to an id nobody has.
+        Hand *from = nullptr;
+        for (auto &h : cl->hands)
+            if (h->e->is_leader()) from = h.get();
+        if (!from) return;
+        std::vector<std::string> ids;
+        for (auto &q : procs_)
+            if (!q->dead)
+                for (auto &c : q->clients)
+                    for (auto &h : c->hands)
+                        if (h->path == from->path && h.get() != from) ids.push_back(h->id);
+        std::string to = ids.empty() || s.op % 8 == 7 ? "nobody" : ids[size_t(s.b) % ids.size()];
+        int64_t ms = std::max<int64_t>(1, s.d / kMs / 2);
+        std::string who = from->id;
+        bool verbose = verbose_;
+        Scheduler *sch = &sched_;
+        int rc = from->e->begin_transfer(to, int(ms), [who, to, verbose, sch](int rc) {
+            if (verbose)
+                fprintf(stderr, "%10.3f  %s transfer to %s: %d\n", double(sch->now()) / 1e9,
+                        who.c_str(), to.c_str(), rc);
+        });
+        ++transfers_;
+        if (verbose_) fprintf(stderr, "%10.3f  %s transfer to %s begins: %d\n", double(now) / 1e9, who.c_str(), to.c_str(), rc);
     } else if (k == "newhand" && cl && !p.paused) {
         new_hand(p, *cl, s.op % w_.paths, true);
     } else if (k == "newclient" && !p.paused && !p.clients.empty()) {

@@ -47,7 +47,7 @@ Rng *&current_rng() {
 
 const char *op_name(int op) {
     static const char *names[] = {"create", "create-persistent", "getData", "getChildren",
-                                  "exists", "delete", "multi", "sync"};
+                                  "exists", "delete", "multi", "sync", "setData"};
     return op >= 0 && op < kOpCount ? names[op] : "?";
 }
 
@@ -407,6 +407,14 @@ void SimPort::remove(const std::string &path, ReplyFn fn) {
     r.path = path;
     submit(std::move(r), std::move(fn));
 }
+void SimPort::set(const std::string &path, const std::string &data, int version, ReplyFn fn) {
+    Request r;
+    r.op = kSet;
+    r.path = path;
+    r.data = data;
+    r.version = version;
+    submit(std::move(r), std::move(fn));
+}
 void SimPort::check(const std::vector<std::string> &paths, ReplyFn fn) {
     Request r;
     r.op = kCheck;
@@ -619,6 +627,14 @@ void Ensemble::apply_to(Tree &t, const Txn &x, std::vector<std::pair<int, std::s
         del(x.path);
     } else if (x.kind == 3) {
         for (auto &p : x.deleted) del(p);
+    } else if (x.kind == 4) {
+        auto it = t.find(x.path);
+        if (it != t.end()) {
+            it->second.data = x.data;
+            it->second.version++;
+            it->second.mzxid = x.zxid;
+            if (fired) fired->push_back({ZOO_CHANGED_EVENT, x.path});
+        }
     }
 }
 
@@ -659,6 +675,8 @@ void Ensemble::apply(int s, const Txn &t) {
             take(sv.data_w);
         } else if (type == ZOO_CHILD_EVENT) {
             take(sv.child_w);
+        } else if (type == ZOO_CHANGED_EVENT) {
+            take(sv.data_w);
         }
         for (int64_t sid : to) fire(s, sid, type, path);
     }
@@ -926,6 +944,16 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
                 t.kind = 1;
                 t.path = r.path;
             }
+        } else if (r.op == kSet) {
+            auto n = truth_.find(r.path);
+            if (n == truth_.end()) rep.rc = ZNONODE;
+            else if (r.version != -1 && n->second.version != r.version) rep.rc = ZBADVERSION;
+            else {
+                rep.rc = ZOK;
+                t.kind = 4;
+                t.path = r.path;
+                t.data = r.data;
+            }
         } else if (r.op == kCheck) {
             rep.rc = ZOK;
             bool failed = false;
@@ -939,6 +967,10 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
             }
         }
         int64_t zxid = append(t);
+        if (rep.rc == ZOK && t.kind == 4) {
+            rep.has_stat = true;
+            rep.stat.version = truth_[t.path].version;
+        }
         if (rep.rc == ZOK && t.kind == 0) {
             rep.has_stat = true;
             const Node &n = truth_[t.path];

@@ -119,7 +119,7 @@ struct LinkFault {
     bool drop_then_reset = false;
 };
 
-enum Op { kCreate, kCreatePersistent, kGet, kGetChildren, kExists, kDelete, kCheck, kSync, kOpCount };
+enum Op { kCreate, kCreatePersistent, kGet, kGetChildren, kExists, kDelete, kCheck, kSync, kSet, kOpCount };
 const char *op_name(int op);
 
 // One client session's view of the ensemble: the ZkPort the engine uses.
@@ -142,6 +142,7 @@ public:
     void get_children(const std::string &path, bool watch, ReplyFn fn) override;
     void exists(const std::string &path, bool watch, ReplyFn fn) override;
     void remove(const std::string &path, ReplyFn fn) override;
+    void set(const std::string &path, const std::string &data, int version, ReplyFn fn) override;
     void check(const std::vector<std::string> &paths, ReplyFn fn) override;
     void sync(const std::string &path, ReplyFn fn) override;
     std::deque<AckedWrite> answered() const override { return answered_; }
@@ -159,6 +160,7 @@ public:
         std::string path, data;
         std::vector<std::string> paths;
         bool watch = false;
+        int version = -1;  // set
         int64_t sent = 0;
     };
     int process() const { return process_; }
@@ -289,7 +291,7 @@ private:
     };
     struct Txn {
         int64_t zxid;
-        int kind;  // 0 create, 1 delete, 2 none (a check/failed multi), 3 close session
+        int kind;  // 0 create, 1 delete, 2 none (a check/failed multi), 3 close session, 4 set data
         std::string path, data;
         int64_t owner = 0, ctime_ms = 0;
         std::vector<std::string> deleted;  // kind 3: its ephemeral nodes

@@ -79,6 +79,7 @@ int zkelect_volunteer(zkelect_election_t *election);
 int zkelect_resign(zkelect_election_t *election);
 int zkelect_is_leader(const zkelect_election_t *election);
 int zkelect_await_leader(zkelect_election_t *election, int timeout_ms);
+int zkelect_transfer(zkelect_election_t *election, const char *target_id, int timeout_ms);
 int zkelect_fencing_token(const zkelect_election_t *election, int64_t *token);
 int zkelect_leader_id(zkelect_election_t *election, char *buf, size_t len);
 zkelect_participants_t *zkelect_participants(zkelect_election_t *election, char *errbuf,
@@ -143,6 +144,8 @@ M._constants = {
   ENOLEADER = -13,
   ERANGE = -14,
   ENOTLEADER = -15,
+  ENOCANDIDATE = -16,
+  ETARGET_LOST = -17,
   EV_ELECTED = 1,
   EV_DEPOSED = 2,
   EV_FOLLOWING = 3,
@@ -154,6 +157,7 @@ M._constants = {
   EV_RESIGNED = 9,
   EV_OVERFLOW = 10,
   EV_WARNING = 11,
+  EV_STEPPED_BACK = 12,
   REASON_NONE = 0,
   REASON_RESIGNED = 1,
   REASON_SUSPENDED = 2,
@@ -161,6 +165,7 @@ M._constants = {
   REASON_EXPIRED = 4,
   REASON_NODE_DELETED = 5,
   REASON_CLOSED = 6,
+  REASON_TRANSFERRED = 7,
   COUNTER_TERMS_WON = 0,
   COUNTER_DEPOSED_RESIGNED = 1,
   COUNTER_DEPOSED_SUSPENDED = 2,
@@ -406,6 +411,10 @@ function raw.volunteer(h) check(C.zkelect_volunteer(h)) end
 function raw.resign(h) check(C.zkelect_resign(h)) end
 function raw.is_leader(h) return C.zkelect_is_leader(h) end
 function raw.await_leader(h, t) return check(C.zkelect_await_leader(h, t)) end
+function raw.transfer(h, target, t)
+  cstring(target, "target id")
+  return check(C.zkelect_transfer(h, target, t))
+end
 function raw.next_event(h, t) return C.zkelect_next_event(h, t) end
 function raw.event_fd(h) return check(C.zkelect_event_fd(h)) end
 function raw.wake(h) check(C.zkelect_wake(h)) end

@@ -481,6 +481,20 @@ return function(M, raw)
     return unless({ M.ETIMEDOUT }, raw.await_leader, h, t) ~= nil
   end
 
+  -- Hand this leader's leadership to the candidate of the same path whose
+  -- id is target, waiting at most ms (> 0) for it to be next in line
+  -- (docs/semantics.md, "Transferring leadership"). true once the target is
+  -- first; raises otherwise: ENOCANDIDATE or ENOTLEADER (nothing changed),
+  -- ETIMEDOUT or ETARGET_LOST (leadership went to the next in line, as
+  -- after a resign). Stays a candidate, at the back of the line. Blocks.
+  function Elector:transfer(target, ms)
+    local h = self:_handle()
+    local t = timeout_ms(ms, 0)  -- nil: 0, which the library refuses (EINVAL)
+    collect()
+    raw.transfer(h, target, t)
+    return true
+  end
+
   -- The next event as a table, or nil when none came within ms (nil or 0:
   -- do not wait; < 0: no limit) or wake() was called.
   function Elector:next_event(ms) return next_event_of(self, ms, raw.next_event) end

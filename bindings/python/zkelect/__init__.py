@@ -504,6 +504,21 @@ class Election(_Closes):
         no event from the queue."""
         _lib.check(self._sliced(lib.zkelect_await_leader, timeout, _lib.ETIMEDOUT))
 
+    def transfer(self, target_id, timeout):
+        """Hand this leader's leadership to the candidate of the same path
+        whose id is target_id, waiting at most timeout seconds (> 0) for it
+        to be next in line (docs/semantics.md, "Transferring leadership").
+        Returns once the target is first. Raises NoCandidate or NotLeader
+        (nothing changed); TimedOut or TargetLost (leadership went to the
+        next in line, as after a resign); InvalidArgument for this
+        candidacy's own id. Blocks; this candidacy stays a candidate, at the
+        back of the line."""
+        t = _lib.cstr("target id", target_id)
+        ms = _lib.timeout_ms(timeout)
+        if ms < 0:
+            raise _lib.make_error(_lib.EINVAL, "transfer needs a timeout")
+        _lib.check(self._h.call(lib.zkelect_transfer, t, ms))
+
     def fencing_token(self):
         """The fencing token of the current term (grows with every term on
         the path). NotLeader when not leading."""

@@ -25,6 +25,8 @@ ERRORS = {
     -13: ('NoLeader', None),
     -14: ('Range', None),
     -15: ('NotLeader', None),
+    -16: ('NoCandidate', None),
+    -17: ('TargetLost', None),
 }
 EVENTS = (
     'ELECTED',
@@ -38,8 +40,9 @@ EVENTS = (
     'RESIGNED',
     'OVERFLOW',
     'WARNING',
+    'STEPPED_BACK',
 )
-REASONS = ('none', 'resigned', 'suspended', 'lease_ended', 'expired', 'node_deleted', 'closed',)
+REASONS = ('none', 'resigned', 'suspended', 'lease_ended', 'expired', 'node_deleted', 'closed', 'transferred',)
 COUNTERS = (
     'terms_won',
     'deposed_resigned',

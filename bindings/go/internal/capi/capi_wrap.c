@@ -13,9 +13,9 @@ extern
 #ifdef __cplusplus
   "C"
 #endif
-  void cgo_panic__capi_957bfa2581cab12a(const char*);
+  void cgo_panic__capi_a8fdfba6d0301b72(const char*);
 static void _swig_gopanic(const char *p) {
-  cgo_panic__capi_957bfa2581cab12a(p);
+  cgo_panic__capi_a8fdfba6d0301b72(p);
 }
 
 
@@ -372,7 +372,7 @@ static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_957bfa2581cab12a(void *_swig_go_0) {
+void _wrap_Swig_free_capi_a8fdfba6d0301b72(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -382,7 +382,7 @@ void _wrap_Swig_free_capi_957bfa2581cab12a(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_957bfa2581cab12a(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_a8fdfba6d0301b72(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -395,7 +395,7 @@ void *_wrap_Swig_malloc_capi_957bfa2581cab12a(intgo _swig_go_0) {
 }
 
 
-void _wrap_delete_NativeConf_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0) {
+void _wrap_delete_NativeConf_capi_a8fdfba6d0301b72(struct zkelect_conf *_swig_go_0) {
   struct zkelect_conf *arg1 = (struct zkelect_conf *) 0 ;
   
   arg1 = *(struct zkelect_conf **)&_swig_go_0; 
@@ -405,7 +405,7 @@ void _wrap_delete_NativeConf_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go
 }
 
 
-void _wrap_delete_NativeClient_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
+void _wrap_delete_NativeClient_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0) {
   struct zkelect_client *arg1 = (struct zkelect_client *) 0 ;
   
   arg1 = *(struct zkelect_client **)&_swig_go_0; 
@@ -415,7 +415,7 @@ void _wrap_delete_NativeClient_capi_957bfa2581cab12a(struct zkelect_client *_swi
 }
 
 
-void _wrap_delete_NativeElection_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+void _wrap_delete_NativeElection_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   struct zkelect_election *arg1 = (struct zkelect_election *) 0 ;
   
   arg1 = *(struct zkelect_election **)&_swig_go_0; 
@@ -425,7 +425,7 @@ void _wrap_delete_NativeElection_capi_957bfa2581cab12a(struct zkelect_election *
 }
 
 
-void _wrap_delete_NativeObserver_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0) {
+void _wrap_delete_NativeObserver_capi_a8fdfba6d0301b72(struct zkelect_observer *_swig_go_0) {
   struct zkelect_observer *arg1 = (struct zkelect_observer *) 0 ;
   
   arg1 = *(struct zkelect_observer **)&_swig_go_0; 
@@ -435,7 +435,7 @@ void _wrap_delete_NativeObserver_capi_957bfa2581cab12a(struct zkelect_observer *
 }
 
 
-void _wrap_delete_NativeEvent_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+void _wrap_delete_NativeEvent_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   struct zkelect_event *arg1 = (struct zkelect_event *) 0 ;
   
   arg1 = *(struct zkelect_event **)&_swig_go_0; 
@@ -445,7 +445,7 @@ void _wrap_delete_NativeEvent_capi_957bfa2581cab12a(struct zkelect_event *_swig_
 }
 
 
-void _wrap_delete_NativeParticipants_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0) {
+void _wrap_delete_NativeParticipants_capi_a8fdfba6d0301b72(struct zkelect_participants *_swig_go_0) {
   struct zkelect_participants *arg1 = (struct zkelect_participants *) 0 ;
   
   arg1 = *(struct zkelect_participants **)&_swig_go_0; 
@@ -455,7 +455,7 @@ void _wrap_delete_NativeParticipants_capi_957bfa2581cab12a(struct zkelect_partic
 }
 
 
-void _wrap_delete_NativeStats_capi_957bfa2581cab12a(struct zkelect_stats *_swig_go_0) {
+void _wrap_delete_NativeStats_capi_a8fdfba6d0301b72(struct zkelect_stats *_swig_go_0) {
   struct zkelect_stats *arg1 = (struct zkelect_stats *) 0 ;
   
   arg1 = *(struct zkelect_stats **)&_swig_go_0; 
@@ -465,7 +465,7 @@ void _wrap_delete_NativeStats_capi_957bfa2581cab12a(struct zkelect_stats *_swig_
 }
 
 
-intgo _wrap_OK_capi_957bfa2581cab12a() {
+intgo _wrap_OK_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -477,7 +477,7 @@ intgo _wrap_OK_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EINVAL_capi_957bfa2581cab12a() {
+intgo _wrap_EINVAL_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -489,7 +489,7 @@ intgo _wrap_EINVAL_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ENOMEM_capi_957bfa2581cab12a() {
+intgo _wrap_ENOMEM_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -501,7 +501,7 @@ intgo _wrap_ENOMEM_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ESTATE_capi_957bfa2581cab12a() {
+intgo _wrap_ESTATE_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -513,7 +513,7 @@ intgo _wrap_ESTATE_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ECLOSED_capi_957bfa2581cab12a() {
+intgo _wrap_ECLOSED_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -525,7 +525,7 @@ intgo _wrap_ECLOSED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ETIMEDOUT_capi_957bfa2581cab12a() {
+intgo _wrap_ETIMEDOUT_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -537,7 +537,7 @@ intgo _wrap_ETIMEDOUT_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ECONNLOSS_capi_957bfa2581cab12a() {
+intgo _wrap_ECONNLOSS_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -549,7 +549,7 @@ intgo _wrap_ECONNLOSS_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ESESSION_EXPIRED_capi_957bfa2581cab12a() {
+intgo _wrap_ESESSION_EXPIRED_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -561,7 +561,7 @@ intgo _wrap_ESESSION_EXPIRED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EAUTH_capi_957bfa2581cab12a() {
+intgo _wrap_EAUTH_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -573,7 +573,7 @@ intgo _wrap_EAUTH_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ENOTSUP_capi_957bfa2581cab12a() {
+intgo _wrap_ENOTSUP_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -585,7 +585,7 @@ intgo _wrap_ENOTSUP_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EDEADLK_capi_957bfa2581cab12a() {
+intgo _wrap_EDEADLK_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -597,7 +597,7 @@ intgo _wrap_EDEADLK_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EZK_capi_957bfa2581cab12a() {
+intgo _wrap_EZK_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -609,7 +609,7 @@ intgo _wrap_EZK_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EINTERNAL_capi_957bfa2581cab12a() {
+intgo _wrap_EINTERNAL_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -621,7 +621,7 @@ intgo _wrap_EINTERNAL_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ENOLEADER_capi_957bfa2581cab12a() {
+intgo _wrap_ENOLEADER_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -633,7 +633,7 @@ intgo _wrap_ENOLEADER_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ERANGE_capi_957bfa2581cab12a() {
+intgo _wrap_ERANGE_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -645,7 +645,7 @@ intgo _wrap_ERANGE_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_ENOTLEADER_capi_957bfa2581cab12a() {
+intgo _wrap_ENOTLEADER_capi_a8fdfba6d0301b72() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -657,7 +657,31 @@ intgo _wrap_ENOTLEADER_capi_957bfa2581cab12a() {
 }
 
 
-_gostring_ _wrap_strerror_capi_957bfa2581cab12a(intgo _swig_go_0) {
+intgo _wrap_ENOCANDIDATE_capi_a8fdfba6d0301b72() {
+  enum zkelect_err result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_ENOCANDIDATE;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_ETARGET_LOST_capi_a8fdfba6d0301b72() {
+  enum zkelect_err result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_ETARGET_LOST;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_strerror_capi_a8fdfba6d0301b72(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -670,7 +694,7 @@ _gostring_ _wrap_strerror_capi_957bfa2581cab12a(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_err_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
+_gostring_ _wrap_err_name_capi_a8fdfba6d0301b72(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -683,7 +707,7 @@ _gostring_ _wrap_err_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_last_error_capi_957bfa2581cab12a() {
+_gostring_ _wrap_last_error_capi_a8fdfba6d0301b72() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -694,7 +718,7 @@ _gostring_ _wrap_last_error_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_LOG_NONE_capi_957bfa2581cab12a() {
+intgo _wrap_LOG_NONE_capi_a8fdfba6d0301b72() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -706,7 +730,7 @@ intgo _wrap_LOG_NONE_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_LOG_ERROR_capi_957bfa2581cab12a() {
+intgo _wrap_LOG_ERROR_capi_a8fdfba6d0301b72() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -718,7 +742,7 @@ intgo _wrap_LOG_ERROR_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_LOG_WARN_capi_957bfa2581cab12a() {
+intgo _wrap_LOG_WARN_capi_a8fdfba6d0301b72() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -730,7 +754,7 @@ intgo _wrap_LOG_WARN_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_LOG_INFO_capi_957bfa2581cab12a() {
+intgo _wrap_LOG_INFO_capi_a8fdfba6d0301b72() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -742,7 +766,7 @@ intgo _wrap_LOG_INFO_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_LOG_DEBUG_capi_957bfa2581cab12a() {
+intgo _wrap_LOG_DEBUG_capi_a8fdfba6d0301b72() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -754,7 +778,7 @@ intgo _wrap_LOG_DEBUG_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_set_log_cb_capi_957bfa2581cab12a(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
+intgo _wrap_set_log_cb_capi_a8fdfba6d0301b72(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
   int arg1 ;
   zkelect_log_cb arg2 = (zkelect_log_cb) 0 ;
   void *arg3 = (void *) 0 ;
@@ -771,7 +795,7 @@ intgo _wrap_set_log_cb_capi_957bfa2581cab12a(intgo _swig_go_0, void* _swig_go_1,
 }
 
 
-intgo _wrap_version_capi_957bfa2581cab12a() {
+intgo _wrap_version_capi_a8fdfba6d0301b72() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -782,7 +806,7 @@ intgo _wrap_version_capi_957bfa2581cab12a() {
 }
 
 
-_gostring_ _wrap_version_string_capi_957bfa2581cab12a() {
+_gostring_ _wrap_version_string_capi_a8fdfba6d0301b72() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -793,7 +817,7 @@ _gostring_ _wrap_version_string_capi_957bfa2581cab12a() {
 }
 
 
-struct zkelect_conf *_wrap_conf_new_capi_957bfa2581cab12a() {
+struct zkelect_conf *_wrap_conf_new_capi_a8fdfba6d0301b72() {
   zkelect_conf_t *result = 0 ;
   struct zkelect_conf *_swig_go_result;
   
@@ -813,7 +837,7 @@ struct zkelect_conf *_wrap_conf_new_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_conf_set_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_conf_set_capi_a8fdfba6d0301b72(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -846,7 +870,7 @@ intgo _wrap_conf_set_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0, _gos
 }
 
 
-void _wrap_conf_destroy_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0) {
+void _wrap_conf_destroy_capi_a8fdfba6d0301b72(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
@@ -856,7 +880,7 @@ void _wrap_conf_destroy_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_conf_key_capi_957bfa2581cab12a(long long _swig_go_0) {
+_gostring_ _wrap_conf_key_capi_a8fdfba6d0301b72(long long _swig_go_0) {
   size_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -869,7 +893,7 @@ _gostring_ _wrap_conf_key_capi_957bfa2581cab12a(long long _swig_go_0) {
 }
 
 
-struct zkelect_client *_wrap_client_new_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0) {
+struct zkelect_client *_wrap_client_new_capi_a8fdfba6d0301b72(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -898,7 +922,7 @@ struct zkelect_client *_wrap_client_new_capi_957bfa2581cab12a(struct zkelect_con
 }
 
 
-intgo _wrap_client_destroy_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_destroy_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -919,7 +943,7 @@ intgo _wrap_client_destroy_capi_957bfa2581cab12a(struct zkelect_client *_swig_go
 }
 
 
-intgo _wrap_client_await_connected_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_await_connected_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -942,7 +966,7 @@ intgo _wrap_client_await_connected_capi_957bfa2581cab12a(struct zkelect_client *
 }
 
 
-intgo _wrap_client_is_connected_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_is_connected_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -955,7 +979,7 @@ intgo _wrap_client_is_connected_capi_957bfa2581cab12a(struct zkelect_client *_sw
 }
 
 
-intgo _wrap_client_session_timeout_ms_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_session_timeout_ms_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -968,7 +992,7 @@ intgo _wrap_client_session_timeout_ms_capi_957bfa2581cab12a(struct zkelect_clien
 }
 
 
-intgo _wrap_client_lease_margin_ms_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_lease_margin_ms_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -981,7 +1005,7 @@ intgo _wrap_client_lease_margin_ms_capi_957bfa2581cab12a(struct zkelect_client *
 }
 
 
-long long _wrap_client_session_id_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
+long long _wrap_client_session_id_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -994,7 +1018,7 @@ long long _wrap_client_session_id_capi_957bfa2581cab12a(struct zkelect_client *_
 }
 
 
-intgo _wrap_COUNTER_TERMS_WON_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_TERMS_WON_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1006,7 +1030,7 @@ intgo _wrap_COUNTER_TERMS_WON_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1018,7 +1042,7 @@ intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1030,7 +1054,7 @@ intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1042,7 +1066,7 @@ intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1054,7 +1078,7 @@ intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1066,7 +1090,7 @@ intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1078,7 +1102,7 @@ intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_RECONNECTS_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_RECONNECTS_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1090,7 +1114,7 @@ intgo _wrap_COUNTER_RECONNECTS_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_EXPIRIES_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_EXPIRIES_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1102,7 +1126,7 @@ intgo _wrap_COUNTER_EXPIRIES_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_ZK_REQUESTS_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_ZK_REQUESTS_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1114,7 +1138,7 @@ intgo _wrap_COUNTER_ZK_REQUESTS_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_KEEPALIVES_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_KEEPALIVES_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1126,7 +1150,7 @@ intgo _wrap_COUNTER_KEEPALIVES_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1138,7 +1162,7 @@ intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1150,7 +1174,7 @@ intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1162,7 +1186,7 @@ intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_COUNTER__COUNT_capi_957bfa2581cab12a() {
+intgo _wrap_COUNTER__COUNT_capi_a8fdfba6d0301b72() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1174,7 +1198,7 @@ intgo _wrap_COUNTER__COUNT_capi_957bfa2581cab12a() {
 }
 
 
-_gostring_ _wrap_counter_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
+_gostring_ _wrap_counter_name_capi_a8fdfba6d0301b72(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1187,7 +1211,7 @@ _gostring_ _wrap_counter_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
 }
 
 
-struct zkelect_election *_wrap_election_new_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct zkelect_election *_wrap_election_new_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1222,7 +1246,7 @@ struct zkelect_election *_wrap_election_new_capi_957bfa2581cab12a(struct zkelect
 }
 
 
-intgo _wrap_election_destroy_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+intgo _wrap_election_destroy_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1243,7 +1267,7 @@ intgo _wrap_election_destroy_capi_957bfa2581cab12a(struct zkelect_election *_swi
 }
 
 
-intgo _wrap_volunteer_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+intgo _wrap_volunteer_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1264,7 +1288,7 @@ intgo _wrap_volunteer_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_resign_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+intgo _wrap_resign_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1285,7 +1309,7 @@ intgo _wrap_resign_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_leader_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_leader_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1298,7 +1322,7 @@ intgo _wrap_is_leader_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_await_leader_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_await_leader_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1321,7 +1345,33 @@ intgo _wrap_await_leader_capi_957bfa2581cab12a(struct zkelect_election *_swig_go
 }
 
 
-struct zkelect_participants *_wrap_participants_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+intgo _wrap_transfer_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  int arg3 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  arg2 = (char *)zkelect_go_string(_swig_go_1.p, (size_t)_swig_go_1.n); 
+  arg3 = (int)_swig_go_2; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (int)zkelect_transfer(arg1,(char const *)arg2,arg3);
+    if (result < 0) {
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(result, zkelect_swig_msg(result));
+      /*@SWIG@*/;
+    }
+  }
+  _swig_go_result = result; 
+  zkelect_go_release_strings(); 
+  return _swig_go_result;
+}
+
+
+struct zkelect_participants *_wrap_participants_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1350,7 +1400,7 @@ struct zkelect_participants *_wrap_participants_capi_957bfa2581cab12a(struct zke
 }
 
 
-struct zkelect_participants *_wrap_client_participants_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_participants *_wrap_client_participants_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1382,7 +1432,7 @@ struct zkelect_participants *_wrap_client_participants_capi_957bfa2581cab12a(str
 }
 
 
-long long _wrap_participants_count_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0) {
+long long _wrap_participants_count_capi_a8fdfba6d0301b72(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1395,7 +1445,7 @@ long long _wrap_participants_count_capi_957bfa2581cab12a(struct zkelect_particip
 }
 
 
-_gostring_ _wrap_participants_id_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_id_capi_a8fdfba6d0301b72(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1410,7 +1460,7 @@ _gostring_ _wrap_participants_id_capi_957bfa2581cab12a(struct zkelect_participan
 }
 
 
-_gostring_ _wrap_participants_node_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_node_capi_a8fdfba6d0301b72(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1425,7 +1475,7 @@ _gostring_ _wrap_participants_node_capi_957bfa2581cab12a(struct zkelect_particip
 }
 
 
-long long _wrap_participants_token_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_token_capi_a8fdfba6d0301b72(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1440,7 +1490,7 @@ long long _wrap_participants_token_capi_957bfa2581cab12a(struct zkelect_particip
 }
 
 
-long long _wrap_participants_ctime_ms_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_ctime_ms_capi_a8fdfba6d0301b72(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1455,7 +1505,7 @@ long long _wrap_participants_ctime_ms_capi_957bfa2581cab12a(struct zkelect_parti
 }
 
 
-void _wrap_participants_destroy_capi_957bfa2581cab12a(struct zkelect_participants *_swig_go_0) {
+void _wrap_participants_destroy_capi_a8fdfba6d0301b72(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
   arg1 = *(zkelect_participants_t **)&_swig_go_0; 
@@ -1465,7 +1515,7 @@ void _wrap_participants_destroy_capi_957bfa2581cab12a(struct zkelect_participant
 }
 
 
-struct zkelect_stats *_wrap_election_stats_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+struct zkelect_stats *_wrap_election_stats_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1494,7 +1544,7 @@ struct zkelect_stats *_wrap_election_stats_capi_957bfa2581cab12a(struct zkelect_
 }
 
 
-struct zkelect_stats *_wrap_client_stats_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0) {
+struct zkelect_stats *_wrap_client_stats_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1523,7 +1573,7 @@ struct zkelect_stats *_wrap_client_stats_capi_957bfa2581cab12a(struct zkelect_cl
 }
 
 
-_gostring_ _wrap_stats_json_capi_957bfa2581cab12a(struct zkelect_stats *_swig_go_0) {
+_gostring_ _wrap_stats_json_capi_a8fdfba6d0301b72(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1536,7 +1586,7 @@ _gostring_ _wrap_stats_json_capi_957bfa2581cab12a(struct zkelect_stats *_swig_go
 }
 
 
-void _wrap_stats_destroy_capi_957bfa2581cab12a(struct zkelect_stats *_swig_go_0) {
+void _wrap_stats_destroy_capi_a8fdfba6d0301b72(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   
   arg1 = *(zkelect_stats_t **)&_swig_go_0; 
@@ -1546,7 +1596,7 @@ void _wrap_stats_destroy_capi_957bfa2581cab12a(struct zkelect_stats *_swig_go_0)
 }
 
 
-intgo _wrap_EV_ELECTED_capi_957bfa2581cab12a() {
+intgo _wrap_EV_ELECTED_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1558,7 +1608,7 @@ intgo _wrap_EV_ELECTED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_DEPOSED_capi_957bfa2581cab12a() {
+intgo _wrap_EV_DEPOSED_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1570,7 +1620,7 @@ intgo _wrap_EV_DEPOSED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_FOLLOWING_capi_957bfa2581cab12a() {
+intgo _wrap_EV_FOLLOWING_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1582,7 +1632,7 @@ intgo _wrap_EV_FOLLOWING_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_SUSPENDED_capi_957bfa2581cab12a() {
+intgo _wrap_EV_SUSPENDED_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1594,7 +1644,7 @@ intgo _wrap_EV_SUSPENDED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_RECONNECTED_capi_957bfa2581cab12a() {
+intgo _wrap_EV_RECONNECTED_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1606,7 +1656,7 @@ intgo _wrap_EV_RECONNECTED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_EXPIRED_capi_957bfa2581cab12a() {
+intgo _wrap_EV_EXPIRED_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1618,7 +1668,7 @@ intgo _wrap_EV_EXPIRED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_LEADER_CHANGED_capi_957bfa2581cab12a() {
+intgo _wrap_EV_LEADER_CHANGED_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1630,7 +1680,7 @@ intgo _wrap_EV_LEADER_CHANGED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_ERROR_capi_957bfa2581cab12a() {
+intgo _wrap_EV_ERROR_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1642,7 +1692,7 @@ intgo _wrap_EV_ERROR_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_RESIGNED_capi_957bfa2581cab12a() {
+intgo _wrap_EV_RESIGNED_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1654,7 +1704,7 @@ intgo _wrap_EV_RESIGNED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_OVERFLOW_capi_957bfa2581cab12a() {
+intgo _wrap_EV_OVERFLOW_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1666,7 +1716,7 @@ intgo _wrap_EV_OVERFLOW_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_EV_WARNING_capi_957bfa2581cab12a() {
+intgo _wrap_EV_WARNING_capi_a8fdfba6d0301b72() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1678,7 +1728,19 @@ intgo _wrap_EV_WARNING_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_REASON_NONE_capi_957bfa2581cab12a() {
+intgo _wrap_EV_STEPPED_BACK_capi_a8fdfba6d0301b72() {
+  enum zkelect_event_type result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_EV_STEPPED_BACK;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_REASON_NONE_capi_a8fdfba6d0301b72() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1690,7 +1752,7 @@ intgo _wrap_REASON_NONE_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_REASON_RESIGNED_capi_957bfa2581cab12a() {
+intgo _wrap_REASON_RESIGNED_capi_a8fdfba6d0301b72() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1702,7 +1764,7 @@ intgo _wrap_REASON_RESIGNED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_REASON_SUSPENDED_capi_957bfa2581cab12a() {
+intgo _wrap_REASON_SUSPENDED_capi_a8fdfba6d0301b72() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1714,7 +1776,7 @@ intgo _wrap_REASON_SUSPENDED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_REASON_LEASE_ENDED_capi_957bfa2581cab12a() {
+intgo _wrap_REASON_LEASE_ENDED_capi_a8fdfba6d0301b72() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1726,7 +1788,7 @@ intgo _wrap_REASON_LEASE_ENDED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_REASON_EXPIRED_capi_957bfa2581cab12a() {
+intgo _wrap_REASON_EXPIRED_capi_a8fdfba6d0301b72() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1738,7 +1800,7 @@ intgo _wrap_REASON_EXPIRED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_REASON_NODE_DELETED_capi_957bfa2581cab12a() {
+intgo _wrap_REASON_NODE_DELETED_capi_a8fdfba6d0301b72() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1750,7 +1812,7 @@ intgo _wrap_REASON_NODE_DELETED_capi_957bfa2581cab12a() {
 }
 
 
-intgo _wrap_REASON_CLOSED_capi_957bfa2581cab12a() {
+intgo _wrap_REASON_CLOSED_capi_a8fdfba6d0301b72() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1762,7 +1824,19 @@ intgo _wrap_REASON_CLOSED_capi_957bfa2581cab12a() {
 }
 
 
-struct zkelect_event *_wrap_next_event_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_REASON_TRANSFERRED_capi_a8fdfba6d0301b72() {
+  enum zkelect_reason result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_REASON_TRANSFERRED;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+struct zkelect_event *_wrap_next_event_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -1777,7 +1851,7 @@ struct zkelect_event *_wrap_next_event_capi_957bfa2581cab12a(struct zkelect_elec
 }
 
 
-intgo _wrap_event_fd_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+intgo _wrap_event_fd_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1798,7 +1872,7 @@ intgo _wrap_event_fd_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) 
 }
 
 
-intgo _wrap_wake_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+intgo _wrap_wake_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1819,7 +1893,7 @@ intgo _wrap_wake_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_event_type_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_type_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1832,7 +1906,7 @@ intgo _wrap_event_type_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
 }
 
 
-intgo _wrap_event_reason_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_reason_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1845,7 +1919,7 @@ intgo _wrap_event_reason_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0)
 }
 
 
-long long _wrap_event_token_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_token_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1858,7 +1932,7 @@ long long _wrap_event_token_capi_957bfa2581cab12a(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_error_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_error_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1871,7 +1945,7 @@ intgo _wrap_event_error_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) 
 }
 
 
-intgo _wrap_event_zk_rc_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_zk_rc_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1884,7 +1958,7 @@ intgo _wrap_event_zk_rc_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_event_message_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_message_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1897,7 +1971,7 @@ _gostring_ _wrap_event_message_capi_957bfa2581cab12a(struct zkelect_event *_swig
 }
 
 
-_gostring_ _wrap_event_node_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_node_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1910,7 +1984,7 @@ _gostring_ _wrap_event_node_capi_957bfa2581cab12a(struct zkelect_event *_swig_go
 }
 
 
-_gostring_ _wrap_event_id_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_id_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1923,7 +1997,7 @@ _gostring_ _wrap_event_id_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0
 }
 
 
-long long _wrap_event_time_ns_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_time_ns_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1936,7 +2010,7 @@ long long _wrap_event_time_ns_capi_957bfa2581cab12a(struct zkelect_event *_swig_
 }
 
 
-_gostring_ _wrap_event_type_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
+_gostring_ _wrap_event_type_name_capi_a8fdfba6d0301b72(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1949,7 +2023,7 @@ _gostring_ _wrap_event_type_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_reason_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
+_gostring_ _wrap_reason_name_capi_a8fdfba6d0301b72(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1962,7 +2036,7 @@ _gostring_ _wrap_reason_name_capi_957bfa2581cab12a(intgo _swig_go_0) {
 }
 
 
-void _wrap_event_destroy_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0) {
+void _wrap_event_destroy_capi_a8fdfba6d0301b72(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   
   arg1 = *(zkelect_event_t **)&_swig_go_0; 
@@ -1972,7 +2046,7 @@ void _wrap_event_destroy_capi_957bfa2581cab12a(struct zkelect_event *_swig_go_0)
 }
 
 
-struct zkelect_observer *_wrap_observer_new_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_observer *_wrap_observer_new_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2004,7 +2078,7 @@ struct zkelect_observer *_wrap_observer_new_capi_957bfa2581cab12a(struct zkelect
 }
 
 
-struct zkelect_event *_wrap_observer_next_event_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_observer_next_event_capi_a8fdfba6d0301b72(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -2019,7 +2093,7 @@ struct zkelect_event *_wrap_observer_next_event_capi_957bfa2581cab12a(struct zke
 }
 
 
-intgo _wrap_observer_event_fd_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_event_fd_capi_a8fdfba6d0301b72(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2040,7 +2114,7 @@ intgo _wrap_observer_event_fd_capi_957bfa2581cab12a(struct zkelect_observer *_sw
 }
 
 
-intgo _wrap_observer_wake_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_wake_capi_a8fdfba6d0301b72(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2061,7 +2135,7 @@ intgo _wrap_observer_wake_capi_957bfa2581cab12a(struct zkelect_observer *_swig_g
 }
 
 
-intgo _wrap_observer_destroy_capi_957bfa2581cab12a(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_destroy_capi_a8fdfba6d0301b72(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2082,7 +2156,7 @@ intgo _wrap_observer_destroy_capi_957bfa2581cab12a(struct zkelect_observer *_swi
 }
 
 
-long long _wrap_fencing_token_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+long long _wrap_fencing_token_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2104,7 +2178,7 @@ long long _wrap_fencing_token_capi_957bfa2581cab12a(struct zkelect_election *_sw
 }
 
 
-_gostring_ _wrap_leader_id_capi_957bfa2581cab12a(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_id_capi_a8fdfba6d0301b72(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2127,7 +2201,7 @@ _gostring_ _wrap_leader_id_capi_957bfa2581cab12a(struct zkelect_election *_swig_
 }
 
 
-long long _wrap_client_counter_capi_957bfa2581cab12a(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_client_counter_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int64_t result;
@@ -2151,7 +2225,7 @@ long long _wrap_client_counter_capi_957bfa2581cab12a(struct zkelect_client *_swi
 }
 
 
-_gostring_ _wrap_conf_get_capi_957bfa2581cab12a(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
+_gostring_ _wrap_conf_get_capi_a8fdfba6d0301b72(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *result = 0 ;

@@ -78,6 +78,8 @@ pub const ZKELECT_EINTERNAL: c_int = -12;
 pub const ZKELECT_ENOLEADER: c_int = -13;
 pub const ZKELECT_ERANGE: c_int = -14;
 pub const ZKELECT_ENOTLEADER: c_int = -15;
+pub const ZKELECT_ENOCANDIDATE: c_int = -16;
+pub const ZKELECT_ETARGET_LOST: c_int = -17;
 // END gen/vocab.py errors
 
 /// `#define ZKELECT_ID_MAX`: longest participant id in bytes, without the NUL.
@@ -122,6 +124,8 @@ pub const ZKELECT_EV_RESIGNED: c_int = 9;
 pub const ZKELECT_EV_OVERFLOW: c_int = 10;
 /// Since 1.1.
 pub const ZKELECT_EV_WARNING: c_int = 11;
+/// Since 1.2.
+pub const ZKELECT_EV_STEPPED_BACK: c_int = 12;
 // END gen/vocab.py events
 
 // enum zkelect_reason
@@ -133,6 +137,7 @@ pub const ZKELECT_REASON_LEASE_ENDED: c_int = 3;
 pub const ZKELECT_REASON_EXPIRED: c_int = 4;
 pub const ZKELECT_REASON_NODE_DELETED: c_int = 5;
 pub const ZKELECT_REASON_CLOSED: c_int = 6;
+pub const ZKELECT_REASON_TRANSFERRED: c_int = 7;
 // END gen/vocab.py reasons
 
 // enum zkelect_log_level (since 1.1)
@@ -179,6 +184,11 @@ extern "C" {
     pub fn zkelect_resign(election: *mut zkelect_election_t) -> c_int;
     pub fn zkelect_is_leader(election: *const zkelect_election_t) -> c_int;
     pub fn zkelect_await_leader(election: *mut zkelect_election_t, timeout_ms: c_int) -> c_int;
+    pub fn zkelect_transfer(
+        election: *mut zkelect_election_t,
+        target_id: *const c_char,
+        timeout_ms: c_int,
+    ) -> c_int;
     pub fn zkelect_fencing_token(election: *const zkelect_election_t, token: *mut i64) -> c_int;
     pub fn zkelect_leader_id(election: *mut zkelect_election_t, buf: *mut c_char, len: size_t) -> c_int;
     pub fn zkelect_participants(election: *mut zkelect_election_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_participants_t;

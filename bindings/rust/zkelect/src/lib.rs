@@ -67,6 +67,8 @@ pub enum ErrorKind {
     NoLeader,
     Range,
     NotLeader,
+    NoCandidate,
+    TargetLost,
     // END gen/vocab.py error kind variants
     /// A code this version of the crate does not know (the enum is append-only).
     Other,
@@ -120,6 +122,8 @@ impl Error {
             ZKELECT_ENOLEADER => ErrorKind::NoLeader,
             ZKELECT_ERANGE => ErrorKind::Range,
             ZKELECT_ENOTLEADER => ErrorKind::NotLeader,
+            ZKELECT_ENOCANDIDATE => ErrorKind::NoCandidate,
+            ZKELECT_ETARGET_LOST => ErrorKind::TargetLost,
             // END gen/vocab.py error kinds
             _ => ErrorKind::Other,
         }
@@ -679,6 +683,17 @@ impl Election {
         check(unsafe { sys::zkelect_await_leader(self.raw(), timeout_ms(timeout)) })
     }
 
+    /// Hand this leader's leadership to the candidate of the same path whose
+    /// id is `target_id`, waiting at most `timeout` for it to be next in line
+    /// (docs/semantics.md, "Transferring leadership"). `Ok` once the target
+    /// is first. `ErrorKind::NoCandidate` or `NotLeader`: nothing changed;
+    /// `TimedOut` or `TargetLost`: the leadership went to the next in line,
+    /// as after a resign. This candidacy stays a candidate, at the back.
+    pub fn transfer(&self, target_id: &str, timeout: Duration) -> Result<()> {
+        let target = cstring("target id", target_id)?;
+        check(unsafe { sys::zkelect_transfer(self.raw(), target.as_ptr(), timeout_ms(timeout)) })
+    }
+
     /// The fencing token of the current term; `ErrorKind::NotLeader` when
     /// not leading.
     pub fn fencing_token(&self) -> Result<i64> {
@@ -893,6 +908,10 @@ pub enum EventKind {
     /// (the path's sequence numbers near their wrap; since 1.2 also a session
     /// timeout below 2 x the server's tickTime).
     Warning,
+    /// This candidate left its place in line and joined again at the back,
+    /// still a candidate; `reason()` says why (`Transferred`), `node()`/`id()` name
+    /// the candidate the leadership is being handed to.
+    SteppedBack,
     // END gen/vocab.py event kind variants
     /// A type newer than this crate.
     Unknown(i32),
@@ -914,6 +933,7 @@ impl EventKind {
             ZKELECT_EV_RESIGNED => EventKind::Resigned,
             ZKELECT_EV_OVERFLOW => EventKind::Overflow,
             ZKELECT_EV_WARNING => EventKind::Warning,
+            ZKELECT_EV_STEPPED_BACK => EventKind::SteppedBack,
             // END gen/vocab.py event kinds
             other => EventKind::Unknown(other),
         }
@@ -931,6 +951,7 @@ pub enum Reason {
     Expired,
     NodeDeleted,
     Closed,
+    Transferred,
     // END gen/vocab.py reason variants
     Unknown(i32),
 }
@@ -947,6 +968,7 @@ impl Reason {
             ZKELECT_REASON_EXPIRED => Reason::Expired,
             ZKELECT_REASON_NODE_DELETED => Reason::NodeDeleted,
             ZKELECT_REASON_CLOSED => Reason::Closed,
+            ZKELECT_REASON_TRANSFERRED => Reason::Transferred,
             // END gen/vocab.py reasons
             other => Reason::Unknown(other),
         }

@@ -180,6 +180,27 @@ fn resign_fails_over_in_queue_order() {
 }
 
 #[test]
+fn transfer_hands_over_to_the_named_candidate() {
+    let path = unique_path("transfer");
+    let es = queue_of_three(&path);
+    let (a, b, c) = (&es[0], &es[1], &es[2]);
+    let token_a = a.fencing_token().unwrap();
+    assert_eq!(a.transfer("nobody", WAIT).unwrap_err().kind(), ErrorKind::NoCandidate);
+    assert_eq!(b.transfer("c", WAIT).unwrap_err().kind(), ErrorKind::NotLeader);
+    a.transfer("c", WAIT).unwrap();
+    assert!(!a.is_leader());
+    let ev = expect_events(b, &[EventKind::SteppedBack]);
+    assert_eq!(ev[0].reason(), Reason::Transferred);
+    assert_eq!(ev[0].id(), "c");
+    c.await_leader(WAIT).unwrap();
+    assert!(c.fencing_token().unwrap() > token_a);
+    let ev = expect_events(a, &[EventKind::Deposed]);
+    assert_eq!(ev[0].reason(), Reason::Transferred);
+    // b and a are at the back, in no promised order.
+    assert_eq!(ids(&c.participants().unwrap())[0], "c");
+}
+
+#[test]
 fn events_come_in_order() {
     let path = unique_path("events");
     let a = client().election(&path, "a").unwrap();

@@ -111,6 +111,20 @@ public final class Elector extends Handle<NativeElection> {
         }
     }
 
+    /**
+     * Hands this leader's leadership to the candidate of the same path whose
+     * id is targetId, waiting at most timeoutMs (> 0) for it to be next in
+     * line (docs/semantics.md, "Transferring leadership"). Returns once the
+     * target is first. ZkelectException ENOCANDIDATE or ENOTLEADER: nothing
+     * changed; ETIMEDOUT or ETARGET_LOST: the leadership went to the next in
+     * line, as after a resign. This candidacy stays a candidate, at the back
+     * of the line. Blocks.
+     */
+    public void transfer(String targetId, long timeoutMs) {
+        int ms = (int) Math.max(Math.min(timeoutMs, Integer.MAX_VALUE), Integer.MIN_VALUE);
+        rc(x -> ZkelectNative.transfer(x, targetId, ms));
+    }
+
     /** The fencing token of this term; ZkelectException(ENOTLEADER) when not leading. */
     public long fencingToken() {
         return use(ZkelectNative::fencing_token);

@@ -18,7 +18,9 @@ public final class Event {
         /** Since 1.1. */
         OVERFLOW,
         /** Since 1.1. */
-        WARNING;
+        WARNING,
+        /** Since 1.2. */
+        STEPPED_BACK;
         // END gen/vocab.py event types
 
         static Type of(int code) {
@@ -30,7 +32,7 @@ public final class Event {
     /** Why a DEPOSED event happened (ZKELECT_REASON_*). */
     public enum Reason {
         // BEGIN gen/vocab.py reasons
-        NONE, RESIGNED, SUSPENDED, LEASE_ENDED, EXPIRED, NODE_DELETED, CLOSED;
+        NONE, RESIGNED, SUSPENDED, LEASE_ENDED, EXPIRED, NODE_DELETED, CLOSED, TRANSFERRED;
         // END gen/vocab.py reasons
 
         static Reason of(int code) {

@@ -23,6 +23,8 @@ public class ZkelectException extends RuntimeException {
     public static final int ENOLEADER = -13;
     public static final int ERANGE = -14;
     public static final int ENOTLEADER = -15;
+    public static final int ENOCANDIDATE = -16;
+    public static final int ETARGET_LOST = -17;
 
     private final int code;
 

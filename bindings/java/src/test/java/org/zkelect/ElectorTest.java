@@ -177,6 +177,38 @@ public class ElectorTest {
     }
 
     @Test
+    public void transferHandsOverToTheNamedCandidate() throws Exception {
+        String path = freshPath("transfer");
+        try (Elector a = elector(path, "java-a"); Elector b = elector(path, "java-b");
+                Elector c = elector(path, "java-c")) {
+            enroll(a);
+            enroll(b);
+            enroll(c);
+            long prev = a.fencingToken();
+            try {
+                a.transfer("nobody", WAIT_MS);
+                fail("transfer to an unknown id");
+            } catch (ZkelectException e) {
+                assertEquals(ZkelectException.ENOCANDIDATE, e.code());
+            }
+            try {
+                b.transfer("java-c", WAIT_MS);
+                fail("transfer by a follower");
+            } catch (ZkelectException e) {
+                assertEquals(ZkelectException.ENOTLEADER, e.code());
+            }
+            a.transfer("java-c", WAIT_MS);
+            assertFalse(a.isLeader());
+            assertTrue("java-c did not take over", c.awaitLeader(WAIT_MS));
+            assertTrue(c.fencingToken() > prev);
+            Event back = next(b, Event.Type.STEPPED_BACK);
+            assertEquals(Event.Reason.TRANSFERRED, back.reason);
+            assertEquals("java-c", back.id);
+            assertEquals(Event.Reason.TRANSFERRED, next(a, Event.Type.DEPOSED).reason);
+        }
+    }
+
+    @Test
     public void listenerGetsEventsInOrder() throws Exception {
         String path = freshPath("events");
         BlockingQueue<Event> seen = new LinkedBlockingQueue<>();
