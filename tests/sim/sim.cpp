@@ -476,8 +476,10 @@ void Run::apply(const Step &s, bool now_or_never) {
     } else if (k == "sbehind") {
         ens_.server_behind(1 + s.a % 2, s.d / 2, s.d);
     } else if (k == "shrink") {
-        // Every server, for a while: the next reconnect gets T/2 at most.
-        for (int i = 0; i < 3; ++i) ens_.server_shrinks(i, w_.t_ms * kMs / 2, s.d);
+        // Every server, for a while: the next reconnect gets T/2, or the
+        // least a server may grant (two ticks).
+        int64_t most = s.op % 2 ? w_.t_ms * kMs / 2 : 2 * w_.tick_ms * kMs;
+        for (int i = 0; i < 3; ++i) ens_.server_shrinks(i, most, s.d);
     } else if (k == "quorum") {
         ens_.quorum_loss(std::min<int64_t>(s.d, w_.t_ms * kMs));
     } else if (k == "slow") {
