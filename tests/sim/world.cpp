@@ -367,65 +367,49 @@ void SimPort::deliver_watch(uint64_t conn, int type, const std::string &path, in
     });
 }
 
+namespace {
+SimPort::Request request_of(int op, const std::string &path, bool watch = false) {
+    SimPort::Request r;
+    r.op = op;
+    r.path = path;
+    r.watch = watch;
+    return r;
+}
+}  // namespace
+
 void SimPort::create_candidate(const std::string &prefix, const std::string &data, ReplyFn fn) {
-    Request r;
-    r.op = kCreate;
-    r.path = prefix;
+    Request r = request_of(kCreate, prefix);
     r.data = data;
     submit(std::move(r), std::move(fn));
 }
 void SimPort::create_persistent(const std::string &path, ReplyFn fn) {
-    Request r;
-    r.op = kCreatePersistent;
-    r.path = path;
-    submit(std::move(r), std::move(fn));
+    submit(request_of(kCreatePersistent, path), std::move(fn));
 }
 void SimPort::get(const std::string &path, bool watch, ReplyFn fn) {
-    Request r;
-    r.op = kGet;
-    r.path = path;
-    r.watch = watch;
-    submit(std::move(r), std::move(fn));
+    submit(request_of(kGet, path, watch), std::move(fn));
 }
 void SimPort::get_children(const std::string &path, bool watch, ReplyFn fn) {
-    Request r;
-    r.op = kGetChildren;
-    r.path = path;
-    r.watch = watch;
-    submit(std::move(r), std::move(fn));
+    submit(request_of(kGetChildren, path, watch), std::move(fn));
 }
 void SimPort::exists(const std::string &path, bool watch, ReplyFn fn) {
-    Request r;
-    r.op = kExists;
-    r.path = path;
-    r.watch = watch;
-    submit(std::move(r), std::move(fn));
+    submit(request_of(kExists, path, watch), std::move(fn));
 }
 void SimPort::remove(const std::string &path, ReplyFn fn) {
-    Request r;
-    r.op = kDelete;
-    r.path = path;
-    submit(std::move(r), std::move(fn));
+    submit(request_of(kDelete, path), std::move(fn));
 }
 void SimPort::set(const std::string &path, const std::string &data, int version, ReplyFn fn) {
-    Request r;
-    r.op = kSet;
-    r.path = path;
+    Request r = request_of(kSet, path);
     r.data = data;
     r.version = version;
     submit(std::move(r), std::move(fn));
 }
 void SimPort::check(const std::vector<std::string> &paths, ReplyFn fn) {
-    Request r;
-    r.op = kCheck;
+    Request r = request_of(kCheck, std::string());
     r.paths = paths;
     submit(std::move(r), std::move(fn));
 }
 void SimPort::sync(const std::string &path, ReplyFn fn) {
-    Request r;
-    r.op = kSync;
-    r.path = path;
-    submit(std::move(r), std::move(fn));
+    submit(request_of(kSync, path), std::move(fn));
 }
 
 // ---------------------------------------------------------------- the ensemble
@@ -452,23 +436,22 @@ bool Ensemble::swallowed(SimPort &p, uint64_t conn) {
     return broken_.count(conn) != 0;
 }
 
-void Ensemble::to_server(SimPort &p, uint64_t conn, std::function<void()> fn) {
+void Ensemble::send(SimPort &p, uint64_t conn, bool up, std::function<void()> fn) {
     if (swallowed(p, conn)) return;
     int64_t t = sched_.now() + hop(p);
-    if (p.fault().up_hold_until > sched_.now()) t = std::max(t, p.fault().up_hold_until + hop(p));
-    auto &last = up_last_[conn];
+    if (up && p.fault().up_hold_until > sched_.now()) t = std::max(t, p.fault().up_hold_until + hop(p));
+    auto &last = (up ? up_last_ : down_last_)[conn];
     t = std::max(t, last);
     last = t;
     sched_.at(t, std::move(fn));
 }
 
+void Ensemble::to_server(SimPort &p, uint64_t conn, std::function<void()> fn) {
+    send(p, conn, true, std::move(fn));
+}
+
 void Ensemble::to_client(SimPort &p, uint64_t conn, std::function<void()> fn) {
-    if (swallowed(p, conn)) return;
-    int64_t t = sched_.now() + hop(p);
-    auto &last = down_last_[conn];
-    t = std::max(t, last);
-    last = t;
-    sched_.at(t, std::move(fn));
+    send(p, conn, false, std::move(fn));
 }
 
 bool Ensemble::session_alive(int64_t sid) const {

@@ -349,6 +349,7 @@ private:
     std::vector<int64_t> leader_last_;  // per server: FIFO to the leader
     std::set<uint64_t> broken_;  // connections a black hole swallowed from
     bool swallowed(SimPort &p, uint64_t conn);
+    void send(SimPort &p, uint64_t conn, bool up, std::function<void()> fn);
 };
 
 }  // namespace sim
