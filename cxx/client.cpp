@@ -707,7 +707,7 @@ void Client::ask_tick_time(const PeerAddr &peer) {
     tick_asked_ = 0;
     tick_warning_.clear();
     tick_warning_server_.clear();
-    if (!settings_.probe_ticktime || !settings_.tls.empty() || peer.len == 0) {
+    if (!settings_.probe_ticktime || !settings_.tls.empty()) {
         lease_.tick_known(largest_tick_ns_);
         tick_time_ns_.store(largest_tick_ns_, std::memory_order_relaxed);
         return;
@@ -715,7 +715,10 @@ void Client::ask_tick_time(const PeerAddr &peer) {
     uint64_t ticket = ++tick_ticket_;
     int64_t timeout = std::min<int64_t>(1000 * kNsPerMs,
                                         int64_t(effective_timeout_ms()) * kNsPerMs / 5);
-    if (!tick_probe_.ask(ticket, peer, timeout)) {
+    const bool by_port = session_->ask_conf([this, ticket](bool ok, const ServerConf &conf) {
+        post([this, ticket, ok, conf] { on_tick_answer(ticket, ok, conf); });
+    });
+    if (!by_port && (peer.len == 0 || !tick_probe_.ask(ticket, peer, timeout))) {
         lease_.tick_known(largest_tick_ns_);
         tick_time_ns_.store(largest_tick_ns_, std::memory_order_relaxed);
         return;

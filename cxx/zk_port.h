@@ -20,6 +20,7 @@
 #include "conf.h"
 #include "lease.h"
 #include "peer_addr.h"
+#include "tick_time.h"
 
 namespace zkelect {
 
@@ -117,6 +118,15 @@ public:
     // move to another server (a reconnect within the session). ZooKeeper's
     // code.
     virtual int set_servers(const std::string &hosts) = 0;
+    // The connected server's `conf` (tickTime and the session timeout
+    // bounds), when the port can ask it itself: fn then gets the answer
+    // (ok false: none) on the port's thread of delivery, and this returns
+    // true. False: the client asks with its TickProbe (libzookeeper's
+    // sessions). The simulated ensemble answers here.
+    virtual bool ask_conf(std::function<void(bool ok, const ServerConf &conf)> fn) {
+        (void)fn;
+        return false;
+    }
 };
 
 // Makes the port of a new session: the settings, where its events go, the

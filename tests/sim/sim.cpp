@@ -55,6 +55,7 @@ struct Step {
 struct World {
     int64_t t_ms = 0, tick_ms = 0;
     int procs = 0, clients = 0, hands = 0, paths = 0;
+    int min_ticks = 2;
 };
 
 World draw_world(Rng &r) {
@@ -67,6 +68,12 @@ World draw_world(Rng &r) {
     w.clients = int(r.range(1, 2));
     w.hands = int(r.range(1, 3));
     w.paths = int(r.range(1, 2));
+    // One world in five lets servers grant less than two ticks
+    // (minSessionTimeout of one tick), with a tick above T/2.
+    if (r.chance(0.2)) {
+        w.min_ticks = 1;
+        w.tick_ms = w.t_ms * 2 / 3;
+    }
     return w;
 }
 
@@ -116,6 +123,7 @@ public:
           ens_(sched_, rng_, 3, int(w.tick_ms)) {
         current_scheduler() = &sched_;
         current_rng() = &rng_;
+        ens_.set_min_ticks(w.min_ticks);
         sched_.at(int64_t(1000) * kMs, [] {});  // time starts at 1 s
         sched_.step();
     }
@@ -213,7 +221,7 @@ std::unique_ptr<Run::Cl> Run::new_client(Proc &p) {
     zkelect::Settings s;
     s.hosts = "sim:2181";
     s.session_timeout_ms = int(w_.t_ms);
-    s.probe_ticktime = false;
+    s.probe_ticktime = true;  // the model answers `conf` (SimPort::ask_conf)
     s.follow_hosts = false;
     s.guard = zkelect::GuardMode::kOff;
     Proc *pp = &p;

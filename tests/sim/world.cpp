@@ -108,6 +108,21 @@ void SimPort::get_config(ReplyFn fn) {
     fn(std::move(r));
 }
 
+// `conf` is asked over a connection of its own: it answers after a round
+// trip if the server is up, whatever the session's link is doing.
+bool SimPort::ask_conf(std::function<void(bool ok, const zkelect::ServerConf &conf)> fn) {
+    std::weak_ptr<SimPort> w = weak_from_this();
+    int server = server_;
+    int64_t rt = ens_.rng().range(100, 3000) * 1000;
+    ens_.sched().at(ens_.sched().now() + rt, [w, server, fn = std::move(fn)] {
+        auto self = w.lock();
+        if (!self) return;
+        if (server < 0 || !self->ens_.server_up(server)) fn(false, zkelect::ServerConf{});
+        else fn(true, self->ens_.conf_of(server));
+    });
+    return true;
+}
+
 void SimPort::deliver_or_queue(std::function<void()> fn) {
     if (paused_) held_.push_back(std::move(fn));
     else fn();
@@ -700,10 +715,9 @@ void Ensemble::handshake(SimPort &p, uint64_t conn, int server, int64_t sid, int
     // A server that is down or has no quorum takes no one; one behind the
     // client's last zxid refuses it (ZooKeeper's rule).
     if (!sv.up || !quorum_up() || sv.applied < last_zxid) return refuse();
-    int64_t tick = int64_t(tick_ms_) * kMs;
-    int64_t most = 20 * tick;
-    if (sv.max_until > sched_.now()) most = std::max(2 * tick, std::min(most, sv.max_timeout_ns));
-    int64_t t = std::clamp<int64_t>(int64_t(timeout_ms) * kMs, 2 * tick, most);
+    const zkelect::ServerConf conf = conf_of(server);
+    int64_t t = std::clamp<int64_t>(int64_t(timeout_ms) * kMs, conf.min_session_ms * kMs,
+                                    conf.max_session_ms * kMs);
     // The session is created (or revalidated) by the leader: a touch made
     // by the leader itself.
     sched_.at(to_leader(server), [this, wp, conn, server, sid, t, watches] {
@@ -999,6 +1013,18 @@ void Ensemble::server_behind(int s, int64_t lag_ns, int64_t for_ns) {
     Server &sv = servers_[size_t(s)];
     sv.lag_ns = lag_ns;
     sv.lag_until = sched_.now() + for_ns;
+}
+
+zkelect::ServerConf Ensemble::conf_of(int s) const {
+    const Server &sv = servers_[size_t(s)];
+    int64_t tick = int64_t(tick_ms_) * kMs;
+    int64_t least = min_ticks_ * tick, most = 20 * tick;
+    if (sv.max_until > sched_.now()) most = std::max(least, std::min(most, sv.max_timeout_ns));
+    zkelect::ServerConf c;
+    c.tick_ms = tick_ms_;
+    c.min_session_ms = least / kMs;
+    c.max_session_ms = most / kMs;
+    return c;
 }
 
 void Ensemble::server_shrinks(int s, int64_t max_ns, int64_t for_ns) {

@@ -152,6 +152,7 @@ public:
     void try_next_server() override;
     void get_config(ReplyFn fn) override;
     int set_servers(const std::string &) override { return 0; }
+    bool ask_conf(std::function<void(bool ok, const zkelect::ServerConf &conf)> fn) override;
 
     // --- the ensemble's side ---
     struct Request {
@@ -263,6 +264,12 @@ public:
     // maxSessionTimeout) for a while: a session that reconnects there gets a
     // shorter timeout than it had.
     void server_shrinks(int s, int64_t max_ns, int64_t for_ns);
+    // minSessionTimeout in ticks (ZooKeeper's default 2; an operator may
+    // set less, and then a server grants T below 2 x tickTime).
+    void set_min_ticks(int n) { min_ticks_ = n; }
+    // What `conf` says on server s now.
+    zkelect::ServerConf conf_of(int s) const;
+    bool server_up(int s) const { return servers_[size_t(s)].up; }
     void quorum_loss(int64_t for_ns);
     void slow_commits(int64_t delay_ns, int64_t for_ns);
     // An operator's write: delete the node (and, for the path, everything
@@ -335,6 +342,7 @@ private:
     Scheduler &sched_;
     Rng &rng_;
     int tick_ms_;
+    int min_ticks_ = 2;
     std::vector<Server> servers_;
     Tree truth_;
     std::vector<Txn> log_;  // zxid i+1 at index i
