@@ -981,10 +981,10 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
 
 // ---------------------------------------------------------------- faults
 
-void Ensemble::server_down(int s, int64_t for_ns) {
+// The server forgets its connections, their queues and watches; each
+// client finds its connection broken a moment later.
+void Ensemble::drop_all(int s) {
     Server &sv = servers_[size_t(s)];
-    if (!sv.up) return;
-    sv.up = false;
     std::vector<std::pair<std::weak_ptr<SimPort>, uint64_t>> drop;
     for (auto &[id, ss] : sessions_)
         if (ss.port && ss.server == s) drop.push_back({ss.port->weak_from_this(), ss.conn});
@@ -999,6 +999,13 @@ void Ensemble::server_down(int s, int64_t for_ns) {
             auto p = w.lock();
             if (p && p->conn() == conn) p->lose_connection();
         });
+}
+
+void Ensemble::server_down(int s, int64_t for_ns) {
+    Server &sv = servers_[size_t(s)];
+    if (!sv.up) return;
+    sv.up = false;
+    drop_all(s);
     sched_.at(sched_.now() + for_ns, [this, s] {
         Server &sv = servers_[size_t(s)];
         sv.up = true;
@@ -1043,21 +1050,7 @@ void Ensemble::quorum_loss(int64_t for_ns) {
     ++quorum_epoch_;
     quorum_down_until_ = sched_.now() + for_ns;
     for (int s = 0; s < servers(); ++s) {
-        Server &sv = servers_[size_t(s)];
-        std::vector<std::pair<std::weak_ptr<SimPort>, uint64_t>> drop;
-        for (auto &[id, ss] : sessions_)
-            if (ss.port && ss.server == s) drop.push_back({ss.port->weak_from_this(), ss.conn});
-        sv.queue.clear();
-        sv.busy.clear();
-        sv.data_w.clear();
-        sv.exist_w.clear();
-        sv.child_w.clear();
-        sv.waiters.clear();
-        for (auto &[p, conn] : drop)
-            sched_.at(sched_.now() + rng_.range(0, 2 * kMs), [w = p, conn] {
-                auto p = w.lock();
-                if (p && p->conn() == conn) p->lose_connection();
-            });
+        drop_all(s);
     }
     sched_.at(quorum_down_until_, [this] {
         // The new leader: every server has the committed log; closes not

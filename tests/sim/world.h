@@ -358,6 +358,7 @@ private:
     std::set<uint64_t> broken_;  // connections a black hole swallowed from
     bool swallowed(SimPort &p, uint64_t conn);
     void send(SimPort &p, uint64_t conn, bool up, std::function<void()> fn);
+    void drop_all(int s);
 };
 
 }  // namespace sim
