@@ -73,6 +73,7 @@ import fcntl
 import json
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -98,6 +99,7 @@ RESERVED_PORTS = set(range(21810, 21814)) | set(range(28881, 28884)) | set(range
 
 PORT_REGISTRY = os.environ.get("ZKBED_PORT_REGISTRY",
                                os.path.join(tempfile.gettempdir(), "zkbed-ports"))
+_PROBE_LINE = re.compile(r"Processing (ruok|srvr|mntr|conf|stat) command")
 START_TIMEOUT = float(os.environ.get("ZKBED_START_TIMEOUT", "60"))
 STOP_GRACE = 10.0          # SIGTERM -> SIGKILL
 PORT_ATTEMPTS = 4          # fresh port sets tried when a chosen port is taken
@@ -1419,8 +1421,11 @@ class Ensemble:
             try:
                 with open(path, "rb") as f:
                     f.seek(0, os.SEEK_END)
-                    f.seek(max(0, f.tell() - 16384))
-                    tail = f.read().decode("utf-8", "replace").splitlines()[-lines:]
+                    f.seek(max(0, f.tell() - 262144))
+                    text = f.read().decode("utf-8", "replace").splitlines()
+                # The bed's own ruok/srvr probes, ten a second, would fill
+                # the tail and hide why a server is not serving.
+                tail = [ln for ln in text if not _PROBE_LINE.search(ln)][-lines:]
             except OSError as e:
                 tail = [f"(no log: {e})"]
             out.append(f"---- server {i} log tail ({path})\n" + "\n".join(tail))
