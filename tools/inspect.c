@@ -5,6 +5,8 @@
 #include "common.h"
 #include "metrics.h"
 
+#include <json-c/json.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -31,12 +33,33 @@ static void status_usage(FILE *f)
              "Lists the candidates of the election at P in queue order (the leader\n"
              "first) with their ids, fencing tokens and node ages. The leader's node age\n"
              "bounds from above how long it has led. Positions count from 0, the leader.\n"
+             "The last line names the servers this command's own client used (zk.hosts,\n"
+             "or the ensemble's configuration's servers once followed: zk.hosts.follow).\n"
              "--json prints one JSON object.\n"
              "\n"
              "Ids and node names are escaped (\\xNN) so that one candidate is one line.\n",
              "Exit status: 0 shown (also with no candidates), 1 ZooKeeper could not be\n"
              "asked, 2 bad arguments, 3 no connection within the connect timeout,\n"
              "5 permission denied.\n");
+}
+
+/* The servers status's own client uses: zk.hosts, or, once the client has
+ * read the ensemble's configuration (zk.hosts.follow), the servers it names.
+ * An operator replacing servers sees here whether clients have followed.
+ * Caller frees; NULL when the library does not say. */
+static char *client_hosts(zkelect_client_t *client)
+{
+    char err[256];
+    zkelect_stats_t *st = zkelect_client_stats(client, err, sizeof err);
+    if (!st)
+        return NULL;
+    char *out = NULL;
+    json_object *doc = json_tokener_parse(zkelect_stats_json(st)), *v;
+    if (doc && json_object_object_get_ex(doc, "hosts", &v) && json_object_is_type(v, json_type_string))
+        out = strdup(json_object_get_string(v));
+    json_object_put(doc);
+    zkelect_stats_destroy(st);
+    return out;
 }
 
 static void fmt_age(int64_t ms, char *buf, size_t len)
@@ -86,10 +109,16 @@ int zt_cmd_status(int argc, char **argv)
     int64_t now_ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
     size_t n = zkelect_participants_count(ps);
     char when[64], age[32], id[4 * ZKELECT_ID_MAX + 8], node[1024];
+    char *hosts = client_hosts(client);
 
     if (o.json) {
         fputs("{\"path\":", stdout);
         zt_json_string(stdout, o.path);
+        fputs(",\"hosts\":", stdout);
+        if (hosts)
+            zt_json_string(stdout, hosts);
+        else
+            fputs("null", stdout);
         printf(",\"count\":%zu,\"leader\":", n);
         if (n == 0) {
             fputs("null", stdout);
@@ -134,7 +163,12 @@ int zt_cmd_status(int argc, char **argv)
                    id, zkelect_participants_token(ps, i), age, node);
         }
     }
+    if (!o.json && hosts) {
+        zt_escape(hosts, node, sizeof node);
+        printf("\nhosts in use: %s\n", node);
+    }
     fflush(stdout);
+    free(hosts);
     zkelect_participants_destroy(ps);
     zkelect_client_destroy(client);
     return ZT_EXIT_OK;

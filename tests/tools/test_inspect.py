@@ -55,6 +55,9 @@ def test_status_text_and_json_match_c_api(zk, zk_path, zkelect_bin, test_env, ca
         assert r.returncode == 0, r.stderr
         doc = json.loads(r.stdout)
         assert doc["path"] == zk_path and doc["count"] == 3
+        # The shared ensemble has no dynamic configuration: the hosts in use
+        # are the connect string as given.
+        assert doc["hosts"] == zk.connect_string
         assert doc["leader"]["id"] == "7" and doc["leader"]["token"] == leader_token
         assert doc["leader"]["node"] == api[0][2]
         assert doc["leader"]["age_ms"] >= 0
@@ -74,6 +77,7 @@ def test_status_text_and_json_match_c_api(zk, zk_path, zkelect_bin, test_env, ca
             (p["position"], "leader" if p["leader"] else "queued", p["id"], p["token"], p["node"])
             for p in doc["participants"]]
         assert [int(x[0]) for x in rows] == [0, 1, 2]
+        assert lines[-1] == f"hosts in use: {zk.connect_string}"
 
         # After the leader resigns, status follows the C API again.
         c.procs["7"].send("resign 7")
