@@ -16,6 +16,10 @@ another server in time:
             while the quorum has no leader, but it never moves to another
             candidate and never overlaps.
 
+A rolling upgrade is the same restart with each server started again as
+the newest release (Debian's 3.8.0 to 3.9.5, the ensemble mixed on the
+way): at T = 6 s it must keep the leader as the restart does.
+
 In strict mode (leadership=strict) a leader stops leading as soon as its
 connection breaks, so it lapses at least once (when its own server
 restarts) and leads again on the same node once it reconnects: never
@@ -28,6 +32,7 @@ import uuid
 
 import pytest
 
+from bed import zkdist
 from faultutil import PausedLeader, report, wait_for
 from inproc import one_runs, run_overlaps
 
@@ -44,8 +49,9 @@ def _env(build_dir):
     return env
 
 
-def restart_in_turn(ens):
-    """Followers first, the quorum's leader last; returns [(server, stop_ns,
+def restart_in_turn(ens, version=None):
+    """Followers first, the quorum's leader last, each started again as
+    `version` if given (an upgrade); returns [(server, stop_ns,
     serving_again_ns)] on CLOCK_MONOTONIC."""
     leader = ens.leader_index()
     order = [i for i in range(ens.n) if i != leader] + [leader]
@@ -54,15 +60,19 @@ def restart_in_turn(ens):
         t_stop = time.monotonic_ns()
         ens.stop_server(i)
         time.sleep(DOWN_S)
-        ens.start_server(i, timeout=60)
+        ens.start_server(i, timeout=60, version=version)
         ens.wait_quorum(timeout=60)
         out.append((i, t_stop, time.monotonic_ns()))
     return out
 
 
-@pytest.mark.parametrize("T,mode", [(6000, "lease"), (2000, "lease"), (6000, "strict")])
-def test_rolling_restart_keeps_the_leader(fresh_ensemble, build_dir, paused_leader_bin, T, mode):
-    ens = fresh_ensemble(n=3, tick_ms=TICK_MS)
+@pytest.mark.parametrize("T,mode,upgrade", [(6000, "lease", False), (2000, "lease", False),
+                                            (6000, "strict", False), (6000, "lease", True)],
+                         ids=["6000-lease", "2000-lease", "6000-strict", "6000-lease-upgrade"])
+def test_rolling_restart_keeps_the_leader(fresh_ensemble, build_dir, paused_leader_bin, T, mode,
+                                          upgrade):
+    to = zkdist.normalize(zkdist.NEWEST) if upgrade else None
+    ens = fresh_ensemble(n=3, tick_ms=TICK_MS, **({"version": zkdist.DEBIAN} if upgrade else {}))
     env = _env(build_dir)
     path = f"/t/rolling-{uuid.uuid4().hex[:8]}"
     cands = {}
@@ -77,7 +87,7 @@ def test_rolling_restart_keeps_the_leader(fresh_ensemble, build_dir, paused_lead
         assert len(first) == 1, f"more than one candidate led before the restarts: {first}"
         leader = first[0]
         t0 = time.monotonic_ns()
-        steps = restart_in_turn(ens)
+        steps = restart_in_turn(ens, version=to)
         time.sleep(2.0)             # a lapse at the end has time to heal (> lease)
         t_end = time.monotonic_ns()
     finally:
@@ -101,7 +111,12 @@ def test_rolling_restart_keeps_the_leader(fresh_ensemble, build_dir, paused_lead
             down = None
     if down is not None:
         lapses.append((down, t_end))
+    if upgrade:
+        # Each server really runs the new release (srvr's own answer).
+        assert all(ens.server_version(i).startswith(to + "-") for i in range(ens.n)), \
+            [ens.server_version(i) for i in range(ens.n)]
     report("rolling_restart", session_timeout_ms=T, leadership=mode, down_s=DOWN_S,
+           upgraded_to=to,
            restarts=[(i, (s - t0) / 1e6, (b - t0) / 1e6) for i, s, b in steps],
            lapses_ms=[(a - t0) / 1e6 for a, b in lapses],
            lapse_lengths_ms=[(b - a) / 1e6 for a, b in lapses],
