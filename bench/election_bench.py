@@ -23,6 +23,10 @@ ids' LEADER intervals overlap by the participants' own time stamps.
   join         one candidate joins an election of --join-n that has a
                leader: its `join` -> its FOLLOWER line (a new process each
                trial, which quits after it)
+  transfer     (libzkelect only) `transfer <leader> <target>` to the 2nd,
+               the 5th and the last of --transfer-n in line, interleaved
+               with a `resign` in the same election: command -> target's
+               LEADER, the old leader's RESIGNED -> the target's LEADER
   herd         per graceful failover, the servers' counters (mntr, wchs,
                wchp): requests under the path, watch notifications, packets,
                watches held, most watchers on one node; net of an idle window
@@ -38,6 +42,7 @@ import random
 import shlex
 import signal
 import statistics
+import subprocess
 import sys
 import time
 
@@ -271,6 +276,84 @@ def resign_leader(el, timeout=30):
     res, new, back = el.wait(done, timeout, "a failover after `resign %s`" % old)
     el.rejoined = back
     return res, new, t_cmd
+
+
+def queue(el):
+    """Ids in line, the leader first, as `zkelect status --json` lists them
+    (the participant program is the zkelect tool: transfer is its own)."""
+    out = subprocess.run([el.a.cmd[0], "status", "--connect", el.a.connect, "--path", el.path,
+                          "--json"], capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise BenchError("zkelect status: %s" % out.stderr.strip())
+    return [p["id"] for p in json.loads(out.stdout)["participants"]]
+
+
+def transfer_leader(el, place, timeout=30):
+    """One transfer from the leader to the candidate at `place` in line (0 is
+    the leader), or a resign when place is None: (command ns, the old
+    leader's RESIGNED, the new LEADER, the outcome's code); returns once the
+    old leader is FOLLOWER again."""
+    el.wait(el.converged, timeout, "a settled line before a transfer")
+    order = queue(el)
+    old = order[0]
+    target = order[place] if place is not None else order[1]
+    with el.hub.cv:
+        first_line = len(el.hub.lines)
+    m = el.mark()
+    t_cmd = time.time_ns()
+    el.owner[old].send("transfer %s %s" % (old, target) if place is not None else "resign %s" % old)
+
+    def done():
+        res = new = back = None
+        for e in el.events(m):
+            if e.id == old and e.kind == "RESIGNED" and res is None:
+                res = e
+            elif e.id != old and e.kind == "LEADER" and new is None:
+                new = e
+            elif e.id == old and e.kind == "FOLLOWER" and res is not None:
+                back = e
+        code = "OK" if place is None else None
+        with el.hub.cv:
+            for ln in el.hub.lines[first_line:]:
+                if ln.words[:3] == ["INFO", old, "transfer"]:
+                    code = next((w[5:] for w in ln.words if w.startswith("code=")), "?")
+        return (res, new, code) if res and new and back and code else None
+    res, new, code = el.wait(done, timeout, "the end of a transfer from %s to %s" % (old, target))
+    if new.id != target:
+        code = "%s (%s leads, not %s)" % (code, new.id, target)
+    return t_cmd, res, new, code
+
+
+def test_transfer(a):
+    n = a.transfer_n
+    places = sorted({1, min(4, n - 1), n - 1})
+    labels = ["resign"] + ["to_%d" % (p + 1) for p in places]
+    cmd_ms = {k: [] for k in labels}
+    gap_ms = {k: [] for k in labels}
+    failed = []
+    el = Election(a, "transfer%d" % n)
+    try:
+        el.start(n, 1)
+        el.settle(0.5)
+        for t in range(a.warmup + a.transfer_trials):
+            for label, place in zip(labels, [None] + places):
+                t_cmd, res, new, code = transfer_leader(el, place)
+                if code != "OK":
+                    failed.append("%s: %s" % (label, code))
+                elif t >= a.warmup:
+                    cmd_ms[label].append(ms(new.ns - t_cmd))
+                    gap_ms[label].append(ms(new.ns - res.ns))
+                el.settle(a.gap)
+    finally:
+        el.stop()
+    out = el.check_safety({"n": n, "trials": a.transfer_trials, "warmup": a.warmup,
+                           "cmd_to_leader_ms": {k: stats(v) for k, v in cmd_ms.items()},
+                           "resigned_to_leader_ms": {k: stats(v) for k, v in gap_ms.items()},
+                           "failed": failed})
+    print("transfer N=%d: command -> target's LEADER %s | failed %d | violations %d"
+          % (n, "; ".join("%s %s" % (k, show(out["cmd_to_leader_ms"][k])) for k in labels),
+             len(failed), out["safety_violations"]), flush=True)
+    return out
 
 
 def first_leader_since(el, m, besides):
@@ -563,6 +646,9 @@ def main():
     ap.add_argument("--join-n", type=int, default=3,
                     help="participants of the election a newcomer joins (join test)")
     ap.add_argument("--join-trials", type=int, default=5)
+    ap.add_argument("--transfer-n", type=int, default=10,
+                    help="candidates of the transfer test (each in its own process)")
+    ap.add_argument("--transfer-trials", type=int, default=8)
     ap.add_argument("--herd-n", type=int, default=50)
     ap.add_argument("--herd-trials", type=int, default=5)
     ap.add_argument("--herd-session-timeout-ms", type=int, default=20000)
@@ -571,7 +657,7 @@ def main():
     a = ap.parse_args()
     a.cmd = shlex.split(a.impl_cmd)
     tests = [t.strip() for t in a.tests.split(",") if t.strip()]
-    unknown = set(tests) - {"convergence", "graceful", "crash", "pause", "herd", "join"}
+    unknown = set(tests) - {"convergence", "graceful", "crash", "pause", "herd", "join", "transfer"}
     if unknown:
         ap.error("unknown tests: %s" % ",".join(sorted(unknown)))
     ns = [int(x) for x in a.n.split(",") if x.strip()]
@@ -592,6 +678,8 @@ def main():
             r["crash"] = test_crash(a)
         if "join" in tests:
             r["join"] = test_join(a)
+        if "transfer" in tests:
+            r["transfer"] = test_transfer(a)
         if "herd" in tests:
             r["herd"] = test_herd(a)
         if "pause" in tests:

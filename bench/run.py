@@ -2,7 +2,7 @@
 """./dev bench: libzkelect side by side with Curator and kazoo, plus the floor.
 
   bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle]
-               [--groups convergence,graceful,crash-pause-herd50,herd100,operations] [--upgrade]
+               [--groups convergence,graceful,crash-pause-herd50,herd100,transfer,operations] [--upgrade]
   bench/run.py --build BUILD_DIR [--quick] --wan MS[,MS...] | --geo MS[,MS...]
   bench/run.py --report-only bench/results/raw/STAMP
 
@@ -119,6 +119,8 @@ def driver_groups(quick):
             ("crash-pause-herd50", ["--tests", "crash,pause,herd", "--crash-trials", "3",
                                     "--pause-trials", "2", "--herd-n", "50", "--herd-trials", "2"]),
             ("herd100", ["--tests", "herd", "--herd-n", "100", "--herd-trials", "2"]),
+            ("transfer", ["--tests", "transfer", "--transfer-n", "10", "--transfer-trials", "3",
+                          "--warmup", "1"]),
         ]
     return [
         ("convergence", ["--tests", "convergence", "--n", "2,10,50,100", "--conv-repeats", "7"]),
@@ -126,7 +128,13 @@ def driver_groups(quick):
         ("crash-pause-herd50", ["--tests", "crash,pause,herd", "--crash-trials", "10",
                                 "--pause-trials", "5", "--herd-n", "50", "--herd-trials", "5"]),
         ("herd100", ["--tests", "herd", "--herd-n", "100", "--herd-trials", "5"]),
+        ("transfer", ["--tests", "transfer", "--transfer-n", "10", "--transfer-trials", "10",
+                      "--warmup", "2"]),
     ]
+
+
+# Groups of what only libzkelect offers: Curator and kazoo have no transfer.
+ZKELECT_ONLY_GROUPS = {"transfer"}
 
 
 def run_logged(cmd, logpath, timeout, env=None, stdout_path=None):
@@ -188,6 +196,8 @@ def run_groups(groups, active, impl_cmd, impl_env, connect, outdir, logdir, runl
         # rotate the order so slow drift of the machine's load is shared out
         order = active[gi % len(active):] + active[:gi % len(active)] if active else []
         for impl in order:
+            if group in ZKELECT_ONLY_GROUPS and impl != "libzkelect":
+                continue
             out = os.path.join(outdir, "%s-%s.json" % (impl, group))
             cmd = ["/usr/bin/python3", os.path.join(HERE, "election_bench.py"),
                    "--impl-cmd", impl_cmd[impl], "--name", impl,
@@ -820,6 +830,30 @@ def write_crash(R, crows):
              "libzkelect/Curator", "libzkelect/kazoo"], crows)
 
 
+def write_transfer(R, res):
+    t = res["libzkelect"].get("transfer")
+    if not t:
+        return
+    R.p("## Leadership transfer (libzkelect only), N = %d, each candidate in its own process" % t["n"])
+    R.p()
+    R.p("`transfer <leader> <target>` (zkelect_transfer) to the candidate 2nd, 5th and last in line, "
+        "interleaved with a `resign` of the same election. Command -> the target's LEADER, and the "
+        "old leader's RESIGNED (its term's end) -> the target's LEADER. Curator and kazoo have no "
+        "transfer; their way to move leadership is a resign, whose figures are the graceful table's. "
+        "%d trials after %d warm-up; failed transfers: %d; safety violations: %d."
+        % (t["trials"], t["warmup"], len(t.get("failed", [])), t.get("safety_violations", 0)))
+    R.p()
+    rows = []
+    for k, v in t["cmd_to_leader_ms"].items():
+        g = t["resigned_to_leader_ms"][k]
+        what = "resign -> next in line" if k == "resign" else "transfer to the %s" % k[3:] + \
+            {"2": "nd", "3": "rd"}.get(k[3:], "th")
+        rows.append([what, f(v.get("median"), 1), f(v.get("p90"), 1), f(g.get("median"), 1),
+                     f(g.get("p90"), 1)])
+    R.table(["what", "command -> LEADER median (ms)", "p90", "RESIGNED -> LEADER median (ms)", "p90"],
+            rows)
+
+
 def write_pause(R, prow, pc):
     R.p("## Paused leader: SIGSTOP until another leads, then SIGCONT")
     R.p()
@@ -1271,6 +1305,7 @@ def write_report(raw, outdir):
     write_graceful(R, grows)
     write_crash(R, crows)
     write_pause(R, prow, pc)
+    write_transfer(R, res)
     write_herd(R, hrows)
     write_safety(R, res)
     write_in_process(R, il, mc, sc)

@@ -24,6 +24,11 @@
 
 enum pstate { P_IDLE, P_FOLLOWER, P_LEADER, P_LOST, P_RESIGNING };
 
+/* `transfer`'s bound: a step back costs a few round trips, so even the last
+ * of a long line leads well within it on a LAN; at the bound the leader
+ * hands over to whoever is next (ZKELECT_ETIMEDOUT). */
+#define TRANSFER_TIMEOUT_MS 10000
+
 struct participant {
     char id[32];
     zkelect_client_t *client;   /* owned unless shared */
@@ -94,6 +99,13 @@ static void handle_event(struct participant *p, zkelect_event_t *ev, int quittin
         p->state = P_LEADER;
         break;
     case ZKELECT_EV_DEPOSED:
+        if (zkelect_event_reason(ev) == ZKELECT_REASON_TRANSFERRED && p->state == P_LEADER) {
+            /* The term ended at the event's time, before the target could
+             * be elected: the same line as a resign's, for the same spans. */
+            event_line("RESIGNED", p, ns, "reason=transferred");
+            p->state = P_RESIGNING;
+            break;
+        }
         if (zkelect_event_reason(ev) == ZKELECT_REASON_RESIGNED) {
             /* RESIGNED went out before zkelect_resign was called. */
             if (p->state == P_LEADER)
@@ -170,6 +182,23 @@ static void do_resign(struct participant *p)
     p->rejoin = 1;
 }
 
+/* Blocks this process's loop until the target leads or the call gives up:
+ * the events of its other participants wait in their queues meanwhile,
+ * stamped by the library, so their lines keep their times. */
+static void do_transfer(struct participant *p, const char *target)
+{
+    char word[4 * ZKELECT_ID_MAX + 8];
+    drain(p, 0);
+    if (p->state != P_LEADER) {
+        zt_writeln(out_fd, "INFO %s transfer_not_leader", p->id);
+        return;
+    }
+    int rc = zkelect_transfer(p->election, target, TRANSFER_TIMEOUT_MS);
+    zt_escape(target, word, sizeof word);
+    zt_writeln(out_fd, "INFO %s transfer %" PRId64 " to=%s code=%s", p->id, zt_realtime_ns(), word,
+               rc == 0 ? "OK" : zkelect_err_name(rc));
+}
+
 static void do_status(struct participant *p)
 {
     int64_t token = 0;
@@ -214,6 +243,16 @@ static int command(void *ctx, char *line)
             if (!s->ps[i].joined)
                 volunteer(&s->ps[i]);
         break;
+    case ZT_VERB_TRANSFER: {
+        struct participant *p = c.arg ? find(s->ps, s->n, c.arg) : NULL;
+        if (!p || !c.arg2) {
+            zt_escape(c.arg ? c.arg : "-", word, sizeof word);
+            zt_writeln(out_fd, "INFO %s %s", word, p ? "transfer_needs_target" : "unknown_participant");
+        } else {
+            do_transfer(p, c.arg2);
+        }
+        break;
+    }
     case ZT_VERB_RESIGN:
     case ZT_VERB_STATUS: {
         struct participant *p = c.arg ? find(s->ps, s->n, c.arg) : NULL;

@@ -61,11 +61,13 @@ void zt_command_parse(char *line, struct zt_command *c)
         {"join", ZT_VERB_JOIN},
         {"resign", ZT_VERB_RESIGN},
         {"status", ZT_VERB_STATUS},
+        {"transfer", ZT_VERB_TRANSFER},
         {"quit", ZT_VERB_QUIT},
     };
     char *save = NULL;
     c->word = strtok_r(line, " \t\r", &save);
     c->arg = c->word ? strtok_r(NULL, " \t\r", &save) : NULL;
+    c->arg2 = c->arg ? strtok_r(NULL, " \t\r", &save) : NULL;
     c->verb = c->word ? ZT_VERB_UNKNOWN : ZT_VERB_NONE;
     for (size_t i = 0; c->word && i < sizeof verbs / sizeof verbs[0]; i++)
         if (!strcmp(c->word, verbs[i].word))

@@ -38,6 +38,7 @@ enum zt_verb {
     ZT_VERB_JOIN,
     ZT_VERB_RESIGN,
     ZT_VERB_STATUS,
+    ZT_VERB_TRANSFER,
     ZT_VERB_QUIT,
     ZT_VERB_UNKNOWN
 };
@@ -46,9 +47,10 @@ struct zt_command {
     enum zt_verb verb;
     const char *word; /* the verb as written (NULL for a blank line) */
     const char *arg;  /* the word after it, or NULL */
+    const char *arg2; /* the word after that, or NULL */
 };
 
-/* Splits line (in place) at spaces, tabs and '\r'; words after the second
+/* Splits line (in place) at spaces, tabs and '\r'; words after the third
  * are ignored. */
 void zt_command_parse(char *line, struct zt_command *c);
 

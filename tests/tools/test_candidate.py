@@ -88,6 +88,38 @@ def test_protocol_join_resign_quit(zk, zk_path, zkelect_bin, test_env, capi):
             order2 = [p[0] for p in capi.participants(zk.connect_string, zk_path)]
             assert order2 == order[1:] + [old]
 
+        # transfer to the last of three: the one between steps back, the
+        # leader's term ends (RESIGNED reason=transferred) before the target
+        # leads, the outcome comes as an INFO line, the old leader queues.
+        order = [p[0] for p in capi.participants(zk.connect_string, zk_path)]
+        old, target = order[0], order[2]
+        got = {}
+        c.procs[old].send(f"transfer {old} {target}")
+
+        def handed(pid_, line):
+            assert line is not None
+            ev = parse_event(line)
+            if ev:
+                kind, who, ns, extra = ev
+                if who == old and kind == "RESIGNED":
+                    got["resigned"], got["reason"] = ns, extra.get("reason")
+                if who != old and kind == "LEADER":
+                    got["leader"], got["ns"], got["token"] = who, ns, int(extra["token"])
+                if who == old and kind == "FOLLOWER" and "resigned" in got:
+                    got["rejoined"] = ns
+            elif line.startswith(f"INFO {old} transfer "):
+                got["code"] = line.split("code=", 1)[1]
+            return {"leader", "rejoined", "code"} <= got.keys()
+        c.wait(handed, 20, f"transfer from {old} to {target}")
+        assert got["code"] == "OK" and got["leader"] == target and got["reason"] == "transferred"
+        assert got["resigned"] <= got["ns"] and got["token"] > tokens[-1]
+        after = [p[0] for p in capi.participants(zk.connect_string, zk_path)]
+        assert after[0] == target and sorted(after[1:]) == sorted([old, order[1]])
+        follower = [i for i in ids if c.state[i] == "FOLLOWER"][0]
+        c.procs[follower].send(f"transfer {follower} {old}")
+        c.wait(lambda p, l: p == follower and l == f"INFO {follower} transfer_not_leader", 10,
+               "transfer_not_leader")
+
         # resign of a follower does nothing.
         follower = [i for i in ids if c.state[i] == "FOLLOWER"][0]
         c.procs[follower].send(f"resign {follower}")

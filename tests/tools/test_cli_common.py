@@ -102,8 +102,10 @@ def test_empty_and_hostile_ids_stay_one_line_and_valid_json(zk, zk_path, zkelect
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode()
     lines = out.splitlines()
-    # path line, leader line, blank, header, one line per candidate
-    assert len(lines) == 4 + len(HOSTILE), out
+    # path line, leader line, blank, header, one line per candidate, blank,
+    # the hosts in use
+    assert len(lines) == 6 + len(HOSTILE), out
+    assert lines[-1].startswith("hosts in use: ")
     assert 'leader: ""  token' in out
     assert not any(l.startswith("LEADER") for l in lines), out
     assert "evil\\x0aLEADER\\x20fake\\x20token=1" in out
