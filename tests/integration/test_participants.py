@@ -196,9 +196,13 @@ def curator_classes(tmp_path_factory):
 def test_curator_and_zkelect_share_one_election(zk, zk_path, zkelect_bin, test_env, curator_classes):
     hosts = zk.connect_string
     # ids 1 and 4 on libzkelect, 2 and 3 on Curator, 5 on libzkelect.
-    z1 = zkelect_candidate(zkelect_bin, test_env, hosts, zk_path, 1)
-    cur = curator_candidate(curator_classes, test_env, hosts, zk_path, 2, count=2)
-    z45 = zkelect_candidate(zkelect_bin, test_env, hosts, zk_path, 4, count=2)
+    # T = 6 s: the hand-offs here are resigns, which T does not pace; at
+    # 2 s a loaded machine once let a leader's lease (about 0.9 s) lapse
+    # and be regained (LOST, LEADER again), which this test forbids.
+    T = 6000
+    z1 = zkelect_candidate(zkelect_bin, test_env, hosts, zk_path, 1, session_ms=T)
+    cur = curator_candidate(curator_classes, test_env, hosts, zk_path, 2, count=2, session_ms=T)
+    z45 = zkelect_candidate(zkelect_bin, test_env, hosts, zk_path, 4, count=2, session_ms=T)
     procs = [z1, cur, z45]
     owner = {"1": z1, "2": cur, "3": cur, "4": z45, "5": z45}
     kz = Kazoo(hosts)

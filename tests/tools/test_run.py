@@ -88,11 +88,12 @@ def runs():
         p.kill()
 
 
-def start_run(runs, zkelect_bin, env, hosts, path, pid_, child, log, *opts, mode="exit"):
+def start_run(runs, zkelect_bin, env, hosts, path, pid_, child, log, *opts, mode="exit",
+              session_ms=SESSION_MS):
     # A child's parent is run's keeper, not run: children are told apart by
     # their ZKELECT_ID.
     p = Proc([zkelect_bin, "run", "--connect", hosts, "--path", path, "--id", pid_,
-              "--session-timeout-ms", SESSION_MS, *opts, "--", child, log.path, mode],
+              "--session-timeout-ms", session_ms, *opts, "--", child, log.path, mode],
              env, stdin=False)
     p.zid = str(pid_)
     runs.append(p)
@@ -206,8 +207,12 @@ def test_paused_leader_child_killed_while_run_is_frozen(zk, zk_path, zkelect_bin
 def test_child_ignoring_sigterm_is_killed_after_grace(zk, zk_path, zkelect_bin, test_env, child,
                                                       log, runs):
     grace = 1500
+    # The grace holds only while run leads (sooner once it stops leading, as
+    # documented). At T = 2 s, on a loaded machine, the child was once gone
+    # after 1.22 s, most likely a lapse of the lease (about 0.9 s); T = 8 s
+    # keeps the lease well beyond the grace.
     a = start_run(runs, zkelect_bin, test_env, zk.connect_string, zk_path, "a", child, log,
-                  "--grace", grace, mode="ignore")
+                  "--grace", grace, mode="ignore", session_ms=8000)
     sa = log.wait(lambda r: r["kind"] == "start" and r["id"] == a.zid, 20, "a's child")
     t = time.monotonic()
     a.proc.send_signal(signal.SIGTERM)
