@@ -110,7 +110,13 @@ def test_seeded_exploration(world, seed):
         f"seed {seed}: {r.violations[:5]} (replay: ./dev explore --seed {seed})"
 
 
-CASES = sorted((HERE / "cases").glob("*.json"))
+# Only cases a replay was seen to fail on the code before their fix. A case
+# kept whole because no replay reached its interleaving again ("shrunk":
+# false) proves little here and costs its whole schedule (seed-205: 46 s);
+# its finding has a deterministic test (the case's "fixed_by"), and
+# `./dev explore --real --case FILE` replays it.
+CASES = sorted(p for p in (HERE / "cases").glob("*.json")
+               if json.loads(p.read_text()).get("shrunk", True))
 
 
 def case_param(p):
