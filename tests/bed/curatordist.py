@@ -25,7 +25,8 @@ version. Netty's tcnative (prebuilt BoringSSL for five platforms) and any
 logback or log4j are left out: the participant's client uses no TLS and
 logs through slf4j-simple, as Debian's does. The two class paths share no
 jar: a fetched release's never names /usr/share/java, and Debian's jars
-name only each other.
+name only each other. Each Maven run is bounded by
+$ZKELECT_ZK_FETCH_TIMEOUT seconds (default 600), as zkdist's.
 """
 
 from __future__ import annotations
@@ -122,9 +123,14 @@ def fetch(version, timeout=zkdist.FETCH_TIMEOUT):
     v = normalize(version)
     if v == DEBIAN:
         return "/usr/share/java"
-    return zkdist.maven_fetch(f"Curator {v}", cache_root(), v,
-                              lambda extra: _POM.format(version=v, extra=extra),
-                              f"curator-recipes-{v}.jar", timeout)
+    try:
+        return zkdist.maven_fetch(f"Curator {v}", cache_root(), v,
+                                  lambda extra: _POM.format(version=v, extra=extra),
+                                  f"curator-recipes-{v}.jar", timeout)
+    except zkdist.ZkDistError as e:
+        if str(e).startswith("Curator "):
+            raise
+        raise zkdist.ZkDistError(f"Curator {v}: {e}") from None     # mvn missing, say for what
 
 
 def classpath(version, fetch_missing=True):
