@@ -1,6 +1,7 @@
 """Whole participant processes against the shared ensemble: the server's own
 view of the watches, crash failover with SIGKILL, and one election shared by
-Curator's LeaderLatch and libzkelect (`zkelect candidate`)."""
+Curator's LeaderLatch (Debian's 5.4 and the newest from Maven Central,
+bed/curatordist.py) and libzkelect (`zkelect candidate`)."""
 
 import shutil
 import subprocess
