@@ -180,6 +180,13 @@ def c_programs(build):
     return progs
 
 
+# The Curator compared (bench/participants/curator/run.sh): Debian's unless
+# $CURATOR_CLASSPATH names another release's jars
+# (python3 tests/bed/curatordist.py classpath 5.9.0).
+CURATOR_CP = (os.environ.get("CURATOR_CLASSPATH")
+              or "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-simple.jar")
+
+
 def prepare_curator(tmp):
     """Build the Curator participant into tmp (nothing is written into the
     source tree); returns its command and environment."""
@@ -326,8 +333,7 @@ def run_all(a):
                 "libzkelect": shlex.join([progs["idlehold"]]),
                 "curator": shlex.join(["java", "-XX:+UseSerialGC", "-Xmx512m",
                                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
-                                       classes + ":/usr/share/java/curator-recipes.jar:"
-                                       "/usr/share/java/slf4j-simple.jar", "CuratorIdle"]),
+                                       classes + ":" + CURATOR_CP, "CuratorIdle"]),
                 "kazoo": shlex.join(["/usr/bin/python3",
                                      os.path.join(HERE, "participants", "kazoo", "kazoo_idle.py")]),
             }
@@ -367,7 +373,7 @@ def run_all(a):
             classes = impl_env["curator"]["CURATOR_CLASSES"]
             peers = {
                 "curator": ["java", "-XX:+UseSerialGC", "-Xmx1g", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                            "-cp", classes + ":/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-simple.jar",
+                            "-cp", classes + ":" + CURATOR_CP,
                             "CuratorIdle"],
                 "kazoo": ["/usr/bin/python3", os.path.join(HERE, "participants", "kazoo", "kazoo_idle.py")],
             }

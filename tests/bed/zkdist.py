@@ -45,7 +45,7 @@ import sys
 import tempfile
 
 __all__ = ["ZkDistError", "DEBIAN", "LINES", "MATRIX", "NEWEST", "default_version", "also_versions",
-           "normalize", "classpath", "fetch", "is_cached", "line_of", "cache_root"]
+           "normalize", "classpath", "fetch", "is_cached", "line_of", "cache_root", "maven_fetch"]
 
 DEBIAN = "debian"
 # Debian's package (bookworm): /usr/share/java/zookeeper.jar is 3.8.0.
@@ -72,7 +72,7 @@ MATRIX = [DEBIAN, LINES["3.9"], LINES["3.8"], LINES["3.7"], LINES["3.6"], LINES[
 ENV_VERSION = "ZKELECT_ZK_VERSION"
 FETCH_TIMEOUT = float(os.environ.get("ZKELECT_ZK_FETCH_TIMEOUT", "600"))
 _RELEASE = re.compile(r"^3\.\d+\.\d+$")
-_FAILED = {}        # version -> the error of this process' fetch of it
+_FAILED = {}        # (cache root, version) -> the error of this process' fetch of it
 
 
 class ZkDistError(RuntimeError):
@@ -254,19 +254,32 @@ def fetch(version, timeout=FETCH_TIMEOUT):
     v = normalize(version)
     if v == DEBIAN:
         return "/usr/share/java"
-    if v in _FAILED:      # one try per process, not one per test
-        raise ZkDistError(_FAILED[v])
-    root = cache_root()
-    dest = _dir(v)
-    with _lock(root, v):
-        if is_cached(v):
+    provided = _PROVIDED_36 if line_of(v) >= (3, 6) else ""
+    return maven_fetch(f"ZooKeeper {v}", cache_root(), v,
+                       lambda extra: _POM.format(version=v, extra=provided + extra),
+                       f"zookeeper-{v}.jar", timeout)
+
+
+def maven_fetch(what, root, key, pom, expect, timeout=FETCH_TIMEOUT):
+    """The runtime dependencies of the pom `pom(extra)` makes (extra: more
+    <dependency> elements), plus slf4j-simple at the version of the
+    slf4j-api they resolve to, copied by Maven into root/key/lib unless a
+    complete copy is there; returns that lib directory. `expect` is the
+    file name of a jar that must be among them. Serialised by a lock file
+    in root; tried once per process. ZkDistError naming `what` and Maven's
+    reason when it cannot be had (the whole Maven log is kept beside)."""
+    if (root, key) in _FAILED:      # one try per process, not one per test
+        raise ZkDistError(_FAILED[root, key])
+    dest = os.path.join(root, key)
+    done = os.path.join(dest, "complete")
+    with _lock(root, key):
+        if os.path.exists(done):
             return os.path.join(dest, "lib")
-        work = tempfile.mkdtemp(prefix=f".fetch-{v}-", dir=root)
+        work = tempfile.mkdtemp(prefix=f".fetch-{key}-", dir=root)
         log = os.path.join(work, "mvn.log")
         try:
-            provided = _PROVIDED_36 if line_of(v) >= (3, 6) else ""
             with open(os.path.join(work, "pom.xml"), "w") as f:
-                f.write(_POM.format(version=v, extra=provided))
+                f.write(pom(""))
             err = _mvn(work, log, timeout)
             if err is None:
                 api = glob.glob(os.path.join(work, "lib", "slf4j-api-*.jar"))
@@ -275,25 +288,25 @@ def fetch(version, timeout=FETCH_TIMEOUT):
                 else:
                     sv = os.path.basename(api[0])[len("slf4j-api-"):-len(".jar")]
                     with open(os.path.join(work, "pom.xml"), "w") as f:
-                        f.write(_POM.format(version=v,
-                                            extra=provided + _SLF4J_SIMPLE.format(version=sv)))
+                        f.write(pom(_SLF4J_SIMPLE.format(version=sv)))
                     err = _mvn(work, log, timeout)
-            if err is None and not os.path.exists(os.path.join(work, "lib", f"zookeeper-{v}.jar")):
-                err = f"zookeeper-{v}.jar is not among what Maven copied"
+            if err is None and not os.path.exists(os.path.join(work, "lib", expect)):
+                err = f"{expect} is not among what Maven copied"
             if err is not None:
-                keep = os.path.join(root, f"{v}.fetch-failed.log")
+                keep = os.path.join(root, f"{key}.fetch-failed.log")
                 shutil.copyfile(log, keep)
-                _FAILED[v] = (f"ZooKeeper {v} could not be fetched from Maven Central:\n{err}\n"
-                              f"(whole Maven log: {keep})")
-                raise ZkDistError(_FAILED[v])
+                _FAILED[root, key] = (f"{what} could not be fetched from Maven Central:\n{err}\n"
+                                      f"(whole Maven log: {keep})")
+                raise ZkDistError(_FAILED[root, key])
             shutil.rmtree(dest, ignore_errors=True)
             os.makedirs(dest)
             os.replace(os.path.join(work, "lib"), os.path.join(dest, "lib"))
             shutil.copyfile(log, os.path.join(dest, "fetch.log"))
-            with open(os.path.join(dest, "complete"), "w") as f:
-                f.write("\n".join(os.path.basename(j) for j in _jars(v)) + "\n")
+            jars = sorted(glob.glob(os.path.join(dest, "lib", "*.jar")))
+            with open(done, "w") as f:
+                f.write("\n".join(os.path.basename(j) for j in jars) + "\n")
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(root, f"{v}.fetch-failed.log"))
+                os.unlink(os.path.join(root, f"{key}.fetch-failed.log"))
             return os.path.join(dest, "lib")
         finally:
             shutil.rmtree(work, ignore_errors=True)

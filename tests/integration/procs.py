@@ -20,9 +20,16 @@ def zkelect_candidate(zkelect_bin, env, hosts, path, first_id, count=1, session_
 CURATOR_RUN = Path(__file__).resolve().parents[2] / "bench" / "participants" / "curator" / "run.sh"
 
 
-def curator_candidate(classes_dir, env, hosts, path, first_id, count=1, session_ms=2000):
-    """The Curator participant of bench/, its classes already built into classes_dir."""
+def curator_candidate(classes_dir, env, hosts, path, first_id, count=1, session_ms=2000,
+                      classpath=None):
+    """The Curator participant of bench/, its classes already built into
+    classes_dir against `classpath` (default Debian's Curator; else a
+    release's jars, bed/curatordist.py classpath)."""
     env = dict(env, CURATOR_CLASSES=str(classes_dir))
+    if classpath:
+        env["CURATOR_CLASSPATH"] = classpath
+    else:
+        env.pop("CURATOR_CLASSPATH", None)
     return Participant([CURATOR_RUN, *protocol_args(hosts, path, first_id, count, session_ms)],
                        env, f"curator[{first_id}]", stderr="pipe")
 

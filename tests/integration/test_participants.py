@@ -1,6 +1,7 @@
 """Whole participant processes against the shared ensemble: the server's own
 view of the watches, crash failover with SIGKILL, and one election shared by
-Curator's LeaderLatch and libzkelect (`zkelect candidate`)."""
+Curator's LeaderLatch (Debian's 5.4 and the newest from Maven Central,
+bed/curatordist.py) and libzkelect (`zkelect candidate`)."""
 
 import shutil
 import subprocess
@@ -9,11 +10,25 @@ from pathlib import Path
 
 import pytest
 
+from bed import curatordist, zkdist
 from procs import Kazoo, curator_candidate, zkelect_candidate
 
 CURATOR_SRC = str(Path(__file__).resolve().parents[2] / "bench" / "participants" / "curator"
                   / "CuratorParticipant.java")
-CURATOR_JAR = "/usr/share/java/curator-recipes.jar"
+
+
+def pytest_generate_tests(metafunc):
+    # The interop test runs Debian's Curator against the run's server and
+    # each "also" server (as @pytest.mark.zk_versions would), and each other
+    # Curator (bed/curatordist.py: the newest Maven Central serves) against
+    # the run's server only: one run more per Curator, not one per server.
+    if "curator" not in metafunc.fixturenames:
+        return
+    servers = [zkdist.default_version()] + zkdist.also_versions()
+    pairs = [(servers[0], c) for c in curatordist.versions()] \
+        + [(z, curatordist.DEBIAN) for z in servers[1:]]
+    metafunc.parametrize(("zk_version", "curator"), pairs, indirect=["zk_version"],
+                         ids=[f"zk-{z}-curator-{c}" for z, c in pairs])
 
 
 def _join_in_order(procs, ids, timeout=20):
@@ -181,32 +196,71 @@ def test_sigkill_leader_replaced_within_session_timeout(zk, zk_path, zkelect_bin
 
 
 @pytest.fixture(scope="module")
-def curator_classes(tmp_path_factory):
+def _curator_builds():
+    return {}
+
+
+@pytest.fixture
+def curator_build(curator, _curator_builds, tmp_path_factory):
+    """(classes dir, class path) of the Curator participant built against
+    `curator`: Debian's jars, or a release's from the cache (fetched by
+    ./dev test before pytest; here only when missing). Built once per
+    Curator per module."""
+    if curator in _curator_builds:
+        return _curator_builds[curator]
     if not (shutil.which("javac") and shutil.which("java")):
         pytest.fail("javac/java missing (apt-get install default-jdk-headless)", pytrace=False)
-    out = tmp_path_factory.mktemp("curator")
-    r = subprocess.run(["javac", "-Xlint:-options", "--release", "17", "-d", str(out),
-                        "-cp", CURATOR_JAR, CURATOR_SRC], capture_output=True, text=True,
+    try:
+        cp = curatordist.classpath(curator)
+    except zkdist.ZkDistError as e:
+        pytest.fail(str(e), pytrace=False)
+    out = tmp_path_factory.mktemp(f"curator-{curator}")
+    # C1 only: javac's own run is short, and it halves its ~4 s here.
+    r = subprocess.run(["javac", "-J-XX:TieredStopAtLevel=1", "-Xlint:-options", "--release", "17",
+                        "-d", str(out), "-cp", cp, CURATOR_SRC], capture_output=True, text=True,
                        timeout=180)
-    assert r.returncode == 0, f"building the Curator participant failed:\n{r.stdout}{r.stderr}"
-    return out
+    assert r.returncode == 0, f"building the Curator participant against {cp} failed:\n{r.stdout}{r.stderr}"
+    _curator_builds[curator] = (out, cp)
+    return out, cp
 
 
-@pytest.mark.zk_versions
-def test_curator_and_zkelect_share_one_election(zk, zk_path, zkelect_bin, test_env, curator_classes):
+def _check_library(cur, curator):
+    """The participant runs the Curator asked for and nothing of the other:
+    its first line names the jars LeaderLatch and ZooKeeper's client were
+    loaded from, and their releases."""
+    got = {k: cur.info("-", k, 30) for k in ("curator", "curator_jar", "zookeeper", "zookeeper_jar")}
+    if curator == curatordist.DEBIAN:
+        assert got["curator"] == curatordist.DEBIAN_RELEASE, got
+        assert got["curator_jar"].startswith("/usr/share/java/"), got
+        assert got["zookeeper_jar"].startswith("/usr/share/java/"), got
+    else:
+        lib = curatordist.fetch(curator)
+        assert got["curator"] == curator, got
+        for k in ("curator_jar", "zookeeper_jar"):
+            assert Path(got[k]).parent == Path(lib), got
+        assert "/usr/share/java" not in curatordist.classpath(curator), "Debian's jars on the path"
+    return got
+
+
+def test_curator_and_zkelect_share_one_election(zk, zk_path, zkelect_bin, test_env, curator,
+                                                curator_build):
     hosts = zk.connect_string
     # ids 1 and 4 on libzkelect, 2 and 3 on Curator, 5 on libzkelect.
-    # T = 6 s: the hand-offs here are resigns, which T does not pace; at
-    # 2 s a loaded machine once let a leader's lease (about 0.9 s) lapse
-    # and be regained (LOST, LEADER again), which this test forbids.
+    # T = 6 s: the hand-offs here are resigns, which T does not pace. At
+    # 2 s a loaded machine once showed one LEADER line more than terms,
+    # most likely a lease (about 0.9 s) that lapsed and was regained, which
+    # this test forbids.
     T = 6000
     z1 = zkelect_candidate(zkelect_bin, test_env, hosts, zk_path, 1, session_ms=T)
-    cur = curator_candidate(curator_classes, test_env, hosts, zk_path, 2, count=2, session_ms=T)
+    classes, cp = curator_build
+    cur = curator_candidate(classes, test_env, hosts, zk_path, 2, count=2, classpath=cp,
+                            session_ms=T)
     z45 = zkelect_candidate(zkelect_bin, test_env, hosts, zk_path, 4, count=2, session_ms=T)
     procs = [z1, cur, z45]
     owner = {"1": z1, "2": cur, "3": cur, "4": z45, "5": z45}
     kz = Kazoo(hosts)
     try:
+        lib = _check_library(cur, curator)
         for pid, p in owner.items():
             p.wait_event(("CONNECTED",), pid, 60)
         m = {p: p.mark() for p in procs}
@@ -263,7 +317,8 @@ def test_curator_and_zkelect_share_one_election(zk, zk_path, zkelect_bin, test_e
         lost = [e for p in procs for e in p.events() if e[1] == "LOST"]
         assert not lost, lost
         impl = {pid: ("curator" if o is cur else "zkelect") for pid, o in owner.items()}
-        print("\nhand-offs (ms, from, to): " + ", ".join(
+        print(f"\nCurator {lib['curator']} (ZooKeeper client {lib['zookeeper']}, {lib['curator_jar']}); "
+              "hand-offs (ms, from, to): " + ", ".join(
             f"{ms:.1f} {a}({impl[a]})->{b}({impl[b]})" for ms, a, b in handoffs))
     finally:
         kz.close()

@@ -86,6 +86,8 @@ def env_for(tree):
     # One server version (the run's, $ZKELECT_ZK_VERSION): the tests marked
     # zk_versions would otherwise run twice per build (tests/conftest.py).
     env.setdefault("ZKELECT_ZK_ALSO", "")
+    # And Debian's Curator only beside it (bed/curatordist.py).
+    env.setdefault("ZKELECT_CURATOR_ALSO", "")
     return env
 
 

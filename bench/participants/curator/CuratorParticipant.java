@@ -4,13 +4,23 @@
 //
 // K participants, ids first..first+K-1, each on its own CuratorFramework and
 // so its own ZooKeeper session. Built by bench/participants/curator/build.sh
-// with javac against Debian's libcurator-recipes-java; no Maven.
+// with javac against Debian's libcurator-recipes-java (5.4) or, with
+// CURATOR_CLASSPATH, another release's jars (tests/bed/curatordist.py); the
+// same source compiles against both.
+//
+// First line: "INFO - library curator=V curator_jar=J zookeeper=V
+// zookeeper_jar=J", the release of each jar LeaderLatch and ZooKeeper's
+// client were loaded from (its Maven pom.properties), so a run says which
+// Curator it compared.
 import java.io.BufferedReader;
+import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -41,6 +51,25 @@ public final class CuratorParticipant {
         // the moment another thread let us print.
         long ns = epochNs();
         line("EVENT " + kind + " " + id + " " + ns);
+    }
+
+    /** "name=version name_jar=path" of the jar `c` was loaded from;
+     *  "?" for what its jar does not say. */
+    static String library(String name, Class<?> c, String pomDir) {
+        String jar = "?", version = "?";
+        try {
+            URL where = c.getProtectionDomain().getCodeSource().getLocation();
+            jar = where.getPath();
+            URL pom = new URL("jar:" + where + "!/META-INF/maven/" + pomDir + "/pom.properties");
+            try (InputStream in = pom.openStream()) {
+                Properties p = new Properties();
+                p.load(in);
+                version = p.getProperty("version", "?");
+            }
+        } catch (Exception unknown) {
+            // Not from a Maven-built jar: the line says "?", the run goes on.
+        }
+        return name + "=" + version + " " + name + "_jar=" + jar;
     }
 
     enum Shown { IDLE, WAITING, FOLLOWER, LEADER }
@@ -194,6 +223,10 @@ public final class CuratorParticipant {
             System.exit(2);
         }
 
+        line("INFO - library "
+             + library("curator", LeaderLatch.class, "org.apache.curator/curator-recipes") + " "
+             + library("zookeeper", org.apache.zookeeper.ZooKeeper.class,
+                       "org.apache.zookeeper/zookeeper"));
         List<Member> members = new ArrayList<>();
         for (int k = 0; k < count; k++)
             members.add(new Member(first + k, hosts, path, sessionMs));
