@@ -269,6 +269,11 @@ def py_keyword(k):
     return re.sub(r"^(zk|election)\.", "", k["name"]).replace(".", "_")
 
 
+def lua_layer_regions(t):
+    """The Lua layer's option names: the Python keywords, for the same keys."""
+    return {"options": [f'    {{ "{py_keyword(k)}", "{k["name"]}" }},' for k in t["key"]]}
+
+
 def python_regions(t):
     codes = [e for e in t["error"] if e["value"] != 0]
     out = ["ERRORS = {"]
@@ -398,6 +403,7 @@ def targets(t):
         ("bindings/java/src/main/java/org/zkelect/ZkelectException.java", replace_marked,
          java_exception_regions(t)),
         ("bindings/luajit/zkelect/ffi.lua", replace_marked, lua_regions(t)),
+        ("bindings/luajit/zkelect/layer.lua", replace_marked, lua_layer_regions(t)),
         ("bindings/rust/zkelect-sys/src/lib.rs", replace_marked, rust_sys_regions(t)),
         ("bindings/rust/zkelect-sys/tests/header.rs", replace_marked, rust_header_test_regions(t)),
         ("bindings/rust/zkelect/src/lib.rs", replace_marked, rust_regions(t)),
