@@ -10,9 +10,12 @@ using namespace zkelect;
 
 // The ABI promises these numbers; the engine keeps its own copy (it must not
 // include the public header). Every value is held to the header here, at
-// compile time; tests/abi/test_vocabulary.py holds the name tables, the docs
-// and the bindings' hand-written copies to the header.
+// compile time: gen/vocab.py writes one line per word of
+// gen/vocabulary.toml, and the compiler compares the two enums it names;
+// tests/abi/test_vocabulary.py holds the name tables and the docs to the
+// header.
 #define ZKE_SAME(pub, eng) static_assert(int(pub) == int(eng), #pub " drifted from " #eng)
+// BEGIN gen/vocab.py same
 ZKE_SAME(ZKELECT_OK, kOk);
 ZKE_SAME(ZKELECT_EINVAL, kEInval);
 ZKE_SAME(ZKELECT_ENOMEM, kENoMem);
@@ -66,5 +69,6 @@ ZKE_SAME(ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP, kSequenceNearWrap);
 ZKE_SAME(ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS, kSessionTimeoutBelowTwoTicks);
 ZKE_SAME(ZKELECT_COUNTER_CRASH_GUARD_WARNINGS, kCrashGuardWarnings);
 ZKE_SAME(ZKELECT_COUNTER__COUNT, kCounterCount);
+// END gen/vocab.py same
 ZKE_SAME(ZKELECT_EVENT_QUEUE_MAX, EventQueue::kMaxEvents);
 #undef ZKE_SAME

@@ -8,7 +8,9 @@ The copies are regions of hand-written files. In the public header and the
 engine's errors.h a region is the body of a named enum (so the header stays
 plain C for its readers); elsewhere it lies between two marker comments,
 BEGIN and END "gen/vocab.py <region>". Everything outside a region is left
-as it is. tests/abi/test_generated.py runs --check in ./dev test.
+as it is. The tests that hold a binding to the compiled header or library
+take their lists of words from here too (the compiled side is what they
+compare with). tests/abi/test_generated.py runs --check in ./dev test.
 """
 
 import re
@@ -114,6 +116,24 @@ def c_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def abi_check_regions(t):
+    """A static_assert per word: the header's enum and the engine's, both
+    compiled, must give it one number."""
+    pairs = [(f"ZKELECT_{e['name']}", e["engine"]) for e in t["error"]]
+    pairs += [(f"ZKELECT_EV_{e['name']}", f"EventType::k{camel(e['name'])}") for e in t["event"]]
+    pairs += [(f"ZKELECT_REASON_{r['name']}", f"Reason::k{camel(r['name'])}") for r in t["reason"]]
+    pairs += [(f"ZKELECT_COUNTER_{c['name']}", f"k{camel(c['name'])}") for c in t["counter"]]
+    pairs.append(("ZKELECT_COUNTER__COUNT", "kCounterCount"))
+    return {"same": [f"ZKE_SAME({p}, {e});" for p, e in pairs]}
+
+
+def capi_test_regions(t):
+    """tests/capi/badinput_test.cpp: each code's C name, which the library's
+    zkelect_err_name must give back."""
+    return {"error names": [f'        {{ZKELECT_{e["name"]}, "ZKELECT_{e["name"]}"}},'
+                            for e in t["error"]]}
+
+
 def vocabulary_cpp_regions(t):
     errors = ["constexpr ErrWords kErrors[] = {"]
     errors += [f"    {{{e['engine']}, \"ZKELECT_{e['name']}\", {c_string(e['message'])}}},"
@@ -144,6 +164,14 @@ def go_regions(t):
     return {"events": tab(ev), "reasons": tab(rs), "codes": tab(cs), "sentinels": tab(sentinels)}
 
 
+def go_test_regions(t):
+    """foreign_test.go's map from the library's event type names (what
+    EventType.String asks libzkelect) to the binding's constants."""
+    rows = align([(f'"{e["name"]}":', f"zkelect.{e.get('go', camel(e['name']))},")
+                  for e in t["event"]])
+    return {"event names": ["\t\t" + r.rstrip() for r in rows]}
+
+
 # --- Java -------------------------------------------------------------------
 
 def java_regions(t):
@@ -154,6 +182,11 @@ def java_regions(t):
         types.append(f"        {e['name']}" + ("," if i + 1 < len(t["event"]) else ";"))
     return {"event types": types,
             "reasons": ["        " + ", ".join(r["name"] for r in t["reason"]) + ";"]}
+
+
+def java_exception_regions(t):
+    return {"codes": [f"    public static final int {e['name']} = {e['value']};"
+                      for e in t["error"] if e["value"] != 0]}
 
 
 # --- LuaJIT -----------------------------------------------------------------
@@ -184,6 +217,16 @@ def rust_sys_regions(t):
         "events": consts("EV_", t["event"]),
         "reasons": consts("REASON_", t["reason"]),
     }
+
+
+def rust_header_test_regions(t):
+    """The names tests/header.rs has the C compiler print, to compare with
+    zkelect-sys's values: the compiled header is the judge, not this table."""
+    names = [f"ZKELECT_{e['name']}" for e in t["error"]]
+    names += [f"ZKELECT_COUNTER_{c['name']}" for c in t["counter"]] + ["ZKELECT_COUNTER__COUNT"]
+    names += [f"ZKELECT_EV_{e['name']}" for e in t["event"]]
+    names += [f"ZKELECT_REASON_{r['name']}" for r in t["reason"]]
+    return {"constants": [f"        {n}," for n in names]}
 
 
 def rust_variants(entries, ident):
@@ -224,6 +267,11 @@ def py_keyword(k):
     if k.get("py"):
         return k["py"]
     return re.sub(r"^(zk|election)\.", "", k["name"]).replace(".", "_")
+
+
+def lua_layer_regions(t):
+    """The Lua layer's option names: the Python keywords, for the same keys."""
+    return {"options": [f'    {{ "{py_keyword(k)}", "{k["name"]}" }},' for k in t["key"]]}
 
 
 def python_regions(t):
@@ -344,13 +392,20 @@ def targets(t):
         ("cxx/conf.cpp", replace_marked, conf_regions(t)),
         ("cxx/conf.h", replace_marked, conf_h_regions(t)),
         ("cxx/vocabulary.cpp", replace_marked, vocabulary_cpp_regions(t)),
+        ("capi/abi_check.cpp", replace_marked, abi_check_regions(t)),
+        ("tests/capi/badinput_test.cpp", replace_marked, capi_test_regions(t)),
         ("bindings/go/elector.go", replace_marked,
          {k: v for k, v in go_regions(t).items() if k in ("events", "reasons")}),
         ("bindings/go/errors.go", replace_marked,
          {k: v for k, v in go_regions(t).items() if k in ("codes", "sentinels")}),
+        ("bindings/go/foreign_test.go", replace_marked, go_test_regions(t)),
         ("bindings/java/src/main/java/org/zkelect/Event.java", replace_marked, java_regions(t)),
+        ("bindings/java/src/main/java/org/zkelect/ZkelectException.java", replace_marked,
+         java_exception_regions(t)),
         ("bindings/luajit/zkelect/ffi.lua", replace_marked, lua_regions(t)),
+        ("bindings/luajit/zkelect/layer.lua", replace_marked, lua_layer_regions(t)),
         ("bindings/rust/zkelect-sys/src/lib.rs", replace_marked, rust_sys_regions(t)),
+        ("bindings/rust/zkelect-sys/tests/header.rs", replace_marked, rust_header_test_regions(t)),
         ("bindings/rust/zkelect/src/lib.rs", replace_marked, rust_regions(t)),
         ("bindings/python/zkelect/_vocab.py", replace_marked, python_regions(t)),
         ("tools/metrics.c", replace_marked, {"client counters": metric_regions(t)}),

@@ -33,13 +33,24 @@ func TestLeaderIDLongerThanIDMax(t *testing.T) {
 }
 
 // Every event type of zkelect.h has its constant (the C library names
-// types up to its last; past it, "UNKNOWN").
+// types up to its last; past it, "UNKNOWN"). The map is written by
+// gen/vocab.py; the library's names are the other side.
 func TestEveryEventTypeHasItsConstant(t *testing.T) {
 	consts := map[string]zkelect.EventType{
-		"ELECTED": zkelect.Elected, "DEPOSED": zkelect.Deposed, "FOLLOWING": zkelect.Following,
-		"SUSPENDED": zkelect.Suspended, "RECONNECTED": zkelect.Reconnected, "EXPIRED": zkelect.Expired,
-		"LEADER_CHANGED": zkelect.LeaderChanged, "ERROR": zkelect.Failed, "RESIGNED": zkelect.Resigned,
-		"OVERFLOW": zkelect.Overflow, "WARNING": zkelect.Warning, "STEPPED_BACK": zkelect.SteppedBack,
+		// BEGIN gen/vocab.py event names
+		"ELECTED":        zkelect.Elected,
+		"DEPOSED":        zkelect.Deposed,
+		"FOLLOWING":      zkelect.Following,
+		"SUSPENDED":      zkelect.Suspended,
+		"RECONNECTED":    zkelect.Reconnected,
+		"EXPIRED":        zkelect.Expired,
+		"LEADER_CHANGED": zkelect.LeaderChanged,
+		"ERROR":          zkelect.Failed,
+		"RESIGNED":       zkelect.Resigned,
+		"OVERFLOW":       zkelect.Overflow,
+		"WARNING":        zkelect.Warning,
+		"STEPPED_BACK":   zkelect.SteppedBack,
+		// END gen/vocab.py event names
 	}
 	n := 0
 	for code := 1; code < 64; code++ {

@@ -135,6 +135,28 @@ return function(zk, opts)
     end
   end)
 
+  test("every configuration key the library knows has its option name", function()
+    -- The layer's names are written from gen/vocabulary.toml; the library's
+    -- own list (zkelect_conf_key) is the judge. A value no key accepts
+    -- reaches zkelect_conf_set, whose refusal names the key; a name the
+    -- layer lacks is refused as an unknown option instead.
+    local keys = zk.config_keys()
+    check(#keys >= 8, "the library lists %d keys", #keys)
+    for _, key in ipairs(keys) do
+      local name = key:gsub("^zk%.", ""):gsub("^election%.", ""):gsub("%.", "_")
+      if name ~= "hosts" then
+        local ok, err = pcall(zk.connect, { hosts = hosts, [name] = "\1" })
+        if ok then
+          err:close()
+        else
+          check(zk.is_error(err), "%s: %s", name, tostring(err))
+          check(not err.message:find("unknown option", 1, true), "%s (%s): %s", name, key,
+                err.message)
+        end
+      end
+    end
+  end)
+
   test("is_error tells a zkelect error from any other value", function()
     local err = catch(zk.connect, { hosts = hosts, ["no.such.key"] = "1" })
     check(zk.is_error(err), "is_error(a raised error) is false")

@@ -44,10 +44,40 @@ def test_a_new_event_and_counter_reach_every_copy():
                              "doc": "a test's counter", "metric": "zkelect_probe_count_total",
                              "metric_help": "A test's counter."})
     # Copies of the codes or the keys alone do not hold events or counters.
-    only_other = {"bindings/go/errors.go", "cxx/conf.cpp", "cxx/conf.h"}
+    only_other = {"bindings/go/errors.go", "cxx/conf.cpp", "cxx/conf.h",
+                  "bindings/java/src/main/java/org/zkelect/ZkelectException.java",
+                  "tests/capi/badinput_test.cpp", "bindings/luajit/zkelect/layer.lua"}
     missed = [(rel, regions) for rel, regions, changed in _changed(gen, t, grown)
               if not changed and rel not in only_other and not any("Keys" in r for r in regions)]
     assert not missed, f"a new event or counter does not reach: {missed}"
+    # The tests that hold the bindings to the compiled header or library
+    # take their lists of words from the table too.
+    changed = {rel for rel, _r, c in _changed(gen, t, grown) if c}
+    tests = {"bindings/go/foreign_test.go", "bindings/rust/zkelect-sys/tests/header.rs",
+             "capi/abi_check.cpp"}
+    assert tests <= changed, f"a new event or counter does not reach {sorted(tests - changed)}"
+
+
+def test_a_new_code_reaches_every_copy():
+    """A new error code changes every copy of the codes: the bindings'
+    constants and the tests that hold them to the compiled header or library
+    (tests/capi/badinput_test.cpp, capi/abi_check.cpp, zkelect-sys's
+    tests/header.rs); only the copies of other words stay as they are."""
+    gen = _gen()
+    t = gen.load()
+    grown = copy.deepcopy(t)
+    low = min(e["value"] for e in t["error"])
+    grown["error"].append({"name": "EPROBE", "value": low - 1, "engine": "kEProbe", "go": "Probe",
+                           "rust": "Probe", "message": "a test's code", "doc": "A test's code."})
+    changed = {rel for rel, _r, c in _changed(gen, t, grown) if c}
+    copies = {"capi/zkelect/zkelect.h", "cxx/errors.h", "cxx/vocabulary.cpp",
+              "bindings/go/errors.go", "bindings/java/src/main/java/org/zkelect/ZkelectException.java",
+              "bindings/luajit/zkelect/ffi.lua", "bindings/rust/zkelect-sys/src/lib.rs",
+              "bindings/rust/zkelect/src/lib.rs", "bindings/python/zkelect/_vocab.py",
+              "capi/abi_check.cpp", "tests/capi/badinput_test.cpp",
+              "bindings/rust/zkelect-sys/tests/header.rs"}
+    assert changed == copies, (f"a new code does not reach {sorted(copies - changed)}; "
+                               f"it changes, besides the copies of codes, {sorted(changed - copies)}")
 
 
 def test_a_new_key_reaches_the_engine_and_the_header():
@@ -59,4 +89,5 @@ def test_a_new_key_reaches_the_engine_and_the_header():
                          "doc": "a test's key."})
     changed = {(rel, tuple(regions)) for rel, regions, c in _changed(gen, t, grown) if c}
     files = {rel for rel, _r in changed}
-    assert {"cxx/conf.cpp", "cxx/conf.h", "capi/zkelect/zkelect.h"} <= files, changed
+    assert {"cxx/conf.cpp", "cxx/conf.h", "capi/zkelect/zkelect.h", "bindings/python/zkelect/_vocab.py",
+            "bindings/luajit/zkelect/layer.lua"} <= files, changed

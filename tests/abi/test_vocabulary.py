@@ -2,7 +2,7 @@
 types, deposition reasons, counters) are the ABI and the one table. Every
 other copy is held to it here: the library's name and message tables, the
 engine's own enums (also static_asserted in capi/abi_check.cpp), the Java
-binding's hand-written constants, docs/api.md, and the configuration keys
+binding's code constants, docs/api.md, and the configuration keys
 the library lists (zkelect_conf_key) against those the docs describe. Go and Lua take the
 header's constants through SWIG, Rust's zkelect-sys checks its own against
 the header (bindings/rust/zkelect-sys/tests/header.rs), LuaJIT's cdef is
@@ -10,6 +10,13 @@ checked by tests/bindings/test_luajit_cdef.py. The idiomatic layers' own
 copies (Go's EventType/Reason/Code constants, Java's Event.Type and
 Reason, Rust's EventKind, Reason, ErrorKind and Counter::ALL) and the
 stats call of every language are held to the header at the end.
+
+All those copies are written by gen/vocab.py from gen/vocabulary.toml
+(tests/abi/test_generated.py checks they are current), as is the header:
+comparing two of them checks the generator's spelling of each language,
+not the vocabulary. What checks the words themselves is the library at run
+time (its name and message tables, here) and the compilers (abi_check.cpp,
+header.rs, and each binding's own test against the library).
 """
 
 import ctypes
@@ -165,9 +172,10 @@ def test_every_configuration_key_is_documented_and_no_other(lib):
 
 
 # ---- the bindings' own copies ------------------------------------------------
-# Each binding below spells the header's vocabulary by hand (a later change
-# generates them from one source); until then every copy is held to the
-# header here, so a value added to an enum and missed by a binding fails.
+# gen/vocab.py writes each binding's copy below; these hold the generator's
+# output for each language to the header's enums, so a generator that
+# drops or misnumbers a word in one language fails here as well as in that
+# binding's own test.
 
 BINDINGS = REPO / "bindings"
 

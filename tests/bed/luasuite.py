@@ -8,6 +8,7 @@ import re
 LAYER_TESTS = [
     "errors carry code, name and message",
     "an unknown option is an error, dotted or not",
+    "every configuration key the library knows has its option name",
     "is_error tells a zkelect error from any other value",
     "three electors elect exactly one",
     "resign fails over in queue order",

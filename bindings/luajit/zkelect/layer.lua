@@ -189,18 +189,36 @@ return function(M, raw)
     raise(M.ECLOSED, what .. " is closed")
   end
 
-  -- Friendly option names; keys with a dot are libzkelect's own and passed
-  -- to zkelect_conf_set as they are; any other key is a mistake and an error.
-  local option_keys = {
-    hosts = "zk.hosts",
-    session_timeout_ms = "zk.session.timeout.ms",
-    connect_timeout_ms = "zk.connect.timeout.ms",
-    auth = "zk.auth",
-    acl = "election.acl",
-    leadership = "leadership",
-    lease_margin_ms = "lease.margin.ms",
-    log_level = "zk.log.level",
+  -- Friendly option names, Python's keywords: each configuration key
+  -- without "zk." or "election.", dots as underscores. Keys with a dot are
+  -- libzkelect's own and passed to zkelect_conf_set as they are; any other
+  -- key is a mistake and an error.
+  local options = {
+    -- BEGIN gen/vocab.py options
+    { "hosts", "zk.hosts" },
+    { "session_timeout_ms", "zk.session.timeout.ms" },
+    { "connect_timeout_ms", "zk.connect.timeout.ms" },
+    { "auth", "zk.auth" },
+    { "acl", "election.acl" },
+    { "leadership", "leadership" },
+    { "lease_margin_ms", "lease.margin.ms" },
+    { "log_level", "zk.log.level" },
+    { "probe_ticktime", "zk.probe.ticktime" },
+    { "tls_ca", "zk.tls.ca" },
+    { "tls_cert", "zk.tls.cert" },
+    { "tls_key", "zk.tls.key" },
+    { "tls_key_password", "zk.tls.key.password" },
+    { "hosts_follow", "zk.hosts.follow" },
+    { "crash_guard", "crash.guard" },
+    { "crash_guard_delay_ms", "crash.guard.delay.ms" },
+    -- END gen/vocab.py options
   }
+  local option_keys, option_names = {}, {}
+  for i, o in ipairs(options) do
+    option_keys[o[1]] = o[2]
+    option_names[i] = o[1]
+  end
+  option_names = table.concat(option_names, ", ")
 
   local function make_conf(opts)
     local conf = raw.conf_new()
@@ -209,9 +227,8 @@ return function(M, raw)
         local key = option_keys[k] or (type(k) == "string" and k:find(".", 1, true) and k)
         if not key then
           raise(EINVAL, string.format(
-            "unknown option %q (options: hosts, session_timeout_ms, connect_timeout_ms, auth, "
-            .. "acl, leadership, lease_margin_ms, log_level, or a libzkelect key such as "
-            .. "\"zk.session.timeout.ms\")", tostring(k)))
+            "unknown option %q (options: %s, or a libzkelect key such as "
+            .. "\"zk.session.timeout.ms\")", tostring(k), option_names))
         end
         raw.conf_set(conf, key, tostring(v))
       end

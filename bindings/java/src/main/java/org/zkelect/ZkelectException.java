@@ -8,6 +8,7 @@ package org.zkelect;
 public class ZkelectException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    // BEGIN gen/vocab.py codes
     public static final int EINVAL = -1;
     public static final int ENOMEM = -2;
     public static final int ESTATE = -3;
@@ -25,6 +26,7 @@ public class ZkelectException extends RuntimeException {
     public static final int ENOTLEADER = -15;
     public static final int ENOCANDIDATE = -16;
     public static final int ETARGET_LOST = -17;
+    // END gen/vocab.py codes
 
     private final int code;
 

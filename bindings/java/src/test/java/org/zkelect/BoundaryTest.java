@@ -4,8 +4,11 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 import org.junit.BeforeClass;
 import org.junit.Test;
@@ -30,6 +33,30 @@ public class BoundaryTest {
         } catch (ZkelectException e) {
             assertEquals(what, ZkelectException.EINVAL, e.code());
         }
+    }
+
+    /**
+     * ZkelectException's code constants are written from gen/vocabulary.toml;
+     * the library it loaded is the judge: each constant is the code the
+     * library calls by that name, and each code the library names (they run
+     * down from -1) has its constant.
+     */
+    @Test
+    public void everyCodeConstantIsTheLibrarysCode() throws IllegalAccessException {
+        Map<Integer, String> ours = new TreeMap<>();
+        for (Field f : ZkelectException.class.getFields()) {
+            int m = f.getModifiers();
+            if (f.getType() == int.class && Modifier.isStatic(m) && Modifier.isFinal(m)) {
+                int code = f.getInt(null);
+                assertEquals(f.getName(), "ZKELECT_" + f.getName(), ZkelectNative.err_name(code));
+                ours.put(code, f.getName());
+            }
+        }
+        int code = -1;
+        for (; code > -1000 && !ZkelectNative.err_name(code).equals("ZKELECT_EUNKNOWN"); code--) {
+            assertTrue(ZkelectNative.err_name(code) + " has no constant", ours.containsKey(code));
+        }
+        assertEquals("constants for codes the library does not name: " + ours, -1 - code, ours.size());
     }
 
     /**
