@@ -94,7 +94,11 @@ int zkelect_transfer(zkelect_election_t *e, const char *target_id, int timeout_m
         if (timeout_ms <= 0) return fail(ZKELECT_EINVAL, "timeout_ms must be above 0");
         if (e->shared->id == target_id)
             return fail(ZKELECT_EINVAL, "target_id is this candidacy's own id");
-        return e->election->transfer(target_id, timeout_ms);
+        int rc = e->election->transfer(target_id, timeout_ms);
+        if (rc == ZKELECT_ENOTSUP)
+            return fail(rc, "a candidate ahead of the target cannot step back (Curator's "
+                            "LeaderLatch, or libzkelect before 1.2); nothing was changed");
+        return rc;
     });
 }
 

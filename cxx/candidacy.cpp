@@ -1200,6 +1200,15 @@ void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::strin
                      for (size_t k = 0; k < n; ++k) {
                          const Reply &x = (*replies)[k];
                          if (x.rc == ZOK && x.data == self->xfer_.target) {
+                             // Everyone ahead of the target must step back;
+                             // one that never reads the request would hold
+                             // the transfer until its deadline and then let
+                             // whoever is next lead. Refused, nothing changed.
+                             for (size_t j = 0; j < from + k; ++j)
+                                 if (!steps_back((*after)[j])) {
+                                     self->end_transfer(kENotSup);
+                                     return;
+                                 }
                              self->xfer_.to = (*after)[from + k];
                              self->set_state(State::kTransferring);
                              self->xfer_.written = true;

@@ -151,7 +151,7 @@ std::string make_uuid() {
         std::uniform_int_distribution<unsigned> byte(0, 255);
         for (auto &x : b) x = static_cast<unsigned char>(byte(rd));
     }
-    b[6] = (b[6] & 0x0f) | 0x40;
+    b[6] = (b[6] & 0x0f) | 0x80;
     b[8] = (b[8] & 0x3f) | 0x80;
     char out[37];
     std::snprintf(out, sizeof out,
@@ -183,6 +183,15 @@ std::optional<int32_t> parse_sequence(std::string_view name) {
 bool has_uuid(std::string_view name, std::string_view uuid) {
     return name.size() > 3 + uuid.size() && name.substr(0, 3) == "_c_" &&
            name.substr(3, uuid.size()) == uuid;
+}
+
+bool steps_back(std::string_view name) {
+    // "_c_" + 36 + "-latch-": the uuid's version digit is its 15th character.
+    constexpr size_t kUuid = 36;
+    return name.size() > 3 + kUuid + kLatchMarker.size() && name.substr(0, 3) == "_c_" &&
+           name[3 + 14] == '8' && name[3 + kUuid] == '-' &&
+           name.substr(3 + kUuid + 1, kLatchMarker.size()) == kLatchMarker &&
+           parse_sequence(name.substr(3 + kUuid + 1)).has_value();
 }
 
 std::vector<Candidate> order_candidates(const std::vector<std::string> &children) {

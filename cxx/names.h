@@ -15,8 +15,16 @@ std::string check_election_path(std::string_view path);
 std::string check_hosts(std::string_view hosts);
 std::string check_participant_id(std::string_view id);
 
-// A random UUID in its 36-character canonical form (version 4).
+// A random UUID in its 36-character canonical form, of version 8 (RFC 9562's
+// custom version; 122 random bits as in version 4). The version digit is how
+// a transfer tells who reads its requests: Curator's LeaderLatch, and
+// libzkelect before transfer, make version 4 uuids and never step back.
 std::string make_uuid();
+
+// True when name is a candidate node whose uuid says it steps back for a
+// transfer (see make_uuid). Names come from ZooKeeper: any other shape is
+// simply false.
+bool steps_back(std::string_view name);
 
 // Curator LeaderLatch with protection: "_c_<uuid>-latch-<seq>".
 inline constexpr std::string_view kLatchMarker = "latch-";

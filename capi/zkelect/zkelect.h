@@ -556,15 +556,16 @@ ZKELECT_API int zkelect_await_leader(zkelect_election_t *election, int timeout_m
  * ZKELECT_ETARGET_LOST (it left the election). With nothing changed (this
  * candidacy still leads, unless it lost the lead otherwise):
  * ZKELECT_ENOCANDIDATE (no candidate behind this one has that id),
+ * ZKELECT_ENOTSUP (a candidate ahead of the target cannot step back: one
+ * of Curator's LeaderLatch, or of a libzkelect before 1.2, which never read
+ * the request; such a transfer would only wait out timeout_ms),
  * ZKELECT_ENOTLEADER (not leading, or the leadership ended otherwise during
  * the call), ZKELECT_EAUTH (no WRITE permission on the path), ZKELECT_ECONNLOSS,
  * ZKELECT_EZK, ZKELECT_ESTATE (another transfer of this handle runs).
  * ZKELECT_EINVAL for NULL, an invalid id, this candidacy's own id or
  * timeout_ms <= 0; ZKELECT_ECLOSED when the handle is being destroyed;
  * ZKELECT_EDEADLK when called on the client's loop thread. The message of
- * zkelect_last_error() says which. Any thread; blocks. A candidate that runs
- * a libzkelect before 1.2, or Curator's LeaderLatch, does not step back:
- * a transfer past it ends in ZKELECT_ETIMEDOUT. Since 1.2.
+ * zkelect_last_error() says which. Any thread; blocks. Since 1.2.
  */
 ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *target_id,
                                  int timeout_ms);

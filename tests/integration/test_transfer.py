@@ -179,11 +179,53 @@ def test_bad_input_gets_clear_codes_and_changes_nothing(api, handles, zk, kz):
     assert kz.get(path)[0] in (None, b""), "a request was written"
 
 
-def _ghost(kz, path, pid):
-    """A candidate node that never reads a transfer request (as Curator's
-    LeaderLatch, or libzkelect before 1.2, would not)."""
-    return kz.create(f"{path}/_c_{uuid.uuid4()}-latch-", pid.encode(),
-                     ephemeral=True, sequence=True)
+def _token(lib, e):
+    t = zkc.C.c_int64()
+    assert lib.zkelect_fencing_token(e, zkc.C.byref(t)) == 0
+    return t.value
+
+
+def _ghost(kz, path, pid, version=8):
+    """A candidate node whose owner never reads a transfer request. Version
+    4 uuid: Curator's LeaderLatch (or libzkelect before 1.2), which a
+    transfer knows never steps back. Version 8, libzkelect's own: a node
+    that says it steps back, of a process that does not act (stalled)."""
+    u = uuid.UUID(int=(uuid.uuid4().int & ~(0xF << 76)) | (version << 76))
+    return kz.create(f"{path}/_c_{u}-latch-", pid.encode(), ephemeral=True, sequence=True)
+
+
+def test_a_transfer_past_a_curator_candidate_is_refused_and_changes_nothing(
+        api, handles, zk, kz):
+    lib = api.lib
+    path = f"/t/transfer-{uuid.uuid4().hex[:8]}"
+    c = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
+    d = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
+    a = zkc.new_election(api, handles, c, path, "a")
+    t = zkc.new_election(api, handles, d, path, "t")
+    assert lib.zkelect_volunteer(a) == 0
+    api.wait_event(a, {"ELECTED"}, 10)
+    token = _token(lib, a)
+    ghost = _ghost(kz, path, "curator", version=4)
+    assert lib.zkelect_volunteer(t) == 0
+    api.wait_event(t, {"FOLLOWING"}, 10)
+    began = time.monotonic()
+    rc = lib.zkelect_transfer(a, b"t", 5000)
+    took = time.monotonic() - began
+    assert _err(lib, rc) == "ZKELECT_ENOTSUP"
+    lib.zkelect_last_error.restype = zkc.C.c_char_p
+    assert b"cannot step back" in lib.zkelect_last_error()
+    # Refused up front (a few reads), not after waiting out the 5 s.
+    assert took < 2.5, took
+    assert lib.zkelect_is_leader(a) == 1 and _token(lib, a) == token
+    assert _line(kz, path) == ["a", "curator", "t"]
+    assert kz.get(path)[0] in (None, b""), "a request was written"
+    for e in (a, t):
+        assert all(ev["type"] not in ("DEPOSED", "STEPPED_BACK") for ev in _drain(api, e))
+    # Past the Curator candidate, to a libzkelect one that steps back: fine
+    # once nobody unable to step back is ahead of the target.
+    kz.delete(ghost)
+    assert _err(lib, lib.zkelect_transfer(a, b"t", 5000)) == "OK"
+    api.wait_event(t, {"ELECTED"}, 10)
 
 
 def test_a_candidate_that_does_not_step_back_times_out_and_someone_leads(api, handles, zk, kz):

@@ -76,11 +76,26 @@ TEST(Uuid, CanonicalAndFresh) {
         std::string u = make_uuid();
         ASSERT_EQ(u.size(), 36u);
         EXPECT_EQ(u[8], '-');
-        EXPECT_EQ(u[14], '4');
+        EXPECT_EQ(u[14], '8');  // version 8: this node steps back for a transfer
+        EXPECT_TRUE(u[19] == '8' || u[19] == '9' || u[19] == 'a' || u[19] == 'b');
         EXPECT_TRUE(seen.insert(u).second);
         EXPECT_TRUE(has_uuid(node_prefix(u) + "0000000001", u));
         EXPECT_FALSE(has_uuid(node_prefix(u) + "0000000001", make_uuid()));
     }
+}
+
+TEST(Uuid, OnlyOurOwnNodesStepBack) {
+    EXPECT_TRUE(steps_back(node_prefix(make_uuid()) + "0000000001"));
+    // Curator's LeaderLatch (java.util.UUID.randomUUID: version 4).
+    EXPECT_FALSE(steps_back("_c_3e95edc5-1e17-4e0c-8dd4-9c2bc3f2146c-latch-0000000001"));
+    EXPECT_TRUE(steps_back("_c_3e95edc5-1e17-8e0c-8dd4-9c2bc3f2146c-latch-0000000001"));
+    // Anything else ZooKeeper may list: never.
+    EXPECT_FALSE(steps_back(""));
+    EXPECT_FALSE(steps_back("latch-0000000001"));
+    EXPECT_FALSE(steps_back("_c_8-latch-0000000001"));
+    EXPECT_FALSE(steps_back("_c_3e95edc5-1e17-8e0c-8dd4-9c2bc3f2146c-latch-"));
+    EXPECT_FALSE(steps_back("_c_3e95edc5-1e17-8e0c-8dd4-9c2bc3f2146cX-latch-0000000001"));
+    EXPECT_FALSE(steps_back("_x_3e95edc5-1e17-8e0c-8dd4-9c2bc3f2146c-latch-0000000001"));
 }
 
 TEST(Paths, Validation) {
