@@ -254,14 +254,13 @@ class Election:
 # ---------------------------------------------------------------------------
 # the tests
 
-def resign_leader(el, timeout=30):
-    """One graceful failover: (the old leader's RESIGNED, the new LEADER, when
-    the command was sent); returns once the old leader is FOLLOWER again.
-    A leader that gave up by itself (LOST) is waited for to lead again."""
-    old = el.wait(lambda: el.leaders(), timeout, "a leader to resign")[0]
+def handover(el, old, command, timeout, what, outcome=None):
+    """Send `command` to the leader `old`; wait for its RESIGNED, a LEADER of
+    another id, and old's FOLLOWER after its RESIGNED (and outcome(), when
+    given, to be truthy). Returns (command ns, RESIGNED, LEADER, FOLLOWER)."""
     m = el.mark()
     t_cmd = time.time_ns()
-    el.owner[old].send("resign %s" % old)
+    el.owner[old].send(command)
 
     def done():
         res = new = back = None
@@ -270,10 +269,20 @@ def resign_leader(el, timeout=30):
                 res = e
             elif e.id != old and e.kind == "LEADER" and new is None:
                 new = e
-            elif e.id == old and e.kind == "FOLLOWER":
+            elif e.id == old and e.kind == "FOLLOWER" and res is not None:
                 back = e
-        return (res, new, back) if res and new and back else None
-    res, new, back = el.wait(done, timeout, "a failover after `resign %s`" % old)
+        return (res, new, back) if res and new and back and (outcome is None or outcome()) else None
+    res, new, back = el.wait(done, timeout, what)
+    return t_cmd, res, new, back
+
+
+def resign_leader(el, timeout=30):
+    """One graceful failover: (the old leader's RESIGNED, the new LEADER, when
+    the command was sent); returns once the old leader is FOLLOWER again.
+    A leader that gave up by itself (LOST) is waited for to lead again."""
+    old = el.wait(lambda: el.leaders(), timeout, "a leader to resign")[0]
+    t_cmd, res, new, back = handover(el, old, "resign %s" % old, timeout,
+                                     "a failover after `resign %s`" % old)
     el.rejoined = back
     return res, new, t_cmd
 
@@ -299,29 +308,20 @@ def transfer_leader(el, place, timeout=30):
     target = order[place] if place is not None else order[1]
     with el.hub.cv:
         first_line = len(el.hub.lines)
-    m = el.mark()
-    t_cmd = time.time_ns()
-    el.owner[old].send("transfer %s %s" % (old, target) if place is not None else "resign %s" % old)
+    code = ["OK" if place is None else None]
 
-    def done():
-        res = new = back = None
-        for e in el.events(m):
-            if e.id == old and e.kind == "RESIGNED" and res is None:
-                res = e
-            elif e.id != old and e.kind == "LEADER" and new is None:
-                new = e
-            elif e.id == old and e.kind == "FOLLOWER" and res is not None:
-                back = e
-        code = "OK" if place is None else None
+    def outcome():
         with el.hub.cv:
             for ln in el.hub.lines[first_line:]:
                 if ln.words[:3] == ["INFO", old, "transfer"]:
-                    code = next((w[5:] for w in ln.words if w.startswith("code=")), "?")
-        return (res, new, code) if res and new and back and code else None
-    res, new, code = el.wait(done, timeout, "the end of a transfer from %s to %s" % (old, target))
+                    code[0] = next((w[5:] for w in ln.words if w.startswith("code=")), "?")
+        return code[0]
+    command = "transfer %s %s" % (old, target) if place is not None else "resign %s" % old
+    t_cmd, res, new, _ = handover(el, old, command, timeout,
+                                  "the end of `%s`" % command, outcome)
     if new.id != target:
-        code = "%s (%s leads, not %s)" % (code, new.id, target)
-    return t_cmd, res, new, code
+        return t_cmd, res, new, "%s (%s leads, not %s)" % (code[0], new.id, target)
+    return t_cmd, res, new, code[0]
 
 
 def test_transfer(a):

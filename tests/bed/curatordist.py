@@ -68,14 +68,7 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
       <groupId>org.apache.curator</groupId>
       <artifactId>curator-recipes</artifactId>
       <version>{version}</version>
-      <exclusions>
-        <exclusion><groupId>io.netty</groupId><artifactId>netty-tcnative-boringssl-static</artifactId></exclusion>
-        <exclusion><groupId>io.netty</groupId><artifactId>netty-tcnative-classes</artifactId></exclusion>
-        <exclusion><groupId>ch.qos.logback</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>log4j</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.slf4j</groupId><artifactId>slf4j-log4j12</artifactId></exclusion>
-      </exclusions>
-    </dependency>{extra}
+{exclusions}    </dependency>{extra}
   </dependencies>
 </project>
 """
@@ -125,7 +118,7 @@ def fetch(version, timeout=zkdist.FETCH_TIMEOUT):
         return "/usr/share/java"
     try:
         return zkdist.maven_fetch(f"Curator {v}", cache_root(), v,
-                                  lambda extra: _POM.format(version=v, extra=extra),
+                                  lambda extra: _POM.format(version=v, extra=extra, exclusions=zkdist.MAVEN_EXCLUSIONS),
                                   f"curator-recipes-{v}.jar", timeout)
     except zkdist.ZkDistError as e:
         if str(e).startswith("Curator "):

@@ -169,6 +169,17 @@ def _lock(root, version):
         os.close(fd)
 
 
+# Left out of every Maven fetch here: native TLS for Netty, and logging
+# back-ends other than slf4j-simple (added by maven_fetch).
+MAVEN_EXCLUSIONS = """      <exclusions>
+        <exclusion><groupId>io.netty</groupId><artifactId>netty-tcnative-boringssl-static</artifactId></exclusion>
+        <exclusion><groupId>io.netty</groupId><artifactId>netty-tcnative-classes</artifactId></exclusion>
+        <exclusion><groupId>ch.qos.logback</groupId><artifactId>*</artifactId></exclusion>
+        <exclusion><groupId>log4j</groupId><artifactId>*</artifactId></exclusion>
+        <exclusion><groupId>org.slf4j</groupId><artifactId>slf4j-log4j12</artifactId></exclusion>
+      </exclusions>
+"""
+
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>zkelect.bed</groupId>
@@ -191,14 +202,7 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
       <groupId>org.apache.zookeeper</groupId>
       <artifactId>zookeeper</artifactId>
       <version>{version}</version>
-      <exclusions>
-        <exclusion><groupId>io.netty</groupId><artifactId>netty-tcnative-boringssl-static</artifactId></exclusion>
-        <exclusion><groupId>io.netty</groupId><artifactId>netty-tcnative-classes</artifactId></exclusion>
-        <exclusion><groupId>ch.qos.logback</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>log4j</groupId><artifactId>*</artifactId></exclusion>
-        <exclusion><groupId>org.slf4j</groupId><artifactId>slf4j-log4j12</artifactId></exclusion>
-      </exclusions>
-    </dependency>{extra}
+{exclusions}    </dependency>{extra}
   </dependencies>
 </project>
 """
@@ -256,7 +260,7 @@ def fetch(version, timeout=FETCH_TIMEOUT):
         return "/usr/share/java"
     provided = _PROVIDED_36 if line_of(v) >= (3, 6) else ""
     return maven_fetch(f"ZooKeeper {v}", cache_root(), v,
-                       lambda extra: _POM.format(version=v, extra=provided + extra),
+                       lambda extra: _POM.format(version=v, extra=provided + extra, exclusions=MAVEN_EXCLUSIONS),
                        f"zookeeper-{v}.jar", timeout)
 
 

@@ -194,16 +194,23 @@ def _ghost(kz, path, pid, version=8):
     return kz.create(f"{path}/_c_{u}-latch-", pid.encode(), ephemeral=True, sequence=True)
 
 
-def test_a_transfer_past_a_curator_candidate_is_refused_and_changes_nothing(
-        api, handles, zk, kz):
-    lib = api.lib
+def _leader_and_target(api, handles, zk):
+    """A fresh path where "a" leads; "t" (not volunteered yet) on another
+    session: (path, a, t)."""
     path = f"/t/transfer-{uuid.uuid4().hex[:8]}"
     c = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
     d = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
     a = zkc.new_election(api, handles, c, path, "a")
     t = zkc.new_election(api, handles, d, path, "t")
-    assert lib.zkelect_volunteer(a) == 0
+    assert api.lib.zkelect_volunteer(a) == 0
     api.wait_event(a, {"ELECTED"}, 10)
+    return path, a, t
+
+
+def test_a_transfer_past_a_curator_candidate_is_refused_and_changes_nothing(
+        api, handles, zk, kz):
+    lib = api.lib
+    path, a, t = _leader_and_target(api, handles, zk)
     token = _token(lib, a)
     ghost = _ghost(kz, path, "curator", version=4)
     assert lib.zkelect_volunteer(t) == 0
@@ -230,13 +237,7 @@ def test_a_transfer_past_a_curator_candidate_is_refused_and_changes_nothing(
 
 def test_a_candidate_that_does_not_step_back_times_out_and_someone_leads(api, handles, zk, kz):
     lib = api.lib
-    path = f"/t/transfer-{uuid.uuid4().hex[:8]}"
-    c = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
-    d = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
-    a = zkc.new_election(api, handles, c, path, "a")
-    t = zkc.new_election(api, handles, d, path, "t")
-    assert lib.zkelect_volunteer(a) == 0
-    api.wait_event(a, {"ELECTED"}, 10)
+    path, a, t = _leader_and_target(api, handles, zk)
     ghost = _ghost(kz, path, "ghost")
     assert lib.zkelect_volunteer(t) == 0
     api.wait_event(t, {"FOLLOWING"}, 10)
