@@ -894,6 +894,21 @@ class Run:
                     return True
         return False
 
+    @staticmethod
+    def killed_run_end(part, since):
+        """Where a run of 1 still open in a killed process's lines ends. The
+        loop writes nothing while the value stays 1, so up to the kill it is
+        taken to have answered 1, unless the process was stopped after the
+        run's last line (`since`): a stopped loop answers nothing, and one
+        that answered 1 again after its SIGCONT would have written a HOLE
+        first (the stop is far longer than 5 ms), which reopens the run. So
+        the run ends where that stop began. Blind spot: an answer between
+        the SIGCONT and the SIGKILL whose line the kill cut off."""
+        for a, _b in part.stops:
+            if since <= a < part.killed_mono:
+                return a
+        return part.killed_mono
+
     def check(self):
         # e -> {(name, c): [(start, end, token, starts_a_term)]}; a run that
         # follows a HOLE continues the term of the run before it.
@@ -931,7 +946,7 @@ class Run:
                                             "with no end (no END, not killed)"))
                     cur.pop((c, e))
                     continue
-                close(c, e, part.killed_mono)
+                close(c, e, self.killed_run_end(part, cur[(c, e)][0]))
         self.runs = runs
         for part in self.all_parts:
             rc = part.proc.poll()

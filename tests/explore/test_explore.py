@@ -137,6 +137,24 @@ if CASES:   # an empty parameter list would be a skip, which ./dev test forbids
         assert not r.violations, f"{case_path.name} fails again: {r.violations[:5]}"
 
 
+def test_a_killed_process_leads_in_the_history_no_longer_than_its_last_stop():
+    """Seed 636447599 (real tier, 20 min run on 9fb909f): a process stopped
+    for 2.8 s (T = 1.5 s) and killed 1 ms after its SIGCONT wrote no line
+    after the stop but DEPOSED (lease_ended); its open run of 1 was closed
+    at the kill, 1 s into the next leader's term: "two-leaders". A stopped
+    loop answers nothing, and an answer of 1 after the SIGCONT would have
+    written a HOLE first, so the run ends where the stop began."""
+    class Part:
+        killed_mono = 100
+        stops = [[10, 20], [40, 99]]
+    end = explore.Run.killed_run_end
+    assert end(Part, 30) == 40      # stopped after the run's last line
+    assert end(Part, 5) == 10       # the first stop after it counts
+    assert end(Part, 41) == 100     # no stop after it: up to the kill
+    Part.stops = []
+    assert end(Part, 30) == 100
+
+
 def test_shrink_keeps_exactly_the_steps_a_failure_needs(monkeypatch, capsys):
     """The shrinker against a deterministic oracle (no servers): a "run" fails
     exactly when three given steps are in its schedule. Real runs replay a
