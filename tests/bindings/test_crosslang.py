@@ -20,7 +20,7 @@ response protocol on stdin/stdout:
 
 The crash guard's test (issue 37) starts a candidate of each binding that
 gives the library its configuration (Go, Java, Lua 5.4, LuaJIT's ffi
-module, Python) with the guard's keys (crash.guard=on: the client is not
+module, Rust, Python) with the guard's keys (crash.guard=on: the client is not
 made without a running guard), then SIGKILLs each leader in turn: the next
 must lead far within the session timeout, as only the guard closing the dead
 process's session makes it (tests/guard/test_crash_guard.py has the C and
@@ -341,7 +341,7 @@ def test_warning_and_every_counter_reach_every_language(test_env, build_dir, bui
 # The crash guard from each binding (issue 37). T is the candidates' session
 # timeout (6 s); a handover within GUARD_BOUND_MS comes from the guard (its
 # drain delay GUARD_DELAY_MS, a small margin), never from an expiry.
-GUARD_ORDER = ["go", "java", "lua", "luajit", "python"]
+GUARD_ORDER = ["go", "java", "lua", "luajit", "rust", "python"]
 GUARD_DELAY_MS = 50
 GUARD_BOUND_MS = 1000
 GUARD_KEYS = ["crash.guard=on", f"crash.guard.delay.ms={GUARD_DELAY_MS}"]
