@@ -17,6 +17,12 @@ bench/results/<stamp>.md and bench/results/LATEST.md, with every raw result
 under bench/results/raw/<stamp>/. The C programs are built by Meson
 (bench/meson.build) into BUILD_DIR/bench.
 
+The crash group (crash-pause-herd50) also runs libzkelect's crash test alone
+three more times (CRASH_VARIANTS, issue 37): with crash.guard=off (the
+session timeout, as the peers wait for it), and with the guard against
+SIGSEGV and SIGABRT instead of SIGKILL; the crash section shows them beside
+the peers.
+
 The operations group (--groups operations, issue 32; run last, on an
 ensemble of its own per library since it restarts the servers):
 bench/rolling_restart.py restarts the 3 servers in turn (followers first,
