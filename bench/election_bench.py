@@ -17,6 +17,7 @@ ids' LEADER intervals overlap by the participants' own time stamps.
                (RESIGNED -> that FOLLOWER: resign_to_follower_ms)
   crash        SIGKILL of the leader's process: kill -> next LEADER, against
                the negotiated session timeout; a new participant replaces it
+               (--crash-signal SEGV or ABRT: that signal instead, no core)
   pause        SIGSTOP of the leader's process until another leads, then
                SIGCONT: how long the resumed one keeps claiming (until its
                LOST or any other line about it); overlaps by construction
@@ -39,6 +40,7 @@ import json
 import math
 import os
 import random
+import resource
 import shlex
 import signal
 import statistics
@@ -122,8 +124,8 @@ class Election:
             n -= k
         return made
 
-    def kill(self, p):
-        t = p.sigkill()
+    def kill(self, p, sig=signal.SIGKILL):
+        t = p.sigkill(sig)
         for i in p.ids:
             self.gone.setdefault(i, ("KILLED", t))
         return t
@@ -431,9 +433,10 @@ def test_crash(a):
             el.settle(random.uniform(0, a.kill_jitter))
             old = el.leaders()[0]
             m = el.mark()
-            t_kill = el.kill(el.owner[old])
+            t_kill = el.kill(el.owner[old], a.crash_sig)
             new = el.wait(lambda: first_leader_since(el, m, old),
-                          4 * a.session_timeout_ms / 1000 + 20, "a leader after SIGKILL of %s" % old)
+                          4 * a.session_timeout_ms / 1000 + 20,
+                          "a leader after %s of %s" % (a.crash_sig.name, old))
             lat.append(ms(new.ns - t_kill))
             replace(el, old)
             el.settle(a.gap)
@@ -441,12 +444,13 @@ def test_crash(a):
         el.stop()
     neg = el.negotiated_ms() or a.session_timeout_ms
     st = stats(lat)
-    out = el.check_safety({"n": a.crash_n, "session_timeout_ms": a.session_timeout_ms,
+    out = el.check_safety({"n": a.crash_n, "signal": a.crash_sig.name,
+                           "session_timeout_ms": a.session_timeout_ms,
                            "negotiated_session_timeout_ms": neg, "failover_ms": st,
                            "ratio_median_to_timeout": st["median"] / neg if lat else None,
                            "samples_ms": lat})
-    print("crash N=%d: SIGKILL -> LEADER %s (T = %s ms) | violations %d"
-          % (a.crash_n, show(st), neg, out["safety_violations"]), flush=True)
+    print("crash N=%d: %s -> LEADER %s (T = %s ms) | violations %d"
+          % (a.crash_n, a.crash_sig.name, show(st), neg, out["safety_violations"]), flush=True)
     return out
 
 
@@ -640,6 +644,8 @@ def main():
     ap.add_argument("--gap", type=float, default=0.1, help="seconds between trials")
     ap.add_argument("--crash-n", type=int, default=3)
     ap.add_argument("--crash-trials", type=int, default=8)
+    ap.add_argument("--crash-signal", default="KILL", choices=["KILL", "SEGV", "ABRT"],
+                    help="what ends the leader's process in the crash test")
     ap.add_argument("--pause-trials", type=int, default=5)
     ap.add_argument("--kill-jitter", type=float, default=1.0,
                     help="random 0..S seconds before each SIGKILL or SIGSTOP")
@@ -656,6 +662,9 @@ def main():
                     help="seconds between the last CONNECTED and `join`")
     a = ap.parse_args()
     a.cmd = shlex.split(a.impl_cmd)
+    a.crash_sig = signal.Signals["SIG" + a.crash_signal]
+    # A SIGSEGV or SIGABRT of a participant writes no core file (inherited).
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     tests = [t.strip() for t in a.tests.split(",") if t.strip()]
     unknown = set(tests) - {"convergence", "graceful", "crash", "pause", "herd", "join", "transfer"}
     if unknown:
@@ -666,7 +675,7 @@ def main():
            "session_timeout_ms": a.session_timeout_ms,
            "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
            "host": {"cpus": os.cpu_count(), "load": os.getloadavg()},
-           "args": {k: v for k, v in vars(a).items() if k != "cmd"}, "results": {}}
+           "args": {k: v for k, v in vars(a).items() if k not in ("cmd", "crash_sig")}, "results": {}}
     r = doc["results"]
     t0 = time.monotonic()
     try:

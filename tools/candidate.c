@@ -202,6 +202,8 @@ static void do_transfer(struct participant *p, const char *target)
 static void do_status(struct participant *p)
 {
     int64_t token = 0;
+    /* Read before is_leader: the sample written is as fresh as ever. */
+    int guarded = zt_crash_guarded(p->client);
     int leading = zkelect_is_leader(p->election);
     const char *st = p->state == P_LEADER     ? "leader"
                      : p->state == P_FOLLOWER ? "follower"
@@ -212,9 +214,9 @@ static void do_status(struct participant *p)
         zkelect_fencing_token(p->election, &token);
     zt_writeln(out_fd,
                "INFO %s status state=%s is_leader=%d token=%" PRId64
-               " connected=%d session_timeout_ms=%d pred=%s",
+               " connected=%d session_timeout_ms=%d pred=%s crash_guarded=%d",
                p->id, st, leading, token, zkelect_client_is_connected(p->client),
-               zkelect_client_session_timeout_ms(p->client), p->pred[0] ? p->pred : "-");
+               zkelect_client_session_timeout_ms(p->client), p->pred[0] ? p->pred : "-", guarded);
 }
 
 struct session {

@@ -120,6 +120,10 @@ int zt_await(zkelect_client_t *client, const struct zt_opts *o);
  * several clients); the message still names --connect-timeout-ms. */
 int zt_await_for(zkelect_client_t *client, const struct zt_opts *o, int64_t wait_ms);
 
+/* Whether client's session is in the process's crash guard now (the
+ * stats' crash_guarded): 1 or 0; -1 when the stats cannot be had. */
+int zt_crash_guarded(zkelect_client_t *client);
+
 /* lease.margin.ms as zkelect run takes it: from 20 to 60000 (half of it is
  * how long the command may outlive a confirmed lease), and, as the library
  * requires of every client, below half the session timeout. -1 when conf's

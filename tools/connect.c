@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,21 @@ int zt_exit_for_message(const char *msg)
     if (msg && !strncmp(msg, auth, n) && !isalnum((unsigned char)msg[n]) && msg[n] != '_')
         return ZT_EXIT_DENIED;
     return ZT_EXIT_FAILURE;
+}
+
+int zt_crash_guarded(zkelect_client_t *client)
+{
+    char err[256];
+    zkelect_stats_t *st = zkelect_client_stats(client, err, sizeof err);
+    if (!st)
+        return -1;
+    json_object *doc = json_tokener_parse(zkelect_stats_json(st)), *v;
+    int got = -1;
+    if (doc && json_object_object_get_ex(doc, "crash_guarded", &v))
+        got = json_object_get_boolean(v) ? 1 : 0;
+    json_object_put(doc);
+    zkelect_stats_destroy(st);
+    return got;
 }
 
 int zt_await(zkelect_client_t *client, const struct zt_opts *o)

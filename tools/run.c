@@ -620,6 +620,16 @@ int zt_cmd_run(int argc, char **argv)
         char id[256];
         zt_escape(r.id, id, sizeof id);
         note(&r, "volunteered as %s at %s", id, r.o.path);
+        /* Who reads this must know how soon a crash of this process hands
+         * over: at once with the guard, after T without (semantics.md). */
+        int guarded = zt_crash_guarded(r.client);
+        if (guarded == 1)
+            note(&r, "crash guard: on (if this process dies, its session ends within "
+                     "crash.guard.delay.ms, not the session timeout)");
+        else if (guarded == 0)
+            note(&r, "crash guard: off (if this process dies, the next leader waits for the "
+                     "session timeout, %d ms)",
+                 zkelect_client_session_timeout_ms(r.client));
         /* A port the system chose is known only from this line: it is
          * written even under --quiet. */
         if (*zt_metrics_url(metrics)) {

@@ -293,11 +293,13 @@ class Participant:
             except ProcessLookupError:
                 pass
 
-    def sigkill(self):
-        """A crash on purpose: SIGKILL, reaped; returns when it was sent (ns)."""
+    def sigkill(self, sig=signal.SIGKILL):
+        """A crash on purpose: SIGKILL (or sig, a signal whose default
+        action ends the process: SIGSEGV, SIGABRT), reaped; returns when it
+        was sent (ns)."""
         self.killed = True
         self.kill_ns = time.time_ns()
-        self.send_signal(signal.SIGKILL)
+        self.send_signal(sig)
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:

@@ -18,6 +18,14 @@ response protocol on stdin/stdout:
     who -> LEADS id;  events MS -> EVENT ... lines, then END;  quit -> BYE
     counters -> COUNTERS name=value ... (every counter the binding knows)
 
+The crash guard's test (issue 37) starts a candidate of each binding that
+gives the library its configuration (Go, Java, Lua 5.4, LuaJIT's ffi
+module, Rust, Python) with the guard's keys (crash.guard=on: the client is not
+made without a running guard), then SIGKILLs each leader in turn: the next
+must lead far within the session timeout, as only the guard closing the dead
+process's session makes it (tests/guard/test_crash_guard.py has the C and
+CLI side, and the old behaviour with crash.guard=off).
+
 The second test holds each binding's own words to the library's: a WARNING
 event must reach each language's idiomatic event type (its candidate has an
 arm for it that prints the message), and each language's counter call must
@@ -27,6 +35,7 @@ name every counter the library has.
 import ctypes
 import os
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -48,43 +57,75 @@ def _run(cmd, env, cwd=REPO):
     return sh.ok(sh.run(cmd, BUILD_TIMEOUT, cwd=cwd, env=env), " ".join(map(str, cmd)))
 
 
-def _build_all(env, build_dir, out):
-    """argv (without HOSTS PATH ID) and extra env for each language."""
-    sh.need("cc", "pkg-config", "cargo", "go", "swig", "javac", "java", "lua5.4")
+def _build_all(env, build_dir, out, names=ORDER):
+    """argv (without HOSTS PATH ID) and extra env for each language of
+    names (ORDER's, and "luajit": the Lua candidate on the ffi module)."""
+    sh.need("cc", "pkg-config")
     sh.need_library(build_dir)
     progs = {}
 
-    _run(["sh", "-c", f"cc -std=c99 -Wall -Werror {HERE / 'candidate.c'} -o {out / 'candidate_c'} "
-                      "$(pkg-config --cflags --libs libzkelect)"], env)
-    progs["c"] = ([str(out / "candidate_c")], {})
+    if "c" in names:
+        _run(["sh", "-c", f"cc -std=c99 -Wall -Werror {HERE / 'candidate.c'} -o {out / 'candidate_c'} "
+                          "$(pkg-config --cflags --libs libzkelect)"], env)
+        progs["c"] = ([str(out / "candidate_c")], {})
 
-    cargo_env = dict(env, CARGO_TARGET_DIR=str(build_dir / "rust-target"))
-    _run(["cargo", "build", "--locked", "-q", "-p", "zkelect", "--example", "candidate"],
-         cargo_env, cwd=REPO / "bindings" / "rust")
-    progs["rust"] = ([str(build_dir / "rust-target" / "debug" / "examples" / "candidate")], {})
+    if "rust" in names:
+        sh.need("cargo")
+        cargo_env = dict(env, CARGO_TARGET_DIR=str(build_dir / "rust-target"))
+        _run(["cargo", "build", "--locked", "-q", "-p", "zkelect", "--example", "candidate"],
+             cargo_env, cwd=REPO / "bindings" / "rust")
+        progs["rust"] = ([str(build_dir / "rust-target" / "debug" / "examples" / "candidate")], {})
 
-    go_env = dict(env, GOFLAGS="-mod=mod", CGO_ENABLED="1")
-    go_env.setdefault("GOTOOLCHAIN", "local")
-    _run(["go", "build", "-o", str(out / "candidate_go"), "."], go_env, cwd=HERE / "go")
-    progs["go"] = ([str(out / "candidate_go")], {})
+    if "go" in names:
+        sh.need("go")
+        go_env = dict(env, GOFLAGS="-mod=mod", CGO_ENABLED="1")
+        go_env.setdefault("GOTOOLCHAIN", "local")
+        _run(["go", "build", "-o", str(out / "candidate_go"), "."], go_env, cwd=HERE / "go")
+        progs["go"] = ([str(out / "candidate_go")], {})
 
-    java_out = build_dir / "script-bindings" / "java"
-    _run(["sh", str(REPO / "bindings" / "java" / "build.sh"), str(java_out)], env)
-    jar = java_out / "zkelect.jar"
-    _run(["javac", "-d", str(out), "-cp", str(jar), str(HERE / "Candidate.java")], env)
-    progs["java"] = (["java", f"-Djava.library.path={java_out}", "-cp", f"{jar}{os.pathsep}{out}",
-                      "Candidate"], {})
+    if "java" in names:
+        sh.need("swig", "javac", "java")
+        java_out = build_dir / "script-bindings" / "java"
+        _run(["sh", str(REPO / "bindings" / "java" / "build.sh"), str(java_out)], env)
+        jar = java_out / "zkelect.jar"
+        _run(["javac", "-d", str(out), "-cp", str(jar), str(HERE / "Candidate.java")], env)
+        progs["java"] = (["java", f"-Djava.library.path={java_out}", "-cp", f"{jar}{os.pathsep}{out}",
+                          "Candidate"], {})
 
-    lua_out = build_dir / "script-bindings" / "lua"
-    _run(["sh", str(REPO / "bindings" / "lua" / "build.sh"), str(lua_out)], env)
-    progs["lua"] = (["lua5.4", str(HERE / "candidate.lua")], {"LUA_CPATH": f"{lua_out}/?.so;;"})
+    if "lua" in names:
+        sh.need("swig", "lua5.4")
+        lua_out = build_dir / "script-bindings" / "lua"
+        _run(["sh", str(REPO / "bindings" / "lua" / "build.sh"), str(lua_out)], env)
+        progs["lua"] = (["lua5.4", str(HERE / "candidate.lua")], {"LUA_CPATH": f"{lua_out}/?.so;;"})
 
-    # The package straight from the source tree: pure Python, nothing to
-    # build; it loads libzkelect.so.1 through LD_LIBRARY_PATH like the others.
-    pypath = os.pathsep.join(filter(None, [str(REPO / "bindings" / "python"),
-                                           env.get("PYTHONPATH")]))
-    progs["python"] = (["/usr/bin/python3", str(HERE / "candidate.py")], {"PYTHONPATH": pypath})
+    if "luajit" in names:
+        sh.need("luajit")
+        progs["luajit"] = (["luajit", str(HERE / "candidate.lua")],
+                           {"LUA_PATH": f"{REPO / 'bindings' / 'luajit'}/?.lua;;",
+                            "ZKELECT_LIBRARY": str(sh.need_library(build_dir))})
+
+    if "python" in names:
+        # The package straight from the source tree: pure Python, nothing to
+        # build; it loads libzkelect.so.1 through LD_LIBRARY_PATH like the others.
+        pypath = os.pathsep.join(filter(None, [str(REPO / "bindings" / "python"),
+                                               env.get("PYTHONPATH")]))
+        progs["python"] = (["/usr/bin/python3", str(HERE / "candidate.py")], {"PYTHONPATH": pypath})
     return progs
+
+
+@pytest.fixture(scope="module")
+def built(build_dir, tmp_path_factory):
+    """built(env, names=ORDER): _build_all's programs, each language built
+    once for the module's tests (Java's build alone takes seconds)."""
+    out = tmp_path_factory.mktemp("crosslang")
+    done = {}
+
+    def get(env, names=ORDER):
+        missing = [n for n in names if n not in done]
+        if missing:
+            done.update(_build_all(env, build_dir, out, missing))
+        return {n: done[n] for n in names}
+    return get
 
 
 class Candidate:
@@ -176,8 +217,8 @@ def _quit_all(cands):
         assert c.proc.wait(20) == 0, f"{c.name} exit code; stderr:\n{c._stderr()}"
 
 
-def test_six_languages_share_one_election(test_env, build_dir, zk, zk_path, tmp_path):
-    progs = _build_all(test_env, build_dir, tmp_path)
+def test_six_languages_share_one_election(test_env, built, zk, zk_path, tmp_path):
+    progs = built(test_env)
     cands = []
     try:
         _start_all(progs, test_env, zk, zk_path, tmp_path, cands)
@@ -260,10 +301,10 @@ def _library_counters(build_dir):
     return set(names)
 
 
-def test_warning_and_every_counter_reach_every_language(test_env, build_dir, zk, zk_path,
+def test_warning_and_every_counter_reach_every_language(test_env, build_dir, built, zk, zk_path,
                                                          tmp_path):
     from kazoo.client import KazooClient
-    progs = _build_all(test_env, build_dir, tmp_path)
+    progs = built(test_env)
     want = _library_counters(build_dir)
     kz = KazooClient(hosts=zk.connect_string, timeout=10)
     kz.start(timeout=20)
@@ -295,3 +336,55 @@ def test_warning_and_every_counter_reach_every_language(test_env, build_dir, zk,
         finally:
             kz.stop()
             kz.close()
+
+
+# The crash guard from each binding (issue 37). T is the candidates' session
+# timeout (6 s); a handover within GUARD_BOUND_MS comes from the guard (its
+# drain delay GUARD_DELAY_MS, a small margin), never from an expiry.
+GUARD_ORDER = ["go", "java", "lua", "luajit", "rust", "python"]
+GUARD_DELAY_MS = 50
+GUARD_BOUND_MS = 1000
+GUARD_KEYS = ["crash.guard=on", f"crash.guard.delay.ms={GUARD_DELAY_MS}"]
+
+
+def test_a_killed_leader_of_each_binding_hands_over_within_the_drain_delay(
+        test_env, built, zk, zk_path, tmp_path):
+    progs = built(test_env, GUARD_ORDER + ["c"])
+    env = dict(test_env, LC_ALL="C.UTF-8")
+    # A bad value is refused with the key's own message, in every binding.
+    for name in GUARD_ORDER:
+        argv, extra = progs[name]
+        r = subprocess.run(argv + [zk.connect_string, zk_path, name, "crash.guard=maybe"],
+                           env=dict(env, **extra), capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+        assert r.returncode != 0 and "crash.guard must be" in r.stderr, (name, r.returncode, r.stderr)
+
+    cands = []
+    try:
+        # Joined one at a time: each leader's successor is the next in line;
+        # the C candidate (no keys: guarded by default) is the last heir.
+        for name in GUARD_ORDER + ["c"]:
+            argv, extra = progs[name]
+            keys = GUARD_KEYS if name != "c" else []
+            cands.append(Candidate(name, argv + [zk.connect_string, zk_path, name] + keys,
+                                   dict(env, **extra), tmp_path))
+            assert cands[-1].line(60) == "READY", name
+            assert cands[-1].cmd("join") == "OK", name
+            assert cands[-1].events(20000), f"{name}: no event after join"
+        assert cands[0].cmd("await 20000", timeout=60).startswith("LEADER "), cands[0].name
+        took = {}
+        for dead, heir in zip(cands, cands[1:]):
+            t0 = time.monotonic()
+            dead.proc.send_signal(signal.SIGKILL)
+            reply = heir.cmd(f"await {GUARD_BOUND_MS}")
+            took[dead.name] = (time.monotonic() - t0) * 1000
+            dead.proc.wait(10)
+            assert reply.startswith("LEADER "), \
+                (f"{heir.name} did not lead within {GUARD_BOUND_MS} ms of the SIGKILL of {dead.name}'s "
+                 f"leader (T = 6000 ms): {reply!r}; {dead.name}'s stderr:\n{dead._stderr()}")
+        print("\nSIGKILL -> next LEADER (ms): "
+              + ", ".join(f"{k} {v:.0f}" for k, v in took.items()))
+        assert cands[-1].cmd("quit") == "BYE"
+    finally:
+        for c in cands:
+            c.quit()

@@ -230,9 +230,17 @@ static zkelect_client_t *new_client(int c)
     char err[512] = "";
     zkelect_conf_t *conf = zkelect_conf_new();
     zkelect_client_t *cl = NULL;
+    /* The crash guard "on" where the build has it (1.2 on; an older build,
+     * explored with --rev, answers EINVAL for the key): a guard that cannot
+     * start is an ERR that fails the run, not auto's quiet fallback, so
+     * every SIGKILL of the schedule is a process death with the guard. */
+    char guard[16];
+    size_t guard_len = sizeof guard;
+    int has_guard = zkelect_conf_get(conf, "crash.guard", guard, &guard_len) == 0;
     if (!zkelect_conf_set(conf, "zk.hosts", hosts[c], err, sizeof err) &&
         !zkelect_conf_set(conf, "zk.session.timeout.ms", tms, err, sizeof err) &&
-        !zkelect_conf_set(conf, "zk.log.level", "info", err, sizeof err))
+        !zkelect_conf_set(conf, "zk.log.level", "info", err, sizeof err) &&
+        (!has_guard || !zkelect_conf_set(conf, "crash.guard", "on", err, sizeof err)))
         cl = zkelect_client_new(conf, err, sizeof err);
     zkelect_conf_destroy(conf);
     if (!cl)

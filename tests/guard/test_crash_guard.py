@@ -190,6 +190,21 @@ def test_stats_say_whether_the_session_is_guarded(api, handles, zk, guard_bin):
     assert len(guards_of(guard_bin, os.getpid())) == 1
 
 
+@pytest.mark.parametrize("extra,want", [((), "1"), (("--set", "crash.guard=off"), "0")],
+                         ids=["default", "off"])
+def test_the_candidates_status_says_whether_the_session_is_guarded(zk, zk_path, zkelect_bin,
+                                                                   test_env, extra, want):
+    p = Participant(candidate_argv(zkelect_bin, zk.connect_string, zk_path, 1, 1, T_MS, extra),
+                    test_env, "status", stderr="pipe")
+    try:
+        p.wait_event(("CONNECTED",), "1", 20)
+        m = p.mark()
+        p.send("status 1")
+        assert p.info("1", "crash_guarded", 10, since=m) == want
+    finally:
+        p.close()
+
+
 def test_a_forked_child_gets_a_guard_of_its_own(zk, test_env, guard_bin, build_dir):
     # A program of its own: pytest's process is not forked.
     prog = r"""

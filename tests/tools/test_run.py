@@ -374,3 +374,20 @@ def test_sigkill_of_run_kills_the_tree_then_hands_over_at_once(zk, zk_path, zkel
           f"b's child started {ms:.0f} ms after the SIGKILL of run (T = {t_ms} ms)")
     assert gone_ns <= sb["ns"], "b's child started before a's was gone"
     assert ms < 1000, f"b's child started {ms:.0f} ms after a's SIGKILL (T = {t_ms} ms)"
+
+
+@pytest.mark.parametrize("guard,says", [("auto", "crash guard: on ("),
+                                        ("off", "crash guard: off (")])
+def test_run_says_whether_its_session_is_guarded(zk, zk_path, zkelect_bin, test_env, child, log,
+                                                  runs, guard, says):
+    """The operator reading run's notes learns how soon a crash of it hands
+    over: the crash guard's state once the session is up."""
+    a = Proc([zkelect_bin, "run", "--connect", zk.connect_string, "--path", zk_path, "--id", "a",
+              "--set", f"crash.guard={guard}", "--", child, log.path, "exit"], test_env, stdin=False)
+    runs.append(a)
+    log.wait(lambda r: r["kind"] == "start" and r["id"] == "a", 20, "a's child")
+    deadline = time.monotonic() + 5
+    while not any("crash guard:" in line for line in a.err) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    said = [line for line in a.err if "crash guard:" in line]
+    assert len(said) == 1 and says in said[0], a.err

@@ -2,7 +2,7 @@
 // on the Java binding. Same request/response protocol as
 // bindings/rust/zkelect/examples/candidate.rs:
 //
-//   java -cp zkelect.jar:. Candidate HOSTS PATH ID   ->  READY
+//   java -cp zkelect.jar:. Candidate HOSTS PATH ID [KEY=VALUE...]   ->  READY
 //   join | resign | await MS | leader? | who | events MS | counters | quit
 
 import java.io.BufferedReader;
@@ -69,11 +69,16 @@ public final class Candidate {
         // Ids are UTF-8 on the wire to the test, whatever the locale says.
         System.setOut(new java.io.PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
                 StandardCharsets.UTF_8));
-        if (args.length != 3) {
-            System.err.println("usage: Candidate HOSTS PATH ID");
+        if (args.length < 3) {
+            System.err.println("usage: Candidate HOSTS PATH ID [KEY=VALUE...]");
             System.exit(2);
         }
-        try (Client client = Client.connect(Map.of("zk.hosts", args[0], "zk.session.timeout.ms", "6000"))) {
+        Map<String, String> settings = new java.util.HashMap<>(Map.of("zk.hosts", args[0], "zk.session.timeout.ms", "6000"));
+        for (int i = 3; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            settings.put(kv[0], kv.length > 1 ? kv[1] : "");
+        }
+        try (Client client = Client.connect(settings)) {
             if (!client.awaitConnected(30000)) {
                 System.err.println("Candidate: cannot connect to " + args[0]);
                 System.exit(1);

@@ -2,24 +2,39 @@
 -- on the Lua binding. Same request/response protocol as
 -- bindings/rust/zkelect/examples/candidate.rs:
 --
---   lua5.4 candidate.lua HOSTS PATH ID   ->  READY
+--   lua5.4 candidate.lua HOSTS PATH ID [KEY=VALUE...]   ->  READY
 --   join | resign | await MS | leader? | who | events MS | counters | quit
-local zkelect = require "zkelect"
+--
+-- Under LuaJIT it runs on the ffi module (zkelect.ffi, found through
+-- LUA_PATH), which has the same layer.
+local zkelect = require(jit and "zkelect.ffi" or "zkelect")
+
+-- Lua 5.4 has integers; the ffi module gives 64-bit values as int64 cdata,
+-- which tostring() shows with an LL suffix.
+local function int(x)
+  if math.tointeger then return math.tointeger(x) end
+  return (tostring(x):gsub("U?LL$", ""))
+end
 
 local hosts, path, id = arg[1], arg[2], arg[3]
 if not id then
-  io.stderr:write("usage: candidate.lua HOSTS PATH ID\n")
+  io.stderr:write("usage: candidate.lua HOSTS PATH ID [KEY=VALUE...]\n")
   os.exit(2)
 end
 io.stdout:setvbuf("line")
 
-local client = zkelect.connect { hosts = hosts, session_timeout_ms = 6000 }
+local opts = { hosts = hosts, session_timeout_ms = 6000 }
+for i = 4, #arg do
+  local k, v = arg[i]:match("^([^=]+)=(.*)$")
+  opts[k] = v
+end
+local client = zkelect.connect(opts)
 assert(client:await_connected(30000), "cannot connect to " .. hosts)
 local e = client:elector(path, id)
 print("READY")
 
 local function describe(ev)
-  if ev.type == "ELECTED" then return "EVENT ELECTED " .. math.tointeger(ev.token) end
+  if ev.type == "ELECTED" then return "EVENT ELECTED " .. int(ev.token) end
   if ev.type == "DEPOSED" then return "EVENT DEPOSED " .. ev.reason end
   if ev.type == "FOLLOWING" then return "EVENT FOLLOWING " .. ev.id end
   if ev.type == "WARNING" then return "EVENT WARNING " .. ev.message end
@@ -31,7 +46,7 @@ local commands = {
   resign = function() e:resign(); return "OK" end,
   await = function(ms)
     if not e:await_leader(ms) then return "TIMEOUT" end
-    return "LEADER " .. math.tointeger(e:fencing_token())
+    return "LEADER " .. int(e:fencing_token())
   end,
   ["leader?"] = function() return e:is_leader() and "IS 1" or "IS 0" end,
   who = function() return "LEADS " .. tostring(e:leader_id()) end,
@@ -40,7 +55,7 @@ local commands = {
     for name in pairs(all) do names[#names + 1] = name end
     table.sort(names)
     local out = { "COUNTERS" }
-    for _, name in ipairs(names) do out[#out + 1] = name .. "=" .. math.tointeger(all[name]) end
+    for _, name in ipairs(names) do out[#out + 1] = name .. "=" .. int(all[name]) end
     return table.concat(out, " ")
   end,
   events = function(ms)

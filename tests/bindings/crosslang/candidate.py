@@ -2,7 +2,7 @@
 on the zkelect package (bindings/python). Same request/response protocol as
 bindings/rust/zkelect/examples/candidate.rs:
 
-    python3 candidate.py HOSTS PATH ID   ->  READY
+    python3 candidate.py HOSTS PATH ID [KEY=VALUE...]   ->  READY
     join | resign | await MS | leader? | who | events MS | counters | quit
 """
 
@@ -24,11 +24,12 @@ def describe(ev):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: candidate.py HOSTS PATH ID")
-    hosts, path, pid = sys.argv[1:]
+    if len(sys.argv) < 4:
+        sys.exit("usage: candidate.py HOSTS PATH ID [KEY=VALUE...]")
+    hosts, path, pid = sys.argv[1:4]
+    keys = dict(kv.split("=", 1) for kv in sys.argv[4:])
     sys.stdout.reconfigure(line_buffering=True, encoding="utf-8")
-    with zkelect.connect(hosts, session_timeout_ms=6000) as client:
+    with zkelect.connect(hosts, session_timeout_ms=6000, **keys) as client:
         client.await_connected(30)
         with client.election(path, pid) as e:
             print("READY")

@@ -3,7 +3,8 @@
 //! every binding stand in one election. The protocol is request/response so
 //! that a candidate needs no threads or poll loop in any language.
 //!
-//!   candidate HOSTS PATH ID          prints READY once connected
+//!   candidate HOSTS PATH ID [KEY=VALUE...]   prints READY once connected
+//!                                            (the keys go to the Conf)
 //!
 //!   join         -> OK | ERR text
 //!   resign       -> OK | ERR text
@@ -32,13 +33,20 @@ fn describe(ev: &Event) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 4 {
-        eprintln!("usage: candidate HOSTS PATH ID");
+    if args.len() < 4 {
+        eprintln!("usage: candidate HOSTS PATH ID [KEY=VALUE...]");
         std::process::exit(2);
     }
     let mut conf = Conf::new();
     conf.set("zk.hosts", &args[1]).unwrap();
     conf.set("zk.session.timeout.ms", "6000").unwrap();
+    for kv in &args[4..] {
+        let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
+        if let Err(e) = conf.set(key, value) {
+            eprintln!("candidate: {e}");
+            std::process::exit(1);
+        }
+    }
     let client = Client::new(&conf).unwrap();
     client.await_connected(Some(Duration::from_secs(30))).unwrap();
     let election = client.election(&args[2], &args[3]).unwrap();

@@ -2,7 +2,7 @@
 // on the Go binding. Same request/response protocol as
 // bindings/rust/zkelect/examples/candidate.rs:
 //
-//	candidate HOSTS PATH ID   ->  READY
+//	candidate HOSTS PATH ID [KEY=VALUE...]   ->  READY
 //	join | resign | await MS | leader? | who | events MS | counters | quit
 package main
 
@@ -35,11 +35,17 @@ func describe(ev zkelect.Event) string {
 }
 
 func main() {
-	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: candidate HOSTS PATH ID")
+	if len(os.Args) < 4 {
+		fmt.Fprintln(os.Stderr, "usage: candidate HOSTS PATH ID [KEY=VALUE...]")
 		os.Exit(2)
 	}
-	client, err := zkelect.Connect(zkelect.Options{Hosts: os.Args[1], SessionTimeout: 6 * time.Second})
+	settings := map[string]string{}
+	for _, kv := range os.Args[4:] {
+		k, v, _ := strings.Cut(kv, "=")
+		settings[k] = v
+	}
+	client, err := zkelect.Connect(zkelect.Options{Hosts: os.Args[1], SessionTimeout: 6 * time.Second,
+		Settings: settings})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "candidate:", err)
 		os.Exit(1)
