@@ -35,6 +35,7 @@ name every counter the library has.
 import ctypes
 import os
 import re
+import resource
 import signal
 import subprocess
 import time
@@ -128,6 +129,10 @@ def built(build_dir, tmp_path_factory):
     return get
 
 
+def _no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 class Candidate:
     """One candidate process; its replies come through the bed's LinePump,
     so every read has a deadline."""
@@ -136,9 +141,12 @@ class Candidate:
         self.name = name
         self.err_path = logdir / f"{name}.stderr"
         self._err = open(self.err_path, "w")
+        # In the log folder, without core files: a candidate killed by
+        # SIGSEGV or SIGABRT leaves nothing behind (a JVM writes its
+        # hs_err file to its working folder).
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._err, text=True, encoding="utf-8", bufsize=1,
-                                     env=env)
+                                     env=env, cwd=logdir, preexec_fn=_no_core)
         self.lines = LinePump(self.proc.stdout)
 
     def _stderr(self):
@@ -344,6 +352,12 @@ def test_warning_and_every_counter_reach_every_language(test_env, build_dir, bui
 GUARD_ORDER = ["go", "java", "lua", "luajit", "rust", "python"]
 GUARD_DELAY_MS = 50
 GUARD_BOUND_MS = 1000
+# Rust's standard library catches SIGSEGV (its stack-overflow guard) and, for
+# one that no fault raised (a kill(2)), returns and runs on: seen here, a
+# Rust candidate outlived a SIGSEGV by 10 s. That is no death, so Rust gets
+# SIGABRT; Go's runtime and the JVM die of a SIGSEGV sent to them.
+GUARD_SIGNALS = {"go": signal.SIGSEGV, "java": signal.SIGSEGV, "lua": signal.SIGABRT,
+                 "luajit": signal.SIGKILL, "rust": signal.SIGABRT, "python": signal.SIGSEGV}
 GUARD_KEYS = ["crash.guard=on", f"crash.guard.delay.ms={GUARD_DELAY_MS}"]
 
 
@@ -373,17 +387,21 @@ def test_a_killed_leader_of_each_binding_hands_over_within_the_drain_delay(
             assert cands[-1].events(20000), f"{name}: no event after join"
         assert cands[0].cmd("await 20000", timeout=60).startswith("LEADER "), cands[0].name
         took = {}
+        # The three deaths of issue 37 over the runtimes (each handles some
+        # signals itself and must still die and be seen dead).
         for dead, heir in zip(cands, cands[1:]):
+            sig = GUARD_SIGNALS[dead.name]
             t0 = time.monotonic()
-            dead.proc.send_signal(signal.SIGKILL)
+            dead.proc.send_signal(sig)
             reply = heir.cmd(f"await {GUARD_BOUND_MS}")
-            took[dead.name] = (time.monotonic() - t0) * 1000
+            took[dead.name] = (sig.name, (time.monotonic() - t0) * 1000)
             dead.proc.wait(10)
             assert reply.startswith("LEADER "), \
-                (f"{heir.name} did not lead within {GUARD_BOUND_MS} ms of the SIGKILL of {dead.name}'s "
-                 f"leader (T = 6000 ms): {reply!r}; {dead.name}'s stderr:\n{dead._stderr()}")
-        print("\nSIGKILL -> next LEADER (ms): "
-              + ", ".join(f"{k} {v:.0f}" for k, v in took.items()))
+                (f"{heir.name} did not lead within {GUARD_BOUND_MS} ms of the {sig.name} of "
+                 f"{dead.name}'s leader (T = 6000 ms): {reply!r}; {dead.name}'s stderr:\n"
+                 f"{dead._stderr()}")
+        print("\nsignal -> next LEADER (ms): "
+              + ", ".join(f"{k} {s} {v:.0f}" for k, (s, v) in took.items()))
         assert cands[-1].cmd("quit") == "BYE"
     finally:
         for c in cands:
