@@ -303,7 +303,8 @@ int zt_cmd_candidate(int argc, char **argv)
         }
         ps[i].client = zt_client(&o, &rc_exit);
         if (!ps[i].client) {
-            usage(stderr);
+            if (rc_exit == ZT_EXIT_USAGE)
+                usage(stderr);
             goto out;
         }
         if (shared_session)
