@@ -44,7 +44,7 @@ static void usage(FILE *f)
              "  INFO <id> ...\n"
              "--set passes a library option, e.g. --set leadership=strict (see zkelect(1)).\n",
              "Exit status: 0 after quit or end of input, 2 bad arguments, 3 no connection\n"
-             "within the connect timeout, 1 other failures.\n");
+             "within the connect timeout, 5 permission denied, 1 other failures.\n");
 }
 
 static int out_fd = STDOUT_FILENO;
