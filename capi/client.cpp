@@ -2,12 +2,14 @@
 // made on it, which must be gone before it is.
 #include <zkelect/zkelect.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "boundary.h"
 #include "handles.h"
+#include "tls_check.h"
 
 using namespace zkelect;
 using namespace zkelect::boundary;
@@ -25,6 +27,14 @@ zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf, s
         std::string why;
         if (!conf->conf.settings(&s, &why)) {
             write_err(errbuf, errlen, why);
+            return nullptr;
+        }
+        // With zk.tls.*, a certificate problem fails here, with its cause,
+        // rather than as libzookeeper's endless reconnects (tls_check.h).
+        // Bounded by the connect timeout, and 3 s: servers that do not
+        // answer are left to the session's own retries.
+        if (TlsCheck t = tls_check(s, std::min(s.connect_timeout_ms, 3000)); t.code != 0) {
+            write_err(errbuf, errlen, t.why, t.code);
             return nullptr;
         }
         auto c = std::make_unique<zkelect_client>();

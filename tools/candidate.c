@@ -49,7 +49,7 @@ static void usage(FILE *f)
              "  INFO <id> ...\n"
              "--set passes a library option, e.g. --set leadership=strict (see zkelect(1)).\n",
              "Exit status: 0 after quit or end of input, 2 bad arguments, 3 no connection\n"
-             "within the connect timeout, 1 other failures.\n");
+             "within the connect timeout, 5 permission denied, 1 other failures.\n");
 }
 
 static int out_fd = STDOUT_FILENO;
@@ -344,7 +344,8 @@ int zt_cmd_candidate(int argc, char **argv)
         }
         ps[i].client = zt_client(&o, &rc_exit);
         if (!ps[i].client) {
-            usage(stderr);
+            if (rc_exit == ZT_EXIT_USAGE)
+                usage(stderr);
             goto out;
         }
         if (shared_session)

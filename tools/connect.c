@@ -141,8 +141,17 @@ zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
     zkelect_client_t *client = zkelect_client_new(conf, err, sizeof err);
     zkelect_conf_destroy(conf);
     if (!client) {
-        /* Everything that makes client_new fail is in what we were given
-         * (a malformed connect string): a usage error. */
+        /* A server that refused our TLS certificates, or whose certificate
+         * we refused, is a denial (ZKELECT_EAUTH, named with its cause);
+         * everything else that makes client_new fail is in what we were
+         * given (a malformed connect string, an unreadable key): a usage
+         * error. */
+        const char *last = zkelect_last_error();
+        if (zt_exit_for_message(last) == ZT_EXIT_DENIED) {
+            zt_err("cannot start a ZooKeeper client for %s: %s", o->hosts, last);
+            *exit_code = ZT_EXIT_DENIED;
+            return NULL;
+        }
         zt_err("cannot start a ZooKeeper client for %s: %s", o->hosts, err);
         *exit_code = ZT_EXIT_USAGE;
         return NULL;

@@ -88,7 +88,8 @@ int zt_cmd_status(int argc, char **argv)
     int exit_code = ZT_EXIT_FAILURE;
     zkelect_client_t *client = zt_client(&o, &exit_code);
     if (!client) {
-        status_usage(stderr);
+        if (exit_code == ZT_EXIT_USAGE)
+            status_usage(stderr);
         return exit_code;
     }
     rc = zt_await(client, &o);
@@ -229,7 +230,8 @@ static int observe_prometheus(const struct zt_opts *o)
     int exit_code = ZT_EXIT_FAILURE;
     zkelect_client_t *client = zt_client(o, &exit_code);
     if (!client) {
-        observe_usage(stderr);
+        if (exit_code == ZT_EXIT_USAGE)
+            observe_usage(stderr);
         return exit_code;
     }
     int rc = zt_await(client, o);
@@ -272,7 +274,8 @@ int zt_cmd_observe(int argc, char **argv)
     int exit_code = ZT_EXIT_FAILURE;
     zkelect_client_t *client = zt_client(&o, &exit_code);
     if (!client) {
-        observe_usage(stderr);
+        if (exit_code == ZT_EXIT_USAGE)
+            observe_usage(stderr);
         close(sfd);
         return exit_code;
     }

@@ -576,7 +576,8 @@ int zt_cmd_run(int argc, char **argv)
      * dead keeper would take it too. */
     r.client = zt_client(&r.o, &exit_code);
     if (!r.client) {
-        usage(stderr);
+        if (exit_code == ZT_EXIT_USAGE)
+            usage(stderr);
         goto out;
     }
     /* Orphans below us come to us, not to init: we can find and kill them. */

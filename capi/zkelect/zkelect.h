@@ -259,11 +259,16 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            of the CA that signed the servers'
  *                            certificates. zk.tls.ca, .cert and .key go
  *                            together (all three, or none; no ',' in them).
- *                            Only when libzookeeper-mt was built with TLS (it
- *                            has zookeeper_init_ssl; Debian 12's 3.8.0 has
- *                            not): otherwise a non-empty value of any
- *                            zk.tls.* key fails with ZKELECT_ENOTSUP, and a
- *                            local TLS tunnel does the job (docs/tls.md).
+ *                            Needs a ZooKeeper C client with TLS: a default
+ *                            build bundles one (-Dzookeeper=bundled or auto);
+ *                            Debian 12's libzookeeper-mt 3.8.0, which
+ *                            -Dzookeeper=system and the Debian packages link,
+ *                            has none, and there a non-empty value of any
+ *                            zk.tls.* key fails with ZKELECT_ENOTSUP (a local
+ *                            TLS tunnel does the job: docs/tls.md). With TLS,
+ *                            zkelect_client_new() tries one handshake first: a
+ *                            certificate refused either way fails it with
+ *                            ZKELECT_EAUTH and the cause.
  *  - "zk.tls.cert"           PEM file of this client's certificate.
  *  - "zk.tls.key"            PEM file of this client's key.
  *  - "zk.tls.key.password"   the key's password, if it has one.
@@ -344,6 +349,15 @@ ZKELECT_API const char *zkelect_conf_key(size_t index);
  * Returns NULL with a message in errbuf when conf is NULL, lacks zk.hosts, has
  * a malformed connect string, or ZooKeeper's client cannot be started.
  * The caller owns the result and frees it with zkelect_client_destroy().
+ *
+ * With zk.tls.*, it first makes one TLS handshake with the servers, in
+ * turn, within zk.connect.timeout.ms and at most 3 s (servers that do not
+ * answer are left to the session's own retries). A server certificate that
+ * zk.tls.ca does not vouch for, or a client certificate a server refuses,
+ * returns NULL, zkelect_last_error() beginning with ZKELECT_EAUTH, and the
+ * cause in errbuf; a zk.tls.* file that cannot be used, ZKELECT_EINVAL.
+ * Without this, ZooKeeper's client would retry the failing handshake
+ * several times a second for ever.
  */
 ZKELECT_API zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf,
                                                  size_t errlen);

@@ -32,10 +32,12 @@ through the JSON state file in the directory):
 
 TLS (optional): Ensemble(tls={"keystore": P, "truststore": P, "password": W,
 "cafile": PEM}, plain_port=False) gives each server a secureClientPort
-(Netty, server certificate from the keystore; clients need not present one)
-and, with plain_port=False, no plain clientPort at all; secure_port(i) and
+(Netty, server certificate from the keystore; clients need not present one
+unless "client_auth": "need", which the truststore then vouches for) and,
+with plain_port=False, no plain clientPort at all; secure_port(i) and
 secure_connect_string name the TLS ports. The bed's own probes then speak
-TLS, trusting cafile.
+TLS, trusting cafile, presenting "client_cert"/"client_key" when given
+(tests/tls/tlsbed.py make_ca_keys makes them all).
 
 Server version: Ensemble(version=V), else $ZKELECT_ZK_VERSION, else
 "debian": Debian's `zookeeper` package (3.8.0). Any other V is a release
@@ -383,17 +385,20 @@ def free_port():
 # ----------------------------------------------------------- wire protocol
 
 # Ports that speak only TLS (secureClientPort without a plain clientPort):
-# port -> CA file the probes trust.
+# port -> (CA file the probes trust, (cert, key) they present or None).
 _TLS_PORTS = {}
 
 
 def _connect(port, timeout, host="127.0.0.1"):
     s = socket.create_connection((host, port), timeout=timeout)
-    cafile = _TLS_PORTS.get(port) if host == "127.0.0.1" else None
-    if cafile is None:
+    tls = _TLS_PORTS.get(port) if host == "127.0.0.1" else None
+    if tls is None:
         return s
+    cafile, client = tls
     ctx = ssl.create_default_context(cafile=cafile)
     ctx.check_hostname = False
+    if client:  # servers with ssl.clientAuth=need refuse probes without one
+        ctx.load_cert_chain(*client)
     try:
         return ctx.wrap_socket(s)
     except BaseException:
@@ -661,7 +666,9 @@ class Ensemble:
     def _register_tls(self):
         if self.tls and not self.plain_port and self._state:
             for s in self._state["servers"]:
-                _TLS_PORTS[s["client_port"]] = self.tls["cafile"]
+                client = ((self.tls["client_cert"], self.tls["client_key"])
+                          if self.tls.get("client_cert") else None)
+                _TLS_PORTS[s["client_port"]] = (self.tls["cafile"], client)
 
     def _save(self):
         path = os.path.join(self.base_dir, STATE_FILE)

@@ -26,3 +26,22 @@ def test_the_keystore_commands_run_as_written(tmp_path):
     for f in ("server.p12", "server.pem", "trust.p12"):
         assert (tmp_path / f).stat().st_size > 0, f
     assert "BEGIN CERTIFICATE" in (tmp_path / "server.pem").read_text()
+
+
+def test_the_native_tls_certificate_commands_run_as_written(tmp_path):
+    """The CA, server keystore, truststore and client certificate of the
+    native set-up: made as written, and the client's certificate verifies
+    against the CA (what the servers' truststore will ask)."""
+    text = (ROOT / "docs" / "tls.md").read_text()
+    blocks = [b for b in re.findall(r"```sh\n(.*?)```", text, re.S) if "openssl pkcs12 -export" in b]
+    assert len(blocks) == 1, "docs/tls.md: no single sh block with openssl pkcs12 -export"
+    env = {k: v for k, v in os.environ.items() if k != "PW"}
+    r = subprocess.run(["bash", "-eu", "-c", blocks[0]], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"exit {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    for f in ("server.p12", "trust.p12", "client.pem", "client.key", "ca.pem"):
+        assert (tmp_path / f).stat().st_size > 0, f
+    for cert in ("client.pem", "zk1.pem"):
+        v = subprocess.run(["openssl", "verify", "-CAfile", "ca.pem", cert], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+        assert v.returncode == 0, v.stdout + v.stderr

@@ -17,7 +17,11 @@ packages afterwards so the other suites keep using the build tree.
   examples (blocking and asyncio);
 - Rust: a fresh crate with a path dependency on bindings/rust/zkelect,
   finding the installed library through pkg-config;
-- and the packages install over an older libzkelect1 as an upgrade.
+- and the packages install over an older libzkelect1 as an upgrade;
+- the packages link Debian's libzookeeper-mt2 (-Dzookeeper=system), not the
+  client a default build bundles, and so say ZKELECT_ENOTSUP to zk.tls.*
+  (docs/tls.md): the build against the system's client stays built and
+  tested here.
 """
 
 import contextlib
@@ -146,6 +150,28 @@ def test_an_older_libzkelect1_was_upgraded(debs):
     assert debs.after == debs.new, (debs.before, debs.after, debs.new)
     ok = _run(["dpkg", "--audit"], timeout=120)
     assert ok.returncode == 0 and not ok.stdout.strip(), ok.stdout
+
+
+def test_the_packaged_library_links_debians_zookeeper_client_and_has_no_tls(debs, tmp_path):
+    import ctypes
+    lib_path = _ok(_run(["sh", "-c", "dpkg -L libzkelect1 | grep '/libzkelect.so.1$'"], timeout=60),
+                   "dpkg -L libzkelect1").stdout.strip()
+    ldd = _ok(_run(["ldd", lib_path], timeout=60), "ldd").stdout
+    assert re.search(r"libzookeeper_mt\.so\.2 => ", ldd), ldd
+    assert "libssl" not in ldd and "libsasl2" not in ldd, ldd
+    lib = ctypes.CDLL(lib_path)
+    lib.zkelect_conf_new.restype = ctypes.c_void_p
+    lib.zkelect_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                     ctypes.c_char_p, ctypes.c_size_t]
+    lib.zkelect_conf_destroy.argtypes = [ctypes.c_void_p]
+    conf = lib.zkelect_conf_new()
+    try:
+        err = ctypes.create_string_buffer(512)
+        rc = lib.zkelect_conf_set(conf, b"zk.tls.ca", b"/etc/zk/ca.pem", err, 512)
+        assert rc == -9, (rc, err.value)  # ZKELECT_ENOTSUP
+        assert b"docs/tls.md" in err.value and b"stunnel" in err.value, err.value
+    finally:
+        lib.zkelect_conf_destroy(conf)
 
 
 def test_c_readme_example_with_pkg_config(debs, zk, tmp_path):

@@ -89,3 +89,52 @@ class Tunnel:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
+
+
+def _openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+def _signed(d, ca, name, cn, san):
+    """A P-256 key and a certificate for it signed by `ca` (a name made by
+    make_ca): name.key, name.pem."""
+    ext = os.path.join(d, f"{name}.ext")
+    with open(ext, "w") as f:
+        f.write(f"subjectAltName={san}\n" if san else "basicConstraints=CA:FALSE\n")
+    _openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-subj", f"/CN={cn}", "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=d)
+    _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
+             "-CAcreateserial", "-days", "2", "-extfile", ext, "-out", f"{name}.pem", cwd=d)
+
+
+def make_ca(d, name):
+    """A self-signed test CA: name.key, name.pem."""
+    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-subj", f"/CN=zkelect test {name}", "-days", "2", "-keyout", f"{name}.key",
+             "-out", f"{name}.pem", cwd=d)
+
+
+def make_ca_keys(directory, client_auth="none"):
+    """A CA that signed the servers' certificate (for 127.0.0.1) and one
+    client certificate, as a client built with OpenSSL takes them (PEM),
+    and as the servers take theirs (a PKCS12 keystore; a truststore holding
+    the CA, which also vouches for the client with client_auth="need").
+    Also `other_ca`: a CA that signed nothing here, for the wrong-CA case,
+    and `rogue_*`: a client certificate of that other CA."""
+    d = directory
+    make_ca(d, "ca")
+    make_ca(d, "other-ca")
+    _signed(d, "ca", "server", "127.0.0.1", "IP:127.0.0.1")
+    _signed(d, "ca", "client", "zkelect-test-client", None)
+    _signed(d, "other-ca", "rogue", "zkelect-rogue-client", None)
+    ks = os.path.join(d, "server.p12")
+    ts = os.path.join(d, "trust.p12")
+    _openssl("pkcs12", "-export", "-in", "server.pem", "-inkey", "server.key", "-name", "zk",
+             "-out", ks, "-passout", f"pass:{PASSWORD}", cwd=d)
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "ca", "-file",
+                    os.path.join(d, "ca.pem"), "-keystore", ts, "-storetype", "PKCS12",
+                    "-storepass", PASSWORD], check=True, capture_output=True, timeout=60)
+    j = lambda n: os.path.join(d, n)
+    return {"keystore": ks, "truststore": ts, "password": PASSWORD, "cafile": j("ca.pem"),
+            "client_auth": client_auth, "client_cert": j("client.pem"), "client_key": j("client.key"),
+            "other_ca": j("other-ca.pem"), "rogue_cert": j("rogue.pem"), "rogue_key": j("rogue.key")}

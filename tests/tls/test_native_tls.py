@@ -1,0 +1,167 @@
+"""Native TLS: candidates talk TLS to ZooKeeper themselves (zk.tls.*), with
+the C client a default build bundles (-Dzookeeper=bundled: OpenSSL and Cyrus
+SASL; docs/tls.md). Three servers with only a secureClientPort, their
+certificate and the client's signed by a test CA; once with client
+certificates not asked for (ssl.clientAuth=none), once required (need).
+
+A build against Debian's client (-Dzookeeper=system) has no TLS: these tests
+fail there on purpose, at the first zk.tls key (ZKELECT_ENOTSUP)."""
+
+import ctypes
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import tlsbed
+from bed.toolutil import Candidates, parse_event
+from bed.zkbed import Ensemble
+
+SESSION_MS = 4000
+
+
+@pytest.fixture(scope="module", params=["none", "need"])
+def native_bed(request):
+    d = tempfile.mkdtemp(prefix="zkelect-ntls-")
+    keys = tlsbed.make_ca_keys(d, client_auth=request.param)
+    ens = Ensemble(n=3, tick_ms=200, tls=keys, plain_port=False)
+    try:
+        ens.start()
+        yield ens, keys
+    finally:
+        ens.stop()
+        subprocess.run(["rm", "-rf", d], check=False)
+
+
+def tls_set(ca, cert, key):
+    return ["--set", f"zk.tls.ca={ca}", "--set", f"zk.tls.cert={cert}", "--set", f"zk.tls.key={key}"]
+
+
+def test_this_build_has_native_tls(build_dir):
+    lib = ctypes.CDLL(str(build_dir / "capi" / "libzkelect.so.1"))
+    lib.zkelect_conf_new.restype = ctypes.c_void_p
+    lib.zkelect_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                     ctypes.c_char_p, ctypes.c_size_t]
+    lib.zkelect_conf_destroy.argtypes = [ctypes.c_void_p]
+    conf = lib.zkelect_conf_new()
+    try:
+        err = ctypes.create_string_buffer(512)
+        rc = lib.zkelect_conf_set(conf, b"zk.tls.ca", b"/etc/zk/ca.pem", err, 512)
+        assert rc == 0, (f"zk.tls.ca refused ({rc}: {err.value.decode()}): this build's ZooKeeper "
+                         "client has no TLS; native TLS needs -Dzookeeper=bundled (or auto)")
+    finally:
+        lib.zkelect_conf_destroy(conf)
+
+
+def test_election_and_failover_over_native_tls(native_bed, zkelect_bin, test_env):
+    ens, keys = native_bed
+    path = f"/ntls/election-{keys['client_auth']}-{os.getpid()}"
+    extra = tls_set(keys["cafile"], keys["client_cert"], keys["client_key"])
+    c = Candidates(zkelect_bin, test_env, ens.secure_connect_string, path, ["1", "2", "3"],
+                   SESSION_MS, extra)
+    try:
+        seen = set()
+
+        def connected(pid_, line):
+            assert line is not None, f"candidate {pid_} exited"
+            if line.startswith("EVENT CONNECTED"):
+                seen.add(pid_)
+            return len(seen) == 3
+        c.wait(connected, 30, "three candidates connected over TLS")
+        c.send_all("join")
+
+        def settled(pid_, line):
+            assert line is not None, f"candidate {pid_} exited"
+            ks = list(c.state.values())
+            return len(ks) == 3 and ks.count("LEADER") == 1 and ks.count("FOLLOWER") == 2
+        c.wait(settled, 30, "one leader, two followers")
+        first = c.leaders()[0]
+        first_token = int([e for e in c.log if e[0] == "LEADER" and e[1] == first][-1][3]["token"], 0)
+
+        # The leader resigns: a follower takes over on the same TLS sessions.
+        c.procs[first].send(f"resign {first}")
+        ev = c.wait(lambda p, l: p != first and l and (parse_event(l) or ("",))[0] == "LEADER"
+                    and parse_event(l), 20, "a new leader after the first resigned")
+        assert int(ev[3]["token"], 0) > first_token
+    finally:
+        c.close()
+    # The servers saw TLS clients (Netty's secure port) and nothing else.
+    for i in range(3):
+        with open(os.path.join(os.path.dirname(ens.log_path(i)), "zoo.cfg")) as f:
+            assert "\nclientPort=" not in f.read()
+
+
+def _candidate(zkelect_bin, test_env, ens, extra, connect_ms=8000):
+    t0 = time.monotonic()
+    r = subprocess.run([str(zkelect_bin), "candidate", "--connect", ens.secure_connect_string,
+                        "--path", "/ntls/never", "--first-id", "1", "--count", "1",
+                        "--session-timeout-ms", str(SESSION_MS),
+                        "--connect-timeout-ms", str(connect_ms), *extra],
+                       env=test_env, capture_output=True, text=True, timeout=60, input="join\n")
+    return r, time.monotonic() - t0
+
+
+def _handshakes_refused(ens, before):
+    """How many TLS handshakes the servers logged as failed since `before`
+    (their log lengths)."""
+    n = 0
+    for i in range(3):
+        with open(ens.log_path(i), errors="replace") as f:
+            f.seek(before[i])
+            # One line per refused handshake, whichever side refused.
+            n += len(re.findall(r"Caused by: javax.net.ssl.SSLHandshakeException", f.read()))
+    return n
+
+
+def _log_sizes(ens):
+    return [os.path.getsize(ens.log_path(i)) for i in range(3)]
+
+
+def test_untrusted_server_certificate_fails_with_eauth_and_no_storm(native_bed, zkelect_bin,
+                                                                    test_env):
+    ens, keys = native_bed
+    before = _log_sizes(ens)
+    r, took = _candidate(zkelect_bin, test_env, ens,
+                         tls_set(keys["other_ca"], keys["client_cert"], keys["client_key"]))
+    # Exit 5 (denied), not 3 (no connection within the timeout), and early.
+    assert r.returncode == 5, (r.returncode, r.stdout, r.stderr)
+    assert "EVENT CONNECTED" not in r.stdout
+    assert "ZKELECT_EAUTH" in r.stderr and "certificate" in r.stderr, r.stderr
+    assert keys["other_ca"] in r.stderr and "zk.tls.ca" in r.stderr, r.stderr
+    assert took < 5, took
+    time.sleep(0.5)  # the servers' logs
+    # One probe per server at most: libzookeeper never got to retry.
+    assert _handshakes_refused(ens, before) <= 3, _handshakes_refused(ens, before)
+
+
+def test_client_certificate_the_servers_do_not_trust(native_bed, zkelect_bin, test_env):
+    ens, keys = native_bed
+    r, took = _candidate(zkelect_bin, test_env, ens,
+                         tls_set(keys["cafile"], keys["rogue_cert"], keys["rogue_key"]))
+    if keys["client_auth"] == "none":
+        # Not asked for, not checked: the session is granted.
+        assert "EVENT CONNECTED" in r.stdout, (r.returncode, r.stdout, r.stderr)
+        return
+    assert r.returncode == 5, (r.returncode, r.stdout, r.stderr)
+    assert "EVENT CONNECTED" not in r.stdout
+    assert "ZKELECT_EAUTH" in r.stderr and "client certificate" in r.stderr, r.stderr
+    assert took < 5, took
+
+
+def test_unreadable_key_file_is_a_usage_error(zkelect_bin, test_env, tmp_path):
+    # The files are read before any server is asked: no ensemble needed.
+    bad = tmp_path / "not-a-key.pem"
+    bad.write_text("not a key\n")
+    here = tmp_path / "ca.pem"
+    here.write_text("")
+    t0 = time.monotonic()
+    r = subprocess.run([str(zkelect_bin), "candidate", "--connect", "127.0.0.1:1",
+                        "--path", "/ntls/never", "--first-id", "1", "--count", "1",
+                        *tls_set(str(here), str(bad), str(bad))],
+                       env=test_env, capture_output=True, text=True, timeout=60, input="")
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "zk.tls.ca" in r.stderr and str(here) in r.stderr, r.stderr
+    assert time.monotonic() - t0 < 5
