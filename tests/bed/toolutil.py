@@ -219,3 +219,23 @@ def wait_gone(pid, timeout):
         return bool(r) or not pid_alive(pid)
     finally:
         os.close(fd)
+
+
+def set_tls_ca(lib_path, value=b"/etc/zk/ca.pem"):
+    """zkelect_conf_set(conf, "zk.tls.ca", value) on a fresh configuration of
+    the library at lib_path: (rc, message). Whether a build (or an installed
+    package) has TLS is what this key answers: 0, or ZKELECT_ENOTSUP (-9)
+    with a message naming docs/tls.md."""
+    import ctypes
+    lib = ctypes.CDLL(str(lib_path))
+    lib.zkelect_conf_new.restype = ctypes.c_void_p
+    lib.zkelect_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                     ctypes.c_char_p, ctypes.c_size_t]
+    lib.zkelect_conf_destroy.argtypes = [ctypes.c_void_p]
+    conf = lib.zkelect_conf_new()
+    try:
+        err = ctypes.create_string_buffer(512)
+        rc = lib.zkelect_conf_set(conf, b"zk.tls.ca", value, err, 512)
+        return rc, err.value.decode("utf-8", "replace")
+    finally:
+        lib.zkelect_conf_destroy(conf)

@@ -36,6 +36,7 @@ import pytest
 
 from bed import examples
 from bed.sh import ok as _ok, run as _run
+from bed.toolutil import set_tls_ca
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ["libzkelect1", "libzkelect-dev", "zkelect", "lua-zkelect", "libzkelect-jni",
@@ -153,25 +154,14 @@ def test_an_older_libzkelect1_was_upgraded(debs):
 
 
 def test_the_packaged_library_links_debians_zookeeper_client_and_has_no_tls(debs, tmp_path):
-    import ctypes
     lib_path = _ok(_run(["sh", "-c", "dpkg -L libzkelect1 | grep '/libzkelect.so.1$'"], timeout=60),
                    "dpkg -L libzkelect1").stdout.strip()
     ldd = _ok(_run(["ldd", lib_path], timeout=60), "ldd").stdout
     assert re.search(r"libzookeeper_mt\.so\.2 => ", ldd), ldd
     assert "libssl" not in ldd and "libsasl2" not in ldd, ldd
-    lib = ctypes.CDLL(lib_path)
-    lib.zkelect_conf_new.restype = ctypes.c_void_p
-    lib.zkelect_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
-                                     ctypes.c_char_p, ctypes.c_size_t]
-    lib.zkelect_conf_destroy.argtypes = [ctypes.c_void_p]
-    conf = lib.zkelect_conf_new()
-    try:
-        err = ctypes.create_string_buffer(512)
-        rc = lib.zkelect_conf_set(conf, b"zk.tls.ca", b"/etc/zk/ca.pem", err, 512)
-        assert rc == -9, (rc, err.value)  # ZKELECT_ENOTSUP
-        assert b"docs/tls.md" in err.value and b"stunnel" in err.value, err.value
-    finally:
-        lib.zkelect_conf_destroy(conf)
+    rc, msg = set_tls_ca(lib_path)
+    assert rc == -9, (rc, msg)  # ZKELECT_ENOTSUP
+    assert "docs/tls.md" in msg and "stunnel" in msg, msg
 
 
 def test_c_readme_example_with_pkg_config(debs, zk, tmp_path):

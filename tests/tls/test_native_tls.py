@@ -7,7 +7,6 @@ certificates not asked for (ssl.clientAuth=none), once required (need).
 A build against Debian's client (-Dzookeeper=system) has no TLS: these tests
 fail there on purpose, at the first zk.tls key (ZKELECT_ENOTSUP)."""
 
-import ctypes
 import os
 import re
 import subprocess
@@ -17,7 +16,7 @@ import time
 import pytest
 
 import tlsbed
-from bed.toolutil import Candidates, parse_event
+from bed.toolutil import Candidates, parse_event, set_tls_ca
 from bed.zkbed import Ensemble
 
 SESSION_MS = 4000
@@ -41,19 +40,9 @@ def tls_set(ca, cert, key):
 
 
 def test_this_build_has_native_tls(build_dir):
-    lib = ctypes.CDLL(str(build_dir / "capi" / "libzkelect.so.1"))
-    lib.zkelect_conf_new.restype = ctypes.c_void_p
-    lib.zkelect_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
-                                     ctypes.c_char_p, ctypes.c_size_t]
-    lib.zkelect_conf_destroy.argtypes = [ctypes.c_void_p]
-    conf = lib.zkelect_conf_new()
-    try:
-        err = ctypes.create_string_buffer(512)
-        rc = lib.zkelect_conf_set(conf, b"zk.tls.ca", b"/etc/zk/ca.pem", err, 512)
-        assert rc == 0, (f"zk.tls.ca refused ({rc}: {err.value.decode()}): this build's ZooKeeper "
-                         "client has no TLS; native TLS needs -Dzookeeper=bundled (or auto)")
-    finally:
-        lib.zkelect_conf_destroy(conf)
+    rc, msg = set_tls_ca(build_dir / "capi" / "libzkelect.so.1")
+    assert rc == 0, (f"zk.tls.ca refused ({rc}: {msg}): this build's ZooKeeper "
+                     "client has no TLS; native TLS needs -Dzookeeper=bundled (or auto)")
 
 
 def test_election_and_failover_over_native_tls(native_bed, zkelect_bin, test_env):
@@ -63,23 +52,7 @@ def test_election_and_failover_over_native_tls(native_bed, zkelect_bin, test_env
     c = Candidates(zkelect_bin, test_env, ens.secure_connect_string, path, ["1", "2", "3"],
                    SESSION_MS, extra)
     try:
-        seen = set()
-
-        def connected(pid_, line):
-            assert line is not None, f"candidate {pid_} exited"
-            if line.startswith("EVENT CONNECTED"):
-                seen.add(pid_)
-            return len(seen) == 3
-        c.wait(connected, 30, "three candidates connected over TLS")
-        c.send_all("join")
-
-        def settled(pid_, line):
-            assert line is not None, f"candidate {pid_} exited"
-            ks = list(c.state.values())
-            return len(ks) == 3 and ks.count("LEADER") == 1 and ks.count("FOLLOWER") == 2
-        c.wait(settled, 30, "one leader, two followers")
-        first = c.leaders()[0]
-        first_token = int([e for e in c.log if e[0] == "LEADER" and e[1] == first][-1][3]["token"], 0)
+        first, first_token = tlsbed.elect_three(c, "over TLS")
 
         # The leader resigns: a follower takes over on the same TLS sessions.
         c.procs[first].send(f"resign {first}")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import tlsbed
-from bed.toolutil import Candidates, parse_event
+from bed.toolutil import Candidates, parse_event, set_tls_ca
 from bed.zkbed import Ensemble
 
 HERE = Path(__file__).resolve().parent
@@ -97,24 +97,12 @@ def _client_has_tls(build_dir):
 
 
 def test_tls_keys_follow_the_client_enotsup_naming_the_tunnel_without_tls(build_dir):
-    import ctypes
-    lib = ctypes.CDLL(str(build_dir / "capi" / "libzkelect.so.1"))
-    lib.zkelect_conf_new.restype = ctypes.c_void_p
-    lib.zkelect_conf_set.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
-                                     ctypes.c_char_p, ctypes.c_size_t]
-    lib.zkelect_conf_destroy.argtypes = [ctypes.c_void_p]
-    conf = lib.zkelect_conf_new()
-    try:
-        err = ctypes.create_string_buffer(512)
-        rc = lib.zkelect_conf_set(conf, b"zk.tls.ca", b"/etc/zk/ca.pem", err, 512)
-        if _client_has_tls(build_dir):
-            assert rc == 0, err.value
-            return
-        assert rc == -9, rc  # ZKELECT_ENOTSUP
-        msg = err.value.decode()
-        assert "zk.tls.ca" in msg and "stunnel" in msg and "docs/tls.md" in msg, msg
-    finally:
-        lib.zkelect_conf_destroy(conf)
+    rc, msg = set_tls_ca(build_dir / "capi" / "libzkelect.so.1")
+    if _client_has_tls(build_dir):
+        assert rc == 0, msg
+        return
+    assert rc == -9, rc  # ZKELECT_ENOTSUP
+    assert "zk.tls.ca" in msg and "stunnel" in msg and "docs/tls.md" in msg, msg
 
 
 def test_election_and_failover_over_tls_tunnel(tls_bed, zkelect_bin, test_env):
@@ -122,23 +110,7 @@ def test_election_and_failover_over_tls_tunnel(tls_bed, zkelect_bin, test_env):
     path = f"/tls/election-{os.getpid()}"
     c = Candidates(zkelect_bin, test_env, tun.connect_string, path, ["1", "2", "3"], SESSION_MS)
     try:
-        seen = set()
-
-        def connected(pid_, line):
-            assert line is not None, f"candidate {pid_} exited"
-            if line.startswith("EVENT CONNECTED"):
-                seen.add(pid_)
-            return len(seen) == 3
-        c.wait(connected, 30, "three candidates connected through the tunnel")
-        c.send_all("join")
-
-        def settled(pid_, line):
-            assert line is not None, f"candidate {pid_} exited"
-            ks = list(c.state.values())
-            return len(ks) == 3 and ks.count("LEADER") == 1 and ks.count("FOLLOWER") == 2
-        c.wait(settled, 30, "one leader, two followers")
-        first = c.leaders()[0]
-        first_token = int([e for e in c.log if e[0] == "LEADER" and e[1] == first][-1][3]["token"], 0)
+        first, first_token = tlsbed.elect_three(c, "through the tunnel")
 
         # Failover 1: the leader's process dies; ZooKeeper expires its
         # session and a follower takes over, all through TLS.

@@ -138,3 +138,25 @@ def make_ca_keys(directory, client_auth="none"):
     return {"keystore": ks, "truststore": ts, "password": PASSWORD, "cafile": j("ca.pem"),
             "client_auth": client_auth, "client_cert": j("client.pem"), "client_key": j("client.key"),
             "other_ca": j("other-ca.pem"), "rogue_cert": j("rogue.pem"), "rogue_key": j("rogue.key")}
+
+
+def elect_three(c, how):
+    """Three candidates (bed.toolutil.Candidates) connect `how` (for the
+    messages), join, and settle on one leader: (its id, its token)."""
+    seen = set()
+
+    def connected(pid_, line):
+        assert line is not None, f"candidate {pid_} exited"
+        if line.startswith("EVENT CONNECTED"):
+            seen.add(pid_)
+        return len(seen) == 3
+    c.wait(connected, 30, f"three candidates connected {how}")
+    c.send_all("join")
+
+    def settled(pid_, line):
+        assert line is not None, f"candidate {pid_} exited"
+        ks = list(c.state.values())
+        return len(ks) == 3 and ks.count("LEADER") == 1 and ks.count("FOLLOWER") == 2
+    c.wait(settled, 30, "one leader, two followers")
+    first = c.leaders()[0]
+    return first, int([e for e in c.log if e[0] == "LEADER" and e[1] == first][-1][3]["token"], 0)
