@@ -75,11 +75,7 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 
 def cache_root():
-    d = os.environ.get("ZKELECT_CURATOR_CACHE")
-    if d:
-        return os.path.abspath(d)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "zkelect", "curator")
+    return zkdist.cache_dir("ZKELECT_CURATOR_CACHE", "curator")
 
 
 def normalize(version):

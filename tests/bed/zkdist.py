@@ -79,12 +79,17 @@ class ZkDistError(RuntimeError):
     pass
 
 
-def cache_root():
-    d = os.environ.get("ZKELECT_ZK_CACHE")
+def cache_dir(env_var, name):
+    """$env_var if set, else ~/.cache/zkelect/<name> (or under $XDG_CACHE_HOME)."""
+    d = os.environ.get(env_var)
     if d:
         return os.path.abspath(d)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "zkelect", "zookeeper")
+    return os.path.join(base, "zkelect", name)
+
+
+def cache_root():
+    return cache_dir("ZKELECT_ZK_CACHE", "zookeeper")
 
 
 def default_version():
