@@ -254,7 +254,8 @@ func (e *Elector) AwaitLeader(ctx context.Context) error {
 // Transfer hands this leader's leadership to the candidate of the same path
 // whose id is target, waiting at most timeout (> 0) for it to be next in line
 // (docs/semantics.md, "Transferring leadership"). nil once the target is
-// first. ErrNoCandidate or ErrNotLeader: nothing changed; ErrTimeout or
+// first. ErrNoCandidate, ErrNotLeader or ErrNotSupported (a candidate ahead
+// of the target cannot step back): nothing changed; ErrTimeout or
 // ErrTargetLost: the leadership went to the next in line, as after a
 // resign. This candidacy stays a candidate, at the back of the line. Blocks.
 func (e *Elector) Transfer(target string, timeout time.Duration) error {

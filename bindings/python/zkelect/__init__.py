@@ -508,8 +508,9 @@ class Election(_Closes):
         """Hand this leader's leadership to the candidate of the same path
         whose id is target_id, waiting at most timeout seconds (> 0) for it
         to be next in line (docs/semantics.md, "Transferring leadership").
-        Returns once the target is first. Raises NoCandidate or NotLeader
-        (nothing changed); TimedOut or TargetLost (leadership went to the
+        Returns once the target is first. Raises NoCandidate, NotLeader or
+        NotSupported (a candidate ahead of the target cannot step back;
+        nothing changed); TimedOut or TargetLost (leadership went to the
         next in line, as after a resign); InvalidArgument for this
         candidacy's own id. Blocks; this candidacy stays a candidate, at the
         back of the line."""

@@ -686,7 +686,8 @@ impl Election {
     /// Hand this leader's leadership to the candidate of the same path whose
     /// id is `target_id`, waiting at most `timeout` for it to be next in line
     /// (docs/semantics.md, "Transferring leadership"). `Ok` once the target
-    /// is first. `ErrorKind::NoCandidate` or `NotLeader`: nothing changed;
+    /// is first. `ErrorKind::NoCandidate`, `NotLeader` or `NotSupported` (a
+    /// candidate ahead of the target cannot step back): nothing changed;
     /// `TimedOut` or `TargetLost`: the leadership went to the next in line,
     /// as after a resign. This candidacy stays a candidate, at the back.
     pub fn transfer(&self, target_id: &str, timeout: Duration) -> Result<()> {

@@ -115,7 +115,8 @@ public final class Elector extends Handle<NativeElection> {
      * Hands this leader's leadership to the candidate of the same path whose
      * id is targetId, waiting at most timeoutMs (> 0) for it to be next in
      * line (docs/semantics.md, "Transferring leadership"). Returns once the
-     * target is first. ZkelectException ENOCANDIDATE or ENOTLEADER: nothing
+     * target is first. ZkelectException ENOCANDIDATE, ENOTLEADER or ENOTSUP
+     * (a candidate ahead of the target cannot step back): nothing
      * changed; ETIMEDOUT or ETARGET_LOST: the leadership went to the next in
      * line, as after a resign. This candidacy stays a candidate, at the back
      * of the line. Blocks.
