@@ -78,6 +78,14 @@ int zkelect_client_lease_margin_ms(const zkelect_client_t *client) {
     return client && !inherited(client) ? client->client->lease_margin_ms() : 0;
 }
 
+int zkelect_client_crash_guard_wait(zkelect_client_t *client, int pid) {
+    return guarded_code([&]() -> int {
+        if (!client) return ZKELECT_EINVAL;
+        if (inherited(client)) return refuse_inherited("the client");
+        return client->client->crash_guard_wait(pid);
+    });
+}
+
 int64_t zkelect_client_session_id(const zkelect_client_t *client) {
     return client && !inherited(client) ? client->client->session_id() : 0;
 }

@@ -1,6 +1,7 @@
 #include "client.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -148,6 +149,16 @@ void Client::guard_session() {
 }
 
 bool Client::guarded() const { return guard_ticket_ && crash_guard::guarded(guard_ticket_); }
+
+int Client::crash_guard_wait(int pid) {
+    if (pid < 0) return kEInval;
+    // The process must exist now: the guard takes a pidfd on it, and a
+    // number already free would name whatever comes to reuse it.
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) return kEInval;
+    if (!guard_ticket_) return kOk;  // no guard: the session outlives us by T anyway
+    crash_guard::wait_for(guard_ticket_, pid);
+    return kOk;
+}
 
 std::shared_ptr<ZkPort> Client::open_session(bool connect) {
     uint64_t gen = session_gen_.fetch_add(1) + 1;

@@ -138,6 +138,10 @@ public:
     // Any thread: the current session is in the process's crash guard, which
     // runs (crash_guard.h).
     bool guarded() const;
+    // Any thread: once this process is dead, the guard closes this client's
+    // session only after process pid has ended too (0: no longer).
+    // zkelect_client_crash_guard_wait() says what each code means.
+    int crash_guard_wait(int pid);
     size_t member_count() const { return member_count_.load(); }
     bool on_loop_thread() const { return std::this_thread::get_id() == loop_id_; }
     // Candidates of path in queue order, asked of ZooKeeper now. Blocks up

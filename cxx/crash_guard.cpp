@@ -176,6 +176,17 @@ std::string add_line(const GuardedSession &s) {
     return line;
 }
 
+std::string wait_line(int64_t id, int pid) {
+    char b[64];
+    std::snprintf(b, sizeof b, "WAIT %016" PRIx64 " %d\n", static_cast<uint64_t>(id), pid);
+    return b;
+}
+
+// What a guard is told of a member's session: ADD, and its WAIT if any.
+std::string session_lines(const GuardedSession &s, int wait_pid) {
+    return add_line(s) + (wait_pid ? wait_line(s.id, wait_pid) : std::string());
+}
+
 std::string del_line(int64_t id) {
     char b[40];
     std::snprintf(b, sizeof b, "DEL %016" PRIx64 "\n", static_cast<uint64_t>(id));
@@ -203,7 +214,7 @@ public:
                                    ") runs again and guards this client's session");
         }
         uint64_t t = next_ticket_++;
-        members_[t] = Member{delay_ms, std::move(l), std::nullopt};
+        members_[t] = Member{delay_ms, std::move(l), std::nullopt, 0};
         start_watcher();
         return t;
     }
@@ -237,7 +248,21 @@ public:
         m.session = s;
         Guard &g = guards_[m.delay_ms];
         if (!g.pipe.up()) return false;  // the watcher's new guard gets it
-        if (g.pipe.write_line(add_line(s))) return true;
+        if (g.pipe.write_line(session_lines(s, m.wait_pid))) return true;
+        lost(g);
+        return false;
+    }
+
+    bool wait_for(uint64_t ticket, int pid) {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = members_.find(ticket);
+        if (it == members_.end()) return false;
+        Member &m = it->second;
+        m.wait_pid = pid;
+        Guard &g = guards_[m.delay_ms];
+        if (!g.pipe.up()) return false;
+        if (!m.session) return true;  // goes with the session's ADD
+        if (g.pipe.write_line(wait_line(m.session->id, pid))) return true;
         lost(g);
         return false;
     }
@@ -268,6 +293,7 @@ private:
         int delay_ms;
         Listener listener;
         std::optional<GuardedSession> session;
+        int wait_pid;  // WAIT (0: none)
     };
 
     bool no_members_of(int delay) const {
@@ -324,7 +350,8 @@ private:
         g.serial = ++serials_;
         g.started_at = boottime_ns();
         for (auto &[t, m] : members_) {
-            if (m.delay_ms == delay && m.session && !g.pipe.write_line(add_line(*m.session))) {
+            if (m.delay_ms == delay && m.session &&
+                !g.pipe.write_line(session_lines(*m.session, m.wait_pid))) {
                 g.pipe.reset();
                 *why = "the new crash guard stopped reading at once";
                 return false;
@@ -459,6 +486,7 @@ uint64_t join(int delay_ms, Listener on_warning, std::string *why) {
 void leave(uint64_t ticket) { Registry::self().leave(ticket); }
 bool add(uint64_t ticket, const GuardedSession &s) { return Registry::self().add(ticket, s); }
 void remove(uint64_t ticket) { Registry::self().remove(ticket); }
+bool wait_for(uint64_t ticket, int pid) { return Registry::self().wait_for(ticket, pid); }
 bool guarded(uint64_t ticket) { return Registry::self().guarded(ticket); }
 
 }  // namespace crash_guard

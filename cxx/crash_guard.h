@@ -51,6 +51,11 @@ void leave(uint64_t ticket);
 bool add(uint64_t ticket, const GuardedSession &s);
 // The client's session ended: withdrawn (DEL).
 void remove(uint64_t ticket);
+// Once this process is dead, the guard closes the client's session only
+// after process pid has ended too (WAIT; 0: no longer). Kept for every later
+// session of the client. The pidfd is the guard's, taken when it reads the
+// record. False when the guard is down for now (the new one gets it).
+bool wait_for(uint64_t ticket, int pid);
 // True while the client's session is in a running guard.
 bool guarded(uint64_t ticket);
 

@@ -21,10 +21,10 @@
  *          it and checks getppid() before and after: if the parent is still
  *          OWNER_PID after pidfd_open, the pidfd is the owner's and no
  *          recycled pid can stand in for it.
- *   --delay-ms N  the drain delay (default 100, at most 150): the time the
- *          guard waits, after the evidence, before it closes anything, so
- *          that the dead owner's last writes still in its kernel's socket
- *          buffers reach their targets first.
+ *   --delay-ms N  the drain delay (default 100, at most 150): the longest
+ *          the guard waits, after the evidence, for the dead owner's last
+ *          writes still in its kernel's socket buffers to be acknowledged by
+ *          their receivers before it closes anything (below, "Draining").
  *   --debug   write what it does to stderr (otherwise it writes nothing).
  *   --dry-run TEST ONLY: do everything but close the sessions.
  *
@@ -47,6 +47,7 @@
  * The pipe carries lines, each a record, in ASCII, ending in '\n':
  *
  *   ADD <sid> <passwd> <timeout_ms> <connect string>
+ *   WAIT <sid> <pid>
  *   DEL <sid>
  *
  *   <sid>      the session id, 16 hex digits
@@ -55,8 +56,15 @@
  *              1..3600000); the guard reconnects with it
  *   <connect string>  the rest of the line (host:port,...[/chroot])
  *
- * ADD guards a session (again: replaces what was given for that id), DEL
- * withdraws it. A line longer than 4096 bytes, a malformed line or more than
+ * ADD guards a session (again: replaces what was given for that id, WAIT
+ * included), DEL withdraws it. WAIT makes the session's closing wait, once
+ * the owner is dead, for process <pid> (decimal) to end as well: a
+ * supervisor's helper that stops the supervised work when the supervisor
+ * dies (zkelect run's keeper kills the command's tree), so that the work is
+ * gone before the session, and the leadership, is. <pid> 0 withdraws it;
+ * a pid that is gone already holds nothing back. The guard opens a pidfd on
+ * it when it reads the record, so a later reuse of the number is not
+ * mistaken for it. A line longer than 4096 bytes, a malformed line or more than
  * 1024 sessions is a protocol error: the guard exits (status 4) without
  * closing anything. Nothing goes back over the pipe. The credentials travel
  * in the pipe only: never argv, the environment or a file.
@@ -71,11 +79,25 @@
  *     is dead; still alive, the owner let go on purpose (its last client
  *     closed, or it exec'd) and the guard exits 0 without closing anything.
  *
- * Once the owner is dead, the guard waits out the drain delay (counted from
- * the first evidence), then for each session at once: zookeeper_init with
- * the session's id and password, wait for CONNECTED (at most 5 s in all),
- * zookeeper_close, which sends closeSession. A session the server reports
- * expired (or refuses) is done too. Then it exits 0. While the owner lives,
+ * Once the owner is dead, the guard drains (below), then for each session
+ * without a WAIT at once: zookeeper_init with the session's id and password,
+ * wait for CONNECTED (at most 5 s in all), zookeeper_close, which sends
+ * closeSession. A session the server reports expired (or refuses) is done
+ * too. Then the sessions with a WAIT: once every process they wait for has
+ * ended (at most the longest of their session timeouts, after which
+ * ZooKeeper has expired them anyway), it drains again and closes them the
+ * same way. Then it exits 0.
+ *
+ * Draining: a dead process's TCP connections are orphaned (no file refers
+ * to them any more) and go on sending what was left in their buffers, then
+ * their FIN. The guard asks the kernel (sock_diag) for this user's orphaned
+ * TCP connections in FIN_WAIT1, CLOSING or LAST_ACK: the states in which
+ * something they sent is still unacknowledged. None left: everything the
+ * owner wrote has reached its receivers, and the guard closes at once.
+ * Otherwise it asks again every millisecond, for at most the drain delay.
+ * Without sock_diag (a seccomp profile, no netlink) it waits out the whole
+ * delay. An orphan of another process of the same user counts too: the
+ * guard waits for it as well (at most the delay), never less. While the owner lives,
  * the guard sleeps in poll() on the pidfd and the pipe, with no timeout: no
  * CPU, no timer. The ZooKeeper C client's log is silenced.
  */
@@ -91,6 +113,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -114,6 +142,8 @@ struct session {
     char *hosts;
     zhandle_t *zh;
     int state;          /* last state the watcher saw; 0 = none yet */
+    int wait_fd;        /* pidfd of the WAIT process; -1: none */
+    int picked;         /* in the closing round under way */
 };
 
 static struct session sessions[MAX_SESSIONS];
@@ -203,8 +233,16 @@ static struct session *find(int64_t sid)
     return NULL;
 }
 
+static void drop_wait(struct session *s)
+{
+    if (s->wait_fd >= 0)
+        close(s->wait_fd);
+    s->wait_fd = -1;
+}
+
 static void forget(struct session *s)
 {
+    drop_wait(s);
     free(s->hosts);
     /* The credentials do not outlive their use. */
     memset(s, 0, sizeof *s);
@@ -223,6 +261,27 @@ static int record(char *line)
         say("DEL %016llx%s", (unsigned long long)sid, s ? "" : " (not held)");
         if (s)
             forget(s);
+        return 0;
+    }
+    if (strncmp(line, "WAIT ", 5) == 0) {
+        const char *p = line + 5;
+        if (parse_sid(p, &sid) != 0 || p[16] != ' ')
+            return -1;
+        p += 17;
+        char *end;
+        errno = 0;
+        long pid = strtol(p, &end, 10);
+        if (errno || end == p || *end != '\0' || *p == '-' || *p == '+' || pid < 0 || pid > INT_MAX)
+            return -1;
+        struct session *s = find(sid);
+        if (!s)
+            return -1;
+        drop_wait(s);
+        if (pid > 0) {
+            s->wait_fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+            say("WAIT %016llx for %ld%s", (unsigned long long)sid, pid,
+                s->wait_fd < 0 ? " (gone already)" : "");
+        }
         return 0;
     }
     if (strncmp(line, "ADD ", 4) != 0)
@@ -254,9 +313,11 @@ static int record(char *line)
         }
         s = &sessions[n_sessions++];
     } else {
+        drop_wait(s);
         free(s->hosts);
     }
     memset(s, 0, sizeof *s);
+    s->wait_fd = -1;
     s->id.client_id = sid;
     memcpy(s->id.passwd, pw, sizeof pw);
     s->timeout_ms = (int)t;
@@ -307,20 +368,24 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
 
 static int decided(const struct session *s)
 {
-    return s->zh == NULL || s->state == ZOO_CONNECTED_STATE || s->state == ZOO_EXPIRED_SESSION_STATE ||
-           s->state == ZOO_AUTH_FAILED_STATE;
+    return !s->picked || s->zh == NULL || s->state == ZOO_CONNECTED_STATE ||
+           s->state == ZOO_EXPIRED_SESSION_STATE || s->state == ZOO_AUTH_FAILED_STATE;
 }
 
-static void close_all(int dry_run)
+/* Closes the picked sessions, all at once. */
+static void close_picked(int dry_run)
 {
     int64_t deadline = now_ms() + CONNECT_BOUND_MS;
     if (dry_run) {
         for (size_t i = 0; i < n_sessions; i++)
-            say("dry run: would close %016llx", (unsigned long long)sessions[i].id.client_id);
+            if (sessions[i].picked)
+                say("dry run: would close %016llx", (unsigned long long)sessions[i].id.client_id);
         return;
     }
     for (size_t i = 0; i < n_sessions; i++) {
         struct session *s = &sessions[i];
+        if (!s->picked)
+            continue;
         s->zh = zookeeper_init2(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log);
         if (!s->zh)
             say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
@@ -346,18 +411,177 @@ static void close_all(int dry_run)
     pthread_mutex_unlock(&state_mu);
     for (size_t i = 0; i < n_sessions; i++) {
         struct session *s = &sessions[i];
-        if (!s->zh)
+        if (!s->picked || !s->zh)
             continue;
         pthread_mutex_lock(&state_mu);
         int st = s->state;
         pthread_mutex_unlock(&state_mu);
         int rc = zookeeper_close(s->zh);
+        s->zh = NULL;
         say("%016llx: %s, zookeeper_close %d", (unsigned long long)s->id.client_id,
             st == ZOO_CONNECTED_STATE           ? "connected, closed"
             : st == ZOO_EXPIRED_SESSION_STATE   ? "expired already"
             : st == ZOO_AUTH_FAILED_STATE       ? "refused"
                                                 : "no connection within the bound",
             rc);
+    }
+}
+
+/* ---- draining ------------------------------------------------------------ */
+
+/* How many of this user's orphaned TCP connections (no file refers to them:
+ * their process closed them, or died) still have something unacknowledged:
+ * in FIN_WAIT1, CLOSING or LAST_ACK. -1 when the kernel cannot be asked. */
+static int unacked_orphans(void)
+{
+    int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (nl < 0)
+        return -1;
+    struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
+    setsockopt(nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const uid_t uid = geteuid(), ruid = getuid();
+    int found = 0;
+    static const int families[] = {AF_INET, AF_INET6};
+    for (size_t f = 0; f < 2 && found >= 0; f++) {
+        struct {
+            struct nlmsghdr h;
+            struct inet_diag_req_v2 r;
+        } req;
+        memset(&req, 0, sizeof req);
+        req.h.nlmsg_len = sizeof req;
+        req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+        req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+        req.h.nlmsg_seq = (unsigned)(f + 1);
+        req.r.sdiag_family = (uint8_t)families[f];
+        req.r.sdiag_protocol = IPPROTO_TCP;
+        req.r.idiag_states = 1u << TCP_FIN_WAIT1 | 1u << TCP_CLOSING | 1u << TCP_LAST_ACK;
+        struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+        if (sendto(nl, &req, sizeof req, 0, (struct sockaddr *)&kernel, sizeof kernel) != (ssize_t)sizeof req) {
+            found = -1;
+            break;
+        }
+        /* A dump ends in NLMSG_DONE; bounded in reads all the same. */
+        int done = 0;
+        for (int reads = 0; reads < 4096 && !done; reads++) {
+            static char buf[32768] __attribute__((aligned(8)));
+            ssize_t n = recv(nl, buf, sizeof buf, 0);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                found = -1;
+                break;
+            }
+            for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+                if (h->nlmsg_type == NLMSG_DONE) {
+                    done = 1;
+                    break;
+                }
+                if (h->nlmsg_type == NLMSG_ERROR) {
+                    /* A kernel without IPv6 answers the AF_INET6 dump with an
+                     * error: nothing of that family to wait for. */
+                    struct nlmsgerr *e = NLMSG_DATA(h);
+                    if (h->nlmsg_len < NLMSG_LENGTH(sizeof *e) || families[f] != AF_INET6)
+                        found = -1;
+                    done = 1;
+                    break;
+                }
+                if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+                    continue;
+                const struct inet_diag_msg *m = NLMSG_DATA(h);
+                if (m->idiag_inode == 0 && (m->idiag_uid == uid || m->idiag_uid == ruid))
+                    found++;
+            }
+        }
+        if (!done && found >= 0)
+            found = -1;
+    }
+    close(nl);
+    return found;
+}
+
+/* Until nothing the dead owner sent is unacknowledged, or delay_ms from
+ * since: whichever is first. */
+static void drain(int64_t since, long delay_ms)
+{
+    int64_t until = since + delay_ms;
+    for (int round = 0; round <= MAX_DELAY_MS; round++) {
+        int64_t left = until - now_ms();
+        if (left <= 0) {
+            say("drain: the delay is over (%ld ms)", delay_ms);
+            return;
+        }
+        int n = unacked_orphans();
+        if (n == 0) {
+            say("drain: nothing unacknowledged after %lld ms", (long long)(now_ms() - since));
+            return;
+        }
+        /* Unknowable (-1): the whole delay, as without the check. */
+        struct timespec ts = n < 0 ? (struct timespec){.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000}
+                                   : (struct timespec){.tv_sec = 0, .tv_nsec = 1000000};
+        if (n < 0)
+            say("drain: sock_diag unavailable (%s): waiting out the delay", strerror(errno));
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+}
+
+/* Waits until every picked session's WAIT process has ended, or the longest
+ * of their timeouts has passed since the evidence. The time the last one
+ * ended. */
+static int64_t wait_for_waits(int64_t evidence)
+{
+    int64_t longest = 0;
+    for (size_t i = 0; i < n_sessions; i++)
+        if (sessions[i].picked && sessions[i].timeout_ms > longest)
+            longest = sessions[i].timeout_ms;
+    const int64_t until = evidence + longest;
+    for (int rounds = 0; rounds < 100000; rounds++) {
+        struct pollfd p[MAX_SESSIONS];
+        nfds_t n = 0;
+        for (size_t i = 0; i < n_sessions; i++)
+            if (sessions[i].picked && sessions[i].wait_fd >= 0)
+                p[n++] = (struct pollfd){.fd = sessions[i].wait_fd, .events = POLLIN};
+        if (n == 0)
+            break;
+        int64_t left = until - now_ms();
+        if (left <= 0) {
+            say("a waited-for process is still there at the session timeout: closing anyway");
+            break;
+        }
+        int r = poll(p, n, (int)left);
+        if (r < 0 && errno != EINTR)
+            break;
+        for (nfds_t k = 0; r > 0 && k < n; k++) {
+            if (!p[k].revents)
+                continue;
+            for (size_t i = 0; i < n_sessions; i++)
+                if (sessions[i].wait_fd == p[k].fd) {
+                    say("%016llx: the process it waits for has ended", (unsigned long long)sessions[i].id.client_id);
+                    drop_wait(&sessions[i]);
+                }
+        }
+    }
+    return now_ms();
+}
+
+/* The owner is dead (first evidence at `evidence`): the sessions that wait
+ * for nobody first, then the others once what they wait for has ended. */
+static void close_all(int64_t evidence, long delay_ms, int dry_run)
+{
+    for (int phase = 0; phase < 2; phase++) {
+        size_t picked = 0;
+        for (size_t i = 0; i < n_sessions; i++) {
+            sessions[i].picked = (sessions[i].wait_fd >= 0) == (phase == 1);
+            picked += (size_t)sessions[i].picked;
+        }
+        if (picked == 0)
+            continue;
+        int64_t since = evidence;
+        if (phase == 1)
+            since = wait_for_waits(evidence);
+        drain(since, delay_ms);
+        say("closing %zu session(s)%s", picked, phase == 1 ? " that waited" : "");
+        close_picked(dry_run);
     }
 }
 
@@ -517,16 +741,7 @@ int main(int argc, char **argv)
         }
     }
 
-    /* The drain delay, from the first evidence: the dead owner's last writes
-     * leave its socket buffers before its sessions end. */
-    int64_t left = evidence + delay_ms - now_ms();
-    if (left > 0) {
-        struct timespec ts = {.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
-    }
-    say("closing %zu session(s)", n_sessions);
-    close_all(dry_run);
+    close_all(evidence, delay_ms, dry_run);
     say("done");
     return EXIT_OK;
 }

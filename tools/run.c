@@ -334,6 +334,7 @@ static void reap(struct runner *r)
             continue;
         read_keeper(r); /* its last words first */
         r->keeper = 0;
+        zkelect_client_crash_guard_wait(r->client, 0);
         if (r->ctl >= 0) {
             close(r->ctl);
             r->ctl = -1;
@@ -420,6 +421,15 @@ static int spawn(struct runner *r)
     free_env(env);
     r->keeper = pid;
     r->ctl = sv[0];
+    /* Should we die, the crash guard closes our session only once the keeper
+     * has killed the command's tree and exited: the command is gone before
+     * the next leader can be elected, by construction rather than by the
+     * keeper beating the guard's drain. Before GO, so before CMD exists. */
+    int wrc = zkelect_client_crash_guard_wait(r->client, pid);
+    if (wrc != 0)
+        zt_err("crash guard: cannot wait for the keeper (%s): a crash of this process "
+               "may hand over before the command is killed",
+               zkelect_strerror(wrc));
     r->child = 0;
     r->tree_lost = r->stopping = r->killed = r->done_seen = 0;
 

@@ -295,11 +295,12 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            its candidacies get a WARNING event; "on":
  *                            zkelect_client_new fails instead; "off": no
  *                            guard.
- *  - "crash.guard.delay.ms"  0..150 (default 100): how long the crash guard
- *                            waits, after the process died, before it closes
- *                            the sessions, so that the dead process's last
- *                            writes still in its socket buffers reach their
- *                            targets first (docs/semantics.md).
+ *  - "crash.guard.delay.ms"  0..150 (default 100): the longest the crash
+ *                            guard waits, after the process died, for what the
+ *                            dead process sent over TCP to be acknowledged by
+ *                            its receivers before it closes the sessions; with
+ *                            nothing unacknowledged it closes at once
+ *                            (docs/semantics.md).
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 
@@ -396,6 +397,26 @@ ZKELECT_API int zkelect_client_session_timeout_ms(const zkelect_client_t *client
  *  (zkelect run) reads it here rather than derive it. 0 before the first
  *  connection (or for NULL). Never blocks; any thread. Since 1.2. */
 ZKELECT_API int zkelect_client_lease_margin_ms(const zkelect_client_t *client);
+
+/**
+ * Make the crash guard (crash.guard, docs/semantics.md) hold back the close
+ * of this client's session, once this process is dead, until process `pid`
+ * has ended too. For a supervisor whose helper stops the supervised work
+ * when the supervisor dies: the work is then gone before the session, and
+ * with it the leadership, is. `zkelect run` names its keeper, which kills
+ * the command's tree when run dies, so the next leader's command cannot
+ * start beside it. The guard waits at most the session timeout (then
+ * ZooKeeper has expired the session anyway); the client's other sessions
+ * and other clients' are not held back. It holds for the client's later
+ * sessions too, until called again; pid 0 withdraws it.
+ *
+ * Any thread; never blocks. Returns 0 (also when the client has no guard:
+ * crash.guard=off, or it could not run; then the session outlives the
+ * process by the session timeout in any case), ZKELECT_EINVAL for NULL, a
+ * negative pid or no such process, ZKELECT_ESTATE in a child of fork() for
+ * a client made before it. Since 1.2.
+ */
+ZKELECT_API int zkelect_client_crash_guard_wait(zkelect_client_t *client, int pid);
 
 /** The current ZooKeeper session id; 0 before the first connection. */
 ZKELECT_API int64_t zkelect_client_session_id(const zkelect_client_t *client);

@@ -278,6 +278,7 @@ def test_bad_input(zk, zk_path, client):
         (lambda: client.election(zk_path, 7), zkelect.InvalidArgument, "str"),
         (lambda: client.election(b"/x", "x"), zkelect.InvalidArgument, "str"),
         (lambda: client.counter("nope"), zkelect.InvalidArgument, "nope"),
+        (lambda: client.crash_guard_wait(-1), zkelect.InvalidArgument, ""),
     ]
     for call, cls, words in cases:
         with pytest.raises(cls) as info:

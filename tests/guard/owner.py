@@ -17,6 +17,11 @@ guard must not keep. Then prints one JSON line:
 and obeys lines on stdin, each answered by one line ("ok ..."):
 
     del I        withdraw session I from the guard (DEL)
+    wait I PID   session I waits for process PID once the owner is dead (WAIT)
+    raw TEXT     send TEXT as a record, as it is (a malformed one, say)
+    fill PORT    connect to 127.0.0.1:PORT and write until the kernel takes
+                 no more: the receiver (which does not read) has not
+                 acknowledged all of it when the owner dies
     close-pipe   close the pipe's write end (the owner lets go, alive)
     ping         answers "ok <kazoo states>"
     exit         stop the kazoo clients (closing the sessions) and exit 0
@@ -25,6 +30,7 @@ and obeys lines on stdin, each answered by one line ("ok ..."):
 import json
 import os
 import resource
+import socket
 import sys
 import tempfile
 
@@ -84,6 +90,7 @@ def main():
                       "extra_fd_ino": os.fstat(extra.fileno()).st_ino,
                       "sessions": sessions}), flush=True)
 
+    held = []
     for line in sys.stdin:
         cmd = line.split()
         if not cmd:
@@ -91,6 +98,23 @@ def main():
         if cmd[0] == "del":
             send(f"DEL {sessions[int(cmd[1])][0]:016x}")
             print("ok del", flush=True)
+        elif cmd[0] == "wait":
+            send(f"WAIT {sessions[int(cmd[1])][0]:016x} {cmd[2]}")
+            print("ok wait", flush=True)
+        elif cmd[0] == "raw":
+            send(line[len("raw "):].rstrip("\n"))
+            print("ok raw", flush=True)
+        elif cmd[0] == "fill":
+            s = socket.create_connection(("127.0.0.1", int(cmd[1])), timeout=5)
+            s.setblocking(False)
+            sent = 0
+            for _ in range(100000):
+                try:
+                    sent += s.send(b"x" * 65536)
+                except BlockingIOError:
+                    break
+            held.append(s)
+            print(f"ok filled {sent}", flush=True)
         elif cmd[0] == "close-pipe":
             os.close(w)
             print("ok closed", flush=True)

@@ -55,12 +55,13 @@ def _alive(pid):
 
 
 class Owner:
-    def __init__(self, guard_bin, zk, path, sessions=1, guard_args=()):
+    def __init__(self, guard_bin, zk, path, sessions=1, guard_args=(), stderr=None):
         self.guard_bin = guard_bin
+        # The guard inherits the owner's stderr: with --debug, its log.
         self.proc = subprocess.Popen(
             [sys.executable, str(HERE / "owner.py"), guard_bin, zk.connect_string, path,
              "--sessions", str(sessions), "--timeout-ms", str(T_MS), "--", *guard_args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
             start_new_session=True)            # its own group: test 5 signals it
         self.info = json.loads(self.line(30))
         self.pid = self.info["pid"]
@@ -137,8 +138,8 @@ def owners(zk):
 
 @pytest.fixture
 def start(guard_bin, zk, zk_path, owners):
-    def make(sessions=1, guard_args=()):
-        o = Owner(guard_bin, zk, zk_path, sessions, guard_args)
+    def make(sessions=1, guard_args=(), stderr=None):
+        o = Owner(guard_bin, zk, zk_path, sessions, guard_args, stderr)
         owners.append(o)
         return o
     return make
@@ -268,3 +269,108 @@ def test_the_guard_is_no_child_holds_nothing_of_the_owners_and_idles(start):
     cpu = lambda s: int(s[11]) + int(s[12])        # utime + stime
     assert cpu(after) == cpu(before), "the guard used CPU while idle"
     assert after[0] == "S", after[0]
+
+
+def _guard_log(path, want, timeout=5):
+    """The guard's --debug log once a line has `want` (or all of it at the
+    deadline)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = Path(path).read_text(errors="replace")
+        if want in text or time.monotonic() > deadline:
+            return text
+        time.sleep(0.02)
+
+
+def test_with_nothing_unacknowledged_the_guard_closes_without_waiting_the_delay(start, kz, tmp_path):
+    """The drain delay is the longest the guard waits for the dead owner's
+    last writes to be acknowledged; the guard asks the kernel, and with
+    nothing of the owner's left unacknowledged it closes at once."""
+    log = tmp_path / "guard.log"
+    with open(log, "w") as err:
+        o = start(guard_args=["--debug", "--delay-ms", "150"], stderr=err)
+    gone = _watch_gone(kz, o.node())
+    o.signal(signal.SIGKILL)
+    assert gone.wait(5)
+    text = _guard_log(log, "drain:")
+    assert "drain: nothing unacknowledged after" in text, text
+    assert "the delay is over" not in text, text
+
+
+def test_a_dead_owners_unacknowledged_writes_hold_the_close_back(start, kz, tmp_path):
+    """A connection of the owner's whose receiver has not acknowledged what
+    it was sent (it does not read) holds the close back for the whole delay:
+    never less than the delay after the death."""
+    import socket
+    lsn = socket.socket()
+    lsn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(1)
+    log = tmp_path / "guard.log"
+    try:
+        with open(log, "w") as err:
+            o = start(guard_args=["--debug"], stderr=err)
+        reply = o.cmd(f"fill {lsn.getsockname()[1]}")
+        conn, _ = lsn.accept()              # accepted, never read
+        assert int(reply.split()[-1]) > 0, reply
+        gone = _watch_gone(kz, o.node())
+        t0 = time.monotonic()
+        o.signal(signal.SIGKILL)
+        assert gone.wait(5)
+        ms = (gone.at - t0) * 1000
+        text = _guard_log(log, "drain:")
+        assert f"drain: the delay is over ({DELAY_MS} ms)" in text, text
+        assert ms >= DELAY_MS, f"closed {ms:.0f} ms after the death, within the {DELAY_MS} ms delay"
+        conn.close()
+    finally:
+        lsn.close()
+
+
+def test_a_session_with_wait_closes_only_after_that_process_ends(start, kz, tmp_path):
+    """WAIT: a session that waits for another process (zkelect run's keeper,
+    which kills the command's tree) is closed only once that process has
+    ended too; a session of the same owner without WAIT closes at once."""
+    helper = subprocess.Popen(["sleep", "60"])
+    try:
+        o = start(sessions=2)
+        o.cmd(f"wait 1 {helper.pid}")
+        gone0 = _watch_gone(kz, o.node(0))
+        gone1 = _watch_gone(kz, o.node(1))
+        o.signal(signal.SIGKILL)
+        assert gone0.wait(5), "the session without WAIT was not closed"
+        assert not gone1.wait(1.0), "the session closed while the process it waits for lives"
+        assert _alive(o.guard)
+        t0 = time.monotonic()
+        helper.kill()
+        helper.wait(5)
+        assert gone1.wait(5), "not closed after the process it waits for ended"
+        assert (gone1.at - t0) * 1000 <= BOUND_MS
+        assert _wait_exit(o.guard, 5)
+    finally:
+        if helper.poll() is None:
+            helper.kill()
+            helper.wait(5)
+
+
+def test_wait_for_a_process_already_gone_holds_nothing_back(start, kz):
+    gone_proc = subprocess.Popen(["true"])
+    gone_proc.wait(5)
+    o = start()
+    o.cmd(f"wait 0 {gone_proc.pid}")
+    gone = _watch_gone(kz, o.node())
+    t0 = time.monotonic()
+    o.signal(signal.SIGKILL)
+    assert gone.wait(5)
+    assert (gone.at - t0) * 1000 <= BOUND_MS
+
+
+@pytest.mark.parametrize("record", ["WAIT {sid} -1", "WAIT {sid} 12x", "WAIT {sid}",
+                                    "WAIT 00000000000000ff 1", "WAIT {sid} 99999999999"])
+def test_a_malformed_wait_makes_the_guard_exit_closing_nothing(start, kz, record):
+    o = start()
+    sid = o.info["sessions"][0][0]
+    o.cmd("raw " + record.format(sid=f"{sid:016x}"))
+    assert _wait_exit(o.guard, 5), "the guard took a malformed WAIT"
+    gone = _watch_gone(kz, o.node())
+    o.signal(signal.SIGKILL)
+    assert not gone.wait((BOUND_MS + 500) / 1000)

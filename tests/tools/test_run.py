@@ -376,6 +376,38 @@ def test_sigkill_of_run_kills_the_tree_then_hands_over_at_once(zk, zk_path, zkel
     assert ms < 1000, f"b's child started {ms:.0f} ms after a's SIGKILL (T = {t_ms} ms)"
 
 
+def test_a_slow_keeper_holds_the_handover_back_until_the_tree_is_gone(zk, zk_path, zkelect_bin,
+                                                                     test_env, child, log,
+                                                                     capi, runs):
+    """The guard closes a dead run's session only once run's keeper has
+    killed the command's tree and exited (zkelect_client_crash_guard_wait):
+    the order holds by construction, not by the keeper beating the guard's
+    drain. A keeper held stopped stands for one that is slow under load:
+    while it is stopped nobody else's command starts; once it goes on, it
+    kills a's command and only then does b's start."""
+    t_ms = 8000
+    hosts = zk.connect_string
+    a = Proc([zkelect_bin, "run", "--connect", hosts, "--path", zk_path, "--id", "a",
+              "--session-timeout-ms", t_ms, "--", child, log.path, "exit"], test_env, stdin=False)
+    runs.append(a)
+    sa = log.wait(lambda r: r["kind"] == "start" and r["id"] == "a", 20, "a's child")
+    keeper = sa["ppid"]                 # run -> keeper -> the command
+    b = Proc([zkelect_bin, "run", "--connect", hosts, "--path", zk_path, "--id", "b",
+              "--session-timeout-ms", t_ms, "--", child, log.path, "exit"], test_env, stdin=False)
+    runs.append(b)
+    wait_queue(capi, hosts, zk_path, 2)
+    os.kill(keeper, signal.SIGSTOP)
+    try:
+        os.kill(a.pid, signal.SIGKILL)
+        with pytest.raises(AssertionError):
+            log.wait(lambda r: r["kind"] == "start" and r["id"] == "b", 1.5, "b's child")
+        assert pid_alive(sa["pid"])
+    finally:
+        os.kill(keeper, signal.SIGCONT)
+    sb = log.wait(lambda r: r["kind"] == "start" and r["id"] == "b", 5, "b's child")
+    assert not pid_alive(sa["pid"]), "b's child started while a's still ran"
+
+
 @pytest.mark.parametrize("guard,says", [("auto", "crash guard: on ("),
                                         ("off", "crash guard: off (")])
 def test_run_says_whether_its_session_is_guarded(zk, zk_path, zkelect_bin, test_env, child, log,

@@ -293,6 +293,13 @@ class Client(_Closes):
         ms = self._h.call(lib.zkelect_client_lease_margin_ms)
         return ms / 1000.0 if ms > 0 else None
 
+    def crash_guard_wait(self, pid):
+        """Once this process is dead, the crash guard closes this client's
+        session only after process pid has ended too (a helper that stops
+        supervised work first; 0: no longer). No-op without a guard.
+        Raises InvalidArgument for a negative pid or no such process."""
+        _lib.check(self._h.call(lib.zkelect_client_crash_guard_wait, int(pid)))
+
     def counter(self, name):
         """One counter by its name ("terms_won", ...; zkelect.COUNTERS)."""
         try:

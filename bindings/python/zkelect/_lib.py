@@ -61,6 +61,7 @@ _PROTOS = {
     "zkelect_client_is_connected": (c_int, [_P]),
     "zkelect_client_session_timeout_ms": (c_int, [_P]),
     "zkelect_client_lease_margin_ms": (c_int, [_P]),
+    "zkelect_client_crash_guard_wait": (c_int, [_P, c_int]),
     "zkelect_client_session_id": (c_int64, [_P]),
     "zkelect_client_counter": (c_int, [_P, c_int, POINTER(c_uint64)]),
     "zkelect_counter_name": (c_char_p, [c_int]),

@@ -117,6 +117,7 @@ extern swig_intgo _wrap_client_await_connected_capi_a8fdfba6d0301b72(uintptr_t a
 extern swig_intgo _wrap_client_is_connected_capi_a8fdfba6d0301b72(uintptr_t arg1);
 extern swig_intgo _wrap_client_session_timeout_ms_capi_a8fdfba6d0301b72(uintptr_t arg1);
 extern swig_intgo _wrap_client_lease_margin_ms_capi_a8fdfba6d0301b72(uintptr_t arg1);
+extern swig_intgo _wrap_client_crash_guard_wait_capi_a8fdfba6d0301b72(uintptr_t arg1, swig_intgo arg2);
 extern swig_type_10 _wrap_client_session_id_capi_a8fdfba6d0301b72(uintptr_t arg1);
 extern swig_intgo _wrap_COUNTER_TERMS_WON_capi_a8fdfba6d0301b72(void);
 extern swig_intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_a8fdfba6d0301b72(void);
@@ -686,6 +687,14 @@ func Client_lease_margin_ms(arg1 NativeClient) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	swig_r = (int)(C._wrap_client_lease_margin_ms_capi_a8fdfba6d0301b72(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Client_crash_guard_wait(arg1 NativeClient, arg2 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int)(C._wrap_client_crash_guard_wait_capi_a8fdfba6d0301b72(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 

@@ -1005,6 +1005,21 @@ intgo _wrap_client_lease_margin_ms_capi_a8fdfba6d0301b72(struct zkelect_client *
 }
 
 
+intgo _wrap_client_crash_guard_wait_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+  zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
+  int arg2 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_client_t **)&_swig_go_0; 
+  arg2 = (int)_swig_go_1; 
+  
+  result = (int)zkelect_client_crash_guard_wait(arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 long long _wrap_client_session_id_capi_a8fdfba6d0301b72(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;

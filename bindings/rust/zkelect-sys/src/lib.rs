@@ -173,6 +173,8 @@ extern "C" {
     pub fn zkelect_client_session_timeout_ms(client: *const zkelect_client_t) -> c_int;
     /// Since 1.2.
     pub fn zkelect_client_lease_margin_ms(client: *const zkelect_client_t) -> c_int;
+    /// Since 1.2.
+    pub fn zkelect_client_crash_guard_wait(client: *mut zkelect_client_t, pid: c_int) -> c_int;
     pub fn zkelect_client_session_id(client: *const zkelect_client_t) -> i64;
     pub fn zkelect_client_counter(client: *const zkelect_client_t, counter: c_int, value: *mut u64) -> c_int;
     pub fn zkelect_counter_name(counter: c_int) -> *const c_char;
