@@ -91,8 +91,10 @@
  * Draining: a dead process's TCP connections are orphaned (no file refers
  * to them any more) and go on sending what was left in their buffers, then
  * their FIN. The guard asks the kernel (sock_diag) for this user's orphaned
- * TCP connections in FIN_WAIT1, CLOSING or LAST_ACK: the states in which
- * something they sent is still unacknowledged. None left: everything the
+ * TCP connections in FIN_WAIT1, CLOSING or LAST_ACK, the states in which
+ * something they sent is still unacknowledged, leaving out those to the
+ * guarded sessions' ZooKeeper servers (resolved when each ADD is read):
+ * ZooKeeper orders what the owner sent it against the guard's close. None left: everything the
  * owner wrote has reached its receivers, and the guard closes at once.
  * Otherwise it asks again every millisecond, for at most the drain delay.
  * Without sock_diag (a seccomp profile, no netlink) it waits out the whole
@@ -113,7 +115,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/inet_diag.h>
+#include <netdb.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
@@ -147,6 +151,99 @@ struct session {
 };
 
 static struct session sessions[MAX_SESSIONS];
+
+/* The ZooKeeper servers of the guarded sessions, resolved as each ADD is
+ * read: the dead owner's own connections to them are not waited for in the
+ * drain (what it sent ZooKeeper is ordered before the guard's close or
+ * refused after it; a successor acts only after the close). Waiting for
+ * them would cost a round trip to the ensemble on every crash. */
+#define MAX_SERVERS 64
+struct server {
+    int family;
+    unsigned char addr[16];
+    uint16_t port; /* network order */
+};
+static struct server servers[MAX_SERVERS];
+static size_t n_servers;
+
+static void add_server(const struct sockaddr *sa)
+{
+    struct server v = {.family = sa->sa_family};
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        memcpy(v.addr, &in->sin_addr, 4);
+        v.port = in->sin_port;
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        memcpy(v.addr, &in6->sin6_addr, 16);
+        v.port = in6->sin6_port;
+    } else {
+        return;
+    }
+    for (size_t i = 0; i < n_servers; i++)
+        if (memcmp(&servers[i], &v, sizeof v) == 0)
+            return;
+    if (n_servers < MAX_SERVERS)
+        servers[n_servers++] = v;
+}
+
+/* host:port,host:port[/chroot]; [v6]:port too. Names are resolved here,
+ * once, not when the owner has died. What cannot be resolved is left out:
+ * its connections are then waited for like any other (never less). */
+static void learn_servers(const char *hosts)
+{
+    char buf[MAX_LINE + 1];
+    snprintf(buf, sizeof buf, "%s", hosts);
+    char *slash = strchr(buf, '/');
+    if (slash)
+        *slash = '\0';
+    char *save = NULL;
+    int items = 0;
+    for (char *h = strtok_r(buf, ",", &save); h && items < MAX_SERVERS; h = strtok_r(NULL, ",", &save), items++) {
+        char *port = NULL;
+        if (*h == '[') {
+            char *close = strchr(h, ']');
+            if (!close)
+                continue;
+            *close = '\0';
+            h++;
+            if (close[1] == ':')
+                port = close + 2;
+        } else {
+            char *colon = strrchr(h, ':');
+            if (colon && strchr(h, ':') == colon) {
+                *colon = '\0';
+                port = colon + 1;
+            }
+        }
+        struct addrinfo hint = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
+        if (getaddrinfo(h, port && *port ? port : "2181", &hint, &res) != 0)
+            continue;
+        int n = 0;
+        for (struct addrinfo *a = res; a && n < 16; a = a->ai_next, n++)
+            add_server(a->ai_addr);
+        freeaddrinfo(res);
+    }
+}
+
+/* An IPv4 address also appears as ::ffff:a.b.c.d on a dual-stack socket. */
+static int is_server(int family, const uint32_t dst[4], uint16_t dport)
+{
+    unsigned char a[16];
+    memcpy(a, dst, 16);
+    for (size_t i = 0; i < n_servers; i++) {
+        const struct server *v = &servers[i];
+        if (v->port != dport)
+            continue;
+        if (family == v->family && memcmp(a, v->addr, family == AF_INET ? 4 : 16) == 0)
+            return 1;
+        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (family == AF_INET6 && v->family == AF_INET && memcmp(a, mapped, 12) == 0 &&
+            memcmp(a + 12, v->addr, 4) == 0)
+            return 1;
+    }
+    return 0;
+}
 static size_t n_sessions;
 static int debug;
 static struct timespec t_start;
@@ -322,6 +419,7 @@ static int record(char *line)
     memcpy(s->id.passwd, pw, sizeof pw);
     s->timeout_ms = (int)t;
     s->hosts = hosts;
+    learn_servers(hosts);
     say("ADD %016llx timeout %ld ms on %s", (unsigned long long)sid, t, hosts);
     return 0;
 }
@@ -430,8 +528,9 @@ static void close_picked(int dry_run)
 /* ---- draining ------------------------------------------------------------ */
 
 /* How many of this user's orphaned TCP connections (no file refers to them:
- * their process closed them, or died) still have something unacknowledged:
- * in FIN_WAIT1, CLOSING or LAST_ACK. -1 when the kernel cannot be asked. */
+ * their process closed them, or died) to anything but the guarded sessions'
+ * ZooKeeper servers still have something unacknowledged: in FIN_WAIT1,
+ * CLOSING or LAST_ACK. -1 when the kernel cannot be asked. */
 static int unacked_orphans(void)
 {
     int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
@@ -488,7 +587,8 @@ static int unacked_orphans(void)
                 if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
                     continue;
                 const struct inet_diag_msg *m = NLMSG_DATA(h);
-                if (m->idiag_inode == 0 && (m->idiag_uid == uid || m->idiag_uid == ruid))
+                if (m->idiag_inode == 0 && (m->idiag_uid == uid || m->idiag_uid == ruid) &&
+                    !is_server(m->idiag_family, m->id.idiag_dst, m->id.idiag_dport))
                     found++;
             }
         }

@@ -2,9 +2,11 @@
 """An owner of ZooKeeper sessions for tests/guard/test_guard.py: what a
 program using libzkelect will be once the library starts the guard.
 
-    owner.py GUARD HOSTS PATH [--sessions N] [--timeout-ms T] [-- GUARD ARGS...]
+    owner.py GUARD HOSTS PATH [--sessions N] [--timeout-ms T] [--guard-hosts H]
+             [-- GUARD ARGS...]
 
-Opens N kazoo sessions (timeout T, default 10 s), each with an ephemeral
+Opens N kazoo sessions (timeout T, default 10 s; to HOSTS, while the guard
+is told H when given), each with an ephemeral
 node PATH/s<i>, starts the guard as the guard's start protocol says (the
 read end of an O_CLOEXEC pipe on fd 3, its own pid as argument, the child
 it started reaped at once) and hands it every session (ADD). It also holds
@@ -45,12 +47,15 @@ def main():
         args, guard_args = args[:k], args[k + 1:]
     guard, hosts, path = args[0], args[1], args[2]
     n, timeout_ms = 1, 10000
+    guard_hosts = None
     rest = args[3:]
     while rest:
         if rest[0] == "--sessions":
             n = int(rest[1])
         elif rest[0] == "--timeout-ms":
             timeout_ms = int(rest[1])
+        elif rest[0] == "--guard-hosts":
+            guard_hosts = rest[1]
         else:
             raise SystemExit(f"owner.py: unknown argument {rest[0]}")
         rest = rest[2:]
@@ -82,7 +87,7 @@ def main():
         os.write(w, line.encode() + b"\n")
 
     for (sid, pw, _), c in zip(sessions, clients):
-        send(f"ADD {sid:016x} {pw} {timeout_ms} {hosts}")
+        send(f"ADD {sid:016x} {pw} {timeout_ms} {guard_hosts or hosts}")
 
     print(json.dumps({"pid": os.getpid(), "pgid": os.getpgid(0),
                       "guard_start_status": start_status,
