@@ -1619,11 +1619,14 @@ def wan_figures(res, floors, ms):
     # libzkelect's own (its crash guard, on by default, issue 37): once
     # nothing the dead process sent is unacknowledged (the drain: at once
     # here, where every link ends in the local proxy) the guard connects with
-    # the session's credentials (a round trip), its closeSession reaches a
-    # server (one way), the commit deletes the node and the notification
-    # travels to the heir (one way): 2 RT + a commit.
+    # the session's credentials (a round trip: the floor's read RTT), its
+    # closeSession reaches a server, is committed, and the notification
+    # travels to the heir as a write's reply would (the floor's write RTT):
+    # 2 RT + a commit. In geo a reconnect to a follower also waits for the
+    # quorum's leader to revalidate the session (a round trip between
+    # servers), which no floor here includes.
     out["crash guard"] = {"libzkelect": out["crash"]["libzkelect"], "curator": None, "kazoo": None,
-                          "floor": 4 * ms, "T": 0}
+                          "floor": two_rt, "T": 0}
     names = (("read", "read RTT (exists)"), ("write", "write RTT (setData)"), ("delete", "delete RTT"),
              ("watch", "delete -> watch fired in another session"),
              ("getchildren", "delete -> watch fired -> getChildren"))
@@ -1652,7 +1655,7 @@ WAN_ROWS = [
     ("join", "join of one candidate to an election of %d with a leader: join -> FOLLOWER" % WAN_JOIN_N,
      "write RTT + read RTT"),
     ("crash", "crash failover, N = 3, median: SIGKILL -> LEADER", "T + one way"),
-    ("crash guard", "... libzkelect's with its crash guard (the default)", "2 RT"),
+    ("crash guard", "... libzkelect's with its crash guard (the default)", "read RTT + write RTT"),
 ]
 
 
@@ -1734,14 +1737,15 @@ def wan_section(R, ms, fig, geo, h):
     ok = None if None in (L(j), j["floor"]) else L(j) <= 1.1 * j["floor"]
     target(ok, "join -> FOLLOWER within two round trips (the floor's write RTT + read RTT = %s ms, "
            "+10%%): %s ms (%s RT)" % (f(j["floor"]), f(L(j)), rts(L(j), ms)))
-    # Issue 37: 2 round trips + a commit (a round trip between servers in
-    # geo mode, next to nothing on loopback), +20 ms for the scheduling the
-    # loopback target allows too. The drain ends at once on this bed.
+    # Issue 37: 2 round trips + a commit, i.e. the floor's read RTT + write
+    # RTT (whose commit is a round trip between servers in geo mode, next to
+    # nothing on loopback), +20 ms for the scheduling the loopback target
+    # allows too. The drain ends at once on this bed.
     cg = fig["crash guard"]
-    bound = 4 * ms + (2 * ms if geo else 0) + 20
-    ok = None if L(cg) is None else L(cg) <= bound
+    bound = None if cg["floor"] is None else cg["floor"] + 20
+    ok = None if L(cg) is None or bound is None else L(cg) <= bound
     target(ok, "crash with libzkelect's crash guard: a new leader within 2 round trips + "
-           "a commit (+20 ms), %s ms: %s ms (%s RT)"
+           "a commit (the floor's read RTT + write RTT, +20 ms), %s ms: %s ms (%s RT)"
            % (f(bound, 0), f(L(cg), 0), rts(L(cg), ms)))
     return out
 
