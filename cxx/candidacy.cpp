@@ -242,9 +242,11 @@ void Candidacy::send_create() {
     if (!client_.path_known(shared_->path)) {
         // First candidate of this session here: make the path in the same
         // burst rather than learn of its absence from a failed create (each
-        // is a write through the quorum). Errors are for the create to tell.
+        // is a write through the quorum, a refused one too, so an ancestor
+        // that many elections share is asked for once per session). Errors
+        // are for the create to tell.
         for (const auto &prefix : path_prefixes(shared_->path))
-            zk().create_persistent(prefix, ReplyFn([](Reply &&) {}));
+            if (client_.first_ask_for(prefix)) zk().create_persistent(prefix, ReplyFn([](Reply &&) {}));
     }
     create_sent_ = boottime_ns();
     create_until_ = client_.lease().earns(create_sent_);

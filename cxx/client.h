@@ -163,9 +163,16 @@ public:
     // first, so the listing also sees every write the quorum committed
     // before it (not only this server's view).
     void list(const std::string &path, ListingFn fn, bool synced = false);
-    // True once this session has seen path exist (a candidate created in it).
+    // True once this session has seen path exist (a candidate created in it)
+    // or has asked for it to be made (first_ask_for).
     bool path_known(const std::string &path) const { return known_paths_.count(path) != 0; }
     void set_path_known(const std::string &path) { known_paths_.insert(path); }
+    // True the first time this session asks for path (an election path or
+    // one of its ancestors) to be made: one create per path and session,
+    // however many candidacies need it. One session's requests are handled
+    // in order, so a create sent later finds it made (or learns, from its
+    // own ZNONODE, that it could not be, and makes the parents itself).
+    bool first_ask_for(const std::string &path) { return known_paths_.insert(path).second; }
     // What the lease rules need to know about this session now (the
     // liveness check runs first, so a stall that just ended is seen).
     // timeout_ns and the touches; the candidacy adds its margin and writes.
