@@ -758,7 +758,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
         if (state_ == State::kTransferring && !xfer_.handed) {
             client_.watch(shared_->path, member_id_);
             zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
-        } else if (state_ == State::kHeir) {
+        } else if (state_ == State::kHeir || state_ == State::kLeading) {
             watch_marker();
         }
         return;
@@ -880,6 +880,9 @@ void Candidacy::become_leader(int64_t until) {
     emit(EventType::kElected, Reason::kNone, "elected", node_, shared_->id, czxid_);
     shared_->changed();
     schedule_lease_check(until);
+    // A leader holds a data watch on P for transfers asked from outside
+    // (one watch per leader per path; only a write of P's data wakes it).
+    watch_marker();
 }
 
 void Candidacy::depose(Reason why) {
@@ -1002,6 +1005,8 @@ void Candidacy::on_connected(bool new_session) {
     if (state_ == State::kTransferring && !xfer_.handed) {
         client_.watch(shared_->path, member_id_);
         zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
+    } else if (state_ == State::kLeading) {
+        watch_marker();  // a request written while we were away
     }
     if (want_) {
         check_margin();
@@ -1124,6 +1129,11 @@ std::optional<Marker> parse_marker(const std::string &data) {
 
 void Candidacy::transfer(const std::string &target, int64_t deadline,
                          std::function<void(int)> done) {
+    start_transfer(target, deadline, std::move(done), -1);
+}
+
+void Candidacy::start_transfer(const std::string &target, int64_t deadline,
+                               std::function<void(int)> done, int32_t request_version) {
     if (state_ == State::kTransferring || xfer_.done) {
         done(kEState);
         return;
@@ -1136,6 +1146,7 @@ void Candidacy::transfer(const std::string &target, int64_t deadline,
     xfer_.target = target;
     xfer_.deadline = deadline;
     xfer_.done = std::move(done);
+    xfer_.request_version = request_version;
     xfer_.seq = ++xfer_seq_;
     // Synced: a candidate that joined just before the call is found.
     shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
@@ -1214,7 +1225,8 @@ void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::strin
                              self->xfer_.written = true;
                              self->zk().set(self->shared_->path,
                                             marker_text(self->node_, self->xfer_.to, "asked",
-                                                        self->xfer_.target), -1,
+                                                        self->xfer_.target),
+                                            self->xfer_.request_version,
                                             self->route(&Candidacy::on_marker_written));
                              // Behind the write (one session's requests are
                              // answered in order): the watch sees every later
@@ -1237,7 +1249,9 @@ void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::strin
 void Candidacy::on_marker_written(uint64_t gen, Reply &&r) {
     if (r.rc == ZOK || !xfer_.done || xfer_.handed || state_ != State::kTransferring) return;
     (void)gen;
-    // Nobody saw a request: the leader leads on as before.
+    // Nobody saw a request: the leader leads on as before. (Asked from
+    // outside, ZBADVERSION: the asker withdrew, or P's data changed.)
+    xfer_.written = false;
     set_state(State::kLeading);
     end_transfer(connection_trouble(r.rc) ? kEConnLoss : r.rc == ZNOAUTH ? kEAuth : kEZk);
 }
@@ -1246,6 +1260,8 @@ void Candidacy::on_leader_marker(uint64_t gen, Reply &&r) {
     if (gen != gen_ || state_ != State::kTransferring || xfer_.handed) return;
     if (r.rc != ZOK) return;  // a reconnect reads it again (on_connected lists; see below)
     marker_armed_ = true;
+    marker_data_ = r.data;
+    marker_version_ = r.stat.version;
     auto m = parse_marker(r.data);
     if (!m || m->from != node_ || m->to != xfer_.to) return;
     if (m->state == "ready") hand_over(kOk);
@@ -1262,7 +1278,11 @@ void Candidacy::hand_over(int code) {
     depose(Reason::kTransferred);
     // Clear the marker before the delete: by the time anyone is elected the
     // request is gone (a leftover would be harmless: it names our old node).
-    zk().set(shared_->path, "", -1, ReplyFn([](Reply &&) {}));
+    // Asked from outside, the outcome takes its place for the asker, who
+    // checks who is first itself (the code may turn from 0 to target lost).
+    zk().set(shared_->path,
+             xfer_.request_version >= 0 ? transfer_result_text(node_, code, xfer_.target) : "", -1,
+             ReplyFn([](Reply &&) {}));
     requeue();
     // Answered after the delete and the new create: who is first now.
     shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
@@ -1280,8 +1300,14 @@ void Candidacy::hand_over(int code) {
 void Candidacy::end_transfer(int code) {
     // A request left in P's data would still name our live node: heirs
     // would step back for a transfer nobody runs any more.
-    if (xfer_.written && !xfer_.handed)
+    if (xfer_.request_version >= 0 && !xfer_.handed && !node_.empty()) {
+        // Asked from outside, nothing changed: the outcome replaces our
+        // marker, or the request itself if it is still there unchanged.
+        zk().set(shared_->path, transfer_result_text(node_, code, xfer_.target),
+                 xfer_.written ? -1 : xfer_.request_version, ReplyFn([](Reply &&) {}));
+    } else if (xfer_.written && !xfer_.handed) {
         zk().set(shared_->path, "", -1, ReplyFn([](Reply &&) {}));
+    }
     auto done = std::move(xfer_.done);
     xfer_ = Transfer{};
     if (state_ == State::kTransferring) set_state(State::kLeading);
@@ -1313,6 +1339,10 @@ void Candidacy::on_heir_marker(uint64_t gen, Reply &&r) {
 }
 
 void Candidacy::act_on_marker() {
+    if (state_ == State::kLeading) {
+        act_on_request();
+        return;
+    }
     if (state_ != State::kHeir) return;
     auto m = parse_marker(marker_data_);
     if (!m || m->state != "asked" || m->from != pred_) return;
@@ -1341,6 +1371,27 @@ void Candidacy::act_on_marker() {
             self->zk().set(self->shared_->path, marker_text(from, to, "gone", id), version,
                            ReplyFn([](Reply &&) {}));
     }));
+}
+
+// The leader's side of a transfer asked from outside. Acted on only when
+// the line is exactly a request naming our live node, once per version of
+// P's data: what a writer of P can do is what our own user can (ask for a
+// transfer to a candidate), and a request for a node that is gone is inert.
+void Candidacy::act_on_request() {
+    if (state_ != State::kLeading || !leading_ || xfer_.done || node_.empty()) return;
+    auto q = parse_transfer_request(marker_data_);
+    if (!q || q->leader != node_) return;
+    if (request_node_ == node_ && request_version_ == marker_version_) return;
+    request_node_ = node_;
+    request_version_ = marker_version_;
+    if (q->id == shared_->id) {
+        // Already leads: nothing to move; the asker's answer is 0.
+        zk().set(shared_->path, transfer_result_text(node_, kOk, q->id), marker_version_,
+                 ReplyFn([](Reply &&) {}));
+        return;
+    }
+    start_transfer(q->id, boottime_ns() + int64_t(q->number) * kNsPerMs, [](int) {},
+                   marker_version_);
 }
 
 void Candidacy::step_back(const std::string &to, const std::string &id) {

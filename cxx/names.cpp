@@ -194,6 +194,57 @@ bool steps_back(std::string_view name) {
            parse_sequence(name.substr(3 + kUuid + 1)).has_value();
 }
 
+namespace {
+constexpr std::string_view kRequestTag = "zkelect-transfer-request";
+constexpr std::string_view kResultTag = "zkelect-transfer-result";
+constexpr size_t kTransferLineMax = 1200;  // a 1024-byte id, the words, a node name
+
+std::optional<TransferLine> parse_transfer_line(std::string_view data, std::string_view tag,
+                                                int lo, int hi) {
+    if (data.size() > kTransferLineMax) return std::nullopt;
+    std::string_view w[4];
+    size_t i = 0;
+    for (auto &word : w) {
+        size_t j = data.find(' ', i);
+        if (j == std::string_view::npos) return std::nullopt;
+        word = data.substr(i, j - i);
+        i = j + 1;
+    }
+    std::string_view id = data.substr(i);
+    if (w[0] != tag || w[1] != "1" || !check_participant_id(id).empty()) return std::nullopt;
+    if (w[2].find('/') != std::string_view::npos || !parse_sequence(w[2])) return std::nullopt;
+    // A plain decimal, no sign but a leading '-', at most 7 characters.
+    std::string_view n = w[3];
+    bool neg = !n.empty() && n[0] == '-';
+    if (neg) n.remove_prefix(1);
+    if (n.empty() || n.size() > 6 || (n.size() > 1 && n[0] == '0')) return std::nullopt;
+    int v = 0;
+    for (char c : n) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    if (neg) v = -v;
+    if (v < lo || v > hi) return std::nullopt;
+    return TransferLine{std::string(w[2]), v, std::string(id)};
+}
+}  // namespace
+
+std::string transfer_request_text(const std::string &leader, int timeout_ms, const std::string &id) {
+    return std::string(kRequestTag) + " 1 " + leader + " " + std::to_string(timeout_ms) + " " + id;
+}
+
+std::string transfer_result_text(const std::string &leader, int code, const std::string &id) {
+    return std::string(kResultTag) + " 1 " + leader + " " + std::to_string(code) + " " + id;
+}
+
+std::optional<TransferLine> parse_transfer_request(std::string_view data) {
+    return parse_transfer_line(data, kRequestTag, 1, kRequestTimeoutMaxMs);
+}
+
+std::optional<TransferLine> parse_transfer_result(std::string_view data) {
+    return parse_transfer_line(data, kResultTag, -99, 0);
+}
+
 std::vector<Candidate> order_candidates(const std::vector<std::string> &children) {
     std::vector<Candidate> out;
     out.reserve(children.size());

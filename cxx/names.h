@@ -26,6 +26,27 @@ std::string make_uuid();
 // simply false.
 bool steps_back(std::string_view name);
 
+// A transfer asked from outside (docs/semantics.md, "Transferring
+// leadership"): the request an asker writes in the election path's data,
+// and the outcome the leader writes back in its place. The tags differ from
+// the leader's own marker ("zkelect-transfer"), so a candidate that only
+// knows that one ignores both.
+//   zkelect-transfer-request 1 <leader's node> <timeout ms> <target's id>
+//   zkelect-transfer-result 1 <leader's node> <code> <target's id>
+inline constexpr int kRequestTimeoutMaxMs = 600000;
+struct TransferLine {
+    std::string leader;  // a candidate node's name
+    int number = 0;      // the timeout (request) or the code (result)
+    std::string id;      // a valid participant id (it may hold spaces)
+};
+std::string transfer_request_text(const std::string &leader, int timeout_ms, const std::string &id);
+std::string transfer_result_text(const std::string &leader, int code, const std::string &id);
+// P's data is anyone's with WRITE on P: nothing unless exactly the shape,
+// a candidate name, a timeout in 1..kRequestTimeoutMaxMs or a code in
+// -99..0, and a valid id.
+std::optional<TransferLine> parse_transfer_request(std::string_view data);
+std::optional<TransferLine> parse_transfer_result(std::string_view data);
+
 // Curator LeaderLatch with protection: "_c_<uuid>-latch-<seq>".
 inline constexpr std::string_view kLatchMarker = "latch-";
 std::string node_prefix(const std::string &uuid);  // "_c_<uuid>-latch-"

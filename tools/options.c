@@ -65,6 +65,20 @@ static const struct option candidate_options[] = {
     {0, 0, 0, 0},
 };
 
+static const struct option transfer_options[] = {
+    {"connect", required_argument, 0, ZT_OPT_CONNECT},
+    {"path", required_argument, 0, ZT_OPT_PATH},
+    {"to", required_argument, 0, ZT_OPT_TO},
+    {"timeout", required_argument, 0, ZT_OPT_TIMEOUT},
+    {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
+    {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
+    {"set", required_argument, 0, ZT_OPT_SET},
+    {"auth-file", required_argument, 0, ZT_OPT_AUTH_FILE},
+    {"verbose", no_argument, 0, ZT_OPT_VERBOSE},
+    {"help", no_argument, 0, ZT_OPT_HELP},
+    {0, 0, 0, 0},
+};
+
 static const struct option config_options[] = {
     {"connect", required_argument, 0, ZT_OPT_CONNECT},
     {"path", required_argument, 0, ZT_OPT_PATH},
@@ -169,6 +183,26 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
                    "  --shared-session          one ZooKeeper session for every participant\n"
                    "  --connect-timeout-ms MS   give up unless all sessions connect within MS\n"
                    "                            (default 15000)\n"
+                   "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
+                   "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
+                   "  --verbose                 the ZooKeeper client's own log on stderr\n"
+                   "  -h, --help                print this help and exit\n",
+    },
+    [ZT_CMD_TRANSFER] = {
+        .name = "transfer",
+        .getopt = transfer_options,
+        .takes_cmd = 0,
+        .needs_target = 1,
+        .synopsis = "usage: zkelect transfer --connect HOSTS --path P --to ID [--timeout MS]\n"
+                    "                        [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
+                    "                        [--set KEY=VALUE]... [--auth-file FILE] [--verbose]\n",
+        .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
+                   "  --path P                  election path (absolute)\n"
+                   "  --to ID                   participant id of the candidate that is to lead\n"
+                   "  --timeout MS              how long the leader waits for the target to be next\n"
+                   "                            (default 10000)\n"
+                   "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
+                   "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"
                    "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
                    "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
                    "  --verbose                 the ZooKeeper client's own log on stderr\n"

@@ -15,19 +15,21 @@ enum zt_opt {
     ZT_OPT_SESSION_TIMEOUT_MS = 259,
     ZT_OPT_CONNECT_TIMEOUT_MS = 260,
     ZT_OPT_GRACE = 261,
-    ZT_OPT_ONCE = 262,
-    ZT_OPT_QUIET = 263,
-    ZT_OPT_SET = 264,
-    ZT_OPT_AUTH_FILE = 265,
-    ZT_OPT_METRICS_LISTEN = 266,
-    ZT_OPT_METRICS_TEXTFILE = 267,
-    ZT_OPT_METRICS_INTERVAL_MS = 268,
-    ZT_OPT_JSON = 269,
-    ZT_OPT_COUNT = 270,
-    ZT_OPT_PROMETHEUS = 271,
-    ZT_OPT_FIRST_ID = 272,
-    ZT_OPT_SHARED_SESSION = 273,
-    ZT_OPT_VERBOSE = 274,
+    ZT_OPT_TO = 262,
+    ZT_OPT_TIMEOUT = 263,
+    ZT_OPT_ONCE = 264,
+    ZT_OPT_QUIET = 265,
+    ZT_OPT_SET = 266,
+    ZT_OPT_AUTH_FILE = 267,
+    ZT_OPT_METRICS_LISTEN = 268,
+    ZT_OPT_METRICS_TEXTFILE = 269,
+    ZT_OPT_METRICS_INTERVAL_MS = 270,
+    ZT_OPT_JSON = 271,
+    ZT_OPT_COUNT = 272,
+    ZT_OPT_PROMETHEUS = 273,
+    ZT_OPT_FIRST_ID = 274,
+    ZT_OPT_SHARED_SESSION = 275,
+    ZT_OPT_VERBOSE = 276,
     ZT_OPT_HELP = 'h',
 };
 
@@ -36,6 +38,7 @@ enum zt_cmd {
     ZT_CMD_STATUS,
     ZT_CMD_OBSERVE,
     ZT_CMD_CANDIDATE,
+    ZT_CMD_TRANSFER,
     ZT_CMD_CONFIG,
     ZT_CMD__COUNT
 };
@@ -50,6 +53,9 @@ enum zt_cmd {
 #define ZT_GRACE_MIN 0LL
 #define ZT_GRACE_MAX 86400000LL
 #define ZT_GRACE_DEFAULT 5000LL
+#define ZT_TIMEOUT_MIN 1LL
+#define ZT_TIMEOUT_MAX 600000LL
+#define ZT_TIMEOUT_DEFAULT 10000LL
 #define ZT_METRICS_INTERVAL_MS_MIN 100LL
 #define ZT_METRICS_INTERVAL_MS_MAX 86400000LL
 #define ZT_METRICS_INTERVAL_MS_DEFAULT 15000LL
@@ -73,6 +79,7 @@ extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
     "  status     show the candidates of an election in queue order\n" \
     "  observe    print one line per leader change\n" \
     "  candidate  host participants driven by the line protocol (tests, benchmarks)\n" \
+    "  transfer   ask the leader of an election to hand leadership to a candidate\n" \
     "  config     list the configuration keys, their defaults and current values\n"
 
 /* The configuration keys whose values are credentials, NULL-terminated,

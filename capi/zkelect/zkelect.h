@@ -585,6 +585,40 @@ ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *targe
                                  int timeout_ms);
 
 /**
+ * Ask the current leader of the election at path, from outside it (an
+ * operator's tool, or code that is not a candidate), to hand leadership to
+ * the candidate whose participant id is target_id, as zkelect_transfer()
+ * would if the leader called it with timeout_ms (1 to 600000); wait for the
+ * outcome at most timeout_ms plus three session timeouts of client.
+ *
+ * The request is written in the data of path (version-checked), the
+ * leader reads it through a watch it holds while leading, runs the
+ * transfer and writes the outcome back, which this call reads (and then
+ * clears). Mechanism, guarantees and what a writer of path can do:
+ * docs/semantics.md, "A transfer asked from outside". The client needs
+ * READ and WRITE permission on path; client holds no candidacy for it.
+ *
+ * Returns 0 when the target leads (also when it led already: nothing is
+ * written then). After a handover, as for zkelect_transfer():
+ * ZKELECT_ETIMEDOUT, ZKELECT_ETARGET_LOST. ZKELECT_ETIMEDOUT also when the
+ * leader did not take the request up in time (a leader that is not
+ * connected, or a libzkelect 1.2 development build without outside
+ * transfers): the request is withdrawn, nothing changed. With nothing
+ * changed: ZKELECT_ENOLEADER (no candidate at path), ZKELECT_ENOCANDIDATE
+ * (no candidate with that id), ZKELECT_ENOTSUP (the leader or a candidate
+ * ahead of the target cannot take part: Curator's LeaderLatch, libzkelect
+ * before 1.2), ZKELECT_ESTATE (a transfer of this leader is under way, or
+ * the path's data changed while asking), ZKELECT_EAUTH, ZKELECT_ECONNLOSS,
+ * ZKELECT_EZK; ZKELECT_ENOTLEADER when the leader stopped leading during
+ * the transfer. ZKELECT_EINVAL for NULL, an invalid path or id, or
+ * timeout_ms out of range; ZKELECT_EDEADLK when called on the client's
+ * loop thread (from an event callback). The message of
+ * zkelect_last_error() says which. Any thread; blocks. Since 1.2.
+ */
+ZKELECT_API int zkelect_client_transfer(zkelect_client_t *client, const char *path,
+                                        const char *target_id, int timeout_ms);
+
+/**
  * The fencing token of the current leadership term: the creation zxid
  * (czxid) of this candidate's node, strictly larger for every later term on
  * the same path. Returns 0 with *token set while leading,
