@@ -249,6 +249,24 @@ func (c *Client) Participants(path string) ([]Participant, error) {
 	return out, err
 }
 
+// Transfer asks the current leader of the election at path, from outside it,
+// to hand leadership to the candidate whose id is target, the leader waiting
+// at most timeout (1 ms to 10 min) for it to be next in line
+// (docs/semantics.md, "A transfer asked from outside"). nil once the target
+// leads. ErrNoLeader, ErrNoCandidate, ErrNotSupported or ErrState: nothing
+// changed; ErrTimeout or ErrTargetLost: the leadership went to the next in
+// line. Blocks for up to timeout plus a few session timeouts.
+func (c *Client) Transfer(path, target string, timeout time.Duration) error {
+	ms := int64((timeout + time.Millisecond - 1) / time.Millisecond)
+	if ms > 1<<30 {
+		ms = 1 << 30 // refused by the library as out of range, as it should be
+	}
+	return c.use(func(h capi.NativeClient) error {
+		_, err := call(func() int { return capi.Client_transfer(h, path, target, int(ms)) })
+		return err
+	})
+}
+
 // Close ends the session; ZooKeeper removes its nodes at once. Every
 // Elector and Observer on the client must be closed first (ErrState).
 // A second Close returns nil.

@@ -80,6 +80,8 @@ int zkelect_resign(zkelect_election_t *election);
 int zkelect_is_leader(const zkelect_election_t *election);
 int zkelect_await_leader(zkelect_election_t *election, int timeout_ms);
 int zkelect_transfer(zkelect_election_t *election, const char *target_id, int timeout_ms);
+int zkelect_client_transfer(zkelect_client_t *client, const char *path, const char *target_id,
+                            int timeout_ms);
 int zkelect_fencing_token(const zkelect_election_t *election, int64_t *token);
 int zkelect_leader_id(zkelect_election_t *election, char *buf, size_t len);
 zkelect_participants_t *zkelect_participants(zkelect_election_t *election, char *errbuf,
@@ -414,6 +416,11 @@ function raw.await_leader(h, t) return check(C.zkelect_await_leader(h, t)) end
 function raw.transfer(h, target, t)
   cstring(target, "target id")
   return check(C.zkelect_transfer(h, target, t))
+end
+function raw.client_transfer(h, path, target, t)
+  cstring(path, "path")
+  cstring(target, "target id")
+  return check(C.zkelect_client_transfer(h, path, target, t))
 end
 function raw.next_event(h, t) return C.zkelect_next_event(h, t) end
 function raw.event_fd(h) return check(C.zkelect_event_fd(h)) end

@@ -401,6 +401,20 @@ return function(M, raw)
     return take_participants(raw.client_participants(h, path))
   end
 
+  -- Ask the current leader of the election at path, from outside it, to
+  -- hand leadership to the candidate whose id is target, the leader waiting
+  -- at most ms (1 to 600000) for it to be next in line (docs/semantics.md,
+  -- "A transfer asked from outside"). true once the target leads; raises
+  -- otherwise: ENOLEADER, ENOCANDIDATE, ENOTSUP or ESTATE (nothing
+  -- changed), ETIMEDOUT or ETARGET_LOST (the next in line leads). Blocks.
+  function Client:transfer(path, target, ms)
+    local h = self:_handle()
+    local t = timeout_ms(ms, 0)  -- nil: 0, which the library refuses (EINVAL)
+    collect()
+    raw.client_transfer(h, path, target, t)
+    return true
+  end
+
   -- Closes the client's electors and observers, then the session. Blocks.
   -- When the library refuses (ESTATE: a handle made with the raw functions
   -- is still open) the client stays open and usable, and the error is

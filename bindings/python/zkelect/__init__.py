@@ -327,6 +327,23 @@ class Client(_Closes):
         return _participants(self._h.call(lib.zkelect_client_participants, p, buf, _lib.ERRBUF),
                              buf)
 
+    def transfer(self, path, target_id, timeout):
+        """Ask the current leader of the election at path, from outside it,
+        to hand leadership to the candidate whose id is target_id, the
+        leader waiting at most timeout seconds (> 0, at most 600) for it to
+        be next in line (docs/semantics.md, "A transfer asked from
+        outside"). Returns once the target leads. Raises NoLeader,
+        NoCandidate, NotSupported (the leader or a candidate ahead cannot
+        take part) or State (a transfer is under way) with nothing
+        changed; TimedOut or TargetLost after a handover to someone else.
+        Blocks for up to timeout plus a few session timeouts."""
+        p = _lib.cstr("path", path)
+        t = _lib.cstr("target id", target_id)
+        ms = _lib.timeout_ms(timeout)
+        if ms < 0:
+            raise _lib.make_error(_lib.EINVAL, "transfer needs a timeout")
+        _lib.check(self._h.call(lib.zkelect_client_transfer, p, t, ms))
+
     def stats(self):
         """A snapshot of the client's figures (docs/monitoring.md), as a dict."""
         buf = _lib.errbuf()

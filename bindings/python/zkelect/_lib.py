@@ -73,6 +73,7 @@ _PROTOS = {
     "zkelect_is_leader": (c_int, [_P]),
     "zkelect_await_leader": (c_int, [_P, c_int]),
     "zkelect_transfer": (c_int, [_P, c_char_p, c_int]),
+    "zkelect_client_transfer": (c_int, [_P, c_char_p, c_char_p, c_int]),
     "zkelect_fencing_token": (c_int, [_P, POINTER(c_int64)]),
     "zkelect_leader_id": (c_int, [_P, c_char_p, c_size_t]),
     "zkelect_participants": (_P, [_P, c_char_p, c_size_t]),

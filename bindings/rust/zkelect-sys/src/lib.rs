@@ -189,6 +189,12 @@ extern "C" {
         target_id: *const c_char,
         timeout_ms: c_int,
     ) -> c_int;
+    pub fn zkelect_client_transfer(
+        client: *mut zkelect_client_t,
+        path: *const c_char,
+        target_id: *const c_char,
+        timeout_ms: c_int,
+    ) -> c_int;
     pub fn zkelect_fencing_token(election: *const zkelect_election_t, token: *mut i64) -> c_int;
     pub fn zkelect_leader_id(election: *mut zkelect_election_t, buf: *mut c_char, len: size_t) -> c_int;
     pub fn zkelect_participants(election: *mut zkelect_election_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_participants_t;

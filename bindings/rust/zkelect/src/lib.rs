@@ -528,6 +528,21 @@ impl Client {
         Participant::collect(raw, &buf)
     }
 
+    /// Ask the current leader of the election at `path`, from outside it, to
+    /// hand leadership to the candidate whose id is `target_id`, the leader
+    /// waiting at most `timeout` for it to be next in line (docs/semantics.md,
+    /// "A transfer asked from outside"). `Ok` once the target leads.
+    /// `ErrorKind::NoLeader`, `NoCandidate`, `NotSupported` or `State`:
+    /// nothing changed; `TimedOut` or `TargetLost`: the leadership went to
+    /// the next in line. Blocks. Since libzkelect 1.2.
+    pub fn transfer(&self, path: &str, target_id: &str, timeout: Duration) -> Result<()> {
+        let p = cstring("path", path)?;
+        let target = cstring("target id", target_id)?;
+        check(unsafe {
+            sys::zkelect_client_transfer(self.raw(), p.as_ptr(), target.as_ptr(), timeout_ms(timeout))
+        })
+    }
+
     /// A snapshot of this client's figures as one JSON object: its session,
     /// its counters, and under `"elections"` the snapshot of each of its
     /// elections (docs/monitoring.md lists the keys; keys may be added, never
