@@ -225,7 +225,7 @@ void Candidacy::begin_enrollment() {
     node_.clear();
     own_armed_ = false;
     update_hold();
-    uuid_ = make_uuid();
+    uuid_ = make_uuid(client_.settings().priority);
     parent_attempts_ = 0;
     if (!garbage_.empty()) collect_garbage();
     if (!client_.connected()) {
@@ -531,6 +531,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     heir_ = me == 1;
     gpred_first_ = me == 2;
     set_state(heir_ ? State::kHeir : State::kFollowing);
+    arm_priority();
     watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string());
     if (heir_) watch_marker();
     keep_rechecking();
@@ -1063,7 +1064,7 @@ void Candidacy::on_expired() {
             abandoned_.insert(uuid_);
             unknown_since_[uuid_] = garbage_listings_;
         }
-        uuid_ = make_uuid();
+        uuid_ = make_uuid(client_.settings().priority);
     }
     node_lost(Reason::kExpired);
     refused_.clear();
@@ -1392,6 +1393,82 @@ void Candidacy::act_on_request() {
     }
     start_transfer(q->id, boottime_ns() + int64_t(q->number) * kNsPerMs, [](int) {},
                    marker_version_);
+}
+
+// --- preferred leaders -------------------------------------------------------
+//
+// docs/semantics.md, "Preferred leaders". A candidacy whose priority is
+// above the leader's, once it has followed for a hold-down, asks the leader
+// for a transfer to itself as any outside asker would (the request line in
+// P's data): the leader needs nothing of its own for priorities. At most one
+// request per hold-down; only the first of the highest priority in line asks.
+
+void Candidacy::arm_priority() {
+    if (client_.settings().priority <= 0 || node_.empty() || prio_node_ == node_) return;
+    prio_node_ = node_;
+    schedule_priority();
+}
+
+void Candidacy::schedule_priority() {
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    std::string node = node_;
+    client_.at(boottime_ns() + int64_t(client_.settings().priority_holddown_ms) * kNsPerMs,
+               [weak, node] {
+                   auto self = weak.lock();
+                   if (self && self->node_ == node && self->prio_node_ == node) self->check_priority();
+               });
+}
+
+void Candidacy::check_priority() {
+    if (leading_) return;  // our own node leads: nothing left to ask
+    schedule_priority();   // the next look, one hold-down on
+    if (state_ != State::kFollowing && state_ != State::kHeir) return;
+    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    std::string node = node_;
+    client_.list(shared_->path, [weak, node](const Listing &l) {
+        auto self = weak.lock();
+        if (self && self->node_ == node) self->on_priority_listing(l);
+    }, true);
+}
+
+void Candidacy::on_priority_listing(const Listing &l) {
+    if (l.rc != ZOK || l.order.empty() || leading_) return;
+    if (state_ != State::kFollowing && state_ != State::kHeir) return;
+    auto me = l.position.find(node_);
+    if (me == l.position.end() || me->second == 0) return;
+    size_t at = me->second;
+    int mine = node_priority(node_);
+    if (mine <= node_priority(l.order[0].name)) return;
+    for (size_t i = 0; i < l.order.size(); ++i) {
+        int p = node_priority(l.order[i].name);
+        if (p > mine || (p == mine && i < at)) return;  // another one asks
+    }
+    for (size_t j = 0; j < at; ++j)
+        if (!steps_back(l.order[j].name)) {
+            // Said once per blocking node, not each hold-down: no loop.
+            on_warning("priority:" + l.order[j].name,
+                       "priority " + std::to_string(mine) + " above the leader's, but " +
+                           (j == 0 ? std::string("the leader ") : std::string("a candidate ahead ")) +
+                           l.order[j].name +
+                           " cannot step back (Curator's LeaderLatch or libzkelect before 1.2): "
+                           "not asking for the lead while it is there");
+            return;
+        }
+    std::string leader = l.order[0].name;
+    int timeout = std::min(kRequestTimeoutMaxMs, std::max(1000, client_.effective_timeout_ms()));
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    std::string node = node_;
+    zk().get(shared_->path, false, client_.on_loop([weak, node, leader, timeout](Reply &&r) {
+        auto self = weak.lock();
+        if (!self || self->node_ != node || r.rc != ZOK || self->leading_) return;
+        // A transfer of this leader under way (its marker, a request): wait.
+        if (r.data.rfind("zkelect-transfer 1 " + leader + " ", 0) == 0) return;
+        if (auto q = parse_transfer_request(r.data); q && q->leader == leader) return;
+        self->zk().set(self->shared_->path,
+                       transfer_request_text(leader, timeout, self->shared_->id), r.stat.version,
+                       ReplyFn([](Reply &&) {}));
+    }));
 }
 
 void Candidacy::step_back(const std::string &to, const std::string &id) {

@@ -157,6 +157,13 @@ private:
     // A transfer asked from outside: a request line in P's data naming our
     // live node, read through the leader's data watch on P.
     void act_on_request();
+    // Preferred leaders: a look at the line once per hold-down while this
+    // node follows, and a request for the lead when our priority is above
+    // the leader's.
+    void arm_priority();
+    void schedule_priority();
+    void check_priority();
+    void on_priority_listing(const Listing &l);
     // Transfer, the heir's side.
     void watch_marker();
     void on_heir_marker(uint64_t gen, Reply &&r);
@@ -263,6 +270,8 @@ private:
     // transfer per request, however often the watch shows it again.
     std::string request_node_;
     int32_t request_version_ = -1;
+    // The node whose hold-down timer runs (one chain per node).
+    std::string prio_node_;
 };
 
 }  // namespace zkelect

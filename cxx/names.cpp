@@ -131,7 +131,7 @@ std::string check_participant_id(std::string_view id) {
 void sim_random_bytes(unsigned char *b, size_t n);
 #endif
 
-std::string make_uuid() {
+std::string make_uuid(int priority) {
     // The kernel's generator per call: no shared generator state between
     // handles. One getrandom for all 16 bytes: a std::random_device made per
     // call (and read byte by byte) was 6% of a join of 10,000 elections.
@@ -151,6 +151,7 @@ std::string make_uuid() {
         std::uniform_int_distribution<unsigned> byte(0, 255);
         for (auto &x : b) x = static_cast<unsigned char>(byte(rd));
     }
+    b[0] = static_cast<unsigned char>(priority < 0 ? 0 : priority > 255 ? 255 : priority);
     b[6] = (b[6] & 0x0f) | 0x80;
     b[8] = (b[8] & 0x3f) | 0x80;
     char out[37];
@@ -243,6 +244,15 @@ std::optional<TransferLine> parse_transfer_request(std::string_view data) {
 
 std::optional<TransferLine> parse_transfer_result(std::string_view data) {
     return parse_transfer_line(data, kResultTag, -99, 0);
+}
+
+int node_priority(std::string_view name) {
+    if (!steps_back(name)) return 0;
+    auto hex = [](char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    };
+    int hi = hex(name[3]), lo = hex(name[4]);
+    return hi < 0 || lo < 0 ? 0 : hi * 16 + lo;
 }
 
 std::vector<Candidate> order_candidates(const std::vector<std::string> &children) {

@@ -19,12 +19,22 @@ std::string check_participant_id(std::string_view id);
 // custom version; 122 random bits as in version 4). The version digit is how
 // a transfer tells who reads its requests: Curator's LeaderLatch, and
 // libzkelect before transfer, make version 4 uuids and never step back.
-std::string make_uuid();
+//
+// Its first byte is the candidacy's priority (election.priority, 0..255;
+// docs/semantics.md, "Preferred leaders"), so every reader of a listing
+// knows each candidate's priority without reading anything more; the other
+// 114 bits but the version's and the variant's are random.
+std::string make_uuid(int priority = 0);
 
 // True when name is a candidate node whose uuid says it steps back for a
 // transfer (see make_uuid). Names come from ZooKeeper: any other shape is
 // simply false.
 bool steps_back(std::string_view name);
+
+// The priority a candidate node's name carries (make_uuid): 0 for any name
+// that does not step back (Curator's LeaderLatch, older libzkelect, names
+// of any other shape).
+int node_priority(std::string_view name);
 
 // A transfer asked from outside (docs/semantics.md, "Transferring
 // leadership"): the request an asker writes in the election path's data,

@@ -87,6 +87,7 @@ struct zt_opts {
     const char *metrics_listen, *metrics_textfile;
     int64_t metrics_interval_ms;
     int64_t timeout_ms; /* transfer --timeout */
+    int64_t priority;   /* run, candidate --priority; -1: not given */
     const char *settings[ZT_MAX_SETTINGS];
     int nsettings;
     char **cmd; /* a command taking CMD: what follows "--" */

@@ -138,9 +138,9 @@ int zt_cmd_status(int argc, char **argv)
             zt_json_string(stdout, zkelect_participants_id(ps, i));
             fputs(",\"node\":", stdout);
             zt_json_string(stdout, zkelect_participants_node(ps, i));
-            printf(",\"token\":%" PRId64 ",\"ctime_ms\":%" PRId64 ",\"leader\":%s}",
+            printf(",\"token\":%" PRId64 ",\"ctime_ms\":%" PRId64 ",\"priority\":%d,\"leader\":%s}",
                    zkelect_participants_token(ps, i), zkelect_participants_ctime_ms(ps, i),
-                   i == 0 ? "true" : "false");
+                   zkelect_participants_priority(ps, i), i == 0 ? "true" : "false");
         }
         fputs("]}\n", stdout);
     } else if (n == 0) {
@@ -154,14 +154,16 @@ int zt_cmd_status(int argc, char **argv)
         printf("leader: %s  token %" PRId64 "  node created %s (%s ago; leading at most that "
                "long)\n\n",
                id, zkelect_participants_token(ps, 0), when, age);
-        printf("%-4s %-6s %-24s %-20s %-9s %s\n", "POS", "ROLE", "ID", "TOKEN", "AGE", "NODE");
+        printf("%-4s %-6s %-24s %-20s %-9s %-4s %s\n", "POS", "ROLE", "ID", "TOKEN", "AGE", "PRIO",
+               "NODE");
         for (size_t i = 0; i < n; i++) {
             fmt_age(now_ms - zkelect_participants_ctime_ms(ps, i), age, sizeof age);
             zt_escape(zkelect_participants_id(ps, i), id, sizeof id);
             zt_escape(zkelect_participants_node(ps, i), node, sizeof node);
             /* From 0, the leader, as the JSON and zkelect_queue_position. */
-            printf("%-4zu %-6s %-24s %-20" PRId64 " %-9s %s\n", i, i == 0 ? "leader" : "queued",
-                   id, zkelect_participants_token(ps, i), age, node);
+            printf("%-4zu %-6s %-24s %-20" PRId64 " %-9s %-4d %s\n", i, i == 0 ? "leader" : "queued",
+                   id, zkelect_participants_token(ps, i), age, zkelect_participants_priority(ps, i),
+                   node);
         }
     }
     if (!o.json && hosts) {

@@ -7,6 +7,7 @@ static const struct option run_options[] = {
     {"connect", required_argument, 0, ZT_OPT_CONNECT},
     {"path", required_argument, 0, ZT_OPT_PATH},
     {"id", required_argument, 0, ZT_OPT_ID},
+    {"priority", required_argument, 0, ZT_OPT_PRIORITY},
     {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
     {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
     {"grace", required_argument, 0, ZT_OPT_GRACE},
@@ -55,6 +56,7 @@ static const struct option candidate_options[] = {
     {"path", required_argument, 0, ZT_OPT_PATH},
     {"first-id", required_argument, 0, ZT_OPT_FIRST_ID},
     {"count", required_argument, 0, ZT_OPT_COUNT},
+    {"priority", required_argument, 0, ZT_OPT_PRIORITY},
     {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
     {"shared-session", no_argument, 0, ZT_OPT_SHARED_SESSION},
     {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
@@ -98,14 +100,16 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .getopt = run_options,
         .takes_cmd = 1,
         .needs_target = 1,
-        .synopsis = "usage: zkelect run --connect HOSTS --path P [--id ID] [--session-timeout-ms MS]\n"
-                    "                   [--connect-timeout-ms MS] [--grace MS] [--once] [--quiet]\n"
-                    "                   [--set KEY=VALUE]... [--auth-file FILE]\n"
-                    "                   [--metrics-listen HOST:PORT] [--metrics-textfile FILE]\n"
-                    "                   [--metrics-interval-ms MS] [--verbose] -- CMD [ARGS...]\n",
+        .synopsis = "usage: zkelect run --connect HOSTS --path P [--id ID] [--priority N]\n"
+                    "                   [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
+                    "                   [--grace MS] [--once] [--quiet] [--set KEY=VALUE]...\n"
+                    "                   [--auth-file FILE] [--metrics-listen HOST:PORT]\n"
+                    "                   [--metrics-textfile FILE] [--metrics-interval-ms MS]\n"
+                    "                   [--verbose] -- CMD [ARGS...]\n",
         .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
                    "  --path P                  election path (absolute)\n"
                    "  --id ID                   participant id (default <hostname>-<pid>)\n"
+                   "  --priority N              leadership priority, 0 to 255 (default 0: none)\n"
                    "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
                    "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"
                    "  --grace MS                SIGTERM -> SIGKILL delay while still leading\n"
@@ -172,13 +176,14 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .takes_cmd = 0,
         .needs_target = 1,
         .synopsis = "usage: zkelect candidate --connect HOSTS --path P --first-id I --count K\n"
-                    "                         [--session-timeout-ms MS] [--shared-session]\n"
-                    "                         [--connect-timeout-ms MS] [--set KEY=VALUE]...\n"
-                    "                         [--auth-file FILE] [--verbose]\n",
+                    "                         [--priority N] [--session-timeout-ms MS]\n"
+                    "                         [--shared-session] [--connect-timeout-ms MS]\n"
+                    "                         [--set KEY=VALUE]... [--auth-file FILE] [--verbose]\n",
         .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
                    "  --path P                  election path (absolute)\n"
                    "  --first-id I              id of the first participant (an integer)\n"
                    "  --count K                 number of participants, 1 to 100000\n"
+                   "  --priority N              leadership priority, 0 to 255 (default 0: none)\n"
                    "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
                    "  --shared-session          one ZooKeeper session for every participant\n"
                    "  --connect-timeout-ms MS   give up unless all sessions connect within MS\n"

@@ -12,24 +12,25 @@ enum zt_opt {
     ZT_OPT_CONNECT = 256,
     ZT_OPT_PATH = 257,
     ZT_OPT_ID = 258,
-    ZT_OPT_SESSION_TIMEOUT_MS = 259,
-    ZT_OPT_CONNECT_TIMEOUT_MS = 260,
-    ZT_OPT_GRACE = 261,
-    ZT_OPT_TO = 262,
-    ZT_OPT_TIMEOUT = 263,
-    ZT_OPT_ONCE = 264,
-    ZT_OPT_QUIET = 265,
-    ZT_OPT_SET = 266,
-    ZT_OPT_AUTH_FILE = 267,
-    ZT_OPT_METRICS_LISTEN = 268,
-    ZT_OPT_METRICS_TEXTFILE = 269,
-    ZT_OPT_METRICS_INTERVAL_MS = 270,
-    ZT_OPT_JSON = 271,
-    ZT_OPT_COUNT = 272,
-    ZT_OPT_PROMETHEUS = 273,
-    ZT_OPT_FIRST_ID = 274,
-    ZT_OPT_SHARED_SESSION = 275,
-    ZT_OPT_VERBOSE = 276,
+    ZT_OPT_PRIORITY = 259,
+    ZT_OPT_SESSION_TIMEOUT_MS = 260,
+    ZT_OPT_CONNECT_TIMEOUT_MS = 261,
+    ZT_OPT_GRACE = 262,
+    ZT_OPT_TO = 263,
+    ZT_OPT_TIMEOUT = 264,
+    ZT_OPT_ONCE = 265,
+    ZT_OPT_QUIET = 266,
+    ZT_OPT_SET = 267,
+    ZT_OPT_AUTH_FILE = 268,
+    ZT_OPT_METRICS_LISTEN = 269,
+    ZT_OPT_METRICS_TEXTFILE = 270,
+    ZT_OPT_METRICS_INTERVAL_MS = 271,
+    ZT_OPT_JSON = 272,
+    ZT_OPT_COUNT = 273,
+    ZT_OPT_PROMETHEUS = 274,
+    ZT_OPT_FIRST_ID = 275,
+    ZT_OPT_SHARED_SESSION = 276,
+    ZT_OPT_VERBOSE = 277,
     ZT_OPT_HELP = 'h',
 };
 
@@ -46,6 +47,8 @@ enum zt_cmd {
 /* The bounds and defaults of numeric options (min, max, default; _MAX_CMD
    where one command bounds an option more tightly), as --help and zkelect.1
    say them. */
+#define ZT_PRIORITY_MIN 0LL
+#define ZT_PRIORITY_MAX 255LL
 #define ZT_SESSION_TIMEOUT_MS_MIN 1000LL
 #define ZT_SESSION_TIMEOUT_MS_MAX 3600000LL
 #define ZT_CONNECT_TIMEOUT_MS_MIN 1LL

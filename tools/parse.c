@@ -61,6 +61,7 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
     o->grace_ms = ZT_GRACE_DEFAULT;
     o->metrics_interval_ms = ZT_METRICS_INTERVAL_MS_DEFAULT;
     o->timeout_ms = ZT_TIMEOUT_DEFAULT;
+    o->priority = -1;
     o->count_max = count_max;
 
     /* 0, not 1: glibc then forgets where a previous scan stopped inside a
@@ -82,6 +83,9 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
         case ZT_OPT_ID: o->id = optarg; break;
         case ZT_OPT_AUTH_FILE: o->auth_file = optarg; break;
         case ZT_OPT_TO: o->to = optarg; break;
+        case ZT_OPT_PRIORITY:
+            bad = opt_i64("--priority", optarg, ZT_PRIORITY_MIN, ZT_PRIORITY_MAX, &o->priority);
+            break;
         case ZT_OPT_TIMEOUT:
             bad = opt_i64("--timeout", optarg, ZT_TIMEOUT_MIN, ZT_TIMEOUT_MAX, &o->timeout_ms);
             break;

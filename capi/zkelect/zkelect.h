@@ -222,6 +222,18 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            (default, world:anyone all) or "creator" (only
  *                            the authenticated identity of zk.auth; needs
  *                            zk.auth).
+ *  - "election.priority"     0..255 (default 0: no preference): how much
+ *                            this client's candidacies want to lead. A
+ *                            candidate whose priority is above the leader's,
+ *                            after following for
+ *                            election.priority.holddown.ms, asks the leader to
+ *                            transfer to it (docs/semantics.md, "Preferred
+ *                            leaders"). Equal priorities keep the queue order.
+ *  - "election.priority.holddown.ms" 100..3600000 (default 30000): how long a
+ *                            candidate of higher priority than the leader's
+ *                            follows before it asks for the lead, and at
+ *                            least how long between two of its requests (a
+ *                            restarting host does not make leadership flap).
  *  - "leadership"            "lease" (default) or "strict"; see
  *                            docs/semantics.md. Strict deposes at the first
  *                            disconnect; lease keeps leading while the lease
@@ -676,6 +688,11 @@ ZKELECT_API const char *zkelect_participants_node(const zkelect_participants_t *
 ZKELECT_API int64_t zkelect_participants_token(const zkelect_participants_t *p, size_t i);
 /** Creation time of candidate i's node, ms since the epoch (server clock). */
 ZKELECT_API int64_t zkelect_participants_ctime_ms(const zkelect_participants_t *p, size_t i);
+/** Priority of candidate i, 0 to 255, as its node's name carries it
+ *  (election.priority; docs/semantics.md, "Preferred leaders"): 0 for no
+ *  preference, for a candidate that has none (Curator's LeaderLatch,
+ *  libzkelect before 1.2) and when out of range. Since 1.2. */
+ZKELECT_API int zkelect_participants_priority(const zkelect_participants_t *p, size_t i);
 /** Free p. NULL is a no-op. */
 ZKELECT_API void zkelect_participants_destroy(zkelect_participants_t *p);
 

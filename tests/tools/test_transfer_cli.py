@@ -35,3 +35,30 @@ def test_transfer_from_the_command_line(api, handles, zk, kz, zkelect_bin, test_
     assert lib.zkelect_is_leader(es[0]) == 0
     r = _cli(zkelect_bin, test_env, zk, "--path", f"{path}-empty", "--to", "b")
     assert r.returncode == 1 and "ZKELECT_ENOLEADER" in r.stderr, r
+
+
+def test_run_priority_shows_in_status(zk, kz, zkelect_bin, test_env):
+    import json
+    import time
+    path = f"/t/xprio-{uuid.uuid4().hex[:8]}"
+    p = subprocess.Popen([str(zkelect_bin), "run", "--connect", zk.connect_string, "--path", path,
+                          "--id", "r", "--priority", "7", "--quiet", "--", "sleep", "30"],
+                         env=test_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        doc = None
+        for _ in range(100):
+            r = subprocess.run([str(zkelect_bin), "status", "--connect", zk.connect_string,
+                                "--path", path, "--json"], env=test_env, capture_output=True,
+                               text=True, timeout=30)
+            doc = json.loads(r.stdout) if r.returncode == 0 else None
+            if doc and doc["count"] == 1:
+                break
+            time.sleep(0.1)
+        assert doc and [(q["id"], q["priority"]) for q in doc["participants"]] == [("r", 7)], doc
+    finally:
+        p.terminate()
+        p.wait(30)
+    r = subprocess.run([str(zkelect_bin), "run", "--connect", zk.connect_string, "--path", path,
+                        "--priority", "256", "--", "true"], env=test_env, capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 2 and "--priority" in r.stderr, r

@@ -98,6 +98,19 @@ TEST(Uuid, OnlyOurOwnNodesStepBack) {
     EXPECT_FALSE(steps_back("_x_3e95edc5-1e17-8e0c-8dd4-9c2bc3f2146c-latch-0000000001"));
 }
 
+TEST(Uuid, CarriesThePriority) {
+    for (int p : {0, 1, 7, 128, 255}) {
+        std::string name = node_prefix(make_uuid(p)) + "0000000001";
+        EXPECT_TRUE(steps_back(name));
+        EXPECT_EQ(node_priority(name), p);
+    }
+    EXPECT_EQ(node_priority(node_prefix(make_uuid(300)) + "0000000001"), 255);
+    // A version 4 uuid (Curator) has no priority, whatever its first byte.
+    EXPECT_EQ(node_priority("_c_ff95edc5-1e17-4e0c-8dd4-9c2bc3f2146c-latch-0000000001"), 0);
+    EXPECT_EQ(node_priority("_c_ff95edc5-1e17-8e0c-8dd4-9c2bc3f2146c-latch-0000000001"), 255);
+    EXPECT_EQ(node_priority("latch-0000000001"), 0);
+}
+
 TEST(TransferLines, RoundTripAndRejectEverythingElse) {
     const std::string n = "_c_3e95edc5-1e17-8e0c-8dd4-9c2bc3f2146c-latch-0000000001";
     auto q = parse_transfer_request(transfer_request_text(n, 3000, "web 1"));
