@@ -182,10 +182,10 @@ static void observe_usage(FILE *f)
     zt_usage(f, ZT_CMD_OBSERVE,
              "Prints the current leader of the election at P, then one line per leader\n"
              "change, until SIGINT or SIGTERM (or N lines with --count):\n"
-             "  <local time> LEADER <id> token=<token> node=<node>\n"
+             "  <local time> LEADER <id> token=<token> node=<node> priority=<0-255>\n"
              "  <local time> NONE\n"
              "--json prints one JSON object per line instead:\n"
-             "  {\"time_ns\":..,\"leader\":\"<id>\"|null,\"token\":..,\"node\":\"..\"}\n"
+             "  {\"time_ns\":..,\"leader\":\"<id>\"|null,\"token\":..,\"node\":\"..\",\"priority\":..}\n"
              "<id> and <node> are escaped (\\xNN; an empty id is \"\"), so one change is one\n"
              "line. Connection trouble is reported on stderr.\n"
              "--prometheus prints one Prometheus exposition of the election as it is now\n"
@@ -349,15 +349,15 @@ int zt_cmd_observe(int argc, char **argv)
                         fputs("null", mem);
                     fprintf(mem, ",\"token\":%" PRId64 ",\"node\":", zkelect_event_token(ev));
                     zt_json_string(mem, node);
-                    fputs("}\n", mem);
+                    fprintf(mem, ",\"priority\":%d}\n", zkelect_event_priority(ev));
                 } else {
                     char when[64], eid[4 * ZKELECT_ID_MAX + 8], enode[1024];
                     zt_format_time_ms(ns / 1000000, when, sizeof when);
                     if (has_leader) {
                         zt_escape(id, eid, sizeof eid);
                         zt_escape(node, enode, sizeof enode);
-                        fprintf(mem, "%s LEADER %s token=%" PRId64 " node=%s\n", when, eid,
-                                zkelect_event_token(ev), enode);
+                        fprintf(mem, "%s LEADER %s token=%" PRId64 " node=%s priority=%d\n", when,
+                                eid, zkelect_event_token(ev), enode, zkelect_event_priority(ev));
                     } else {
                         fprintf(mem, "%s NONE\n", when);
                     }

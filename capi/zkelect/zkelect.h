@@ -923,6 +923,10 @@ ZKELECT_API const char *zkelect_event_message(const zkelect_event_t *event);
 /** ELECTED: our node; FOLLOWING: the predecessor's node; LEADER_CHANGED: the
  *  leader's node. "" otherwise. Never NULL for a non-NULL event. */
 ZKELECT_API const char *zkelect_event_node(const zkelect_event_t *event);
+/** The priority zkelect_event_node()'s name carries, 0 to 255 (see
+ *  zkelect_participants_priority): for LEADER_CHANGED the leader's. 0 when
+ *  the event names no node or the node has none. Since 1.2. */
+ZKELECT_API int zkelect_event_priority(const zkelect_event_t *event);
 /** FOLLOWING: the predecessor's participant id; LEADER_CHANGED: the
  *  leader's id; ELECTED: our id. "" otherwise. */
 ZKELECT_API const char *zkelect_event_id(const zkelect_event_t *event);

@@ -37,7 +37,7 @@ def test_transfer_from_the_command_line(api, handles, zk, kz, zkelect_bin, test_
     assert r.returncode == 1 and "ZKELECT_ENOLEADER" in r.stderr, r
 
 
-def test_run_priority_shows_in_status(zk, kz, zkelect_bin, test_env):
+def test_run_priority_shows_in_status_and_observe(zk, kz, zkelect_bin, test_env):
     import json
     import time
     path = f"/t/xprio-{uuid.uuid4().hex[:8]}"
@@ -55,6 +55,11 @@ def test_run_priority_shows_in_status(zk, kz, zkelect_bin, test_env):
                 break
             time.sleep(0.1)
         assert doc and [(q["id"], q["priority"]) for q in doc["participants"]] == [("r", 7)], doc
+        r = subprocess.run([str(zkelect_bin), "observe", "--connect", zk.connect_string,
+                            "--path", path, "--json", "--count", "1"], env=test_env,
+                           capture_output=True, text=True, timeout=30)
+        line = json.loads(r.stdout)
+        assert (line["leader"], line["priority"]) == ("r", 7), r
     finally:
         p.terminate()
         p.wait(30)
