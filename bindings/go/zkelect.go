@@ -218,6 +218,9 @@ type Participant struct {
 	Node    string    // node name under the election path
 	Token   int64     // czxid of its node: the fencing token it leads with
 	Created time.Time // creation time of its node (server clock)
+	// Priority is election.priority as its node's name carries it, 0 to 255
+	// (0: none; also for Curator's candidates). Since libzkelect 1.2.
+	Priority int
 }
 
 func participantList(p capi.NativeParticipants) []Participant {
@@ -226,10 +229,11 @@ func participantList(p capi.NativeParticipants) []Participant {
 	out := make([]Participant, 0, n)
 	for i := int64(0); i < n; i++ {
 		out = append(out, Participant{
-			ID:      capi.Participants_id(p, i),
-			Node:    capi.Participants_node(p, i),
-			Token:   capi.Participants_token(p, i),
-			Created: time.UnixMilli(capi.Participants_ctime_ms(p, i)),
+			ID:       capi.Participants_id(p, i),
+			Node:     capi.Participants_node(p, i),
+			Token:    capi.Participants_token(p, i),
+			Created:  time.UnixMilli(capi.Participants_ctime_ms(p, i)),
+			Priority: capi.Participants_priority(p, i),
 		})
 	}
 	return out

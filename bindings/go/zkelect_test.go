@@ -353,6 +353,18 @@ func TestTransferAskedFromOutside(t *testing.T) {
 	if err := asker.Transfer(path, "nobody", waitLimit); !errors.Is(err, zkelect.ErrNoCandidate) {
 		t.Fatalf("Transfer to an unknown id: %v, want ErrNoCandidate", err)
 	}
+	o := opts()
+	o.Settings = map[string]string{"election.priority": "9"}
+	hi, err := zkelect.NewElector(o, path, "go-hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hi.Close() })
+	enroll(t, hi)
+	ps, err := asker.Participants(path)
+	if err != nil || len(ps) != 3 || ps[0].Priority != 0 || ps[2].Priority != 9 {
+		t.Fatalf("participants with priorities: %+v, %v", ps, err)
+	}
 	if err := asker.Transfer(path, "go-b", waitLimit); err != nil {
 		t.Fatalf("Transfer to go-b: %v", err)
 	}

@@ -363,11 +363,12 @@ class Client(_Closes):
 # Results
 # ---------------------------------------------------------------------------
 
-Participant = namedtuple("Participant", "id node token ctime_ms")
+Participant = namedtuple("Participant", "id node token ctime_ms priority", defaults=(0,))
 Participant.__doc__ = """One candidate as ZooKeeper listed it: id (the data
 of its node, as another client may have written it), node (its name),
 token (its czxid: the fencing token it leads or would lead with), ctime_ms
-(creation time, server clock)."""
+(creation time, server clock), priority (election.priority as its node's
+name carries it, 0 to 255; 0 for none)."""
 
 
 def _participants(raw, buf):
@@ -377,7 +378,8 @@ def _participants(raw, buf):
         return [Participant(_lib.text(lib.zkelect_participants_id(raw, i)),
                             _lib.text(lib.zkelect_participants_node(raw, i)),
                             lib.zkelect_participants_token(raw, i),
-                            lib.zkelect_participants_ctime_ms(raw, i))
+                            lib.zkelect_participants_ctime_ms(raw, i),
+                            lib.zkelect_participants_priority(raw, i))
                 for i in range(lib.zkelect_participants_count(raw))]
     finally:
         lib.zkelect_participants_destroy(raw)

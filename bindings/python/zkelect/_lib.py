@@ -82,6 +82,7 @@ _PROTOS = {
     "zkelect_participants_node": (c_char_p, [_P, c_size_t]),
     "zkelect_participants_token": (c_int64, [_P, c_size_t]),
     "zkelect_participants_ctime_ms": (c_int64, [_P, c_size_t]),
+    "zkelect_participants_priority": (c_int, [_P, c_size_t]),
     "zkelect_participants_destroy": (None, [_P]),
     "zkelect_election_stats": (_P, [_P, c_char_p, c_size_t]),
     "zkelect_stats_json": (c_char_p, [_P]),

@@ -57,20 +57,21 @@ typedef long long swig_type_23;
 typedef long long swig_type_24;
 typedef long long swig_type_25;
 typedef long long swig_type_26;
-typedef _gostring_ swig_type_27;
-typedef long long swig_type_28;
-typedef _gostring_ swig_type_29;
+typedef long long swig_type_27;
+typedef _gostring_ swig_type_28;
+typedef long long swig_type_29;
 typedef _gostring_ swig_type_30;
 typedef _gostring_ swig_type_31;
-typedef long long swig_type_32;
-typedef _gostring_ swig_type_33;
+typedef _gostring_ swig_type_32;
+typedef long long swig_type_33;
 typedef _gostring_ swig_type_34;
 typedef _gostring_ swig_type_35;
-typedef long long swig_type_36;
-typedef _gostring_ swig_type_37;
-typedef long long swig_type_38;
-typedef _gostring_ swig_type_39;
+typedef _gostring_ swig_type_36;
+typedef long long swig_type_37;
+typedef _gostring_ swig_type_38;
+typedef long long swig_type_39;
 typedef _gostring_ swig_type_40;
+typedef _gostring_ swig_type_41;
 extern void _wrap_Swig_free_capi_daca193027d4934e(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_daca193027d4934e(swig_intgo arg1);
 extern void _wrap_delete_NativeConf_capi_daca193027d4934e(uintptr_t arg1);
@@ -151,10 +152,11 @@ extern swig_type_19 _wrap_participants_id_capi_daca193027d4934e(uintptr_t arg1, 
 extern swig_type_21 _wrap_participants_node_capi_daca193027d4934e(uintptr_t arg1, swig_type_22 arg2);
 extern swig_type_23 _wrap_participants_token_capi_daca193027d4934e(uintptr_t arg1, swig_type_24 arg2);
 extern swig_type_25 _wrap_participants_ctime_ms_capi_daca193027d4934e(uintptr_t arg1, swig_type_26 arg2);
+extern swig_intgo _wrap_participants_priority_capi_daca193027d4934e(uintptr_t arg1, swig_type_27 arg2);
 extern void _wrap_participants_destroy_capi_daca193027d4934e(uintptr_t arg1);
 extern uintptr_t _wrap_election_stats_capi_daca193027d4934e(uintptr_t arg1);
 extern uintptr_t _wrap_client_stats_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_27 _wrap_stats_json_capi_daca193027d4934e(uintptr_t arg1);
+extern swig_type_28 _wrap_stats_json_capi_daca193027d4934e(uintptr_t arg1);
 extern void _wrap_stats_destroy_capi_daca193027d4934e(uintptr_t arg1);
 extern swig_intgo _wrap_EV_ELECTED_capi_daca193027d4934e(void);
 extern swig_intgo _wrap_EV_DEPOSED_capi_daca193027d4934e(void);
@@ -181,25 +183,26 @@ extern swig_intgo _wrap_event_fd_capi_daca193027d4934e(uintptr_t arg1);
 extern swig_intgo _wrap_wake_capi_daca193027d4934e(uintptr_t arg1);
 extern swig_intgo _wrap_event_type_capi_daca193027d4934e(uintptr_t arg1);
 extern swig_intgo _wrap_event_reason_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_28 _wrap_event_token_capi_daca193027d4934e(uintptr_t arg1);
+extern swig_type_29 _wrap_event_token_capi_daca193027d4934e(uintptr_t arg1);
 extern swig_intgo _wrap_event_error_capi_daca193027d4934e(uintptr_t arg1);
 extern swig_intgo _wrap_event_zk_rc_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_29 _wrap_event_message_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_30 _wrap_event_node_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_31 _wrap_event_id_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_32 _wrap_event_time_ns_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_33 _wrap_event_type_name_capi_daca193027d4934e(swig_intgo arg1);
-extern swig_type_34 _wrap_reason_name_capi_daca193027d4934e(swig_intgo arg1);
+extern swig_type_30 _wrap_event_message_capi_daca193027d4934e(uintptr_t arg1);
+extern swig_type_31 _wrap_event_node_capi_daca193027d4934e(uintptr_t arg1);
+extern swig_intgo _wrap_event_priority_capi_daca193027d4934e(uintptr_t arg1);
+extern swig_type_32 _wrap_event_id_capi_daca193027d4934e(uintptr_t arg1);
+extern swig_type_33 _wrap_event_time_ns_capi_daca193027d4934e(uintptr_t arg1);
+extern swig_type_34 _wrap_event_type_name_capi_daca193027d4934e(swig_intgo arg1);
+extern swig_type_35 _wrap_reason_name_capi_daca193027d4934e(swig_intgo arg1);
 extern void _wrap_event_destroy_capi_daca193027d4934e(uintptr_t arg1);
-extern uintptr_t _wrap_observer_new_capi_daca193027d4934e(uintptr_t arg1, swig_type_35 arg2);
+extern uintptr_t _wrap_observer_new_capi_daca193027d4934e(uintptr_t arg1, swig_type_36 arg2);
 extern uintptr_t _wrap_observer_next_event_capi_daca193027d4934e(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_observer_event_fd_capi_daca193027d4934e(uintptr_t arg1);
 extern swig_intgo _wrap_observer_wake_capi_daca193027d4934e(uintptr_t arg1);
 extern swig_intgo _wrap_observer_destroy_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_36 _wrap_fencing_token_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_37 _wrap_leader_id_capi_daca193027d4934e(uintptr_t arg1);
-extern swig_type_38 _wrap_client_counter_capi_daca193027d4934e(uintptr_t arg1, swig_intgo arg2);
-extern swig_type_39 _wrap_conf_get_capi_daca193027d4934e(uintptr_t arg1, swig_type_40 arg2);
+extern swig_type_37 _wrap_fencing_token_capi_daca193027d4934e(uintptr_t arg1);
+extern swig_type_38 _wrap_leader_id_capi_daca193027d4934e(uintptr_t arg1);
+extern swig_type_39 _wrap_client_counter_capi_daca193027d4934e(uintptr_t arg1, swig_intgo arg2);
+extern swig_type_40 _wrap_conf_get_capi_daca193027d4934e(uintptr_t arg1, swig_type_41 arg2);
 #undef intgo
 */
 import "C"
@@ -957,6 +960,14 @@ func Participants_ctime_ms(arg1 NativeParticipants, arg2 int64) (_swig_ret int64
 	return swig_r
 }
 
+func Participants_priority(arg1 NativeParticipants, arg2 int64) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int)(C._wrap_participants_priority_capi_daca193027d4934e(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1)))
+	return swig_r
+}
+
 func Participants_destroy(arg1 NativeParticipants) {
 	_swig_i_0 := getSwigcptr(arg1)
 	C._wrap_participants_destroy_capi_daca193027d4934e(C.uintptr_t(_swig_i_0))
@@ -1211,6 +1222,13 @@ func Event_node(arg1 NativeEvent) (_swig_ret string) {
 	return swig_r_1
 }
 
+func Event_priority(arg1 NativeEvent) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int)(C._wrap_event_priority_capi_daca193027d4934e(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
 func Event_id(arg1 NativeEvent) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
@@ -1257,7 +1275,7 @@ func Observer_new(arg1 NativeClient, arg2 string) (_swig_ret NativeObserver) {
 	var swig_r NativeObserver
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_daca193027d4934e(C.uintptr_t(_swig_i_0), *(*C.swig_type_35)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_daca193027d4934e(C.uintptr_t(_swig_i_0), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1322,7 +1340,7 @@ func Conf_get(arg1 NativeConf, arg2 string) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_conf_get_capi_daca193027d4934e(C.uintptr_t(_swig_i_0), *(*C.swig_type_40)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_conf_get_capi_daca193027d4934e(C.uintptr_t(_swig_i_0), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

@@ -1534,6 +1534,21 @@ long long _wrap_participants_ctime_ms_capi_daca193027d4934e(struct zkelect_parti
 }
 
 
+intgo _wrap_participants_priority_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+  zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
+  size_t arg2 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_participants_t **)&_swig_go_0; 
+  arg2 = (size_t)_swig_go_1; 
+  
+  result = (int)zkelect_participants_priority((struct zkelect_participants const *)arg1,arg2);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 void _wrap_participants_destroy_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
@@ -2009,6 +2024,19 @@ _gostring_ _wrap_event_node_capi_daca193027d4934e(struct zkelect_event *_swig_go
   
   result = (char *)zkelect_event_node((struct zkelect_event const *)arg1);
   _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_event_priority_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+  zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_event_t **)&_swig_go_0; 
+  
+  result = (int)zkelect_event_priority((struct zkelect_event const *)arg1);
+  _swig_go_result = result; 
   return _swig_go_result;
 }
 

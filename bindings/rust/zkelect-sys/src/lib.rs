@@ -204,6 +204,8 @@ extern "C" {
     pub fn zkelect_participants_node(p: *const zkelect_participants_t, i: size_t) -> *const c_char;
     pub fn zkelect_participants_token(p: *const zkelect_participants_t, i: size_t) -> i64;
     pub fn zkelect_participants_ctime_ms(p: *const zkelect_participants_t, i: size_t) -> i64;
+    pub fn zkelect_participants_priority(p: *const zkelect_participants_t, i: size_t) -> c_int;
+    pub fn zkelect_event_priority(event: *const zkelect_event_t) -> c_int;
     pub fn zkelect_participants_destroy(p: *mut zkelect_participants_t);
 
     // Since 1.2.

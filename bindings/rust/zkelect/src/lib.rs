@@ -583,6 +583,9 @@ pub struct Participant {
     pub token: i64,
     /// Creation time of its node, ms since the epoch, server clock.
     pub ctime_ms: i64,
+    /// `election.priority` as its node's name carries it, 0 to 255 (0: none;
+    /// also for Curator's candidates). Since libzkelect 1.2.
+    pub priority: i32,
 }
 
 impl Participant {
@@ -598,6 +601,7 @@ impl Participant {
                     node: borrowed_str(sys::zkelect_participants_node(raw, i)).into_owned(),
                     token: sys::zkelect_participants_token(raw, i),
                     ctime_ms: sys::zkelect_participants_ctime_ms(raw, i),
+                    priority: sys::zkelect_participants_priority(raw, i),
                 }
             })
             .collect();

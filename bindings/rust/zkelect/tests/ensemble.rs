@@ -209,6 +209,8 @@ fn transfer_asked_from_outside() {
     let (a, c) = (&es[0], &es[2]);
     let token_a = a.fencing_token().unwrap();
     assert_eq!(asker.transfer(&path, "nobody", WAIT).unwrap_err().kind(), ErrorKind::NoCandidate);
+    let ps = asker.participants(&path).unwrap();
+    assert_eq!(ps.iter().map(|p| p.priority).collect::<Vec<_>>(), vec![0, 0, 0]);
     asker.transfer(&path, "c", WAIT).unwrap();
     assert!(!a.is_leader());
     c.await_leader(WAIT).unwrap();
