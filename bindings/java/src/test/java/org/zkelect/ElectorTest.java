@@ -228,6 +228,7 @@ public class ElectorTest {
                 } catch (ZkelectException e) {
                     assertEquals(ZkelectException.ENOCANDIDATE, e.code());
                 }
+                assertEquals(0, asker.participants(path).get(1).priority());
                 asker.transfer(path, "java-b", WAIT_MS);
                 assertTrue("java-b did not take over", b.awaitLeader(WAIT_MS));
                 assertFalse(a.isLeader());
