@@ -84,3 +84,22 @@ def test_a_candidate_that_cannot_step_back_is_reported_once(api, handles, zk, kz
     assert kz.get(path)[0] in (None, b""), "a request was written"
     kz.delete(ghost)
     api.wait_event(h, {"ELECTED"}, 10)
+
+
+def test_a_candidate_that_flaps_never_moves_the_lead(api, handles, zk, kz):
+    """Each new node starts its hold-down again: a host that restarts more
+    often than the hold-down never takes the lead."""
+    lib = api.lib
+    path = f"/t/prio-{uuid.uuid4().hex[:8]}"
+    a = _join(api, handles, zk, path, "a", first=("ELECTED",))
+    token = _token(lib, a)
+    c = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T,
+                             election_priority=5, election_priority_holddown_ms=HOLD)
+    for _ in range(4):
+        h = api.election(c, path, "h")
+        assert lib.zkelect_volunteer(h) == 0
+        api.wait_event(h, {"FOLLOWING"}, 10)
+        time.sleep(0.6 * HOLD / 1000)
+        assert lib.zkelect_election_destroy(h) == 0
+    assert lib.zkelect_is_leader(a) == 1 and _token(lib, a) == token
+    assert kz.get(path)[0] in (None, b""), "a request was written"
