@@ -94,6 +94,7 @@ const char *zkelect_participants_id(const zkelect_participants_t *p, size_t i);
 const char *zkelect_participants_node(const zkelect_participants_t *p, size_t i);
 int64_t zkelect_participants_token(const zkelect_participants_t *p, size_t i);
 int64_t zkelect_participants_ctime_ms(const zkelect_participants_t *p, size_t i);
+int zkelect_participants_priority(const zkelect_participants_t *p, size_t i);
 void zkelect_participants_destroy(zkelect_participants_t *p);
 
 zkelect_stats_t *zkelect_election_stats(zkelect_election_t *election, char *errbuf,
@@ -454,6 +455,7 @@ function raw.participants_id(p, i) return str(C.zkelect_participants_id(p, i)) e
 function raw.participants_node(p, i) return str(C.zkelect_participants_node(p, i)) end
 function raw.participants_token(p, i) return C.zkelect_participants_token(p, i) end
 function raw.participants_ctime_ms(p, i) return C.zkelect_participants_ctime_ms(p, i) end
+function raw.participants_priority(p, i) return C.zkelect_participants_priority(p, i) end
 function raw.participants_destroy(p) C.zkelect_participants_destroy(p) end
 
 function raw.event_type(ev) return C.zkelect_event_type(ev) end

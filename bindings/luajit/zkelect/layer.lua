@@ -277,6 +277,7 @@ return function(M, raw)
         node = raw.participants_node(p, i),
         token = raw.participants_token(p, i),
         ctime_ms = raw.participants_ctime_ms(p, i),
+        priority = tonumber(raw.participants_priority(p, i)),
       }
     end
     return list
