@@ -102,6 +102,25 @@ int zkelect_transfer(zkelect_election_t *e, const char *target_id, int timeout_m
     });
 }
 
+int zkelect_client_transfer(zkelect_client_t *client, const char *path, const char *target_id,
+                            int timeout_ms) {
+    return guarded_code([&]() -> int {
+        if (!client) return fail(ZKELECT_EINVAL, "client is NULL");
+        if (!path) return fail(ZKELECT_EINVAL, "path is NULL");
+        if (!target_id) return fail(ZKELECT_EINVAL, "target_id is NULL");
+        if (inherited(client)) return refuse_inherited("the client");
+        if (std::string why = check_election_path(path); !why.empty()) return fail(ZKELECT_EINVAL, why);
+        if (std::string why = check_participant_id(target_id); !why.empty())
+            return fail(ZKELECT_EINVAL, "target_id: " + why);
+        if (timeout_ms <= 0 || timeout_ms > kRequestTimeoutMaxMs)
+            return fail(ZKELECT_EINVAL, "timeout_ms must be within 1..600000");
+        std::string why;
+        int rc = client->client->request_transfer(path, target_id, timeout_ms, &why);
+        if (rc != ZKELECT_OK) return fail(rc, why);
+        return rc;
+    });
+}
+
 int zkelect_fencing_token(const zkelect_election_t *e, int64_t *token) {
     return guarded_code([&]() -> int {
         if (!e || !token) return ZKELECT_EINVAL;

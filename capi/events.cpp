@@ -6,6 +6,7 @@
 #include <string>
 
 #include "boundary.h"
+#include "names.h"
 #include "handles.h"
 
 using namespace zkelect;
@@ -91,6 +92,7 @@ int zkelect_event_error(const zkelect_event_t *ev) { return ev ? ev->ev.error : 
 int zkelect_event_zk_rc(const zkelect_event_t *ev) { return ev ? ev->ev.zk_rc : 0; }
 const char *zkelect_event_message(const zkelect_event_t *ev) { return ev ? ev->ev.message.c_str() : nullptr; }
 const char *zkelect_event_node(const zkelect_event_t *ev) { return ev ? ev->ev.node.c_str() : nullptr; }
+int zkelect_event_priority(const zkelect_event_t *ev) { return ev ? node_priority(ev->ev.node) : 0; }
 const char *zkelect_event_id(const zkelect_event_t *ev) { return ev ? ev->ev.id.c_str() : nullptr; }
 int64_t zkelect_event_time_ns(const zkelect_event_t *ev) { return ev ? ev->ev.time_ns : 0; }
 void zkelect_event_destroy(zkelect_event_t *ev) { delete ev; }

@@ -7,6 +7,7 @@
 
 
 #include "boundary.h"
+#include "names.h"
 #include "handles.h"
 
 using namespace zkelect;
@@ -50,6 +51,9 @@ int64_t zkelect_participants_token(const zkelect_participants_t *p, size_t i) {
 }
 int64_t zkelect_participants_ctime_ms(const zkelect_participants_t *p, size_t i) {
     return p && i < p->list.size() ? p->list[i].ctime_ms : 0;
+}
+int zkelect_participants_priority(const zkelect_participants_t *p, size_t i) {
+    return p && i < p->list.size() ? node_priority(p->list[i].node) : 0;
 }
 void zkelect_participants_destroy(zkelect_participants_t *p) { delete p; }
 

@@ -225,7 +225,7 @@ void Candidacy::begin_enrollment() {
     node_.clear();
     own_armed_ = false;
     update_hold();
-    uuid_ = make_uuid();
+    uuid_ = make_uuid(client_.settings().priority);
     parent_attempts_ = 0;
     if (!garbage_.empty()) collect_garbage();
     if (!client_.connected()) {
@@ -533,6 +533,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     heir_ = me == 1;
     gpred_first_ = me == 2;
     set_state(heir_ ? State::kHeir : State::kFollowing);
+    arm_priority();
     watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string());
     if (heir_) watch_marker();
     keep_rechecking();
@@ -760,7 +761,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
         if (state_ == State::kTransferring && !xfer_.handed) {
             client_.watch(shared_->path, member_id_);
             zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
-        } else if (state_ == State::kHeir) {
+        } else if (state_ == State::kHeir || state_ == State::kLeading) {
             watch_marker();
         }
         return;
@@ -882,6 +883,9 @@ void Candidacy::become_leader(int64_t until) {
     emit(EventType::kElected, Reason::kNone, "elected", node_, shared_->id, czxid_);
     shared_->changed();
     schedule_lease_check(until);
+    // A leader holds a data watch on P for transfers asked from outside
+    // (one watch per leader per path; only a write of P's data wakes it).
+    watch_marker();
 }
 
 void Candidacy::depose(Reason why) {
@@ -1004,6 +1008,8 @@ void Candidacy::on_connected(bool new_session) {
     if (state_ == State::kTransferring && !xfer_.handed) {
         client_.watch(shared_->path, member_id_);
         zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
+    } else if (state_ == State::kLeading) {
+        watch_marker();  // a request written while we were away
     }
     if (want_) {
         check_margin();
@@ -1060,7 +1066,7 @@ void Candidacy::on_expired() {
             abandoned_.insert(uuid_);
             unknown_since_[uuid_] = garbage_listings_;
         }
-        uuid_ = make_uuid();
+        uuid_ = make_uuid(client_.settings().priority);
     }
     node_lost(Reason::kExpired);
     refused_.clear();
@@ -1126,6 +1132,11 @@ std::optional<Marker> parse_marker(const std::string &data) {
 
 void Candidacy::transfer(const std::string &target, int64_t deadline,
                          std::function<void(int)> done) {
+    start_transfer(target, deadline, std::move(done), -1);
+}
+
+void Candidacy::start_transfer(const std::string &target, int64_t deadline,
+                               std::function<void(int)> done, int32_t request_version) {
     if (state_ == State::kTransferring || xfer_.done) {
         done(kEState);
         return;
@@ -1138,6 +1149,7 @@ void Candidacy::transfer(const std::string &target, int64_t deadline,
     xfer_.target = target;
     xfer_.deadline = deadline;
     xfer_.done = std::move(done);
+    xfer_.request_version = request_version;
     xfer_.seq = ++xfer_seq_;
     // Synced: a candidate that joined just before the call is found.
     shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
@@ -1216,7 +1228,8 @@ void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::strin
                              self->xfer_.written = true;
                              self->zk().set(self->shared_->path,
                                             marker_text(self->node_, self->xfer_.to, "asked",
-                                                        self->xfer_.target), -1,
+                                                        self->xfer_.target),
+                                            self->xfer_.request_version,
                                             self->route(&Candidacy::on_marker_written));
                              // Behind the write (one session's requests are
                              // answered in order): the watch sees every later
@@ -1239,7 +1252,9 @@ void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::strin
 void Candidacy::on_marker_written(uint64_t gen, Reply &&r) {
     if (r.rc == ZOK || !xfer_.done || xfer_.handed || state_ != State::kTransferring) return;
     (void)gen;
-    // Nobody saw a request: the leader leads on as before.
+    // Nobody saw a request: the leader leads on as before. (Asked from
+    // outside, ZBADVERSION: the asker withdrew, or P's data changed.)
+    xfer_.written = false;
     set_state(State::kLeading);
     end_transfer(connection_trouble(r.rc) ? kEConnLoss : r.rc == ZNOAUTH ? kEAuth : kEZk);
 }
@@ -1248,6 +1263,8 @@ void Candidacy::on_leader_marker(uint64_t gen, Reply &&r) {
     if (gen != gen_ || state_ != State::kTransferring || xfer_.handed) return;
     if (r.rc != ZOK) return;  // a reconnect reads it again (on_connected lists; see below)
     marker_armed_ = true;
+    marker_data_ = r.data;
+    marker_version_ = r.stat.version;
     auto m = parse_marker(r.data);
     if (!m || m->from != node_ || m->to != xfer_.to) return;
     if (m->state == "ready") hand_over(kOk);
@@ -1264,7 +1281,11 @@ void Candidacy::hand_over(int code) {
     depose(Reason::kTransferred);
     // Clear the marker before the delete: by the time anyone is elected the
     // request is gone (a leftover would be harmless: it names our old node).
-    zk().set(shared_->path, "", -1, ReplyFn([](Reply &&) {}));
+    // Asked from outside, the outcome takes its place for the asker, who
+    // checks who is first itself (the code may turn from 0 to target lost).
+    zk().set(shared_->path,
+             xfer_.request_version >= 0 ? transfer_result_text(node_, code, xfer_.target) : "", -1,
+             ReplyFn([](Reply &&) {}));
     requeue();
     // Answered after the delete and the new create: who is first now.
     shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
@@ -1282,8 +1303,14 @@ void Candidacy::hand_over(int code) {
 void Candidacy::end_transfer(int code) {
     // A request left in P's data would still name our live node: heirs
     // would step back for a transfer nobody runs any more.
-    if (xfer_.written && !xfer_.handed)
+    if (xfer_.request_version >= 0 && !xfer_.handed && !node_.empty()) {
+        // Asked from outside, nothing changed: the outcome replaces our
+        // marker, or the request itself if it is still there unchanged.
+        zk().set(shared_->path, transfer_result_text(node_, code, xfer_.target),
+                 xfer_.written ? -1 : xfer_.request_version, ReplyFn([](Reply &&) {}));
+    } else if (xfer_.written && !xfer_.handed) {
         zk().set(shared_->path, "", -1, ReplyFn([](Reply &&) {}));
+    }
     auto done = std::move(xfer_.done);
     xfer_ = Transfer{};
     if (state_ == State::kTransferring) set_state(State::kLeading);
@@ -1315,6 +1342,10 @@ void Candidacy::on_heir_marker(uint64_t gen, Reply &&r) {
 }
 
 void Candidacy::act_on_marker() {
+    if (state_ == State::kLeading) {
+        act_on_request();
+        return;
+    }
     if (state_ != State::kHeir) return;
     auto m = parse_marker(marker_data_);
     if (!m || m->state != "asked" || m->from != pred_) return;
@@ -1342,6 +1373,103 @@ void Candidacy::act_on_marker() {
         else if (x.rc == ZNONODE)
             self->zk().set(self->shared_->path, marker_text(from, to, "gone", id), version,
                            ReplyFn([](Reply &&) {}));
+    }));
+}
+
+// The leader's side of a transfer asked from outside. Acted on only when
+// the line is exactly a request naming our live node, once per version of
+// P's data: what a writer of P can do is what our own user can (ask for a
+// transfer to a candidate), and a request for a node that is gone is inert.
+void Candidacy::act_on_request() {
+    if (state_ != State::kLeading || !leading_ || xfer_.done || node_.empty()) return;
+    auto q = parse_transfer_request(marker_data_);
+    if (!q || q->leader != node_) return;
+    if (request_node_ == node_ && request_version_ == marker_version_) return;
+    request_node_ = node_;
+    request_version_ = marker_version_;
+    if (q->id == shared_->id) {
+        // Already leads: nothing to move; the asker's answer is 0.
+        zk().set(shared_->path, transfer_result_text(node_, kOk, q->id), marker_version_,
+                 ReplyFn([](Reply &&) {}));
+        return;
+    }
+    start_transfer(q->id, boottime_ns() + int64_t(q->number) * kNsPerMs, [](int) {},
+                   marker_version_);
+}
+
+// --- preferred leaders -------------------------------------------------------
+//
+// docs/semantics.md, "Preferred leaders". A candidacy whose priority is
+// above the leader's, once it has followed for a hold-down, asks the leader
+// for a transfer to itself as any outside asker would (the request line in
+// P's data): the leader needs nothing of its own for priorities. At most one
+// request per hold-down; only the first of the highest priority in line asks.
+
+void Candidacy::arm_priority() {
+    if (client_.settings().priority <= 0 || node_.empty() || prio_node_ == node_) return;
+    prio_node_ = node_;
+    schedule_priority();
+}
+
+void Candidacy::schedule_priority() {
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    std::string node = node_;
+    client_.at(boottime_ns() + int64_t(client_.settings().priority_holddown_ms) * kNsPerMs,
+               [weak, node] {
+                   auto self = weak.lock();
+                   if (self && self->node_ == node && self->prio_node_ == node) self->check_priority();
+               });
+}
+
+void Candidacy::check_priority() {
+    if (leading_) return;  // our own node leads: nothing left to ask
+    schedule_priority();   // the next look, one hold-down on
+    if (state_ != State::kFollowing && state_ != State::kHeir) return;
+    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    std::string node = node_;
+    client_.list(shared_->path, [weak, node](const Listing &l) {
+        auto self = weak.lock();
+        if (self && self->node_ == node) self->on_priority_listing(l);
+    }, true);
+}
+
+void Candidacy::on_priority_listing(const Listing &l) {
+    if (l.rc != ZOK || l.order.empty() || leading_) return;
+    if (state_ != State::kFollowing && state_ != State::kHeir) return;
+    auto me = l.position.find(node_);
+    if (me == l.position.end() || me->second == 0) return;
+    size_t at = me->second;
+    int mine = node_priority(node_);
+    if (mine <= node_priority(l.order[0].name)) return;
+    for (size_t i = 0; i < l.order.size(); ++i) {
+        int p = node_priority(l.order[i].name);
+        if (p > mine || (p == mine && i < at)) return;  // another one asks
+    }
+    for (size_t j = 0; j < at; ++j)
+        if (!steps_back(l.order[j].name)) {
+            // Said once per blocking node, not each hold-down: no loop.
+            on_warning("priority:" + l.order[j].name,
+                       "priority " + std::to_string(mine) + " above the leader's, but " +
+                           (j == 0 ? std::string("the leader ") : std::string("a candidate ahead ")) +
+                           l.order[j].name +
+                           " cannot step back (Curator's LeaderLatch or libzkelect before 1.2): "
+                           "not asking for the lead while it is there");
+            return;
+        }
+    std::string leader = l.order[0].name;
+    int timeout = std::min(kRequestTimeoutMaxMs, std::max(1000, client_.effective_timeout_ms()));
+    std::weak_ptr<Candidacy> weak = weak_from_this();
+    std::string node = node_;
+    zk().get(shared_->path, false, client_.on_loop([weak, node, leader, timeout](Reply &&r) {
+        auto self = weak.lock();
+        if (!self || self->node_ != node || r.rc != ZOK || self->leading_) return;
+        // A transfer of this leader under way (its marker, a request): wait.
+        if (r.data.rfind("zkelect-transfer 1 " + leader + " ", 0) == 0) return;
+        if (auto q = parse_transfer_request(r.data); q && q->leader == leader) return;
+        self->zk().set(self->shared_->path,
+                       transfer_request_text(leader, timeout, self->shared_->id), r.stat.version,
+                       ReplyFn([](Reply &&) {}));
     }));
 }
 

@@ -15,6 +15,7 @@
 //   Leading ──transfer: target found, marker written──▶ Transferring
 //   Transferring ──target heir (ack), target gone, or deadline──▶ Creating (at the back)
 //   Heir ──marker: the leader hands over to a candidate behind us──▶ Creating (stepped back)
+//   Leading ──a request from outside in P's data names our node──▶ as transfer
 //
 // Transferring is a leader's state: it leads on (lease, keepalives) until
 // it hands over; docs/semantics.md, "Transferring leadership".
@@ -149,8 +150,20 @@ private:
     void find_target(uint64_t gen, std::shared_ptr<std::vector<std::string>> after, size_t from);
     void on_marker_written(uint64_t gen, Reply &&r);
     void on_leader_marker(uint64_t gen, Reply &&r);
+    void start_transfer(const std::string &target, int64_t deadline, std::function<void(int)> done,
+                        int32_t request_version);
     void hand_over(int code);
     void end_transfer(int code);
+    // A transfer asked from outside: a request line in P's data naming our
+    // live node, read through the leader's data watch on P.
+    void act_on_request();
+    // Preferred leaders: a look at the line once per hold-down while this
+    // node follows, and a request for the lead when our priority is above
+    // the leader's.
+    void arm_priority();
+    void schedule_priority();
+    void check_priority();
+    void on_priority_listing(const Listing &l);
     // Transfer, the heir's side.
     void watch_marker();
     void on_heir_marker(uint64_t gen, Reply &&r);
@@ -237,6 +250,10 @@ private:
         int result = 0;           // once handed over: what done will say
         bool handed = false;
         bool written = false;     // the request may be in P's data
+        // Asked from outside: the version of P's data that held the
+        // request (our marker replaces it only if unchanged), and the
+        // outcome is written back as a result line. -1: our user asked.
+        int32_t request_version = -1;
         uint64_t seq = 0;         // tells this transfer's timer from older ones
     } xfer_;
     uint64_t xfer_seq_ = 0;
@@ -249,6 +266,12 @@ private:
     // whatever the marker says later (a hostile or stale marker cannot make
     // a candidacy go round).
     std::string stepped_for_;
+    // The request line (leader's node, data version) last taken up: one
+    // transfer per request, however often the watch shows it again.
+    std::string request_node_;
+    int32_t request_version_ = -1;
+    // The node whose hold-down timer runs (one chain per node).
+    std::string prio_node_;
 };
 
 }  // namespace zkelect

@@ -893,6 +893,205 @@ int Client::participants(const std::string &path, int timeout_ms,
     return kOk;
 }
 
+namespace {
+struct OneReply {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    Reply r;
+};
+
+// One request, waited for until deadline: false when no answer came.
+bool call(std::chrono::steady_clock::time_point deadline,
+          const std::function<void(ReplyFn)> &send, Reply *out) {
+    auto st = std::make_shared<OneReply>();
+    send([st](Reply &&r) {
+        std::lock_guard<std::mutex> lock(st->mu);
+        st->r = std::move(r);
+        st->done = true;
+        st->cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(st->mu);
+    if (!st->cv.wait_until(lock, deadline, [&] { return st->done; })) return false;
+    *out = std::move(st->r);
+    return true;
+}
+
+const char *transfer_outcome(int code) {
+    switch (code) {
+        case kOk: return "the target leads";
+        case kETimedOut: return "the target was not next in line in time; the leader handed over to whoever was next";
+        case kETargetLost: return "the target left the election; the leader handed over to whoever was next";
+        case kENoCandidate: return "the leader found no candidate with that id behind it; nothing was changed";
+        case kENotSup: return "a candidate ahead of the target cannot step back; nothing was changed";
+        case kENotLeader: return "the leader stopped leading during the transfer";
+        case kEAuth: return "the leader may not write the election path; nothing was changed";
+        default: return "the leader could not run the transfer; nothing was changed";
+    }
+}
+}  // namespace
+
+int Client::request_transfer(const std::string &path, const std::string &target, int timeout_ms,
+                             std::string *why) {
+    using clock = std::chrono::steady_clock;
+    if (on_loop_thread()) {
+        *why = "called on the client's loop thread (from an event callback)";
+        return kEDeadlk;
+    }
+    auto session = session_snapshot();
+    if (!session) {
+        *why = "the client is closing";
+        return kEClosed;
+    }
+    const int t_ms = effective_timeout_ms();
+    const auto T = std::chrono::milliseconds(t_ms);
+    const auto no_answer = [&] {
+        *why = "ZooKeeper did not answer within " + std::to_string(t_ms) + " ms";
+        return connected() ? kETimedOut : kEConnLoss;
+    };
+    // Who leads, and where the target stands (synced, with every id).
+    std::vector<ParticipantInfo> line;
+    if (int rc = participants(path, t_ms, &line, why); rc != kOk) return rc;
+    if (line.empty()) {
+        *why = "no candidate under " + path;
+        return kENoLeader;
+    }
+    const std::string leader = line[0].node;
+    if (line[0].id == target) {
+        *why = "the target leads already; nothing was asked";
+        return kOk;
+    }
+    size_t at = 0;
+    for (size_t i = 1; i < line.size() && !at; ++i)
+        if (line[i].id == target) at = i;
+    if (!at) {
+        *why = "no candidate of " + path + " has the id " + target + "; nothing was changed";
+        return kENoCandidate;
+    }
+    // The leader must read requests and everyone ahead of the target step
+    // back: Curator's LeaderLatch and libzkelect before 1.2 do neither, and
+    // the request would only wait out the timeout.
+    for (size_t j = 0; j < at; ++j)
+        if (!steps_back(line[j].node)) {
+            *why = (j == 0 ? "the leader " : "candidate " + line[j].id + " ") + "(" + line[j].node +
+                   ") does not take part in transfers (Curator's LeaderLatch, or libzkelect "
+                   "before 1.2); nothing was changed";
+            return kENotSup;
+        }
+    std::string request = transfer_request_text(leader, timeout_ms, target);
+    if (!parse_transfer_request(request)) {
+        *why = "the request would exceed the 1200 bytes a leader reads (target id too long)";
+        return kEInval;
+    }
+    Reply r;
+    if (!call(clock::now() + T, [&](ReplyFn f) { session->get(path, false, std::move(f)); }, &r))
+        return no_answer();
+    if (r.rc == ZNONODE) {
+        *why = "no candidate under " + path;
+        return kENoLeader;
+    }
+    if (r.rc != ZOK) {
+        *why = "reading " + path + ": " + zerror(r.rc);
+        return err_from_zk(r.rc);
+    }
+    // A transfer of this leader already in P's data (its own marker, or
+    // another asker's request): one at a time.
+    if (r.data.rfind("zkelect-transfer 1 " + leader + " ", 0) == 0 ||
+        [&] { auto q = parse_transfer_request(r.data); return q && q->leader == leader; }()) {
+        *why = "a transfer of " + path + "'s leader is under way; nothing was changed";
+        return kEState;
+    }
+    // Version-checked: whatever was in P's data a moment ago is not lost
+    // unseen (another asker's request, a leader's marker).
+    if (!call(clock::now() + T,
+              [&](ReplyFn f) { session->set(path, request, r.stat.version, std::move(f)); }, &r))
+        return no_answer();
+    if (r.rc == ZBADVERSION) {
+        *why = "the data of " + path + " changed while asking (another transfer?); nothing was changed";
+        return kEState;
+    }
+    if (r.rc != ZOK) {
+        *why = "writing the request in " + path + ": " + zerror(r.rc) + "; nothing was changed";
+        return err_from_zk(r.rc);
+    }
+    const int32_t mine = r.stat.version;
+    // The leader answers in P's data; it is read every 50 ms (an asker is
+    // rare, and a watch would need a member on the loop for one call).
+    const auto end = clock::now() + std::chrono::milliseconds(timeout_ms) + T;
+    std::optional<TransferLine> result;
+    int32_t result_version = -1;
+    bool taken = false;
+    for (int round = 0; round < 100000 && clock::now() < end && !result; ++round) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (!call(std::min(end, clock::now() + T),
+                  [&](ReplyFn f) { session->get(path, false, std::move(f)); }, &r) ||
+            r.rc != ZOK)
+            continue;
+        if (r.stat.version != mine) taken = true;
+        auto res = parse_transfer_result(r.data);
+        if (res && res->leader == leader && res->id == target) {
+            result = res;
+            result_version = r.stat.version;
+        } else if (!taken && round % 10 == 9) {
+            // A leader that went before reading the request (another
+            // transfer, a failover) never will: withdraw it now.
+            Reply x;
+            if (call(std::min(end, clock::now() + T),
+                     [&](ReplyFn f) { session->exists(path + "/" + leader, false, std::move(f)); },
+                     &x) &&
+                x.rc == ZNONODE &&
+                call(clock::now() + T, [&](ReplyFn f) { session->set(path, "", mine, std::move(f)); },
+                     &x) &&
+                x.rc == ZOK) {
+                *why = "the leader stopped leading before it took the request up; withdrawn, "
+                       "nothing was changed";
+                return kENotLeader;
+            }
+        }
+    }
+    if (!result) {
+        // Withdrawn only if untouched: a leader that took it up runs on.
+        if (!taken && call(clock::now() + T,
+                           [&](ReplyFn f) { session->set(path, "", mine, std::move(f)); }, &r) &&
+            r.rc == ZOK) {
+            *why = "the leader did not take up the request within " +
+                   std::to_string(timeout_ms + t_ms) +
+                   " ms (not connected, or a libzkelect without transfers asked from outside); "
+                   "withdrawn, nothing was changed";
+            return kETimedOut;
+        }
+        *why = "no outcome from the leader within " + std::to_string(timeout_ms + t_ms) + " ms";
+        if (participants(path, t_ms, &line, why) == kOk && !line.empty() && line[0].id == target) {
+            *why = "the target leads";
+            return kOk;
+        }
+        return kETimedOut;
+    }
+    // Ours to clear, if nobody wrote since (a new leader's own transfer).
+    call(clock::now() + T, [&](ReplyFn f) { session->set(path, "", result_version, std::move(f)); },
+         &r);
+    int code = result->number;
+    *why = transfer_outcome(code);
+    if (code != kOk) return code;
+    // The leader wrote the outcome before deleting its node: first is the
+    // target once that delete lands, or someone else if the target left.
+    const auto confirm_end = clock::now() + 2 * T;
+    for (int round = 0; round < 100000 && clock::now() < confirm_end; ++round) {
+        std::string ignored;
+        if (participants(path, t_ms, &line, &ignored) == kOk) {
+            if (!line.empty() && line[0].id == target) return kOk;
+            if (line.empty() || line[0].node != leader) {
+                *why = "the leader handed over, but the target was not first in line (it left)";
+                return kETargetLost;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    *why = "the leader said it handed over, but its node was still first after " +
+           std::to_string(2 * t_ms) + " ms";
+    return kETimedOut;
+}
+
 int err_from_zk(int rc) {
     switch (rc) {
         case ZOK: return kOk;

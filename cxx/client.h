@@ -148,6 +148,14 @@ public:
     // to timeout_ms. Returns kOk or an error code with *why.
     int participants(const std::string &path, int timeout_ms, std::vector<ParticipantInfo> *out,
                      std::string *why);
+    // Ask the leader of path to hand leadership to the candidate whose id
+    // is target (docs/semantics.md, "A transfer asked from outside"), and
+    // wait for the outcome: at most timeout_ms plus two session timeouts.
+    // Any thread but the loop's (kEDeadlk). Returns the transfer's code
+    // with *why, or kENoLeader, kENoCandidate, kENotSup, kEState, kEAuth,
+    // kEConnLoss, kEZk with nothing changed.
+    int request_transfer(const std::string &path, const std::string &target, int timeout_ms,
+                         std::string *why);
 
     // --- loop thread ---
     uint64_t add_member(std::shared_ptr<Member> m);

@@ -40,6 +40,12 @@ constexpr Key kKeys[] = {
     {"election.acl", "open", Kind::kChoice, 0, 0, false,
      "open|creator",
      "election.acl must be \"open\" or \"creator\""},
+    {"election.priority", "0", Kind::kInt, 0, 255, false,
+     nullptr,
+     "election.priority must be an integer from 0 to 255"},
+    {"election.priority.holddown.ms", "30000", Kind::kInt, 100, 3600000, false,
+     nullptr,
+     "election.priority.holddown.ms must be an integer from 100 to 3600000"},
     {"leadership", "lease", Kind::kChoice, 0, 0, false,
      "lease|strict",
      "leadership must be \"lease\" or \"strict\""},
@@ -180,6 +186,10 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->guard = choice == 1 ? GuardMode::kOn : choice == 2 ? GuardMode::kOff : GuardMode::kAuto;
     } else if (key == "crash.guard.delay.ms") {
         s->guard_delay_ms = n;
+    } else if (key == "election.priority") {
+        s->priority = n;
+    } else if (key == "election.priority.holddown.ms") {
+        s->priority_holddown_ms = n;
     }
     return {};
 }

@@ -13,6 +13,8 @@ enum class GuardMode { kAuto, kOn, kOff };
 // BEGIN gen/vocab.py defaults
 constexpr int kDefaultZkSessionTimeoutMs = 10000;
 constexpr int kDefaultZkConnectTimeoutMs = 15000;
+constexpr int kDefaultElectionPriority = 0;
+constexpr int kDefaultElectionPriorityHolddownMs = 30000;
 constexpr int kDefaultCrashGuardDelayMs = 100;
 // END gen/vocab.py defaults
 
@@ -36,6 +38,9 @@ struct Settings {
     // The crash guard (crash.guard, crash.guard.delay.ms; crash_guard.h).
     GuardMode guard = GuardMode::kAuto;
     int guard_delay_ms = kDefaultCrashGuardDelayMs;
+    // Preferred leaders (election.priority, election.priority.holddown.ms).
+    int priority = kDefaultElectionPriority;
+    int priority_holddown_ms = kDefaultElectionPriorityHolddownMs;
 };
 
 class Conf {

@@ -131,7 +131,7 @@ std::string check_participant_id(std::string_view id) {
 void sim_random_bytes(unsigned char *b, size_t n);
 #endif
 
-std::string make_uuid() {
+std::string make_uuid(int priority) {
     // The kernel's generator per call: no shared generator state between
     // handles. One getrandom for all 16 bytes: a std::random_device made per
     // call (and read byte by byte) was 6% of a join of 10,000 elections.
@@ -151,6 +151,7 @@ std::string make_uuid() {
         std::uniform_int_distribution<unsigned> byte(0, 255);
         for (auto &x : b) x = static_cast<unsigned char>(byte(rd));
     }
+    b[0] = static_cast<unsigned char>(priority < 0 ? 0 : priority > 255 ? 255 : priority);
     b[6] = (b[6] & 0x0f) | 0x80;
     b[8] = (b[8] & 0x3f) | 0x80;
     char out[37];
@@ -192,6 +193,66 @@ bool steps_back(std::string_view name) {
            name[3 + 14] == '8' && name[3 + kUuid] == '-' &&
            name.substr(3 + kUuid + 1, kLatchMarker.size()) == kLatchMarker &&
            parse_sequence(name.substr(3 + kUuid + 1)).has_value();
+}
+
+namespace {
+constexpr std::string_view kRequestTag = "zkelect-transfer-request";
+constexpr std::string_view kResultTag = "zkelect-transfer-result";
+constexpr size_t kTransferLineMax = 1200;  // a 1024-byte id, the words, a node name
+
+std::optional<TransferLine> parse_transfer_line(std::string_view data, std::string_view tag,
+                                                int lo, int hi) {
+    if (data.size() > kTransferLineMax) return std::nullopt;
+    std::string_view w[4];
+    size_t i = 0;
+    for (auto &word : w) {
+        size_t j = data.find(' ', i);
+        if (j == std::string_view::npos) return std::nullopt;
+        word = data.substr(i, j - i);
+        i = j + 1;
+    }
+    std::string_view id = data.substr(i);
+    if (w[0] != tag || w[1] != "1" || !check_participant_id(id).empty()) return std::nullopt;
+    if (w[2].find('/') != std::string_view::npos || !parse_sequence(w[2])) return std::nullopt;
+    // A plain decimal, no sign but a leading '-', at most 7 characters.
+    std::string_view n = w[3];
+    bool neg = !n.empty() && n[0] == '-';
+    if (neg) n.remove_prefix(1);
+    if (n.empty() || n.size() > 6 || (n.size() > 1 && n[0] == '0')) return std::nullopt;
+    int v = 0;
+    for (char c : n) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    if (neg) v = -v;
+    if (v < lo || v > hi) return std::nullopt;
+    return TransferLine{std::string(w[2]), v, std::string(id)};
+}
+}  // namespace
+
+std::string transfer_request_text(const std::string &leader, int timeout_ms, const std::string &id) {
+    return std::string(kRequestTag) + " 1 " + leader + " " + std::to_string(timeout_ms) + " " + id;
+}
+
+std::string transfer_result_text(const std::string &leader, int code, const std::string &id) {
+    return std::string(kResultTag) + " 1 " + leader + " " + std::to_string(code) + " " + id;
+}
+
+std::optional<TransferLine> parse_transfer_request(std::string_view data) {
+    return parse_transfer_line(data, kRequestTag, 1, kRequestTimeoutMaxMs);
+}
+
+std::optional<TransferLine> parse_transfer_result(std::string_view data) {
+    return parse_transfer_line(data, kResultTag, -99, 0);
+}
+
+int node_priority(std::string_view name) {
+    if (!steps_back(name)) return 0;
+    auto hex = [](char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    };
+    int hi = hex(name[3]), lo = hex(name[4]);
+    return hi < 0 || lo < 0 ? 0 : hi * 16 + lo;
 }
 
 std::vector<Candidate> order_candidates(const std::vector<std::string> &children) {

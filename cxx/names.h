@@ -19,12 +19,43 @@ std::string check_participant_id(std::string_view id);
 // custom version; 122 random bits as in version 4). The version digit is how
 // a transfer tells who reads its requests: Curator's LeaderLatch, and
 // libzkelect before transfer, make version 4 uuids and never step back.
-std::string make_uuid();
+//
+// Its first byte is the candidacy's priority (election.priority, 0..255;
+// docs/semantics.md, "Preferred leaders"), so every reader of a listing
+// knows each candidate's priority without reading anything more; the other
+// 114 bits but the version's and the variant's are random.
+std::string make_uuid(int priority = 0);
 
 // True when name is a candidate node whose uuid says it steps back for a
 // transfer (see make_uuid). Names come from ZooKeeper: any other shape is
 // simply false.
 bool steps_back(std::string_view name);
+
+// The priority a candidate node's name carries (make_uuid): 0 for any name
+// that does not step back (Curator's LeaderLatch, older libzkelect, names
+// of any other shape).
+int node_priority(std::string_view name);
+
+// A transfer asked from outside (docs/semantics.md, "Transferring
+// leadership"): the request an asker writes in the election path's data,
+// and the outcome the leader writes back in its place. The tags differ from
+// the leader's own marker ("zkelect-transfer"), so a candidate that only
+// knows that one ignores both.
+//   zkelect-transfer-request 1 <leader's node> <timeout ms> <target's id>
+//   zkelect-transfer-result 1 <leader's node> <code> <target's id>
+inline constexpr int kRequestTimeoutMaxMs = 600000;
+struct TransferLine {
+    std::string leader;  // a candidate node's name
+    int number = 0;      // the timeout (request) or the code (result)
+    std::string id;      // a valid participant id (it may hold spaces)
+};
+std::string transfer_request_text(const std::string &leader, int timeout_ms, const std::string &id);
+std::string transfer_result_text(const std::string &leader, int code, const std::string &id);
+// P's data is anyone's with WRITE on P: nothing unless exactly the shape,
+// a candidate name, a timeout in 1..kRequestTimeoutMaxMs or a code in
+// -99..0, and a valid id.
+std::optional<TransferLine> parse_transfer_request(std::string_view data);
+std::optional<TransferLine> parse_transfer_result(std::string_view data);
 
 // Curator LeaderLatch with protection: "_c_<uuid>-latch-<seq>".
 inline constexpr std::string_view kLatchMarker = "latch-";

@@ -48,6 +48,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             FUZZ_CHECK(c.back() >= '0' && c.back() <= '9');
         }
         has_uuid(c, "5c0e0b4e-2e1c-4b43-8d0e-2c61b3a0e7a1");
+        // P's data is as foreign as a name: what parses prints back the same.
+        if (auto q = parse_transfer_request(c))
+            FUZZ_CHECK(transfer_request_text(q->leader, q->number, q->id) == c);
+        if (auto r = parse_transfer_result(c))
+            FUZZ_CHECK(transfer_result_text(r->leader, r->number, r->id) == c);
     }
     auto order = order_candidates(children);
     FUZZ_CHECK(order.size() == parsed);

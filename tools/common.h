@@ -33,6 +33,7 @@ int zt_cmd_status(int argc, char **argv);
 int zt_cmd_observe(int argc, char **argv);
 int zt_cmd_keeper(int argc, char **argv);
 int zt_cmd_config(int argc, char **argv);
+int zt_cmd_transfer(int argc, char **argv);
 
 /* One-line error on stderr, prefixed with zt_prog. Goes through the async
  * log when it is started (zt_log_start), so it never blocks then. */
@@ -80,11 +81,13 @@ int zt_signalfd(int with_sigchld);
 #define ZT_MAX_SETTINGS 16
 
 struct zt_opts {
-    const char *hosts, *path, *id, *auth_file;
+    const char *hosts, *path, *id, *auth_file, *to;
     int64_t session_ms, connect_ms, count, count_max, grace_ms, first_id;
     int have_first, json, once, quiet, shared, verbose, prometheus;
     const char *metrics_listen, *metrics_textfile;
     int64_t metrics_interval_ms;
+    int64_t timeout_ms; /* transfer --timeout */
+    int64_t priority;   /* run, candidate --priority; -1: not given */
     const char *settings[ZT_MAX_SETTINGS];
     int nsettings;
     char **cmd; /* a command taking CMD: what follows "--" */

@@ -77,6 +77,9 @@ zkelect_conf_t *zt_conf(const struct zt_opts *o, int *exit_code)
     snprintf(num, sizeof num, "%" PRId64, o->connect_ms);
     if (zkelect_conf_set(conf, "zk.connect.timeout.ms", num, err, sizeof err) != 0)
         goto bad;
+    snprintf(num, sizeof num, "%" PRId64, o->priority);
+    if (o->priority >= 0 && zkelect_conf_set(conf, "election.priority", num, err, sizeof err) != 0)
+        goto bad;
     const char *auth = NULL;
     if (read_auth(o, authbuf, sizeof authbuf, &auth) != 0) {
         zkelect_conf_destroy(conf);

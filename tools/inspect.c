@@ -138,9 +138,9 @@ int zt_cmd_status(int argc, char **argv)
             zt_json_string(stdout, zkelect_participants_id(ps, i));
             fputs(",\"node\":", stdout);
             zt_json_string(stdout, zkelect_participants_node(ps, i));
-            printf(",\"token\":%" PRId64 ",\"ctime_ms\":%" PRId64 ",\"leader\":%s}",
+            printf(",\"token\":%" PRId64 ",\"ctime_ms\":%" PRId64 ",\"priority\":%d,\"leader\":%s}",
                    zkelect_participants_token(ps, i), zkelect_participants_ctime_ms(ps, i),
-                   i == 0 ? "true" : "false");
+                   zkelect_participants_priority(ps, i), i == 0 ? "true" : "false");
         }
         fputs("]}\n", stdout);
     } else if (n == 0) {
@@ -154,14 +154,16 @@ int zt_cmd_status(int argc, char **argv)
         printf("leader: %s  token %" PRId64 "  node created %s (%s ago; leading at most that "
                "long)\n\n",
                id, zkelect_participants_token(ps, 0), when, age);
-        printf("%-4s %-6s %-24s %-20s %-9s %s\n", "POS", "ROLE", "ID", "TOKEN", "AGE", "NODE");
+        printf("%-4s %-6s %-24s %-20s %-9s %-4s %s\n", "POS", "ROLE", "ID", "TOKEN", "AGE", "PRIO",
+               "NODE");
         for (size_t i = 0; i < n; i++) {
             fmt_age(now_ms - zkelect_participants_ctime_ms(ps, i), age, sizeof age);
             zt_escape(zkelect_participants_id(ps, i), id, sizeof id);
             zt_escape(zkelect_participants_node(ps, i), node, sizeof node);
             /* From 0, the leader, as the JSON and zkelect_queue_position. */
-            printf("%-4zu %-6s %-24s %-20" PRId64 " %-9s %s\n", i, i == 0 ? "leader" : "queued",
-                   id, zkelect_participants_token(ps, i), age, node);
+            printf("%-4zu %-6s %-24s %-20" PRId64 " %-9s %-4d %s\n", i, i == 0 ? "leader" : "queued",
+                   id, zkelect_participants_token(ps, i), age, zkelect_participants_priority(ps, i),
+                   node);
         }
     }
     if (!o.json && hosts) {
@@ -180,10 +182,10 @@ static void observe_usage(FILE *f)
     zt_usage(f, ZT_CMD_OBSERVE,
              "Prints the current leader of the election at P, then one line per leader\n"
              "change, until SIGINT or SIGTERM (or N lines with --count):\n"
-             "  <local time> LEADER <id> token=<token> node=<node>\n"
+             "  <local time> LEADER <id> token=<token> node=<node> priority=<0-255>\n"
              "  <local time> NONE\n"
              "--json prints one JSON object per line instead:\n"
-             "  {\"time_ns\":..,\"leader\":\"<id>\"|null,\"token\":..,\"node\":\"..\"}\n"
+             "  {\"time_ns\":..,\"leader\":\"<id>\"|null,\"token\":..,\"node\":\"..\",\"priority\":..}\n"
              "<id> and <node> are escaped (\\xNN; an empty id is \"\"), so one change is one\n"
              "line. Connection trouble is reported on stderr.\n"
              "--prometheus prints one Prometheus exposition of the election as it is now\n"
@@ -347,15 +349,15 @@ int zt_cmd_observe(int argc, char **argv)
                         fputs("null", mem);
                     fprintf(mem, ",\"token\":%" PRId64 ",\"node\":", zkelect_event_token(ev));
                     zt_json_string(mem, node);
-                    fputs("}\n", mem);
+                    fprintf(mem, ",\"priority\":%d}\n", zkelect_event_priority(ev));
                 } else {
                     char when[64], eid[4 * ZKELECT_ID_MAX + 8], enode[1024];
                     zt_format_time_ms(ns / 1000000, when, sizeof when);
                     if (has_leader) {
                         zt_escape(id, eid, sizeof eid);
                         zt_escape(node, enode, sizeof enode);
-                        fprintf(mem, "%s LEADER %s token=%" PRId64 " node=%s\n", when, eid,
-                                zkelect_event_token(ev), enode);
+                        fprintf(mem, "%s LEADER %s token=%" PRId64 " node=%s priority=%d\n", when,
+                                eid, zkelect_event_token(ev), enode, zkelect_event_priority(ev));
                     } else {
                         fprintf(mem, "%s NONE\n", when);
                     }

@@ -59,6 +59,7 @@ int main(int argc, char **argv)
         [ZT_CMD_OBSERVE] = zt_cmd_observe,
         [ZT_CMD_CANDIDATE] = zt_cmd_candidate,
         [ZT_CMD_CONFIG] = zt_cmd_config,
+        [ZT_CMD_TRANSFER] = zt_cmd_transfer,
     };
     for (int i = 0; i < ZT_CMD__COUNT; i++) {
         if (fns[i] && !strcmp(cmd, zt_commands[i].name)) {

@@ -7,6 +7,7 @@ static const struct option run_options[] = {
     {"connect", required_argument, 0, ZT_OPT_CONNECT},
     {"path", required_argument, 0, ZT_OPT_PATH},
     {"id", required_argument, 0, ZT_OPT_ID},
+    {"priority", required_argument, 0, ZT_OPT_PRIORITY},
     {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
     {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
     {"grace", required_argument, 0, ZT_OPT_GRACE},
@@ -55,8 +56,23 @@ static const struct option candidate_options[] = {
     {"path", required_argument, 0, ZT_OPT_PATH},
     {"first-id", required_argument, 0, ZT_OPT_FIRST_ID},
     {"count", required_argument, 0, ZT_OPT_COUNT},
+    {"priority", required_argument, 0, ZT_OPT_PRIORITY},
     {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
     {"shared-session", no_argument, 0, ZT_OPT_SHARED_SESSION},
+    {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
+    {"set", required_argument, 0, ZT_OPT_SET},
+    {"auth-file", required_argument, 0, ZT_OPT_AUTH_FILE},
+    {"verbose", no_argument, 0, ZT_OPT_VERBOSE},
+    {"help", no_argument, 0, ZT_OPT_HELP},
+    {0, 0, 0, 0},
+};
+
+static const struct option transfer_options[] = {
+    {"connect", required_argument, 0, ZT_OPT_CONNECT},
+    {"path", required_argument, 0, ZT_OPT_PATH},
+    {"to", required_argument, 0, ZT_OPT_TO},
+    {"timeout", required_argument, 0, ZT_OPT_TIMEOUT},
+    {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
     {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
     {"set", required_argument, 0, ZT_OPT_SET},
     {"auth-file", required_argument, 0, ZT_OPT_AUTH_FILE},
@@ -84,14 +100,16 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .getopt = run_options,
         .takes_cmd = 1,
         .needs_target = 1,
-        .synopsis = "usage: zkelect run --connect HOSTS --path P [--id ID] [--session-timeout-ms MS]\n"
-                    "                   [--connect-timeout-ms MS] [--grace MS] [--once] [--quiet]\n"
-                    "                   [--set KEY=VALUE]... [--auth-file FILE]\n"
-                    "                   [--metrics-listen HOST:PORT] [--metrics-textfile FILE]\n"
-                    "                   [--metrics-interval-ms MS] [--verbose] -- CMD [ARGS...]\n",
+        .synopsis = "usage: zkelect run --connect HOSTS --path P [--id ID] [--priority N]\n"
+                    "                   [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
+                    "                   [--grace MS] [--once] [--quiet] [--set KEY=VALUE]...\n"
+                    "                   [--auth-file FILE] [--metrics-listen HOST:PORT]\n"
+                    "                   [--metrics-textfile FILE] [--metrics-interval-ms MS]\n"
+                    "                   [--verbose] -- CMD [ARGS...]\n",
         .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
                    "  --path P                  election path (absolute)\n"
                    "  --id ID                   participant id (default <hostname>-<pid>)\n"
+                   "  --priority N              leadership priority, 0 to 255 (default 0: none)\n"
                    "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
                    "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"
                    "  --grace MS                SIGTERM -> SIGKILL delay while still leading\n"
@@ -158,17 +176,38 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .takes_cmd = 0,
         .needs_target = 1,
         .synopsis = "usage: zkelect candidate --connect HOSTS --path P --first-id I --count K\n"
-                    "                         [--session-timeout-ms MS] [--shared-session]\n"
-                    "                         [--connect-timeout-ms MS] [--set KEY=VALUE]...\n"
-                    "                         [--auth-file FILE] [--verbose]\n",
+                    "                         [--priority N] [--session-timeout-ms MS]\n"
+                    "                         [--shared-session] [--connect-timeout-ms MS]\n"
+                    "                         [--set KEY=VALUE]... [--auth-file FILE] [--verbose]\n",
         .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
                    "  --path P                  election path (absolute)\n"
                    "  --first-id I              id of the first participant (an integer)\n"
                    "  --count K                 number of participants, 1 to 100000\n"
+                   "  --priority N              leadership priority, 0 to 255 (default 0: none)\n"
                    "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
                    "  --shared-session          one ZooKeeper session for every participant\n"
                    "  --connect-timeout-ms MS   give up unless all sessions connect within MS\n"
                    "                            (default 15000)\n"
+                   "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
+                   "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
+                   "  --verbose                 the ZooKeeper client's own log on stderr\n"
+                   "  -h, --help                print this help and exit\n",
+    },
+    [ZT_CMD_TRANSFER] = {
+        .name = "transfer",
+        .getopt = transfer_options,
+        .takes_cmd = 0,
+        .needs_target = 1,
+        .synopsis = "usage: zkelect transfer --connect HOSTS --path P --to ID [--timeout MS]\n"
+                    "                        [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
+                    "                        [--set KEY=VALUE]... [--auth-file FILE] [--verbose]\n",
+        .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
+                   "  --path P                  election path (absolute)\n"
+                   "  --to ID                   participant id of the candidate that is to lead\n"
+                   "  --timeout MS              how long the leader waits for the target to be next\n"
+                   "                            (default 10000)\n"
+                   "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
+                   "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"
                    "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
                    "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
                    "  --verbose                 the ZooKeeper client's own log on stderr\n"

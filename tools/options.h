@@ -12,22 +12,25 @@ enum zt_opt {
     ZT_OPT_CONNECT = 256,
     ZT_OPT_PATH = 257,
     ZT_OPT_ID = 258,
-    ZT_OPT_SESSION_TIMEOUT_MS = 259,
-    ZT_OPT_CONNECT_TIMEOUT_MS = 260,
-    ZT_OPT_GRACE = 261,
-    ZT_OPT_ONCE = 262,
-    ZT_OPT_QUIET = 263,
-    ZT_OPT_SET = 264,
-    ZT_OPT_AUTH_FILE = 265,
-    ZT_OPT_METRICS_LISTEN = 266,
-    ZT_OPT_METRICS_TEXTFILE = 267,
-    ZT_OPT_METRICS_INTERVAL_MS = 268,
-    ZT_OPT_JSON = 269,
-    ZT_OPT_COUNT = 270,
-    ZT_OPT_PROMETHEUS = 271,
-    ZT_OPT_FIRST_ID = 272,
-    ZT_OPT_SHARED_SESSION = 273,
-    ZT_OPT_VERBOSE = 274,
+    ZT_OPT_PRIORITY = 259,
+    ZT_OPT_SESSION_TIMEOUT_MS = 260,
+    ZT_OPT_CONNECT_TIMEOUT_MS = 261,
+    ZT_OPT_GRACE = 262,
+    ZT_OPT_TO = 263,
+    ZT_OPT_TIMEOUT = 264,
+    ZT_OPT_ONCE = 265,
+    ZT_OPT_QUIET = 266,
+    ZT_OPT_SET = 267,
+    ZT_OPT_AUTH_FILE = 268,
+    ZT_OPT_METRICS_LISTEN = 269,
+    ZT_OPT_METRICS_TEXTFILE = 270,
+    ZT_OPT_METRICS_INTERVAL_MS = 271,
+    ZT_OPT_JSON = 272,
+    ZT_OPT_COUNT = 273,
+    ZT_OPT_PROMETHEUS = 274,
+    ZT_OPT_FIRST_ID = 275,
+    ZT_OPT_SHARED_SESSION = 276,
+    ZT_OPT_VERBOSE = 277,
     ZT_OPT_HELP = 'h',
 };
 
@@ -36,6 +39,7 @@ enum zt_cmd {
     ZT_CMD_STATUS,
     ZT_CMD_OBSERVE,
     ZT_CMD_CANDIDATE,
+    ZT_CMD_TRANSFER,
     ZT_CMD_CONFIG,
     ZT_CMD__COUNT
 };
@@ -43,6 +47,8 @@ enum zt_cmd {
 /* The bounds and defaults of numeric options (min, max, default; _MAX_CMD
    where one command bounds an option more tightly), as --help and zkelect.1
    say them. */
+#define ZT_PRIORITY_MIN 0LL
+#define ZT_PRIORITY_MAX 255LL
 #define ZT_SESSION_TIMEOUT_MS_MIN 1000LL
 #define ZT_SESSION_TIMEOUT_MS_MAX 3600000LL
 #define ZT_CONNECT_TIMEOUT_MS_MIN 1LL
@@ -50,6 +56,9 @@ enum zt_cmd {
 #define ZT_GRACE_MIN 0LL
 #define ZT_GRACE_MAX 86400000LL
 #define ZT_GRACE_DEFAULT 5000LL
+#define ZT_TIMEOUT_MIN 1LL
+#define ZT_TIMEOUT_MAX 600000LL
+#define ZT_TIMEOUT_DEFAULT 10000LL
 #define ZT_METRICS_INTERVAL_MS_MIN 100LL
 #define ZT_METRICS_INTERVAL_MS_MAX 86400000LL
 #define ZT_METRICS_INTERVAL_MS_DEFAULT 15000LL
@@ -73,6 +82,7 @@ extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
     "  status     show the candidates of an election in queue order\n" \
     "  observe    print one line per leader change\n" \
     "  candidate  host participants driven by the line protocol (tests, benchmarks)\n" \
+    "  transfer   ask the leader of an election to hand leadership to a candidate\n" \
     "  config     list the configuration keys, their defaults and current values\n"
 
 /* The configuration keys whose values are credentials, NULL-terminated,

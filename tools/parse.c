@@ -60,6 +60,8 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
     o->connect_ms = library_default("zk.connect.timeout.ms");
     o->grace_ms = ZT_GRACE_DEFAULT;
     o->metrics_interval_ms = ZT_METRICS_INTERVAL_MS_DEFAULT;
+    o->timeout_ms = ZT_TIMEOUT_DEFAULT;
+    o->priority = -1;
     o->count_max = count_max;
 
     /* 0, not 1: glibc then forgets where a previous scan stopped inside a
@@ -80,6 +82,13 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
         case ZT_OPT_PATH: o->path = optarg; break;
         case ZT_OPT_ID: o->id = optarg; break;
         case ZT_OPT_AUTH_FILE: o->auth_file = optarg; break;
+        case ZT_OPT_TO: o->to = optarg; break;
+        case ZT_OPT_PRIORITY:
+            bad = opt_i64("--priority", optarg, ZT_PRIORITY_MIN, ZT_PRIORITY_MAX, &o->priority);
+            break;
+        case ZT_OPT_TIMEOUT:
+            bad = opt_i64("--timeout", optarg, ZT_TIMEOUT_MIN, ZT_TIMEOUT_MAX, &o->timeout_ms);
+            break;
         case ZT_OPT_SESSION_TIMEOUT_MS:
             bad = opt_i64("--session-timeout-ms", optarg, ZT_SESSION_TIMEOUT_MS_MIN,
                           ZT_SESSION_TIMEOUT_MS_MAX, &o->session_ms);

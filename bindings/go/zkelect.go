@@ -218,6 +218,9 @@ type Participant struct {
 	Node    string    // node name under the election path
 	Token   int64     // czxid of its node: the fencing token it leads with
 	Created time.Time // creation time of its node (server clock)
+	// Priority is election.priority as its node's name carries it, 0 to 255
+	// (0: none; also for Curator's candidates). Since libzkelect 1.2.
+	Priority int
 }
 
 func participantList(p capi.NativeParticipants) []Participant {
@@ -226,10 +229,11 @@ func participantList(p capi.NativeParticipants) []Participant {
 	out := make([]Participant, 0, n)
 	for i := int64(0); i < n; i++ {
 		out = append(out, Participant{
-			ID:      capi.Participants_id(p, i),
-			Node:    capi.Participants_node(p, i),
-			Token:   capi.Participants_token(p, i),
-			Created: time.UnixMilli(capi.Participants_ctime_ms(p, i)),
+			ID:       capi.Participants_id(p, i),
+			Node:     capi.Participants_node(p, i),
+			Token:    capi.Participants_token(p, i),
+			Created:  time.UnixMilli(capi.Participants_ctime_ms(p, i)),
+			Priority: capi.Participants_priority(p, i),
 		})
 	}
 	return out
@@ -247,6 +251,24 @@ func (c *Client) Participants(path string) ([]Participant, error) {
 		return err
 	})
 	return out, err
+}
+
+// Transfer asks the current leader of the election at path, from outside it,
+// to hand leadership to the candidate whose id is target, the leader waiting
+// at most timeout (1 ms to 10 min) for it to be next in line
+// (docs/semantics.md, "A transfer asked from outside"). nil once the target
+// leads. ErrNoLeader, ErrNoCandidate, ErrNotSupported or ErrState: nothing
+// changed; ErrTimeout or ErrTargetLost: the leadership went to the next in
+// line. Blocks for up to timeout plus a few session timeouts.
+func (c *Client) Transfer(path, target string, timeout time.Duration) error {
+	ms := int64((timeout + time.Millisecond - 1) / time.Millisecond)
+	if ms > 1<<30 {
+		ms = 1 << 30 // refused by the library as out of range, as it should be
+	}
+	return c.use(func(h capi.NativeClient) error {
+		_, err := call(func() int { return capi.Client_transfer(h, path, target, int(ms)) })
+		return err
+	})
 }
 
 // Close ends the session; ZooKeeper removes its nodes at once. Every

@@ -334,6 +334,45 @@ func TestTransferHandsOverToTheNamedCandidate(t *testing.T) {
 	}
 }
 
+func TestTransferAskedFromOutside(t *testing.T) {
+	path := freshPath(t)
+	asker, err := zkelect.Connect(opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer asker.Close()
+	if err := asker.Transfer(path, "go-b", waitLimit); !errors.Is(err, zkelect.ErrNoLeader) {
+		t.Fatalf("Transfer with nobody there: %v, want ErrNoLeader", err)
+	}
+	a, b := newElector(t, path, "go-a"), newElector(t, path, "go-b")
+	enroll(t, a)
+	enroll(t, b)
+	if err := a.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+		t.Fatal(err)
+	}
+	if err := asker.Transfer(path, "nobody", waitLimit); !errors.Is(err, zkelect.ErrNoCandidate) {
+		t.Fatalf("Transfer to an unknown id: %v, want ErrNoCandidate", err)
+	}
+	o := opts()
+	o.Settings = map[string]string{"election.priority": "9"}
+	hi, err := zkelect.NewElector(o, path, "go-hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hi.Close() })
+	enroll(t, hi)
+	ps, err := asker.Participants(path)
+	if err != nil || len(ps) != 3 || ps[0].Priority != 0 || ps[2].Priority != 9 {
+		t.Fatalf("participants with priorities: %+v, %v", ps, err)
+	}
+	if err := asker.Transfer(path, "go-b", waitLimit); err != nil {
+		t.Fatalf("Transfer to go-b: %v", err)
+	}
+	if err := b.AwaitLeader(ctxFor(t, waitLimit)); err != nil || a.IsLeader() {
+		t.Fatalf("after the transfer: go-b %v, go-a leads %v", err, a.IsLeader())
+	}
+}
+
 func TestCloseReleasesTheNode(t *testing.T) {
 	path := freshPath(t)
 	watcher, err := zkelect.Connect(opts())

@@ -222,6 +222,18 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            (default, world:anyone all) or "creator" (only
  *                            the authenticated identity of zk.auth; needs
  *                            zk.auth).
+ *  - "election.priority"     0..255 (default 0: no preference): how much
+ *                            this client's candidacies want to lead. A
+ *                            candidate whose priority is above the leader's,
+ *                            after following for
+ *                            election.priority.holddown.ms, asks the leader to
+ *                            transfer to it (docs/semantics.md, "Preferred
+ *                            leaders"). Equal priorities keep the queue order.
+ *  - "election.priority.holddown.ms" 100..3600000 (default 30000): how long a
+ *                            candidate of higher priority than the leader's
+ *                            follows before it asks for the lead, and at
+ *                            least how long between two of its requests (a
+ *                            restarting host does not make leadership flap).
  *  - "leadership"            "lease" (default) or "strict"; see
  *                            docs/semantics.md. Strict deposes at the first
  *                            disconnect; lease keeps leading while the lease
@@ -606,6 +618,40 @@ ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *targe
                                  int timeout_ms);
 
 /**
+ * Ask the current leader of the election at path, from outside it (an
+ * operator's tool, or code that is not a candidate), to hand leadership to
+ * the candidate whose participant id is target_id, as zkelect_transfer()
+ * would if the leader called it with timeout_ms (1 to 600000); wait for the
+ * outcome at most timeout_ms plus three session timeouts of client.
+ *
+ * The request is written in the data of path (version-checked), the
+ * leader reads it through a watch it holds while leading, runs the
+ * transfer and writes the outcome back, which this call reads (and then
+ * clears). Mechanism, guarantees and what a writer of path can do:
+ * docs/semantics.md, "A transfer asked from outside". The client needs
+ * READ and WRITE permission on path; client holds no candidacy for it.
+ *
+ * Returns 0 when the target leads (also when it led already: nothing is
+ * written then). After a handover, as for zkelect_transfer():
+ * ZKELECT_ETIMEDOUT, ZKELECT_ETARGET_LOST. ZKELECT_ETIMEDOUT also when the
+ * leader did not take the request up in time (a leader that is not
+ * connected, or a libzkelect 1.2 development build without outside
+ * transfers): the request is withdrawn, nothing changed. With nothing
+ * changed: ZKELECT_ENOLEADER (no candidate at path), ZKELECT_ENOCANDIDATE
+ * (no candidate with that id), ZKELECT_ENOTSUP (the leader or a candidate
+ * ahead of the target cannot take part: Curator's LeaderLatch, libzkelect
+ * before 1.2), ZKELECT_ESTATE (a transfer of this leader is under way, or
+ * the path's data changed while asking), ZKELECT_EAUTH, ZKELECT_ECONNLOSS,
+ * ZKELECT_EZK; ZKELECT_ENOTLEADER when the leader stopped leading during
+ * the transfer. ZKELECT_EINVAL for NULL, an invalid path or id, or
+ * timeout_ms out of range; ZKELECT_EDEADLK when called on the client's
+ * loop thread (from an event callback). The message of
+ * zkelect_last_error() says which. Any thread; blocks. Since 1.2.
+ */
+ZKELECT_API int zkelect_client_transfer(zkelect_client_t *client, const char *path,
+                                        const char *target_id, int timeout_ms);
+
+/**
  * The fencing token of the current leadership term: the creation zxid
  * (czxid) of this candidate's node, strictly larger for every later term on
  * the same path. Returns 0 with *token set while leading,
@@ -663,6 +709,11 @@ ZKELECT_API const char *zkelect_participants_node(const zkelect_participants_t *
 ZKELECT_API int64_t zkelect_participants_token(const zkelect_participants_t *p, size_t i);
 /** Creation time of candidate i's node, ms since the epoch (server clock). */
 ZKELECT_API int64_t zkelect_participants_ctime_ms(const zkelect_participants_t *p, size_t i);
+/** Priority of candidate i, 0 to 255, as its node's name carries it
+ *  (election.priority; docs/semantics.md, "Preferred leaders"): 0 for no
+ *  preference, for a candidate that has none (Curator's LeaderLatch,
+ *  libzkelect before 1.2) and when out of range. Since 1.2. */
+ZKELECT_API int zkelect_participants_priority(const zkelect_participants_t *p, size_t i);
 /** Free p. NULL is a no-op. */
 ZKELECT_API void zkelect_participants_destroy(zkelect_participants_t *p);
 
@@ -893,6 +944,10 @@ ZKELECT_API const char *zkelect_event_message(const zkelect_event_t *event);
 /** ELECTED: our node; FOLLOWING: the predecessor's node; LEADER_CHANGED: the
  *  leader's node. "" otherwise. Never NULL for a non-NULL event. */
 ZKELECT_API const char *zkelect_event_node(const zkelect_event_t *event);
+/** The priority zkelect_event_node()'s name carries, 0 to 255 (see
+ *  zkelect_participants_priority): for LEADER_CHANGED the leader's. 0 when
+ *  the event names no node or the node has none. Since 1.2. */
+ZKELECT_API int zkelect_event_priority(const zkelect_event_t *event);
 /** FOLLOWING: the predecessor's participant id; LEADER_CHANGED: the
  *  leader's id; ELECTED: our id. "" otherwise. */
 ZKELECT_API const char *zkelect_event_id(const zkelect_event_t *event);

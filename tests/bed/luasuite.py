@@ -13,6 +13,7 @@ LAYER_TESTS = [
     "three electors elect exactly one",
     "resign fails over in queue order",
     "transfer hands over to the named candidate",
+    "a transfer asked from outside",
     "events come in order",
     "close releases the node",
     "gc resigns at once and frees at the next call",

@@ -111,6 +111,36 @@ def test_transfer_hands_over_and_says_why(zk, zk_path, client):
             assert [e.reason for e in deposed] == ["transferred"], deposed
 
 
+def test_participants_carry_the_priority(zk, zk_path, client):
+    with zkelect.connect(zk.connect_string, session_timeout_ms=6000,
+                         priority=9) as other:
+        with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:
+            a.volunteer()
+            a.await_leader(20)
+            b.volunteer()
+            _until(b, "FOLLOWING")
+            assert [(p.id, p.priority) for p in client.participants(zk_path)] == \
+                [("py-a", 0), ("py-b", 9)]
+
+
+def test_transfer_asked_by_a_client_that_is_no_candidate(zk, zk_path, client):
+    with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other, \
+            zkelect.connect(zk.connect_string, session_timeout_ms=6000) as asker:
+        with pytest.raises(zkelect.NoLeader):
+            asker.transfer(zk_path, "py-b", 5)
+        with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:
+            a.volunteer()
+            a.await_leader(20)
+            b.volunteer()
+            _until(b, "FOLLOWING")
+            with pytest.raises(zkelect.NoCandidate):
+                asker.transfer(zk_path, "nobody", 5)
+            token = a.fencing_token()
+            asker.transfer(zk_path, "py-b", 10)
+            b.await_leader(10)
+            assert b.fencing_token() > token and not a.is_leader()
+
+
 def test_asyncio_leader_and_events_on_the_event_fd(zk, zk_path, client):
     ticks = []
 

@@ -15,13 +15,15 @@ from bed.toolutil import Candidates, Proc, parse_event
 from bed.zkbed import free_port
 
 SESSION_MS = 2000
-SUBS = ["run", "status", "observe", "candidate"]
+SUBS = ["run", "status", "observe", "candidate", "transfer"]
 
 
 def argv(zkelect_bin, sub, hosts, path, *extra):
     a = [str(zkelect_bin), sub, "--connect", hosts, "--path", path, *extra]
     if sub == "candidate":
         a += ["--first-id", "1", "--count", "1"]
+    if sub == "transfer":
+        a += ["--to", "x"]
     if sub == "run":
         a += ["--", "true"]
     return a

@@ -63,6 +63,7 @@ def test_status_text_and_json_match_c_api(zk, zk_path, zkelect_bin, test_env, ca
         assert doc["leader"]["age_ms"] >= 0
         assert [(p["id"], p["token"], p["node"], p["ctime_ms"]) for p in doc["participants"]] == api
         assert [p["leader"] for p in doc["participants"]] == [True, False, False]
+        assert [p["priority"] for p in doc["participants"]] == [0, 0, 0]
         assert [p["position"] for p in doc["participants"]] == [0, 1, 2]
 
         r = _status(zkelect_bin, test_env, zk.connect_string, zk_path)
@@ -73,8 +74,9 @@ def test_status_text_and_json_match_c_api(zk, zk_path, zkelect_bin, test_env, ca
         rows = [l.split() for l in lines if l[:1].isdigit()]
         # POS counts as the JSON's "position" and zkelect_queue_position do:
         # from 0, the leader.
-        assert [(int(x[0]), x[1], x[2], int(x[3]), x[5]) for x in rows] == [
-            (p["position"], "leader" if p["leader"] else "queued", p["id"], p["token"], p["node"])
+        assert [(int(x[0]), x[1], x[2], int(x[3]), int(x[5]), x[6]) for x in rows] == [
+            (p["position"], "leader" if p["leader"] else "queued", p["id"], p["token"],
+             p["priority"], p["node"])
             for p in doc["participants"]]
         assert [int(x[0]) for x in rows] == [0, 1, 2]
         assert lines[-1] == f"hosts in use: {zk.connect_string}"

@@ -98,6 +98,53 @@ TEST(Uuid, OnlyOurOwnNodesStepBack) {
     EXPECT_FALSE(steps_back("_x_3e95edc5-1e17-8e0c-8dd4-9c2bc3f2146c-latch-0000000001"));
 }
 
+TEST(Uuid, CarriesThePriority) {
+    for (int p : {0, 1, 7, 128, 255}) {
+        std::string name = node_prefix(make_uuid(p)) + "0000000001";
+        EXPECT_TRUE(steps_back(name));
+        EXPECT_EQ(node_priority(name), p);
+    }
+    EXPECT_EQ(node_priority(node_prefix(make_uuid(300)) + "0000000001"), 255);
+    // A version 4 uuid (Curator) has no priority, whatever its first byte.
+    EXPECT_EQ(node_priority("_c_ff95edc5-1e17-4e0c-8dd4-9c2bc3f2146c-latch-0000000001"), 0);
+    EXPECT_EQ(node_priority("_c_ff95edc5-1e17-8e0c-8dd4-9c2bc3f2146c-latch-0000000001"), 255);
+    EXPECT_EQ(node_priority("latch-0000000001"), 0);
+}
+
+TEST(TransferLines, RoundTripAndRejectEverythingElse) {
+    const std::string n = "_c_3e95edc5-1e17-8e0c-8dd4-9c2bc3f2146c-latch-0000000001";
+    auto q = parse_transfer_request(transfer_request_text(n, 3000, "web 1"));
+    ASSERT_TRUE(q.has_value());
+    EXPECT_EQ(q->leader, n);
+    EXPECT_EQ(q->number, 3000);
+    EXPECT_EQ(q->id, "web 1");  // the id is the rest of the line: spaces kept
+    auto r = parse_transfer_result(transfer_result_text(n, -17, "b"));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->number, -17);
+    // One shape is not the other.
+    EXPECT_FALSE(parse_transfer_result(transfer_request_text(n, 3000, "b")));
+    EXPECT_FALSE(parse_transfer_request(transfer_result_text(n, 0, "b")));
+    for (const char *bad : {"", "zkelect-transfer-request", "zkelect-transfer-request 1",
+                            "zkelect-transfer-request 1 x 3000 b",
+                            "zkelect-transfer-request 2 NODE 3000 b",
+                            "zkelect-transfer-request 1 NODE 0 b",
+                            "zkelect-transfer-request 1 NODE -5 b",
+                            "zkelect-transfer-request 1 NODE 03000 b",
+                            "zkelect-transfer-request 1 NODE +3000 b",
+                            "zkelect-transfer-request 1 NODE 600001 b",
+                            "zkelect-transfer-request 1 NODE 3000 ",
+                            "zkelect-transfer-request 1 NODE 3000 b\n",
+                            "zkelect-transfer-request  1 NODE 3000 b",
+                            "zkelect-transfer 1 NODE NODE asked b"}) {
+        std::string line = bad;
+        if (auto at = line.find("NODE"); at != std::string::npos) line.replace(at, 4, n);
+        EXPECT_FALSE(parse_transfer_request(line)) << line;
+    }
+    EXPECT_FALSE(parse_transfer_result("zkelect-transfer-result 1 " + n + " 1 b"));
+    EXPECT_FALSE(parse_transfer_result("zkelect-transfer-result 1 " + n + " -100 b"));
+    EXPECT_FALSE(parse_transfer_request(transfer_request_text(n, 3000, std::string(1200, 'x'))));
+}
+
 TEST(Paths, Validation) {
     EXPECT_EQ(check_election_path("/svc/leader"), "");
     EXPECT_EQ(check_election_path("/a"), "");

@@ -80,6 +80,8 @@ int zkelect_resign(zkelect_election_t *election);
 int zkelect_is_leader(const zkelect_election_t *election);
 int zkelect_await_leader(zkelect_election_t *election, int timeout_ms);
 int zkelect_transfer(zkelect_election_t *election, const char *target_id, int timeout_ms);
+int zkelect_client_transfer(zkelect_client_t *client, const char *path, const char *target_id,
+                            int timeout_ms);
 int zkelect_fencing_token(const zkelect_election_t *election, int64_t *token);
 int zkelect_leader_id(zkelect_election_t *election, char *buf, size_t len);
 zkelect_participants_t *zkelect_participants(zkelect_election_t *election, char *errbuf,
@@ -92,6 +94,7 @@ const char *zkelect_participants_id(const zkelect_participants_t *p, size_t i);
 const char *zkelect_participants_node(const zkelect_participants_t *p, size_t i);
 int64_t zkelect_participants_token(const zkelect_participants_t *p, size_t i);
 int64_t zkelect_participants_ctime_ms(const zkelect_participants_t *p, size_t i);
+int zkelect_participants_priority(const zkelect_participants_t *p, size_t i);
 void zkelect_participants_destroy(zkelect_participants_t *p);
 
 zkelect_stats_t *zkelect_election_stats(zkelect_election_t *election, char *errbuf,
@@ -415,6 +418,11 @@ function raw.transfer(h, target, t)
   cstring(target, "target id")
   return check(C.zkelect_transfer(h, target, t))
 end
+function raw.client_transfer(h, path, target, t)
+  cstring(path, "path")
+  cstring(target, "target id")
+  return check(C.zkelect_client_transfer(h, path, target, t))
+end
 function raw.next_event(h, t) return C.zkelect_next_event(h, t) end
 function raw.event_fd(h) return check(C.zkelect_event_fd(h)) end
 function raw.wake(h) check(C.zkelect_wake(h)) end
@@ -447,6 +455,7 @@ function raw.participants_id(p, i) return str(C.zkelect_participants_id(p, i)) e
 function raw.participants_node(p, i) return str(C.zkelect_participants_node(p, i)) end
 function raw.participants_token(p, i) return C.zkelect_participants_token(p, i) end
 function raw.participants_ctime_ms(p, i) return C.zkelect_participants_ctime_ms(p, i) end
+function raw.participants_priority(p, i) return C.zkelect_participants_priority(p, i) end
 function raw.participants_destroy(p) C.zkelect_participants_destroy(p) end
 
 function raw.event_type(ev) return C.zkelect_event_type(ev) end

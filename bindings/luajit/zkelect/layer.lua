@@ -200,6 +200,8 @@ return function(M, raw)
     { "connect_timeout_ms", "zk.connect.timeout.ms" },
     { "auth", "zk.auth" },
     { "acl", "election.acl" },
+    { "priority", "election.priority" },
+    { "priority_holddown_ms", "election.priority.holddown.ms" },
     { "leadership", "leadership" },
     { "lease_margin_ms", "lease.margin.ms" },
     { "log_level", "zk.log.level" },
@@ -275,6 +277,7 @@ return function(M, raw)
         node = raw.participants_node(p, i),
         token = raw.participants_token(p, i),
         ctime_ms = raw.participants_ctime_ms(p, i),
+        priority = tonumber(raw.participants_priority(p, i)),
       }
     end
     return list
@@ -399,6 +402,20 @@ return function(M, raw)
     local h = self:_handle()
     collect()
     return take_participants(raw.client_participants(h, path))
+  end
+
+  -- Ask the current leader of the election at path, from outside it, to
+  -- hand leadership to the candidate whose id is target, the leader waiting
+  -- at most ms (1 to 600000) for it to be next in line (docs/semantics.md,
+  -- "A transfer asked from outside"). true once the target leads; raises
+  -- otherwise: ENOLEADER, ENOCANDIDATE, ENOTSUP or ESTATE (nothing
+  -- changed), ETIMEDOUT or ETARGET_LOST (the next in line leads). Blocks.
+  function Client:transfer(path, target, ms)
+    local h = self:_handle()
+    local t = timeout_ms(ms, 0)  -- nil: 0, which the library refuses (EINVAL)
+    collect()
+    raw.client_transfer(h, path, target, t)
+    return true
   end
 
   -- Closes the client's electors and observers, then the session. Blocks.

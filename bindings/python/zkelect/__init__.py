@@ -334,6 +334,23 @@ class Client(_Closes):
         return _participants(self._h.call(lib.zkelect_client_participants, p, buf, _lib.ERRBUF),
                              buf)
 
+    def transfer(self, path, target_id, timeout):
+        """Ask the current leader of the election at path, from outside it,
+        to hand leadership to the candidate whose id is target_id, the
+        leader waiting at most timeout seconds (> 0, at most 600) for it to
+        be next in line (docs/semantics.md, "A transfer asked from
+        outside"). Returns once the target leads. Raises NoLeader,
+        NoCandidate, NotSupported (the leader or a candidate ahead cannot
+        take part) or State (a transfer is under way) with nothing
+        changed; TimedOut or TargetLost after a handover to someone else.
+        Blocks for up to timeout plus a few session timeouts."""
+        p = _lib.cstr("path", path)
+        t = _lib.cstr("target id", target_id)
+        ms = _lib.timeout_ms(timeout)
+        if ms < 0:
+            raise _lib.make_error(_lib.EINVAL, "transfer needs a timeout")
+        _lib.check(self._h.call(lib.zkelect_client_transfer, p, t, ms))
+
     def stats(self):
         """A snapshot of the client's figures (docs/monitoring.md), as a dict."""
         buf = _lib.errbuf()
@@ -353,11 +370,12 @@ class Client(_Closes):
 # Results
 # ---------------------------------------------------------------------------
 
-Participant = namedtuple("Participant", "id node token ctime_ms")
+Participant = namedtuple("Participant", "id node token ctime_ms priority", defaults=(0,))
 Participant.__doc__ = """One candidate as ZooKeeper listed it: id (the data
 of its node, as another client may have written it), node (its name),
 token (its czxid: the fencing token it leads or would lead with), ctime_ms
-(creation time, server clock)."""
+(creation time, server clock), priority (election.priority as its node's
+name carries it, 0 to 255; 0 for none)."""
 
 
 def _participants(raw, buf):
@@ -367,7 +385,8 @@ def _participants(raw, buf):
         return [Participant(_lib.text(lib.zkelect_participants_id(raw, i)),
                             _lib.text(lib.zkelect_participants_node(raw, i)),
                             lib.zkelect_participants_token(raw, i),
-                            lib.zkelect_participants_ctime_ms(raw, i))
+                            lib.zkelect_participants_ctime_ms(raw, i),
+                            lib.zkelect_participants_priority(raw, i))
                 for i in range(lib.zkelect_participants_count(raw))]
     finally:
         lib.zkelect_participants_destroy(raw)

@@ -65,6 +65,8 @@ KEYWORDS = {
     'connect_timeout_ms': 'zk.connect.timeout.ms',
     'auth': 'zk.auth',
     'acl': 'election.acl',
+    'priority': 'election.priority',
+    'priority_holddown_ms': 'election.priority.holddown.ms',
     'leadership': 'leadership',
     'lease_margin_ms': 'lease.margin.ms',
     'log_level': 'zk.log.level',

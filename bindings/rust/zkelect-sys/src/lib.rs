@@ -191,6 +191,12 @@ extern "C" {
         target_id: *const c_char,
         timeout_ms: c_int,
     ) -> c_int;
+    pub fn zkelect_client_transfer(
+        client: *mut zkelect_client_t,
+        path: *const c_char,
+        target_id: *const c_char,
+        timeout_ms: c_int,
+    ) -> c_int;
     pub fn zkelect_fencing_token(election: *const zkelect_election_t, token: *mut i64) -> c_int;
     pub fn zkelect_leader_id(election: *mut zkelect_election_t, buf: *mut c_char, len: size_t) -> c_int;
     pub fn zkelect_participants(election: *mut zkelect_election_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_participants_t;
@@ -200,6 +206,8 @@ extern "C" {
     pub fn zkelect_participants_node(p: *const zkelect_participants_t, i: size_t) -> *const c_char;
     pub fn zkelect_participants_token(p: *const zkelect_participants_t, i: size_t) -> i64;
     pub fn zkelect_participants_ctime_ms(p: *const zkelect_participants_t, i: size_t) -> i64;
+    pub fn zkelect_participants_priority(p: *const zkelect_participants_t, i: size_t) -> c_int;
+    pub fn zkelect_event_priority(event: *const zkelect_event_t) -> c_int;
     pub fn zkelect_participants_destroy(p: *mut zkelect_participants_t);
 
     // Since 1.2.

@@ -528,6 +528,21 @@ impl Client {
         Participant::collect(raw, &buf)
     }
 
+    /// Ask the current leader of the election at `path`, from outside it, to
+    /// hand leadership to the candidate whose id is `target_id`, the leader
+    /// waiting at most `timeout` for it to be next in line (docs/semantics.md,
+    /// "A transfer asked from outside"). `Ok` once the target leads.
+    /// `ErrorKind::NoLeader`, `NoCandidate`, `NotSupported` or `State`:
+    /// nothing changed; `TimedOut` or `TargetLost`: the leadership went to
+    /// the next in line. Blocks. Since libzkelect 1.2.
+    pub fn transfer(&self, path: &str, target_id: &str, timeout: Duration) -> Result<()> {
+        let p = cstring("path", path)?;
+        let target = cstring("target id", target_id)?;
+        check(unsafe {
+            sys::zkelect_client_transfer(self.raw(), p.as_ptr(), target.as_ptr(), timeout_ms(timeout))
+        })
+    }
+
     /// A snapshot of this client's figures as one JSON object: its session,
     /// its counters, and under `"elections"` the snapshot of each of its
     /// elections (docs/monitoring.md lists the keys; keys may be added, never
@@ -568,6 +583,9 @@ pub struct Participant {
     pub token: i64,
     /// Creation time of its node, ms since the epoch, server clock.
     pub ctime_ms: i64,
+    /// `election.priority` as its node's name carries it, 0 to 255 (0: none;
+    /// also for Curator's candidates). Since libzkelect 1.2.
+    pub priority: i32,
 }
 
 impl Participant {
@@ -583,6 +601,7 @@ impl Participant {
                     node: borrowed_str(sys::zkelect_participants_node(raw, i)).into_owned(),
                     token: sys::zkelect_participants_token(raw, i),
                     ctime_ms: sys::zkelect_participants_ctime_ms(raw, i),
+                    priority: sys::zkelect_participants_priority(raw, i),
                 }
             })
             .collect();

@@ -201,6 +201,23 @@ fn transfer_hands_over_to_the_named_candidate() {
 }
 
 #[test]
+fn transfer_asked_from_outside() {
+    let path = unique_path("xout");
+    let asker = client();
+    assert_eq!(asker.transfer(&path, "b", WAIT).unwrap_err().kind(), ErrorKind::NoLeader);
+    let es = queue_of_three(&path);
+    let (a, c) = (&es[0], &es[2]);
+    let token_a = a.fencing_token().unwrap();
+    assert_eq!(asker.transfer(&path, "nobody", WAIT).unwrap_err().kind(), ErrorKind::NoCandidate);
+    let ps = asker.participants(&path).unwrap();
+    assert_eq!(ps.iter().map(|p| p.priority).collect::<Vec<_>>(), vec![0, 0, 0]);
+    asker.transfer(&path, "c", WAIT).unwrap();
+    assert!(!a.is_leader());
+    c.await_leader(WAIT).unwrap();
+    assert!(c.fencing_token().unwrap() > token_a);
+}
+
+#[test]
 fn events_come_in_order() {
     let path = unique_path("events");
     let a = client().election(&path, "a").unwrap();

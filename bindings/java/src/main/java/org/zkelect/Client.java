@@ -189,6 +189,20 @@ public final class Client implements AutoCloseable {
         return Participant.take(use(c -> ZkelectNative.client_participants(c, path)));
     }
 
+    /**
+     * Asks the current leader of the election at path, from outside it, to
+     * hand leadership to the candidate whose id is targetId, the leader
+     * waiting at most timeoutMs (1 to 600000) for it to be next in line
+     * (docs/semantics.md, "A transfer asked from outside"). Returns once
+     * the target leads. ZkelectException ENOLEADER, ENOCANDIDATE, ENOTSUP or
+     * ESTATE: nothing changed; ETIMEDOUT or ETARGET_LOST: the leadership
+     * went to the next in line. Blocks. Since 1.2.
+     */
+    public void transfer(String path, String targetId, long timeoutMs) {
+        int ms = (int) Math.max(Math.min(timeoutMs, Integer.MAX_VALUE), Integer.MIN_VALUE);
+        use(c -> ZkelectNative.client_transfer(c, path, targetId, ms));
+    }
+
     /** A candidacy of id on path, on this session. */
     public Elector elector(String path, String id) {
         return new Elector(this, path, id, false);

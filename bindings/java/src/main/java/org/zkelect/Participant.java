@@ -1,7 +1,11 @@
 package org.zkelect;
 
-/** One candidate of an election, in queue order (the leader first). */
-public record Participant(String id, String node, long token, long createdMillis) {
+/**
+ * One candidate of an election, in queue order (the leader first). priority
+ * is election.priority as its node's name carries it, 0 to 255 (0: none;
+ * also for Curator's candidates); since 1.2.
+ */
+public record Participant(String id, String node, long token, long createdMillis, int priority) {
     static java.util.List<Participant> take(NativeParticipants p) {
         try {
             int n = (int) ZkelectNative.participants_count(p);
@@ -10,7 +14,8 @@ public record Participant(String id, String node, long token, long createdMillis
                 out.add(new Participant(ZkelectNative.participants_id(p, i),
                         ZkelectNative.participants_node(p, i),
                         ZkelectNative.participants_token(p, i),
-                        ZkelectNative.participants_ctime_ms(p, i)));
+                        ZkelectNative.participants_ctime_ms(p, i),
+                        ZkelectNative.participants_priority(p, i)));
             }
             return java.util.Collections.unmodifiableList(out);
         } finally {

@@ -209,6 +209,35 @@ public class ElectorTest {
     }
 
     @Test
+    public void transferAskedFromOutside() throws Exception {
+        String path = freshPath("xout");
+        try (Client asker = Client.connect(settings())) {
+            try {
+                asker.transfer(path, "java-b", WAIT_MS);
+                fail("transfer with nobody there");
+            } catch (ZkelectException e) {
+                assertEquals(ZkelectException.ENOLEADER, e.code());
+            }
+            try (Elector a = elector(path, "java-a"); Elector b = elector(path, "java-b")) {
+                enroll(a);
+                enroll(b);
+                long prev = a.fencingToken();
+                try {
+                    asker.transfer(path, "nobody", WAIT_MS);
+                    fail("transfer to an unknown id");
+                } catch (ZkelectException e) {
+                    assertEquals(ZkelectException.ENOCANDIDATE, e.code());
+                }
+                assertEquals(0, asker.participants(path).get(1).priority());
+                asker.transfer(path, "java-b", WAIT_MS);
+                assertTrue("java-b did not take over", b.awaitLeader(WAIT_MS));
+                assertFalse(a.isLeader());
+                assertTrue(b.fencingToken() > prev);
+            }
+        }
+    }
+
+    @Test
     public void listenerGetsEventsInOrder() throws Exception {
         String path = freshPath("events");
         BlockingQueue<Event> seen = new LinkedBlockingQueue<>();
