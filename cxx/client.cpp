@@ -763,7 +763,8 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
 // thread of its own (at most 1 s), and a server that says it requires SASL
 // ends the client as a refusal of its credentials would.
 void Client::watch_for_sasl_refusal(uint64_t gen, int64_t lived_ns) {
-    if (!settings_.sasl.mechanism.empty()) return;  // authenticated: not this
+    // Authenticated (not this), or no server address to ask.
+    if (!settings_.sasl.mechanism.empty() || last_peer_.len == 0) return;
     if (lived_ns > 1000 * kNsPerMs) {
         quick_drops_ = 0;
         return;
