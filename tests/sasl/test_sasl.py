@@ -234,3 +234,27 @@ def test_tls_and_sasl_together(tls_digest_bed, secrets_dir, zkelect_bin, test_en
     assert time.monotonic() - t0 < 5
     time.sleep(0.3)  # the server's log
     assert saslbed.refusals(ens, before) <= 3, saslbed.refusals(ens, before)
+
+
+def test_the_crash_guard_stays_off_with_sasl(digest_bed, secrets_dir, zkelect_bin, test_env):
+    """The guard closes a dead process's session over a connection of its
+    own, without credentials. A server that requires SASL refuses that
+    connection's closeSession (-124): checked here on the real server, so
+    the guard is off with zk.sasl.* (a WARNING; crash.guard=on refuses)."""
+    import socket
+    import struct
+    from bed import zkbed
+    port = int(digest_bed.connect_string.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), 5) as s:
+        s.settimeout(5)
+        zkbed._send_frame(s, struct.pack(">iqiqi16s?", 0, 0, SESSION_MS, 0, 16, b"\0" * 16, False))
+        zkbed._recv_frame(s)
+        zkbed._send_frame(s, struct.pack(">ii", 2, -11))  # closeSession
+        assert struct.unpack(">iqi", zkbed._recv_frame(s)[:16])[2] == zkbed.SASL_REQUIRED
+    r, _ = _candidate(zkelect_bin, test_env, digest_bed.connect_string, sasl_set(secrets_dir),
+                      stdin="")
+    assert "WARNING" in r.stdout and "crash guard cannot close sessions with SASL" in r.stdout, \
+        (r.returncode, r.stdout, r.stderr)
+    r, _ = _candidate(zkelect_bin, test_env, digest_bed.connect_string,
+                      sasl_set(secrets_dir) + ["--set", "crash.guard=on"], stdin="")
+    assert r.returncode != 0 and "crash.guard is \"on\"" in r.stderr, (r.returncode, r.stderr)
