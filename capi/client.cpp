@@ -9,6 +9,7 @@
 
 #include "boundary.h"
 #include "handles.h"
+#include "sasl.h"
 #include "tls_check.h"
 
 using namespace zkelect;
@@ -33,6 +34,12 @@ zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf, s
         // rather than as libzookeeper's endless reconnects (tls_check.h).
         // Bounded by the connect timeout, and 3 s: servers that do not
         // answer are left to the session's own retries.
+        // With zk.sasl.*, what can be known before a server is asked: the
+        // password file, the mechanism, Kerberos credentials (sasl.h).
+        if (SaslCheck c = sasl_check(&s); c.code != 0) {
+            write_err(errbuf, errlen, c.why, c.code);
+            return nullptr;
+        }
         if (TlsCheck t = tls_check(s, std::min(s.connect_timeout_ms, 3000)); t.code != 0) {
             write_err(errbuf, errlen, t.why, t.code);
             return nullptr;
@@ -62,7 +69,9 @@ int zkelect_client_await_connected(zkelect_client_t *client, int timeout_ms) {
     return guarded_code([&]() -> int {
         if (!client) return ZKELECT_EINVAL;
         if (inherited(client)) return refuse_inherited("the client");
-        return client->client->await_connected(timeout_ms);
+        int rc = client->client->await_connected(timeout_ms);
+        if (rc == ZKELECT_EAUTH) return fail(rc, client->client->auth_failure());
+        return rc;
     });
 }
 

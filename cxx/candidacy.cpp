@@ -1079,8 +1079,14 @@ void Candidacy::on_expired() {
 }
 
 void Candidacy::on_auth_failed() {
-    if (want_ || !node_.empty())
-        fail(kEAuth, ZAUTHFAILED, "ZooKeeper authentication failed (zk.auth)");
+    if (!want_ && node_.empty() && garbage_.empty()) return;
+    fail(kEAuth, ZAUTHFAILED, client_.auth_failure());
+    // The client connects no more (Client::on_session_event): nothing is
+    // left to delete with, and the servers' expiry of the session removes
+    // whatever of ours is left. RESIGNED ends the candidacy now.
+    garbage_.clear();
+    deleting_.clear();
+    if (state_ == State::kResigning) finish_resign();
 }
 
 // --- transfer ---------------------------------------------------------------

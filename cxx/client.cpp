@@ -17,6 +17,7 @@
 #include "crash_guard.h"
 #include "ensemble_config.h"
 #include "names.h"
+#include "sasl_probe.h"
 
 namespace zkelect {
 
@@ -83,6 +84,7 @@ Client::~Client() {
     if (loop_.joinable()) loop_.join();
     // The probe's thread posts to the mailbox: gone before anything it reaches.
     tick_probe_.stop();
+    if (sasl_probe_.joinable()) sasl_probe_.join();  // at most 1 s
     // Close the session before the members and the mailbox go: its threads
     // may still be delivering into them until zookeeper_close returns.
     {
@@ -111,6 +113,12 @@ void Client::join_crash_guard() {
     std::string why;
     if (!settings_.tls.empty()) {
         why = "the crash guard cannot close sessions over TLS (it connects in plain TCP)";
+    } else if (!settings_.sasl.mechanism.empty()) {
+        // A server that enforces SASL answers an unauthenticated
+        // connection's closeSession with -124 and closes it: the guard,
+        // which carries no credentials, could not close the session.
+        why = "the crash guard cannot close sessions with SASL (zk.sasl.*: it connects without "
+              "credentials, and a server that requires SASL refuses it)";
     } else if (settings_.hosts.size() > kGuardHostsMax) {
         why = "zk.hosts is longer than the crash guard takes (" + std::to_string(kGuardHostsMax) +
               " bytes)";
@@ -214,6 +222,14 @@ void Client::nudge_while_disconnected(uint64_t epoch) {
     int64_t step_ms = std::clamp<int64_t>(effective_timeout_ms() / 16, 25, 1000);
     at(boottime_ns() + step_ms * kNsPerMs, [this, epoch] {
         if (epoch != disconnect_epoch_ || connected()) return;
+        // A server that refused this client's SASL credentials leaves the
+        // handle in AUTH_FAILED without a session event (libzookeeper's I/O
+        // thread just ends): only its state says so.
+        if (session_->state() == ZOO_AUTH_FAILED_STATE) {
+            on_session_event(static_cast<uint64_t>(session_gen_.load()), ZOO_AUTH_FAILED_STATE, 0,
+                             PeerAddr{});
+            return;
+        }
         session_->try_next_server();
         nudge_while_disconnected(epoch);
     });
@@ -517,6 +533,36 @@ void Client::run() {
     }
 }
 
+// Names what the servers refused, for ZKELECT_EAUTH's message: never a
+// credential, only which keys gave them.
+std::string Client::auth_failure_cause(bool sasl_required) const {
+    const Settings::Sasl &sasl = settings_.sasl;
+    if (sasl.mechanism.empty() && sasl_required)
+        return "the ZooKeeper server requires SASL authentication of its clients "
+               "(enforce.auth.schemes=sasl) and this client has none" +
+               std::string(settings_.auth_scheme.empty()
+                               ? ""
+                               : " (zk.auth's " + settings_.auth_scheme + " does not count)") +
+               ": set zk.sasl.mechanism and its credentials (docs/security.md)";
+    if (sasl.mechanism.empty())
+        return settings_.auth_scheme.empty()
+                   ? "ZooKeeper authentication failed"
+                   : "ZooKeeper authentication failed (zk.auth " + settings_.auth_scheme +
+                         ": the server refused the credentials)";
+    std::string who = sasl.user.empty() ? "" : ", zk.sasl.user " + sasl.user;
+    if (sasl.mechanism == "GSSAPI")
+        return "the ZooKeeper server refused SASL authentication (zk.sasl.mechanism GSSAPI" + who +
+               ", service principal " + sasl.service + "/" + sasl.host +
+               "): is the client's Kerberos principal valid and its ticket or keytab current?";
+    return "the ZooKeeper server refused SASL authentication (zk.sasl.mechanism " +
+           sasl.mechanism + who + "): a wrong password (zk.sasl.password.file) or an unknown user?";
+}
+
+std::string Client::auth_failure() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return auth_why_;
+}
+
 int Client::await_connected(int timeout_ms) {
     if (timeout_ms < 0) timeout_ms = settings_.connect_timeout_ms;
     std::unique_lock<std::mutex> lock(mu_);
@@ -650,6 +696,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
         // Stamped on ZooKeeper's thread when it delivered the event: the
         // handshake was before that, however late the loop gets here.
         connected_at_ = stamp;
+        last_peer_ = peer;
         timeout_ms_.store(session_->negotiated_timeout_ms());
         session_id_.store(session_->session_id());
         // In the guard before anyone hears of the session: a client that
@@ -669,6 +716,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
         if (!connected()) return;
         connected_.store(false, std::memory_order_release);
+        watch_for_sasl_refusal(gen, boottime_ns() - connected_at_);
         const uint64_t epoch = ++disconnect_epoch_;
         nudge_while_disconnected(epoch);
         give_up_unless_taken(epoch);
@@ -691,16 +739,72 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
         // connections a second.
         if (ever_connected_) reopen_session();
         else reopen_after_refusal();
-    } else if (state == ZOO_AUTH_FAILED_STATE) {
+    } else if (state == ZOO_AUTH_FAILED_STATE || state == ZSESSIONCLOSEDREQUIRESASLAUTH) {
         connected_.store(false, std::memory_order_release);
         ++disconnect_epoch_;  // the handle is dead: nothing to nudge
+        if (ever_connected_) {
+            // The session ends for us (its members hear why just below, not
+            // as an expiry): no lease, no guard, nothing left to remove.
+            if (guard_ticket_) crash_guard::remove(guard_ticket_);
+            interest_.clear();
+            watched_.clear();
+            leftovers_.clear();
+            lease_.on_expired();
+        }
         {
             std::lock_guard<std::mutex> lock(mu_);
             auth_failed_ = true;
+            auth_why_ = auth_failure_cause(state == ZSESSIONCLOSEDREQUIRESASLAUTH);
         }
+        // Refused credentials stay refused: a handle left open would only
+        // connect again and again (the server closes a session without the
+        // SASL it requires on its first request), so it goes, and no other
+        // follows. The client answers ZKELECT_EAUTH from now on.
+        closer_.retire(open_session(false));
         connected_cv_.notify_all();
         each([](Member &m) { m.on_auth_failed(); });
     }
+}
+
+// A server that requires SASL of a client without it lets each connection
+// through its handshake and closes it at the first request, and the -124
+// it answers is lost with the connection (sasl_probe.h). Connections that
+// keep breaking within a second of their handshakes are the symptom: after
+// the 2nd, 4th, 8th... in a row the client asks the server itself, on a
+// thread of its own (at most 1 s), and a server that says it requires SASL
+// ends the client as a refusal of its credentials would.
+void Client::watch_for_sasl_refusal(uint64_t gen, int64_t lived_ns) {
+    // Authenticated (not this), or no server address to ask.
+    if (!settings_.sasl.mechanism.empty() || last_peer_.len == 0) return;
+    if (lived_ns > 1000 * kNsPerMs) {
+        quick_drops_ = 0;
+        return;
+    }
+    ++quick_drops_;
+    if (quick_drops_ < 2 || (quick_drops_ & (quick_drops_ - 1)) != 0 || sasl_probing_.load())
+        return;
+    if (sasl_probe_.joinable()) sasl_probe_.join();  // ended: sasl_probing_ is false
+    sasl_probing_.store(true);
+    PeerAddr peer = last_peer_;
+    std::string tls = settings_.tls;
+    try {
+        sasl_probe_ = std::thread([this, gen, peer, tls] {
+            SaslVerdict v = probe_sasl_required(peer, tls, 1000);
+            if (v == SaslVerdict::kRequired)
+                post([this, gen] {
+                    if (gen == static_cast<uint64_t>(session_gen_.load()) && !auth_failed())
+                        on_session_event(gen, ZSESSIONCLOSEDREQUIRESASLAUTH, 0, PeerAddr{});
+                });
+            sasl_probing_.store(false);
+        });
+    } catch (...) {
+        sasl_probing_.store(false);  // no thread to be had: the next drops ask again
+    }
+}
+
+bool Client::auth_failed() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return auth_failed_;
 }
 
 // The lease counts a touch of ours as heard by the quorum's leader T/4
@@ -826,34 +930,55 @@ struct QueryState {
 
 int Client::participants(const std::string &path, int timeout_ms,
                          std::vector<ParticipantInfo> *out, std::string *why) {
-    auto session = session_snapshot();
-    if (!session) {
-        *why = "the client is closing";
-        return kEClosed;
-    }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    auto st = std::make_shared<QueryState>();
-    st->outstanding = 1;
-    // "Who leads now" asked of a server that has not applied another
-    // session's latest create or delete would answer with the past: sync
-    // first (one more round trip, through the quorum's leader).
-#ifndef ZKELECT_MUTATION_UNSYNCED_READS
-    session->sync(path, ReplyFn([](Reply &&) {}));
-#endif
-    session->get_children(path, false, [st](Reply &&r) {
-        std::lock_guard<std::mutex> lock(st->mu);
-        st->rc = r.rc;
-        st->children = std::move(r.children);
-        st->listed = true;
-        st->outstanding--;
-        st->cv.notify_all();
-    });
+    std::shared_ptr<ZkPort> session;
+    std::shared_ptr<QueryState> st;
     std::vector<Candidate> order;
-    {
+    // A connection lost under the listing: asked again once the client is
+    // back, after a pause that doubles (at most 6 times, within the
+    // deadline). A server that requires SASL of a client without it drops
+    // every connection at its first request: meanwhile the client finds
+    // out why (watch_for_sasl_refusal) and the query says so.
+    for (int attempt = 0;; ++attempt) {
+        session = session_snapshot();
+        if (!session) {
+            *why = "the client is closing";
+            return kEClosed;
+        }
+        st = std::make_shared<QueryState>();
+        st->outstanding = 1;
+        // "Who leads now" asked of a server that has not applied another
+        // session's latest create or delete would answer with the past: sync
+        // first (one more round trip, through the quorum's leader).
+#ifndef ZKELECT_MUTATION_UNSYNCED_READS
+        session->sync(path, ReplyFn([](Reply &&) {}));
+#endif
+        session->get_children(path, false, [st](Reply &&r) {
+            std::lock_guard<std::mutex> lock(st->mu);
+            st->rc = r.rc;
+            st->children = std::move(r.children);
+            st->listed = true;
+            st->outstanding--;
+            st->cv.notify_all();
+        });
         std::unique_lock<std::mutex> lock(st->mu);
         if (!st->cv.wait_until(lock, deadline, [&] { return st->outstanding == 0; })) {
             *why = "ZooKeeper did not answer within " + std::to_string(timeout_ms) + " ms";
             return connected() ? kETimedOut : kEConnLoss;
+        }
+        if (st->rc == ZCONNECTIONLOSS && attempt < 6) {
+            lock.unlock();
+            std::unique_lock<std::mutex> l(mu_);
+            auto pause = std::min(deadline, std::chrono::steady_clock::now() +
+                                                std::chrono::milliseconds(50 << attempt));
+            connected_cv_.wait_until(l, pause, [&] { return auth_failed_ || stopping_; });
+            connected_cv_.wait_until(l, deadline,
+                                     [&] { return auth_failed_ || stopping_ || connected(); });
+            if (auth_failed_) {
+                *why = auth_why_;
+                return kEAuth;
+            }
+            if (connected()) continue;
         }
         if (st->rc == ZNONODE) {
             out->clear();
@@ -866,6 +991,7 @@ int Client::participants(const std::string &path, int timeout_ms,
         order = order_candidates(st->children);
         st->datas.assign(order.size(), Reply{});
         st->outstanding = static_cast<int>(order.size());
+        break;
     }
     for (size_t i = 0; i < order.size(); ++i) {
         session->get(path + "/" + order[i].name, false, [st, i](Reply &&r) {
@@ -1100,7 +1226,8 @@ int err_from_zk(int rc) {
         case ZSESSIONEXPIRED:
         case ZINVALIDSTATE: return kESessionExpired;
         case ZNOAUTH:
-        case ZAUTHFAILED: return kEAuth;
+        case ZAUTHFAILED:
+        case ZSESSIONCLOSEDREQUIRESASLAUTH: return kEAuth;
         case ZCLOSING: return kEClosed;
         case ZBADARGUMENTS: return kEInval;
         default: return kEZk;

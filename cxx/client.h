@@ -99,6 +99,9 @@ public:
     // --- any thread ---
     void post(std::function<void()> fn);
     int await_connected(int timeout_ms);
+    // Why the servers refused this client's credentials (ZKELECT_EAUTH's
+    // message), empty while they have not.
+    std::string auth_failure() const;
     bool connected() const override { return connected_.load(std::memory_order_acquire); }
     int negotiated_timeout_ms() const { return timeout_ms_.load(std::memory_order_acquire); }
     // The session timeout in force: negotiated once connected, else the
@@ -273,6 +276,14 @@ private:
     std::atomic<size_t> member_count_{0};
     std::atomic<int64_t> tick_time_ns_{0};
     bool auth_failed_ = false;  // guarded by mu_
+    std::string auth_why_;      // guarded by mu_: what auth_failure() says
+    std::string auth_failure_cause(bool sasl_required) const;
+    bool auth_failed() const;
+    void watch_for_sasl_refusal(uint64_t gen, int64_t lived_ns);
+    int quick_drops_ = 0;   // loop only: connections lost soon after their handshake, in a row
+    PeerAddr last_peer_;    // loop only: the server of the latest connection
+    std::atomic<bool> sasl_probing_{false};
+    std::thread sasl_probe_;  // sasl_probe.h; joined by the destructor
 
     // Mailbox and timers, woken through an eventfd and a CLOCK_BOOTTIME
     // timerfd so a process resumed from SIGSTOP or suspend fires overdue

@@ -10,7 +10,7 @@ namespace zkelect {
 
 namespace {
 
-enum class Kind { kHosts, kInt, kChoice, kAuth, kTls };
+enum class Kind { kHosts, kInt, kChoice, kAuth, kTls, kSasl };
 
 // One row of gen/vocabulary.toml's [[key]] table (gen/vocab.py writes kKeys).
 struct Key {
@@ -79,6 +79,21 @@ constexpr Key kKeys[] = {
     {"crash.guard.delay.ms", "100", Kind::kInt, 0, 150, false,
      nullptr,
      "crash.guard.delay.ms must be an integer from 0 to 150"},
+    {"zk.sasl.mechanism", "", Kind::kSasl, 0, 0, false,
+     nullptr,
+     nullptr},
+    {"zk.sasl.user", "", Kind::kSasl, 0, 0, false,
+     nullptr,
+     nullptr},
+    {"zk.sasl.password.file", "", Kind::kSasl, 0, 0, false,
+     nullptr,
+     nullptr},
+    {"zk.sasl.service", "zookeeper", Kind::kSasl, 0, 0, false,
+     nullptr,
+     nullptr},
+    {"zk.sasl.host", "", Kind::kSasl, 0, 0, false,
+     nullptr,
+     nullptr},
 };
 // END gen/vocab.py keys
 
@@ -86,6 +101,16 @@ constexpr Key kKeys[] = {
 constexpr bool kHaveTls = true;
 #else
 constexpr bool kHaveTls = false;
+#endif
+#ifdef ZKELECT_HAVE_ZK_SASL
+constexpr bool kHaveSasl = true;
+#else
+constexpr bool kHaveSasl = false;
+#endif
+#ifdef ZKELECT_HAVE_ZK_TLS_SASL
+constexpr bool kHaveTlsSasl = true;
+#else
+constexpr bool kHaveTlsSasl = false;
 #endif
 
 }  // namespace
@@ -97,6 +122,7 @@ const char *Conf::key_name(size_t i) {
 namespace {
 
 bool is_tls_key(const std::string &key) { return key.compare(0, 7, "zk.tls.") == 0; }
+bool is_sasl_key(const std::string &key) { return key.compare(0, 8, "zk.sasl.") == 0; }
 
 const Key *find_key(const std::string &name) {
     for (const auto &k : kKeys)
@@ -159,6 +185,14 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         // libzookeeper splits its TLS argument at commas.
         if (value.find(',') != std::string::npos) return key + " must not contain ','";
         return {};
+    case Kind::kSasl:
+        if (!value.empty() && !kHaveSasl)
+            return key + ": this build's ZooKeeper C client (libzookeeper-mt) has no SASL "
+                         "(no zookeeper_init_sasl); build libzkelect with -Dzookeeper=bundled "
+                         "or auto, which bundles a client with Cyrus SASL (docs/security.md)";
+        if (value.find_first_of(std::string("\0\n", 2)) != std::string::npos)
+            return key + " must be one line";
+        break;
     }
     if (key == "zk.hosts") {
         s->hosts = value;
@@ -190,14 +224,38 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->priority = n;
     } else if (key == "election.priority.holddown.ms") {
         s->priority_holddown_ms = n;
+    } else if (key == "zk.sasl.mechanism") {
+        s->sasl.mechanism = value;
+    } else if (key == "zk.sasl.user") {
+        s->sasl.user = value;
+    } else if (key == "zk.sasl.password.file") {
+        s->sasl.password_file = value;
+    } else if (key == "zk.sasl.service") {
+        s->sasl.service = value;
+    } else if (key == "zk.sasl.host") {
+        s->sasl.host = value;
     }
     return {};
+}
+
+// What ZooKeeper's Java client asks for: DIGEST-MD5 against the fixed
+// server name its servers use, Kerberos against the host it connects to
+// (here one name for all: the C client takes one).
+std::string default_sasl_host(const std::string &mechanism, const std::string &hosts) {
+    if (mechanism == "DIGEST-MD5") return "zk-sasl-md5";
+    std::string first = hosts.substr(0, hosts.find_first_of(",/"));
+    size_t colon = first.rfind(':');
+    std::string host = colon == std::string::npos ? first : first.substr(0, colon);
+    if (host.size() > 1 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+    return host;
 }
 
 }  // namespace
 
 bool Conf::unsupported(const std::string &key, const std::string &value) {
-    return !kHaveTls && is_tls_key(key) && !value.empty();
+    return !value.empty() &&
+           ((!kHaveTls && is_tls_key(key)) || (!kHaveSasl && is_sasl_key(key)));
 }
 
 std::string Conf::set(const std::string &key, const std::string &value) {
@@ -229,8 +287,8 @@ bool Conf::settings(Settings *out, std::string *why) const {
         *why = "zk.hosts is not set (the ZooKeeper connect string, \"host:port,...\")";
         return false;
     }
-    if (s.acl_creator_only && s.auth_scheme.empty()) {
-        *why = "election.acl \"creator\" needs zk.auth";
+    if (s.acl_creator_only && s.auth_scheme.empty() && s.sasl.mechanism.empty()) {
+        *why = "election.acl \"creator\" needs zk.auth or zk.sasl.mechanism (an identity)";
         return false;
     }
     if (s.lease_margin_ms >= 0 && 2 * int64_t(s.lease_margin_ms) >= s.session_timeout_ms) {
@@ -250,6 +308,25 @@ bool Conf::settings(Settings *out, std::string *why) const {
             return false;
         }
         s.tls = ca + "," + cert + "," + key + (password.empty() ? "" : "," + password);
+    }
+    if (s.sasl.mechanism.empty()) {
+        if (!s.sasl.user.empty() || !s.sasl.password_file.empty()) {
+            *why = "zk.sasl.user and zk.sasl.password.file need zk.sasl.mechanism "
+                   "(e.g. DIGEST-MD5)";
+            return false;
+        }
+    } else {
+        if (s.sasl.service.empty()) {
+            *why = "zk.sasl.service must not be empty (the servers' principal, by default "
+                   "\"zookeeper\")";
+            return false;
+        }
+        if (!s.tls.empty() && !kHaveTlsSasl) {
+            *why = "zk.sasl.* with zk.tls.*: this build's ZooKeeper C client cannot do both "
+                   "on one connection; build with -Dzookeeper=bundled";
+            return false;
+        }
+        if (s.sasl.host.empty()) s.sasl.host = default_sasl_host(s.sasl.mechanism, s.hosts);
     }
     *out = s;
     return true;

@@ -35,6 +35,11 @@ struct Settings {
     bool follow_hosts = true;
     // zookeeper_init_ssl's "ca,cert,key[,password]"; empty: plain TCP.
     std::string tls;
+    // SASL (zk.sasl.*): empty mechanism, none. The password is read from
+    // password_file by sasl_check (capi's client_new), never from a key.
+    struct Sasl {
+        std::string mechanism, user, password_file, service = "zookeeper", host, password;
+    } sasl;
     // The crash guard (crash.guard, crash.guard.delay.ms; crash_guard.h).
     GuardMode guard = GuardMode::kAuto;
     int guard_delay_ms = kDefaultCrashGuardDelayMs;
@@ -48,7 +53,8 @@ public:
     // Empty string on success, else why (the key is named).
     std::string set(const std::string &key, const std::string &value);
     // True when key is known but this build cannot honour a value for it
-    // (zk.tls.* without TLS in libzookeeper): set() refused it for that.
+    // (zk.tls.* without TLS in libzookeeper, zk.sasl.* without SASL):
+    // set() refused it for that.
     static bool unsupported(const std::string &key, const std::string &value);
     // False for an unknown key.
     bool get(const std::string &key, std::string *value) const;

@@ -179,7 +179,7 @@ void Observer::on_expired() {
 }
 
 void Observer::on_auth_failed() {
-    if (!stopped_) emit(EventType::kError, "ZooKeeper authentication failed", kEAuth, ZAUTHFAILED);
+    if (!stopped_) emit(EventType::kError, client_.auth_failure(), kEAuth, ZAUTHFAILED);
 }
 
 }  // namespace zkelect

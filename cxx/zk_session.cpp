@@ -6,6 +6,9 @@
 
 #include "clock.h"
 #include "log_sink.h"
+#ifdef ZKELECT_HAVE_ZK_TLS_SASL
+#include "zkelect_ssl_sasl.h"
+#endif
 
 namespace zkelect {
 
@@ -57,6 +60,22 @@ ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
     }
     // Every handle logs through the process's sink, which drops messages
     // unless the host asked for them (zkelect_set_log_cb): never stderr.
+    sasl_ = sasl_params(settings_.sasl);
+#ifdef ZKELECT_HAVE_ZK_TLS_SASL
+    if (sasl_ && !settings_.tls.empty()) {
+        zh_ = zkelect_zookeeper_init_ssl_sasl(
+            settings_.hosts.c_str(), settings_.tls.c_str(), &ZkSession::on_watch,
+            settings_.session_timeout_ms, this, &zk_log_message,
+            static_cast<zoo_sasl_params_t *>(sasl_params_ptr(sasl_.get())));
+    } else
+#endif
+#ifdef ZKELECT_HAVE_ZK_SASL
+    if (sasl_) {
+        zh_ = zookeeper_init_sasl(settings_.hosts.c_str(), &ZkSession::on_watch,
+                                  settings_.session_timeout_ms, nullptr, this, 0, &zk_log_message,
+                                  static_cast<zoo_sasl_params_t *>(sasl_params_ptr(sasl_.get())));
+    } else
+#endif
 #ifdef ZKELECT_HAVE_ZK_TLS
     if (!settings_.tls.empty()) {
         zh_ = zookeeper_init_ssl(settings_.hosts.c_str(), settings_.tls.c_str(),
@@ -104,6 +123,21 @@ ZkSession::Pending *ZkSession::track(ReplyFn fn) {
 
 void ZkSession::finish(const void *data, Reply &&reply) {
     auto *p = static_cast<Pending *>(const_cast<void *>(data));
+    // A server that requires SASL (enforce.auth.schemes=sasl) answers the
+    // first request of a session that did not authenticate with -124 and
+    // closes the connection; libzookeeper then connects again at once, for
+    // ever. Said once, as the authentication failure it is: the client
+    // closes the handle (Client::on_watch_event).
+    if (reply.rc == ZSESSIONCLOSEDREQUIRESASLAUTH &&
+        !p->owner->sasl_refused_.exchange(true)) {
+        try {
+            // Not a state of libzookeeper's: Client::on_session_event
+            // takes -124 as "the server requires SASL".
+            p->owner->on_watch_(ZOO_SESSION_EVENT, ZSESSIONCLOSEDREQUIRESASLAUTH, std::string(), 0,
+                                0, 0, PeerAddr{});
+        } catch (...) {
+        }
+    }
     std::unique_ptr<Pending> own;
     {
         std::lock_guard<std::mutex> lock(p->owner->mu_);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "conf.h"
+#include "sasl.h"
 #include "lease.h"
 #include "zk_port.h"
 
@@ -83,6 +84,12 @@ private:
     std::unordered_map<Pending *, std::unique_ptr<Pending>> pending_;
     std::deque<AckedWrite> answered_;  // under mu_ (lease::record)
     int64_t last_answered_sent_ = 0;   // under mu_
+    // What zk.sasl.* gives the handle's SASL callbacks: kept until the
+    // handle is closed (libzookeeper references, not copies, them).
+    std::shared_ptr<SaslParams> sasl_;
+    // A reply with -124 (the server closed the session for want of SASL)
+    // is reported once, as an authentication failure.
+    std::atomic<bool> sasl_refused_{false};
     zhandle_t *zh_ = nullptr;
 };
 

@@ -238,6 +238,9 @@ int zt_await_for(zkelect_client_t *client, const struct zt_opts *o, int64_t wait
     if (rc == ZKELECT_ETIMEDOUT)
         zt_err("cannot connect to ZooKeeper at %s within %" PRId64 " ms", o->hosts,
                o->connect_ms);
+    else if (rc == ZKELECT_EAUTH)
+        /* The message names what the servers refused (no secret in it). */
+        zt_err("cannot connect to ZooKeeper at %s: %s", o->hosts, zkelect_last_error());
     else
         zt_err("cannot connect to ZooKeeper at %s: %s", o->hosts, zkelect_strerror(rc));
     return rc == ZKELECT_EINVAL ? ZT_EXIT_FAILURE : zt_exit_for(rc);

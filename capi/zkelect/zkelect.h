@@ -220,8 +220,8 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            added to the session on every connect.
  *  - "election.acl"          ACL of the nodes the library creates: "open"
  *                            (default, world:anyone all) or "creator" (only
- *                            the authenticated identity of zk.auth; needs
- *                            zk.auth).
+ *                            the authenticated identity of zk.auth or of
+ *                            zk.sasl.*, e.g. sasl:alice; needs one of them).
  *  - "election.priority"     0..255 (default 0: no preference): how much
  *                            this client's candidacies want to lead. A
  *                            candidate whose priority is above the leader's,
@@ -313,6 +313,35 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            its receivers before it closes the sessions; with
  *                            nothing unacknowledged it closes at once
  *                            (docs/semantics.md).
+ *  - "zk.sasl.mechanism"     SASL authentication to ZooKeeper (servers with
+ *                            authProvider.sasl, often enforce.auth.schemes=sasl):
+ *                            the Cyrus SASL mechanism, e.g. "DIGEST-MD5"
+ *                            (zk.sasl.user and zk.sasl.password.file) or
+ *                            "GSSAPI" (Kerberos: credentials from the ticket
+ *                            cache, or a keytab named by KRB5_CLIENT_KTNAME);
+ *                            empty (default): no SASL. Works with zk.tls.* too.
+ *                            Needs a ZooKeeper C client with SASL: a default
+ *                            build bundles one; -Dzookeeper=system on Debian 12
+ *                            has none, and there a non-empty value of any
+ *                            zk.sasl.* key fails with ZKELECT_ENOTSUP.
+ *                            Credentials the server refuses, an unknown
+ *                            mechanism, missing Kerberos credentials, or a
+ *                            server that requires SASL of a client without it:
+ *                            ZKELECT_EAUTH with the cause (docs/security.md).
+ *  - "zk.sasl.user"          the SASL user name (DIGEST-MD5: the name in
+ *                            the server's JAAS file; GSSAPI: leave empty).
+ *  - "zk.sasl.password.file" a file whose first line is the SASL password
+ *                            (DIGEST-MD5). Read when the client is created;
+ *                            the password itself is never shown, logged or
+ *                            put in a message.
+ *  - "zk.sasl.service"       the service name of the servers' principal
+ *                            (default "zookeeper", as the servers' own
+ *                            zookeeper.sasl.client.username).
+ *  - "zk.sasl.host"          the host part of the servers' principal.
+ *                            Default as ZooKeeper's own clients choose:
+ *                            "zk-sasl-md5" for DIGEST-MD5, else the host of
+ *                            zk.hosts' first address (GSSAPI asks for
+ *                            zookeeper/<host>@REALM).
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 

@@ -463,6 +463,10 @@ def _send_frame(s, body):
     s.sendall(struct.pack(">i", len(body)) + body)
 
 
+# ZSESSIONCLOSEDREQUIRESASLAUTH: the server requires SASL of this session.
+SASL_REQUIRED = -124
+
+
 def session_probe(port, timeout=3.0, session_timeout_ms=10000):
     """Open a real ZooKeeper session on 127.0.0.1:port, read a node, close it.
 
@@ -483,6 +487,12 @@ def session_probe(port, timeout=3.0, session_timeout_ms=10000):
         path = b"/zookeeper"
         _send_frame(s, struct.pack(">iii", 1, 3, len(path)) + path + b"\0")
         xid, _zxid, err = struct.unpack(">iqi", _recv_frame(s)[:16])
+        if xid == 1 and err == SASL_REQUIRED:
+            # A server that requires SASL (enforce.auth.schemes=sasl)
+            # refuses any request of an unauthenticated session and closes
+            # the connection: it created the session, a transaction of the
+            # quorum, which is what this probe asks. The session expires.
+            return session_id, neg_timeout
         if xid != 1 or err != 0:
             raise ConnectionError(f"exists failed: xid={xid} err={err}")
         # closeSession, xid 2, opcode -11
@@ -554,7 +564,7 @@ class Ensemble:
 
     def __init__(self, n=3, tick_ms=200, base_dir=None, init_limit=20, sync_limit=10,
                  heap="256m", extra_cfg=None, peer_links=False, tls=None, plain_port=True,
-                 server_cfg=None, version=None, reconfig=False, members=None):
+                 server_cfg=None, version=None, reconfig=False, members=None, jvm_flags=None):
         if n < 1:
             raise ValueError("n must be >= 1")
         if tick_ms < 10:
@@ -586,6 +596,9 @@ class Ensemble:
         if not 1 <= self.members <= self.n or (self.members < self.n and not self.reconfig):
             raise ValueError("members must be 1..n, and below n only with reconfig=True")
         self.tls = dict(tls) if tls else None
+        # jvm_flags: more -D options for every server's JVM (SASL's JAAS
+        # file, Kerberos's krb5.conf: tests/sasl/saslbed.py).
+        self.jvm_flags = list(jvm_flags or [])
         self.plain_port = bool(plain_port) or not tls
         # peer_links: every server reaches each peer's quorum and election
         # ports through a FaultProxy (tests/bed/faultproxy.py) owned by this
@@ -621,7 +634,7 @@ class Ensemble:
         except FileNotFoundError:
             raise ZkBedError(f"no ensemble in {base_dir} ({STATE_FILE} missing)") from None
         ens = cls(n=st["n"], tick_ms=st["tick_ms"], base_dir=base_dir, tls=st.get("tls"),
-                  plain_port=st.get("plain_port", True),
+                  plain_port=st.get("plain_port", True), jvm_flags=st.get("jvm_flags"),
                   version=st.get("zk_version", zkdist.DEBIAN))
         ens._classpath = st.get("classpath")
         ens.base_dir = base_dir
@@ -883,6 +896,8 @@ class Ensemble:
                        "servers": servers}
         if self.tls:
             self._state["tls"] = self.tls
+        if self.jvm_flags:
+            self._state["jvm_flags"] = self.jvm_flags
             self._state["plain_port"] = self.plain_port
         self._register_tls()
 
@@ -900,6 +915,7 @@ class Ensemble:
                "-Dzookeeper.cnxTimeout=2000", "-Dzookeeper.electionPortBindRetry=2",
                "-Dorg.slf4j.simpleLogger.showDateTime=true",
                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+               *self.jvm_flags,
                "-cp", s.get("classpath") or self._server_classpath(), MAIN_CLASS, os.path.join(s["dir"], "zoo.cfg")]
         log = open(os.path.join(s["dir"], "server.log"), "ab")
         try:

@@ -73,3 +73,30 @@ TEST(Conf, TlsKeysFollowTheBuild) {
     EXPECT_FALSE(Conf::unsupported("zk.hosts", "h:1"));
     EXPECT_FALSE(Conf::unsupported("zk.tls.ca", ""));
 }
+
+// zk.sasl.*: what a client's settings make of them (the bundled client has
+// SASL; a system build refuses the keys, tests/sasl/test_sasl.py).
+#ifdef ZKELECT_HAVE_ZK_SASL
+TEST(Conf, SaslSettings) {
+    Conf c;
+    Settings s;
+    std::string why;
+    ASSERT_EQ(c.set("zk.hosts", "zk1.example:2181,zk2.example:2181/app"), "");
+    ASSERT_EQ(c.set("zk.sasl.user", "alice"), "");
+    EXPECT_FALSE(c.settings(&s, &why));  // a user without a mechanism
+    EXPECT_NE(why.find("zk.sasl.mechanism"), std::string::npos) << why;
+    ASSERT_EQ(c.set("zk.sasl.mechanism", "DIGEST-MD5"), "");
+    ASSERT_EQ(c.set("election.acl", "creator"), "");  // the SASL identity is one
+    ASSERT_TRUE(c.settings(&s, &why)) << why;
+    EXPECT_EQ(s.sasl.service, "zookeeper");
+    EXPECT_EQ(s.sasl.host, "zk-sasl-md5");  // as ZooKeeper's Java client asks
+    ASSERT_EQ(c.set("zk.sasl.mechanism", "GSSAPI"), "");
+    ASSERT_TRUE(c.settings(&s, &why)) << why;
+    EXPECT_EQ(s.sasl.host, "zk1.example");  // the first address's host
+    ASSERT_EQ(c.set("zk.sasl.host", "zk.example"), "");
+    ASSERT_TRUE(c.settings(&s, &why)) << why;
+    EXPECT_EQ(s.sasl.host, "zk.example");
+    EXPECT_NE(c.set("zk.sasl.user", std::string("a\nb")), "");
+    EXPECT_TRUE(s.sasl.password.empty());  // read by sasl_check, not here
+}
+#endif

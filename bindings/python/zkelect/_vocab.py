@@ -78,5 +78,10 @@ KEYWORDS = {
     'hosts_follow': 'zk.hosts.follow',
     'crash_guard': 'crash.guard',
     'crash_guard_delay_ms': 'crash.guard.delay.ms',
+    'sasl_mechanism': 'zk.sasl.mechanism',
+    'sasl_user': 'zk.sasl.user',
+    'sasl_password_file': 'zk.sasl.password.file',
+    'sasl_service': 'zk.sasl.service',
+    'sasl_host': 'zk.sasl.host',
 }
 # END gen/vocab.py vocabulary
