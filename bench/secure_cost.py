@@ -5,16 +5,21 @@ SASL (DIGEST-MD5), against one 3-server ensemble that offers both ports
 and takes SASL without requiring it (so all three run against the same
 servers).
 
-    bench/secure_cost.py --build BUILD [--repeats R]
+    bench/secure_cost.py --build BUILD [--repeats R] [--json PATH]
 
 Per mode and repeat: connect = the three processes started -> all three
 CONNECTED (TLS handshake and SASL exchange included); join = `join` sent
 to all -> one LEADER, two FOLLOWERs; failover = the leader's `resign` ->
-another's LEADER. Measured in this process (time.monotonic), through the
-candidates' line protocol, which every mode pays alike. Prints medians and
-maxima in ms. Not part of bench/run.py's report (yet)."""
+another's LEADER; crash = SIGKILL of the new leader's process -> the last
+one's LEADER (the crash guard closes a dead process's plain-TCP session at
+once; it cannot reconnect over TLS, nor close a SASL session, so there the
+session timeout T is the bound). Measured in this process
+(time.monotonic), through the candidates' line protocol, which every mode
+pays alike. Prints medians and maxima in ms; --json writes every sample
+(`./dev bench --secure` runs it and writes the report)."""
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -58,7 +63,13 @@ def one(zkelect, env, hosts, extra, path):
         c.wait(lambda p, l: p != first and l and (parse_event(l) or ("",))[0] == "LEADER",
                30, "a new leader")
         t3 = time.monotonic()
-        return (t1 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000
+        second = [p for p in c.leaders() if p != first][0]
+        t4 = time.monotonic()
+        c.procs[second].kill()
+        c.wait(lambda p, l: p not in (first, second) and l and (parse_event(l) or ("",))[0] == "LEADER",
+               3 * SESSION_MS / 1000 + 10, "a leader after the crash")
+        t5 = time.monotonic()
+        return (t1 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000, (t5 - t4) * 1000
     finally:
         c.close()
 
@@ -67,6 +78,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True)
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--json", help="write every sample here")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     zkelect = os.path.join(build, "tools", "zkelect")
@@ -92,10 +104,16 @@ def main():
         for r in range(a.repeats):  # interleaved: drift hits every mode alike
             for m, hosts, extra in modes:
                 res[m].append(one(zkelect, env, hosts, extra, f"/bench/secure-{r}-{len(extra)}"))
-        print(f"{'mode':26} {'connect ms':>16} {'join ms':>16} {'failover ms':>16}   (median / max, n={a.repeats})")
+        print(f"{'mode':26} {'connect ms':>16} {'join ms':>16} {'failover ms':>16} {'crash ms':>16}"
+              f"   (median / max, n={a.repeats}, T = {SESSION_MS} ms)")
         for m, _, _ in modes:
             cols = list(zip(*res[m]))
             print(f"{m:26} " + " ".join(f"{statistics.median(c):8.1f}/{max(c):7.1f}" for c in cols))
+        if a.json:
+            with open(a.json, "w") as fh:
+                json.dump({"repeats": a.repeats, "session_ms": SESSION_MS,
+                           "measures": ["connect", "join", "failover", "crash"],
+                           "modes": {m: [list(r) for r in res[m]] for m, _, _ in modes}}, fh, indent=1)
     finally:
         ens.stop()
 
