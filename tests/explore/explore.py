@@ -456,6 +456,7 @@ class Run:
         self.incarnation = [0] * P
         self.resigned = []        # (part, c, e, h, ev_mono, list_mono, [ids found])
         self.rq = queue.Queue()
+        self.on_server = {}       # the RESIGNED checker's client on each server alone
         self.log = []
         self.violations = []
         self.counts = {}
@@ -499,25 +500,32 @@ class Run:
             self.rq.put((part, int(w[1]), int(w[2]), int(w[3]), int(w[7])))
 
     def leader_children(self, path):
-        """Children of path as the quorum's leader has them (a client of its
-        own on that server alone), or None when that cannot be had."""
+        """Children of path as the quorum's leader has them now, through a
+        client of the checker's on that server alone (one per server, kept),
+        or None when that cannot be had (no single leader serving)."""
         from kazoo.client import KazooClient
         try:
-            i = self.w.ens.leader_index(timeout=5)
+            i = self.w.ens.leader_index(timeout=2)
         except Exception:
             return None
-        k = KazooClient(hosts=f"127.0.0.1:{self.w.ens.client_port(i)}", timeout=4.0)
+        k = self.on_server.get(i)
         try:
-            k.start(timeout=5)
+            if k is None:
+                k = KazooClient(hosts=f"127.0.0.1:{self.w.ens.client_port(i)}", timeout=4.0)
+                k.start(timeout=5)
+                self.on_server[i] = k
             return children(k, path)
         except Exception:
             return None
-        finally:
+
+    def close_server_clients(self):
+        for k in self.on_server.values():
             try:
                 k.stop()
                 k.close()
             except Exception:
                 pass
+        self.on_server.clear()
 
     def resigned_checker(self):
         """Lists the path as soon as a RESIGNED is read: the candidacy's node
@@ -529,6 +537,16 @@ class Run:
             part, c, e, h, ev_mono = item
             ident = f"{part.name}.c{c}.e{e}.h{h}"
             try:
+                # The quorum's leader has every committed write: what it
+                # lists decides. Servers behind it (one just resumed from
+                # SIGSTOP answered a synced listing with a node whose delete
+                # the library had been told was done 313 ms before: seed
+                # 956314174) are asked only when no leader serves.
+                there = self.leader_children(self.paths[e])
+                if there is not None:
+                    found = [n for n, d in there.items() if d == ident]
+                    self.resigned.append((part, c, e, h, ev_mono, time.monotonic_ns(), found))
+                    continue
                 found = [n for n, d in children(self.w.kz2, self.paths[e]).items() if d == ident]
                 if found:
                     # A server just resumed from SIGSTOP was seen to answer a
@@ -541,18 +559,6 @@ class Run:
                         self.note(f"resigned-check {ident}: {stale} listed by one client, "
                                   "gone for the other (a stale server), not counted")
                     found = [n for n in found if n in again]
-                if found:
-                    # Both clients may sit on servers behind the quorum (one
-                    # resumed from SIGSTOP answered a synced listing with a
-                    # node whose delete the library had been told was done,
-                    # 313 ms before: seed 956314174). The quorum's leader has
-                    # every committed write: its view decides.
-                    there = self.leader_children(self.paths[e])
-                    stale = [n for n in found if there is not None and n not in there]
-                    if stale:
-                        self.note(f"resigned-check {ident}: {stale} listed by both clients, "
-                                  "gone at the quorum's leader (stale servers), not counted")
-                    found = [n for n in found if n not in stale]
             except Exception as ex:          # the ensemble may be faulted now
                 self.note(f"resigned-check {ident}: listing failed: {ex!r}")
                 continue
@@ -818,6 +824,7 @@ class Run:
                         part.proc.wait(5)
             self.rq.put(None)
             checker.join(30)
+            self.close_server_clients()
             for row in self.links:
                 for ln in row:
                     ln.close()
