@@ -171,6 +171,30 @@ public final class CuratorParticipant {
             }
         }
 
+        /** "INFO id view leader=L has_leadership=0|1": who LeaderLatch
+         *  itself takes for the leader (getLeader reads the first node of
+         *  the line and its data, the way any Curator user asks) beside its
+         *  own belief; a test compares them with the other participants'. */
+        void view() {
+            LeaderLatch mine;
+            synchronized (this) {
+                mine = latch;
+            }
+            if (mine == null) {
+                line("INFO " + id + " view leader=- has_leadership=0");
+                return;
+            }
+            String leader;
+            try {
+                String got = mine.getLeader().getId();
+                leader = got.isEmpty() ? "-" : got;
+            } catch (Exception e) {
+                leader = "?";
+            }
+            line("INFO " + id + " view leader=" + leader + " has_leadership="
+                 + (mine.hasLeadership() ? 1 : 0));
+        }
+
         /** LeaderLatch tells us when we lead, never when we are merely
          *  enrolled: that is read from its local state (node known, not
          *  leading, connected), which costs no ZooKeeper request. */
@@ -273,6 +297,10 @@ public final class CuratorParticipant {
                 for (Member m : members)
                     if (Integer.toString(m.id).equals(w[1]))
                         m.resign();
+            } else if (w[0].equals("view") && w.length == 2) {
+                for (Member m : members)
+                    if (Integer.toString(m.id).equals(w[1]))
+                        m.view();
             } else {
                 line("INFO - unknown_command " + w[0]);
             }
