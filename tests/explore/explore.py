@@ -112,7 +112,22 @@ KINDS = {
     "shrink": 1,       # server: the next reconnect of a link is granted less than T
     "zero": 0.5,       # server: the next reconnect is answered with the live id, timeout 0
     "sclose": 1,       # operator: another client closes a participant's session
+    "xfer": 2,         # user: the leader of a path transfers to another of its candidates
+    "oxfer": 1,        # user: a client asks the leader of a path from outside to transfer
 }
+# A transfer's timeout (zkelect_transfer, zkelect_client_transfer): short, so
+# that it often runs out under the faults and hands over to whoever is next.
+XFER_MS = T_MS
+# What a transfer may answer among the faults (zkelect.h). ENOTSUP is not
+# here: every candidate of the explorer steps back; EINVAL neither: the
+# target is never the caller itself.
+XFER_CODES = {"OK", "ZKELECT_ETIMEDOUT", "ZKELECT_ETARGET_LOST", "ZKELECT_ENOCANDIDATE",
+              "ZKELECT_ENOTLEADER", "ZKELECT_ENOLEADER", "ZKELECT_EAUTH", "ZKELECT_ECONNLOSS",
+              "ZKELECT_EZK", "ZKELECT_ESTATE", "ZKELECT_ECLOSED", "NONE",
+              # The asker's own session expired (seed 870324552: an oxfer
+              # while its session was closed from outside); zkelect.h's list
+              # for zkelect_client_transfer does not name it yet.
+              "ZKELECT_ESESSION_EXPIRED"}
 
 # The second safety review's findings (issue 27) and the steps whose
 # interleaving reaches each: a schedule that holds them in this order (on one
@@ -198,6 +213,10 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
             s.update(p=p, c=c, e=e)
         elif k == "resleader":
             s.update(e=e, back=round(rng.uniform(0.2, 1.5), 3))
+        elif k == "xfer":
+            s.update(e=e, r=rng.random())
+        elif k == "oxfer":
+            s.update(p=p, c=c, e=e, r=rng.random())
         elif k == "resall":
             s.update(e=e, order=rng.randrange(1 << 30), gap_ms=round(rng.uniform(0, 8), 2),
                      back=round(rng.uniform(0.2, 1.5), 3))
@@ -642,6 +661,8 @@ class Run:
                         part.send(f"res {c} {s['e']}")
                         self.note(f"  leader {part.name} c{c} resigns")
                         later(s["back"], lambda part=part, c=c: part.send(f"vol {c} {s['e']}"))
+        elif k in ("xfer", "oxfer"):
+            self._transfer(s)
         elif k == "resall":
             e = s["e"]
             hs = [(pt, c) for pt in self.parts for c in range(C) if pt.killed_mono is None]
@@ -677,6 +698,35 @@ class Run:
             ln.reset()
         elif k == "sclose":
             self._close_session(s["p"], s["c"])
+
+    def _transfer(self, s):
+        """xfer: each handle that answers 1 for path e (one, unless the
+        faults made more) transfers to another live candidacy of e, the r-th
+        of those in line now (the path's nodes, as the operator lists
+        them), in line order; oxfer: client c of process p asks whoever
+        leads e for that. The target may have left by the time the call
+        runs: ENOCANDIDATE or ETARGET_LOST, both legitimate."""
+        e = s["e"]
+        ids = self.live_ids()
+        kids = children(self.w.kz, self.paths[e])
+        in_line = [kids[n] for n in sorted((n for n in kids if CANDIDATE.match(n)), key=seqno)]
+        leaders = [(pt, c) for pt in self.parts for c in range(C)
+                   if pt.killed_mono is None and pt.current(c, e)]
+        if s["kind"] == "xfer":
+            for pt, c in leaders:
+                mine = ids.get((pt, c, e))
+                others = [i for i in in_line if i != mine]
+                if others:
+                    target = others[int(s["r"] * len(others))]
+                    pt.send(f"xfer {c} {e} {target}")
+                    self.note(f"  leader {pt.name} c{c} transfers to {target}")
+            return
+        led = {ids.get((pt, c, e)) for pt, c in leaders}
+        others = [i for i in in_line if i not in led]
+        if others:
+            target = others[int(s["r"] * len(others))]
+            self.parts[s["p"]].send(f"oxfer {s['c']} {e} {target}")
+            self.note(f"  {self.parts[s['p']].name} c{s['c']} asks for a transfer to {target}")
 
     def _try(self, fn):
         """An operator's call, bounded by OP_TIMEOUT_S: kazoo's own calls
@@ -1078,6 +1128,27 @@ class Run:
                 self.violations.append((
                     "call-bound", f"{part.name}.c{w[2]}.e{w[3]}: {w[1]} returned after "
                     f"{(m1 - m0) / 1e6:.0f} ms at {self.rel(m0)}"))
+        # Transfers (issue 33): a code zkelect.h allows among faults, and
+        # within their bound: the timeout plus the handover's delete and
+        # listing for zkelect_transfer, plus three session timeouts for the
+        # outside request, and a session timeout of slack for a reconnect.
+        xfer_ns = {"xfer": int((XFER_MS + 2 * T_MS) * 1e6) + CALL_SLACK_NS,
+                   "oxfer": int((XFER_MS + 4 * T_MS) * 1e6) + CALL_SLACK_NS}
+        for part in self.all_parts:
+            for w in part.words():
+                if w[0] != "ACK" or w[1] not in xfer_ns or len(w) < 10:
+                    continue
+                self.counts[f"{w[1]}:{w[8]}"] = self.counts.get(f"{w[1]}:{w[8]}", 0) + 1
+                if w[8] not in XFER_CODES:
+                    self.violations.append((
+                        "api", f"{part.name}.c{w[2]}.e{w[3]}: {w[1]} to {w[9]} returned {w[8]} "
+                        f"at {self.rel(int(w[6]))}"))
+                m0, m1 = int(w[6]), int(w[7])
+                if m1 - m0 > xfer_ns[w[1]] and not any(a <= m1 and (b is None or b >= m0)
+                                                      for a, b in part.stops):
+                    self.violations.append((
+                        "call-bound", f"{part.name}.c{w[2]}.e{w[3]}: {w[1]} to {w[9]} returned "
+                        f"{w[8]} after {(m1 - m0) / 1e6:.0f} ms at {self.rel(m0)}"))
         # A child of fork() answers 0 and refuses every other call (issue 27
         # finding 11); a destroy from the handle's own callback, even under
         # a nested dispatch, is refused with EDEADLK (finding 3).
@@ -1255,7 +1326,8 @@ def worker(args, wid, results):
             dt = time.monotonic() - t0
             log(f"run seed={seed} steps={len(r.schedule)} {dt:.0f} s "
                 f"settled={'%.1f s' % r.settle_s if r.settle_s is not None else 'no'} "
-                f"violations={kinds_of(r.violations) or 'none'}")
+                f"violations={kinds_of(r.violations) or 'none'}"
+                + "".join(f" {k}={v}" for k, v in sorted(r.counts.items()) if ":" in k))
             res = {"seed": seed, "steps": r.counts, "seconds": dt,
                    "violations": r.violations, "settle_s": r.settle_s}
             if r.violations:

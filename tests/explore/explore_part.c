@@ -56,6 +56,12 @@
  *   fork c      fork(); the child asks every inherited handle is_leader for
  *               FORK_MS, then resign on one, and _exits; the parent waits
  *   logstall c ms  the next log record makes the log callback sleep ms
+ *   xfer c e ID   zkelect_transfer() of handle (c,e) to the candidate ID,
+ *               with a timeout of T_MS; on this thread, so the commands
+ *               behind it wait for it (ACK xfer c e h rc m0 m1 NAME ID)
+ *   oxfer c e ID  zkelect_client_transfer() on client c: path e's leader,
+ *               whoever it is, asked from outside to hand over to ID, with
+ *               a timeout of T_MS (ACK oxfer c e h rc m0 m1 NAME ID)
  *   dcl c       destroy client c with its elections
  *   ncl c       a new client c (its elections come with the next vol)
  *   quit
@@ -167,6 +173,12 @@ static void on_log(int level, const char *message, void *opaque)
 }
 #endif
 
+/* Transfers came with the 1.2 header: an older build's xfer steps do
+ * nothing (NONE). */
+#if ZKELECT_VERSION_MAJOR > 1 || (ZKELECT_VERSION_MAJOR == 1 && ZKELECT_VERSION_MINOR >= 2)
+#define HAVE_TRANSFER 1
+#endif
+
 static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opaque)
 {
     struct ctx *x = opaque;
@@ -268,9 +280,11 @@ static void destroy_slot(struct slot *s, const char *verb)
 
 static void command(char *line)
 {
-    char verb[16];
+    char verb[16], target[200] = "";
     int c = -1, e = -1;
-    int n = sscanf(line, "%15s %d %d", verb, &c, &e);
+    int n = sscanf(line, "%15s %d %d %199s", verb, &c, &e, target);
+    if (n == 4)
+        n = 3;
     if (n < 1)
         return;
     if (c < 0 || c >= nclients || (n == 3 && strcmp(verb, "logstall") && (e < 0 || e >= npaths))) {
@@ -357,6 +371,24 @@ static void command(char *line)
         if (rc == 0)
             check_after_resign(el, c, e, s->gen, m1);
         say("ACK res %d %d %d %d %" PRId64 " %" PRId64, c, e, s->gen, rc, m0, m1);
+    } else if (!strcmp(verb, "xfer") || !strcmp(verb, "oxfer")) {
+        /* Issue 33: a transfer among the faults. The handle's own call runs
+         * here, where destroy runs too, so the handle outlives it. */
+        int rc = -999;
+        if (!*target) {
+            say("ERR bad command %s", line);
+            return;
+        }
+#ifdef HAVE_TRANSFER
+        if (verb[0] == 'x') {
+            if (s->el)
+                rc = zkelect_transfer(s->el, target, atoi(tms));
+        } else if (clients[c]) {
+            rc = zkelect_client_transfer(clients[c], paths[e], target, atoi(tms));
+        }
+#endif
+        say("ACK %s %d %d %d %d %" PRId64 " %" PRId64 " %s %s", verb, c, e, s->gen, rc, m0, mono(),
+            rc == -999 ? "NONE" : rc ? zkelect_err_name(rc) : "OK", target);
     } else if (!strcmp(verb, "des")) {
         destroy_slot(s, "des");
     } else if (!strcmp(verb, "cbres")) {
