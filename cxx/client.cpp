@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "crash_guard.h"
+#include "change_waiter.h"
 #include "ensemble_config.h"
 #include "names.h"
 #include "sasl_probe.h"
@@ -1059,16 +1060,35 @@ const char *transfer_outcome(int code) {
 
 int Client::request_transfer(const std::string &path, const std::string &target, int timeout_ms,
                              std::string *why) {
+    int rc = ask_transfer(path, target, timeout_ms, why);
+    // Before the request is written only: once it is, the waiting goes on
+    // with the client's next session (the request is in the path's data,
+    // not tied to a session).
+    if (rc == kESessionExpired) {
+        *why = "this client's session expired while asking (" + *why + "); nothing was changed";
+        rc = kEConnLoss;
+    }
+    return rc;
+}
+
+int Client::ask_transfer(const std::string &path, const std::string &target, int timeout_ms,
+                         std::string *why) {
     using clock = std::chrono::steady_clock;
     if (on_loop_thread()) {
         *why = "called on the client's loop thread (from an event callback)";
         return kEDeadlk;
     }
-    auto session = session_snapshot();
-    if (!session) {
+    auto first = session_snapshot();
+    if (!first) {
         *why = "the client is closing";
         return kEClosed;
     }
+    // Each request goes to the session of the moment: the client replaces
+    // an expired one while this waits.
+    const auto zk = [&] {
+        auto s = session_snapshot();
+        return s ? s : first;
+    };
     const int t_ms = effective_timeout_ms();
     const auto T = std::chrono::milliseconds(t_ms);
     const auto no_answer = [&] {
@@ -1110,7 +1130,7 @@ int Client::request_transfer(const std::string &path, const std::string &target,
         return kEInval;
     }
     Reply r;
-    if (!call(clock::now() + T, [&](ReplyFn f) { session->get(path, false, std::move(f)); }, &r))
+    if (!call(clock::now() + T, [&](ReplyFn f) { zk()->get(path, false, std::move(f)); }, &r))
         return no_answer();
     if (r.rc == ZNONODE) {
         *why = "no candidate under " + path;
@@ -1127,10 +1147,38 @@ int Client::request_transfer(const std::string &path, const std::string &target,
         *why = "a transfer of " + path + "'s leader is under way; nothing was changed";
         return kEState;
     }
+    // The answer comes through watches, which the loop hands to members
+    // only: a member of this call's own, gone when the call returns.
+    auto waiter = std::make_shared<ChangeWaiter>();
+    post([this, waiter] { waiter->id = add_member(waiter); });
+    struct Leave {
+        Client *c;
+        std::shared_ptr<ChangeWaiter> w;
+        ~Leave() {
+            c->post([c = c, w = w] { c->remove_member(w->id); });
+        }
+    } leave{this, waiter};
+    // A read of `node` that leaves a watch on it for the waiter (its data,
+    // or its existence); on the loop, so that the watch is the waiter's
+    // before the reply can come.
+    const auto watched = [&](const std::string &node, bool data, clock::time_point deadline,
+                             Reply *out) {
+        return call(deadline,
+                    [&](ReplyFn f) {
+                        post([this, waiter, node, data, f = std::move(f)]() mutable {
+                            watch(node, waiter->id);
+                            if (data)
+                                session().get(node, true, std::move(f));
+                            else
+                                session().exists(node, true, std::move(f));
+                        });
+                    },
+                    out);
+    };
     // Version-checked: whatever was in P's data a moment ago is not lost
     // unseen (another asker's request, a leader's marker).
     if (!call(clock::now() + T,
-              [&](ReplyFn f) { session->set(path, request, r.stat.version, std::move(f)); }, &r))
+              [&](ReplyFn f) { zk()->set(path, request, r.stat.version, std::move(f)); }, &r))
         return no_answer();
     if (r.rc == ZBADVERSION) {
         *why = "the data of " + path + " changed while asking (another transfer?); nothing was changed";
@@ -1141,44 +1189,41 @@ int Client::request_transfer(const std::string &path, const std::string &target,
         return err_from_zk(r.rc);
     }
     const int32_t mine = r.stat.version;
-    // The leader answers in P's data; it is read every 50 ms (an asker is
-    // rare, and a watch would need a member on the loop for one call).
+    // The leader answers in P's data. Read it whenever it changes, whenever
+    // the leader's node goes (a leader that went before reading the request
+    // never will: withdraw it then), and at least every T in case a watch
+    // went with a connection.
     const auto end = clock::now() + std::chrono::milliseconds(timeout_ms) + T;
     std::optional<TransferLine> result;
     int32_t result_version = -1;
     bool taken = false;
-    for (int round = 0; round < 100000 && clock::now() < end && !result; ++round) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        if (!call(std::min(end, clock::now() + T),
-                  [&](ReplyFn f) { session->get(path, false, std::move(f)); }, &r) ||
-            r.rc != ZOK)
-            continue;
-        if (r.stat.version != mine) taken = true;
-        auto res = parse_transfer_result(r.data);
-        if (res && res->leader == leader && res->id == target) {
-            result = res;
-            result_version = r.stat.version;
-        } else if (!taken && round % 10 == 9) {
-            // A leader that went before reading the request (another
-            // transfer, a failover) never will: withdraw it now.
-            Reply x;
-            if (call(std::min(end, clock::now() + T),
-                     [&](ReplyFn f) { session->exists(path + "/" + leader, false, std::move(f)); },
-                     &x) &&
-                x.rc == ZNONODE &&
-                call(clock::now() + T, [&](ReplyFn f) { session->set(path, "", mine, std::move(f)); },
-                     &x) &&
-                x.rc == ZOK) {
-                *why = "the leader stopped leading before it took the request up; withdrawn, "
-                       "nothing was changed";
-                return kENotLeader;
+    for (int round = 0; round < 100000 && !result; ++round) {
+        const uint64_t seen = waiter->seen();
+        if (watched(path, true, std::min(end, clock::now() + T), &r) && r.rc == ZOK) {
+            if (r.stat.version != mine) taken = true;
+            auto res = parse_transfer_result(r.data);
+            if (res && res->leader == leader && res->id == target) {
+                result = res;
+                result_version = r.stat.version;
+                break;
             }
         }
+        Reply x;
+        if (!taken && watched(path + "/" + leader, false, std::min(end, clock::now() + T), &x) &&
+            x.rc == ZNONODE &&
+            call(clock::now() + T, [&](ReplyFn f) { zk()->set(path, "", mine, std::move(f)); }, &x) &&
+            x.rc == ZOK) {
+            *why = "the leader stopped leading before it took the request up; withdrawn, "
+                   "nothing was changed";
+            return kENotLeader;
+        }
+        if (clock::now() >= end) break;
+        waiter->wait_past(seen, std::min(end, clock::now() + T));
     }
     if (!result) {
         // Withdrawn only if untouched: a leader that took it up runs on.
         if (!taken && call(clock::now() + T,
-                           [&](ReplyFn f) { session->set(path, "", mine, std::move(f)); }, &r) &&
+                           [&](ReplyFn f) { zk()->set(path, "", mine, std::move(f)); }, &r) &&
             r.rc == ZOK) {
             *why = "the leader did not take up the request within " +
                    std::to_string(timeout_ms + t_ms) +
@@ -1194,15 +1239,22 @@ int Client::request_transfer(const std::string &path, const std::string &target,
         return kETimedOut;
     }
     // Ours to clear, if nobody wrote since (a new leader's own transfer).
-    call(clock::now() + T, [&](ReplyFn f) { session->set(path, "", result_version, std::move(f)); },
+    call(clock::now() + T, [&](ReplyFn f) { zk()->set(path, "", result_version, std::move(f)); },
          &r);
     int code = result->number;
     *why = transfer_outcome(code);
     if (code != kOk) return code;
     // The leader wrote the outcome before deleting its node: first is the
     // target once that delete lands, or someone else if the target left.
+    // The path's children are watched before each listing, so a change
+    // after it wakes the next.
     const auto confirm_end = clock::now() + 2 * T;
     for (int round = 0; round < 100000 && clock::now() < confirm_end; ++round) {
+        const uint64_t seen = waiter->seen();
+        post([this, waiter, path] {
+            watch(path, waiter->id);
+            session().get_children(path, true, [](Reply &&) {});
+        });
         std::string ignored;
         if (participants(path, t_ms, &line, &ignored) == kOk) {
             if (!line.empty() && line[0].id == target) return kOk;
@@ -1211,7 +1263,7 @@ int Client::request_transfer(const std::string &path, const std::string &target,
                 return kETargetLost;
             }
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        waiter->wait_past(seen, confirm_end);
     }
     *why = "the leader said it handed over, but its node was still first after " +
            std::to_string(2 * t_ms) + " ms";

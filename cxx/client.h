@@ -231,6 +231,9 @@ private:
     // (deleted: as a watch would) or not ours to read any more.
     void deliver_node_failed(uint64_t id, const std::string &path, bool deleted) override;
 
+    // request_transfer's work; it returns kESessionExpired as well.
+    int ask_transfer(const std::string &path, const std::string &target, int timeout_ms,
+                     std::string *why);
     void run();
     // One turn of the loop: the mailbox as it stands (at most max_items of
     // it), then the timers due. False once the client is stopping.

@@ -670,9 +670,11 @@ ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *targe
  * (no candidate with that id), ZKELECT_ENOTSUP (the leader or a candidate
  * ahead of the target cannot take part: Curator's LeaderLatch, libzkelect
  * before 1.2), ZKELECT_ESTATE (a transfer of this leader is under way, or
- * the path's data changed while asking), ZKELECT_EAUTH, ZKELECT_ECONNLOSS,
- * ZKELECT_EZK; ZKELECT_ENOTLEADER when the leader stopped leading during
- * the transfer. ZKELECT_EINVAL for NULL, an invalid path or id, or
+ * the path's data changed while asking), ZKELECT_EAUTH, ZKELECT_ECONNLOSS
+ * (also when this client's session expired before the request was
+ * written; once it is written, the call waits on with the client's next
+ * session), ZKELECT_EZK; ZKELECT_ENOTLEADER when the leader stopped
+ * leading during the transfer. ZKELECT_EINVAL for NULL, an invalid path or id, or
  * timeout_ms out of range; ZKELECT_EDEADLK when called on the client's
  * loop thread (from an event callback). The message of
  * zkelect_last_error() says which. Any thread; blocks. Since 1.2.

@@ -188,7 +188,9 @@ def test_malformed_requests_change_nothing(api, handles, zk, kz):
 def test_a_request_nobody_takes_up_is_withdrawn(api, handles, zk, kz):
     """A leader that says it can transfer (a version-8 node) but never reads
     the request (stalled, or a 1.2 development build): the asker times out
-    and takes its request back; nothing changed."""
+    and takes its request back; nothing changed. Meanwhile it waits on
+    watches, not by reading the path's data again and again: its requests
+    are counted."""
     lib = api.lib
     transfer = _fn(lib)
     path = f"/t/xout-{uuid.uuid4().hex[:8]}"
@@ -196,11 +198,20 @@ def test_a_request_nobody_takes_up_is_withdrawn(api, handles, zk, kz):
     _ghost(kz, path, "ghost", version=8)
     es = _candidates(api, handles, zk, kz, path, 1, others=1)
     asker = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=1000)
+    sent = api.counter_named(asker, "zk_requests")
     began = time.monotonic()
     rc = transfer(asker, path.encode(), b"c0", 500)
     took = time.monotonic() - began
+    sent = api.counter_named(asker, "zk_requests") - sent
     assert _err(lib, rc) == "ZKELECT_ETIMEDOUT"
     assert 1.4 < took < 3, took
+    # The listing and its reads (4), the read and the write of the request,
+    # a read of the data and of the leader's node per session timeout
+    # (three rounds), the withdrawal, the pings of 1.5 s (T/3 apart):
+    # 17 here.
+    # Read every 50 ms it was 38.
+    print(f"\nrequests while waiting out an untaken request: {sent}")
+    assert sent <= 25, sent
     assert kz.get(path)[0] == b"", kz.get(path)
     assert _line(kz, path) == ["ghost", "c0"]
     assert all(d["type"] != "STEPPED_BACK" for d in _drain(api, es["c0"]))
