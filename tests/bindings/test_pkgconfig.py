@@ -1,14 +1,19 @@
 """The C consumer check (pkgconfig/): install libzkelect into a scratch
-prefix, then build pkgconfig/consumer/elect.c with nothing but
+staging root, then build pkgconfig/consumer/elect.c with nothing but
 `cc elect.c $(pkg-config --cflags --libs libzkelect)` and run it against
 the test ensemble; and check the installed tree is what a distribution
 would package (exported symbols, SONAME, headers, .pc).
 
-The install comes from its own meson build dir, configured from the
-source tree with --prefix, under <build dir>/pkgconfig-check (kept between
-runs so a re-run only rebuilds what changed; the prefix is wiped first).
+The install is the test build's own (`./dev` configures it with
+-Ddefault_library=both, as Debian's rules do), put under
+<build dir>/pkgconfig-check/stage by `meson install --destdir`, the way a
+distribution stages a package; pkg-config finds it there through
+PKG_CONFIG_SYSROOT_DIR, as it finds a staged or cross-built tree. (A build
+of its own for this check cost a whole second build of the library in
+every `./dev test`.)
 """
 
+import json
 import os
 import re
 import shutil
@@ -48,19 +53,17 @@ def installed(build_dir):
     for tool in ("meson", "ninja", "cc", "pkg-config", "nm", "readelf"):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed", pytrace=False)
-    base = build_dir / "pkgconfig-check"
-    bdir = base / "build"
-    prefix = base / "prefix"
-    shutil.rmtree(prefix, ignore_errors=True)
+    options = {o["name"]: o["value"] for o in json.loads(_ok(_run(
+        ["meson", "introspect", "--buildoptions", str(build_dir)]), "meson introspect").stdout)}
+    if options.get("default_library") != "both":
+        pytest.fail(f"{build_dir} is not configured with -Ddefault_library=both (./dev build "
+                    "configures it so)", pytrace=False)
+    stage = build_dir / "pkgconfig-check" / "stage"
+    shutil.rmtree(build_dir / "pkgconfig-check", ignore_errors=True)
     env = _clean_env()
-    # both: the static archive is part of what a distribution ships.
-    setup = ["meson", "setup", str(bdir), str(REPO), f"--prefix={prefix}", "-Dtests=false",
-             "-Ddefault_library=both", "-Dlua=enabled", "-Djava=enabled", "-Dgo=enabled"]
-    if (bdir / "build.ninja").exists():
-        setup.insert(2, "--reconfigure")
-    _ok(_run(setup, env=env, cwd=REPO), "meson setup")
-    _ok(_run(["meson", "install", "-C", str(bdir)], timeout=BUILD_TIMEOUT, env=env),
-        "meson install")
+    _ok(_run(["meson", "install", "-C", str(build_dir), "--no-rebuild", "--quiet",
+              "--destdir", str(stage)], timeout=BUILD_TIMEOUT, env=env), "meson install --destdir")
+    prefix = stage / options["prefix"].lstrip("/")
 
     libs = sorted(prefix.rglob("libzkelect.so.1"))
     pcs = sorted(prefix.rglob("libzkelect.pc"))
@@ -68,8 +71,9 @@ def installed(build_dir):
     assert len(pcs) == 1, f"libzkelect.pc installed {len(pcs)} times: {pcs}"
     pc_dir = pcs[0].parent
     env["PKG_CONFIG_PATH"] = str(pc_dir)
-    # LIBDIR replaces pkg-config's default search path: the scratch prefix only.
+    # LIBDIR replaces pkg-config's default search path: the staged tree only.
     env["PKG_CONFIG_LIBDIR"] = str(pc_dir)
+    env["PKG_CONFIG_SYSROOT_DIR"] = str(stage)
     return SimpleNamespace(prefix=prefix, lib=libs[0], libdir=libs[0].parent, pc=pcs[0], env=env)
 
 
