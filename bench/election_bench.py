@@ -25,7 +25,8 @@ ids' LEADER intervals overlap by the participants' own time stamps.
                leader: its `join` -> its FOLLOWER line (a new process each
                trial, which quits after it)
   transfer     (libzkelect only) `transfer <leader> <target>` to the 2nd,
-               the 5th and the last of --transfer-n in line, interleaved
+               the 5th and the last of --transfer-n in line, and
+               `zkelect transfer` from outside to the 5th, interleaved
                with a `resign` in the same election: command -> target's
                LEADER, the old leader's RESIGNED -> the target's LEADER
   herd         per graceful failover, the servers' counters (mntr, wchs,
@@ -262,7 +263,10 @@ def handover(el, old, command, timeout, what, outcome=None):
     given, to be truthy). Returns (command ns, RESIGNED, LEADER, FOLLOWER)."""
     m = el.mark()
     t_cmd = time.time_ns()
-    el.owner[old].send(command)
+    if callable(command):
+        command()
+    else:
+        el.owner[old].send(command)
 
     def done():
         res = new = back = None
@@ -299,11 +303,14 @@ def queue(el):
     return [p["id"] for p in json.loads(out.stdout)["participants"]]
 
 
-def transfer_leader(el, place, timeout=30):
+def transfer_leader(el, place, timeout=30, outside=False):
     """One transfer from the leader to the candidate at `place` in line (0 is
     the leader), or a resign when place is None: (command ns, the old
     leader's RESIGNED, the new LEADER, the outcome's code); returns once the
-    old leader is FOLLOWER again."""
+    old leader is FOLLOWER again. outside: asked by `zkelect transfer`, a
+    process of its own (zkelect_client_transfer), rather than by the
+    leader's own zkelect_transfer; its time includes the tool's start and
+    its connect."""
     el.wait(el.converged, timeout, "a settled line before a transfer")
     order = queue(el)
     old = order[0]
@@ -311,16 +318,35 @@ def transfer_leader(el, place, timeout=30):
     with el.hub.cv:
         first_line = len(el.hub.lines)
     code = ["OK" if place is None else None]
+    asker = []
 
     def outcome():
+        if outside:
+            if asker and asker[0].poll() is not None:
+                code[0] = "OK" if asker[0].returncode == 0 else \
+                    "exit %d: %s" % (asker[0].returncode, asker[0].stderr.read().strip())
+            return code[0]
         with el.hub.cv:
             for ln in el.hub.lines[first_line:]:
                 if ln.words[:3] == ["INFO", old, "transfer"]:
                     code[0] = next((w[5:] for w in ln.words if w.startswith("code=")), "?")
         return code[0]
-    command = "transfer %s %s" % (old, target) if place is not None else "resign %s" % old
-    t_cmd, res, new, _ = handover(el, old, command, timeout,
-                                  "the end of `%s`" % command, outcome)
+    if outside:
+        def command():
+            asker.append(subprocess.Popen(
+                [el.a.cmd[0], "transfer", "--connect", el.a.connect, "--path", el.path,
+                 "--to", target], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        what = "the end of `zkelect transfer --to %s`" % target
+    else:
+        command = "transfer %s %s" % (old, target) if place is not None else "resign %s" % old
+        what = "the end of `%s`" % command
+    try:
+        t_cmd, res, new, _ = handover(el, old, command, timeout, what, outcome)
+    finally:
+        for p in asker:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
     if new.id != target:
         return t_cmd, res, new, "%s (%s leads, not %s)" % (code[0], new.id, target)
     return t_cmd, res, new, code[0]
@@ -329,7 +355,8 @@ def transfer_leader(el, place, timeout=30):
 def test_transfer(a):
     n = a.transfer_n
     places = sorted({1, min(4, n - 1), n - 1})
-    labels = ["resign"] + ["to_%d" % (p + 1) for p in places]
+    labels = ["resign"] + ["to_%d" % (p + 1) for p in places] + ["outside_to_%d" % (min(4, n - 1) + 1)]
+    how = [(None, False)] + [(p, False) for p in places] + [(min(4, n - 1), True)]
     cmd_ms = {k: [] for k in labels}
     gap_ms = {k: [] for k in labels}
     failed = []
@@ -338,8 +365,8 @@ def test_transfer(a):
         el.start(n, 1)
         el.settle(0.5)
         for t in range(a.warmup + a.transfer_trials):
-            for label, place in zip(labels, [None] + places):
-                t_cmd, res, new, code = transfer_leader(el, place)
+            for label, (place, outside) in zip(labels, how):
+                t_cmd, res, new, code = transfer_leader(el, place, outside=outside)
                 if code != "OK":
                     failed.append("%s: %s" % (label, code))
                 elif t >= a.warmup:

@@ -912,7 +912,8 @@ def write_transfer(R, res):
     R.p("## Leadership transfer (libzkelect only), N = %d, each candidate in its own process" % t["n"])
     R.p()
     R.p("`transfer <leader> <target>` (zkelect_transfer) to the candidate 2nd, 5th and last in line, "
-        "interleaved with a `resign` of the same election. Command -> the target's LEADER, and the "
+        "and `zkelect transfer --to` (zkelect_client_transfer, a process that is not a candidate) to "
+        "the 5th, interleaved with a `resign` of the same election. Command -> the target's LEADER, and the "
         "old leader's RESIGNED (its term's end) -> the target's LEADER. Curator and kazoo have no "
         "transfer; their way to move leadership is a resign, whose figures are the graceful table's. "
         "%d trials after %d warm-up; failed transfers: %d; safety violations: %d."
@@ -921,8 +922,11 @@ def write_transfer(R, res):
     rows = []
     for k, v in t["cmd_to_leader_ms"].items():
         g = t["resigned_to_leader_ms"][k]
-        what = "resign -> next in line" if k == "resign" else "transfer to the %s" % k[3:] + \
-            {"2": "nd", "3": "rd"}.get(k[3:], "th")
+        nth = k.rsplit("_", 1)[-1]
+        nth += {"2": "nd", "3": "rd"}.get(nth, "th")
+        what = ("resign -> next in line" if k == "resign" else
+                "`zkelect transfer` from outside to the %s (its start and connect included)" % nth
+                if k.startswith("outside") else "transfer to the %s" % nth)
         rows.append([what, f(v.get("median"), 1), f(v.get("p90"), 1), f(g.get("median"), 1),
                      f(g.get("p90"), 1)])
     R.table(["what", "command -> LEADER median (ms)", "p90", "RESIGNED -> LEADER median (ms)", "p90"],
