@@ -123,11 +123,11 @@ XFER_MS = T_MS
 # target is never the caller itself.
 XFER_CODES = {"OK", "ZKELECT_ETIMEDOUT", "ZKELECT_ETARGET_LOST", "ZKELECT_ENOCANDIDATE",
               "ZKELECT_ENOTLEADER", "ZKELECT_ENOLEADER", "ZKELECT_EAUTH", "ZKELECT_ECONNLOSS",
-              "ZKELECT_EZK", "ZKELECT_ESTATE", "ZKELECT_ECLOSED", "NONE",
-              # The asker's own session expired (seed 870324552: an oxfer
-              # while its session was closed from outside); zkelect.h's list
-              # for zkelect_client_transfer does not name it yet.
-              "ZKELECT_ESESSION_EXPIRED"}
+              "ZKELECT_EZK", "ZKELECT_ESTATE", "ZKELECT_ECLOSED", "NONE"}
+# Not ZKELECT_ESESSION_EXPIRED: an asker whose session expired (seed
+# 870324552: an oxfer while its session was closed from outside) answers
+# ECONNLOSS before its request is written and waits on with its next
+# session after.
 
 # The second safety review's findings (issue 27) and the steps whose
 # interleaving reaches each: a schedule that holds them in this order (on one
@@ -264,11 +264,14 @@ def step_text(s):
 
 # -- the participants ----------------------------------------------------------
 
-def build_participant(build_dir, out_dir):
+def build_participant(build_dir, out_dir, name="explore_part"):
     """explore_part.c compiled against the build's header (pkg-config of its
-    meson-uninstalled directory), as a user of that release would."""
+    meson-uninstalled directory), as a user of that release would. What the
+    header offers decides the steps it can take: a build without
+    zkelect_client_transfer (before issue 33, though already 1.2.0) answers
+    its transfer steps NONE."""
     build_dir = Path(build_dir).resolve()
-    out = Path(out_dir) / "explore_part"
+    out = Path(out_dir) / name
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise RuntimeError("no C compiler (cc)")
@@ -278,8 +281,13 @@ def build_participant(build_dir, out_dir):
                            capture_output=True, text=True)
     if flags.returncode:
         raise RuntimeError(f"pkg-config libzkelect in {build_dir}: {flags.stderr}")
+    words = flags.stdout.split()
+    headers = [Path(w[2:]) / "zkelect" / "zkelect.h" for w in words if w.startswith("-I")]
+    offers = " ".join(h.read_text(errors="replace") for h in headers if h.is_file())
+    if "zkelect_client_transfer" in offers:
+        words.append("-DEXPLORE_TRANSFER=1")
     r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-o", str(out),
-                        str(HERE / "explore_part.c"), *flags.stdout.split(), "-lpthread"],
+                        str(HERE / "explore_part.c"), *words, "-lpthread"],
                        capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"building explore_part.c failed:\n{r.stderr}")
@@ -389,7 +397,7 @@ class Part:
 class World:
     """The ensemble and the operator's kazoo clients, kept across runs."""
 
-    def __init__(self, build_dir, workdir):
+    def __init__(self, build_dir, workdir, mixed_dir=None):
         from kazoo.client import KazooClient
         logging.getLogger("kazoo").setLevel(logging.CRITICAL)
         self.build_dir = Path(build_dir).resolve()
@@ -402,11 +410,30 @@ class World:
         self.kz.start(timeout=20)
         self.kz2 = KazooClient(hosts=self.ens.connect_string, timeout=4.0)  # RESIGNED checks
         self.kz2.start(timeout=20)
-        self.env = dict(os.environ)
-        ld = str(self.build_dir / "capi")
-        self.env["LD_LIBRARY_PATH"] = ld + (":" + self.env["LD_LIBRARY_PATH"]
-                                            if self.env.get("LD_LIBRARY_PATH") else "")
+        self.env = self.env_of(self.build_dir)
+        # --mixed: every other process runs another build (an older
+        # release, as during a rolling upgrade of the candidates), its
+        # participant program built against that build's header.
+        self.flavours = [(self.binary, self.env)]
+        self.mixed = mixed_dir is not None
+        if self.mixed:
+            other = Path(mixed_dir).resolve()
+            self.flavours.append((build_participant(other, self.workdir, "explore_part_mixed"),
+                                  self.env_of(other)))
         self.count = 0
+
+    @staticmethod
+    def env_of(build_dir):
+        """The environment of a participant of build_dir: its library, and
+        its own crash guard (the guard speaks its library's protocol)."""
+        env = dict(os.environ)
+        ld = str(build_dir / "capi")
+        env["LD_LIBRARY_PATH"] = ld + (":" + env["LD_LIBRARY_PATH"]
+                                       if env.get("LD_LIBRARY_PATH") else "")
+        guard = build_dir / "guard" / "zkelect-guard"
+        if guard.exists():
+            env["ZKELECT_GUARD"] = str(guard)
+        return env
 
     def heal_servers(self):
         for i in range(3):
@@ -499,7 +526,8 @@ class Run:
     def start_part(self, p):
         self.incarnation[p] += 1
         name = f"p{p}i{self.incarnation[p]}"
-        part = Part(self.w.binary, self.w.env, name, self.paths, self.links[p])
+        binary, env = self.w.flavours[p % len(self.w.flavours)]
+        part = Part(binary, env, name, self.paths, self.links[p])
         part.on_line = self.on_line
         part.p = p
         if not part.wait(lambda w: w[0] in ("READY", "ERR"), 20) or part.proc.poll() is not None:
@@ -1139,7 +1167,9 @@ class Run:
                 if w[0] != "ACK" or w[1] not in xfer_ns or len(w) < 10:
                     continue
                 self.counts[f"{w[1]}:{w[8]}"] = self.counts.get(f"{w[1]}:{w[8]}", 0) + 1
-                if w[8] not in XFER_CODES:
+                # Beside a build without transfers (--mixed), a candidate
+                # that cannot step back is in line: ENOTSUP, nothing changed.
+                if w[8] not in XFER_CODES and not (getattr(self.w, "mixed", False) and w[8] == "ZKELECT_ENOTSUP"):
                     self.violations.append((
                         "api", f"{part.name}.c{w[2]}.e{w[3]}: {w[1]} to {w[9]} returned {w[8]} "
                         f"at {self.rel(int(w[6]))}"))
@@ -1296,7 +1326,7 @@ def write_case(seed, schedule, violations, rev=None):
 
 def worker(args, wid, results):
     tmp = tempfile.mkdtemp(prefix=f"explore-w{wid}-")
-    world = World(args.build, tmp)
+    world = World(args.build, tmp, args.mixed)
     try:
         k = 0
         t_stop = time.monotonic() + args.minutes * 60 if args.minutes else None
@@ -1357,6 +1387,8 @@ def main(argv=None):
     ap.add_argument("--duration", type=float, default=DURATION_S, help="seconds of schedule")
     ap.add_argument("--build", default=os.environ.get("ZKELECT_BUILD_DIR", str(REPO / "build")))
     ap.add_argument("--rev", default=None, help="(recorded in cases) the commit explored")
+    ap.add_argument("--mixed", default=None, metavar="BUILD_DIR",
+                    help="every other participant process runs this build (./dev explore --mix REV)")
     ap.add_argument("--mutation", default=None,
                     help="the build has this safety rule broken (./dev explore --mutation): "
                          "stop at the first violation; exit 0 when one was found (caught)")
@@ -1379,7 +1411,8 @@ def main(argv=None):
     if args.mutation:
         args.stop_on_violation = True
         args.shrink_minutes = 0
-    log(f"explore: build {args.build}, {P} processes x {C} clients x {E} paths, T {T_MS} ms, "
+    log(f"explore: build {args.build}" + (f" mixed with {args.mixed}" if args.mixed else "")
+        + f", {P} processes x {C} clients x {E} paths, T {T_MS} ms, "
         f"{args.duration:.0f} s schedules, "
         + (f"seeds {args.seeds}" if args.seeds else f"seeds from {args.seed0}"))
     t0 = time.monotonic()

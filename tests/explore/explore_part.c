@@ -173,9 +173,10 @@ static void on_log(int level, const char *message, void *opaque)
 }
 #endif
 
-/* Transfers came with the 1.2 header: an older build's xfer steps do
- * nothing (NONE). */
-#if ZKELECT_VERSION_MAJOR > 1 || (ZKELECT_VERSION_MAJOR == 1 && ZKELECT_VERSION_MINOR >= 2)
+/* Transfers came during 1.2's development: the explorer defines
+ * EXPLORE_TRANSFER when the header has them (explore.py reads it); an older
+ * build's xfer steps do nothing (NONE). */
+#ifdef EXPLORE_TRANSFER
 #define HAVE_TRANSFER 1
 #endif
 
