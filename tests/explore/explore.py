@@ -397,7 +397,7 @@ class Part:
 class World:
     """The ensemble and the operator's kazoo clients, kept across runs."""
 
-    def __init__(self, build_dir, workdir, mixed_dir=None):
+    def __init__(self, build_dir, workdir, mixed_dir=None, priority=0):
         from kazoo.client import KazooClient
         logging.getLogger("kazoo").setLevel(logging.CRITICAL)
         self.build_dir = Path(build_dir).resolve()
@@ -416,6 +416,10 @@ class World:
         # participant program built against that build's header.
         self.flavours = [(self.binary, self.env)]
         self.mixed = mixed_dir is not None
+        # --priority: the last process's candidacies prefer to lead (issue
+        # 33), so transfers happen by themselves among the faults, one
+        # hold-down (2 T) after such a candidacy follows.
+        self.priority = priority
         if self.mixed:
             other = Path(mixed_dir).resolve()
             self.flavours.append((build_participant(other, self.workdir, "explore_part_mixed"),
@@ -527,6 +531,9 @@ class Run:
         self.incarnation[p] += 1
         name = f"p{p}i{self.incarnation[p]}"
         binary, env = self.w.flavours[p % len(self.w.flavours)]
+        if self.w.priority and p == P - 1:
+            env = dict(env, EXPLORE_PRIORITY=str(self.w.priority),
+                       EXPLORE_PRIORITY_HOLDDOWN_MS=str(2 * T_MS))
         part = Part(binary, env, name, self.paths, self.links[p])
         part.on_line = self.on_line
         part.p = p
@@ -1326,7 +1333,7 @@ def write_case(seed, schedule, violations, rev=None):
 
 def worker(args, wid, results):
     tmp = tempfile.mkdtemp(prefix=f"explore-w{wid}-")
-    world = World(args.build, tmp, args.mixed)
+    world = World(args.build, tmp, args.mixed, args.priority)
     try:
         k = 0
         t_stop = time.monotonic() + args.minutes * 60 if args.minutes else None
@@ -1387,6 +1394,9 @@ def main(argv=None):
     ap.add_argument("--duration", type=float, default=DURATION_S, help="seconds of schedule")
     ap.add_argument("--build", default=os.environ.get("ZKELECT_BUILD_DIR", str(REPO / "build")))
     ap.add_argument("--rev", default=None, help="(recorded in cases) the commit explored")
+    ap.add_argument("--priority", type=int, default=0, metavar="N",
+                    help="the last process's candidacies have election.priority N (1-255): "
+                         "automatic transfers among the faults")
     ap.add_argument("--mixed", default=None, metavar="BUILD_DIR",
                     help="every other participant process runs this build (./dev explore --mix REV)")
     ap.add_argument("--mutation", default=None,

@@ -250,10 +250,17 @@ static zkelect_client_t *new_client(int c)
     char guard[16];
     size_t guard_len = sizeof guard;
     int has_guard = zkelect_conf_get(conf, "crash.guard", guard, &guard_len) == 0;
+    /* explore.py --priority: this process's candidacies prefer to lead
+     * (issue 33), asking for the lead one hold-down after they follow. */
+    const char *prio = getenv("EXPLORE_PRIORITY");
+    const char *holddown = getenv("EXPLORE_PRIORITY_HOLDDOWN_MS");
     if (!zkelect_conf_set(conf, "zk.hosts", hosts[c], err, sizeof err) &&
         !zkelect_conf_set(conf, "zk.session.timeout.ms", tms, err, sizeof err) &&
         !zkelect_conf_set(conf, "zk.log.level", "info", err, sizeof err) &&
-        (!has_guard || !zkelect_conf_set(conf, "crash.guard", "on", err, sizeof err)))
+        (!has_guard || !zkelect_conf_set(conf, "crash.guard", "on", err, sizeof err)) &&
+        (!prio || !zkelect_conf_set(conf, "election.priority", prio, err, sizeof err)) &&
+        (!prio || !holddown ||
+         !zkelect_conf_set(conf, "election.priority.holddown.ms", holddown, err, sizeof err)))
         cl = zkelect_client_new(conf, err, sizeof err);
     zkelect_conf_destroy(conf);
     if (!cl)
