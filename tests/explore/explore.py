@@ -1065,6 +1065,9 @@ class Run:
                         close(c, e, last)
                 elif w[0] == "EV" and w[4] in ("ELECTED", "DEPOSED"):
                     events.setdefault((part.name, w[1], w[2], w[3]), []).append((w[4], w[5]))
+                    if w[4] == "DEPOSED" and w[5] == "transferred":
+                        # Handovers done, asked or automatic (--priority): in the run's line.
+                        self.counts["handed:over"] = self.counts.get("handed:over", 0) + 1
             for (c, e) in list(cur):
                 if part.killed_mono is None:
                     self.violations.append(("history", f"{part.name} c{c} e{e}: a run of 1 "
