@@ -321,11 +321,6 @@ def transfer_leader(el, place, timeout=30, outside=False):
     asker = []
 
     def outcome():
-        if outside:
-            if asker and asker[0].poll() is not None:
-                code[0] = "OK" if asker[0].returncode == 0 else \
-                    "exit %d: %s" % (asker[0].returncode, asker[0].stderr.read().strip())
-            return code[0]
         with el.hub.cv:
             for ln in el.hub.lines[first_line:]:
                 if ln.words[:3] == ["INFO", old, "transfer"]:
@@ -341,7 +336,23 @@ def transfer_leader(el, place, timeout=30, outside=False):
         command = "transfer %s %s" % (old, target) if place is not None else "resign %s" % old
         what = "the end of `%s`" % command
     try:
-        t_cmd, res, new, _ = handover(el, old, command, timeout, what, outcome)
+        # The hub re-checks at each participant's line: the asker's exit is
+        # none, so it is waited for after the handover's lines.
+        t_cmd, res, new, _ = handover(el, old, command, timeout, what,
+                                      None if outside else outcome)
+        if outside:
+            try:
+                rc = asker[0].wait(timeout)
+            except subprocess.TimeoutExpired:
+                raise BenchError("timed out (%d s) waiting for %s" % (timeout, what)) from None
+            code[0] = "OK" if rc == 0 else "exit %d: %s" % (rc, asker[0].stderr.read().strip())
+    except BenchError as e:
+        said = ""
+        for p in asker:
+            if p.poll() is None:
+                p.kill()
+            said = p.communicate()[1][-3000:]
+        raise BenchError("%s%s" % (e, "; zkelect transfer said: " + said if asker else "")) from None
     finally:
         for p in asker:
             if p.poll() is None:
