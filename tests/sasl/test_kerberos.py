@@ -99,3 +99,27 @@ def test_no_kerberos_credentials_exit_5_with_the_cause(realm, zkelect_bin, test_
     assert "ZKELECT_EAUTH" in r.stderr and "GSSAPI" in r.stderr, r.stderr
     assert "KRB5_CLIENT_KTNAME" in r.stderr and "zookeeper/localhost" in r.stderr, r.stderr
     assert time.monotonic() - t0 < 5
+
+
+def test_an_expired_ticket_exits_5_naming_the_expiry(realm, zkelect_bin, test_env):
+    """A ticket cache whose ticket has run out (kinit -l 1s, then its lifetime
+    waited out) and no keytab to get another: the first connect fails with
+    ZKELECT_EAUTH, the CLI exits 5 within seconds, and the message says the
+    credentials expired rather than that there are none."""
+    kdc, ens, d, _ = realm
+    cache = os.path.join(d, "ccache-expired")
+    env = _env(test_env, kdc, None)
+    env["KRB5CCNAME"] = f"FILE:{cache}"
+    subprocess.run(["kinit", "-k", "-t", os.path.join(d, "alice.keytab"), "-l", "1s",
+                    "-c", f"FILE:{cache}", f"alice@{kdc.realm}"], env=env, check=True,
+                   capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    time.sleep(2.2)  # the ticket's whole lifetime (1 s), and a second more
+    t0 = time.monotonic()
+    r = subprocess.run([str(zkelect_bin), "run", "--connect", _hosts(ens), "--path",
+                        "/krb/never", "--set", "zk.sasl.mechanism=GSSAPI", "--", "true"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 5, (r.returncode, r.stdout, r.stderr)
+    assert "ZKELECT_EAUTH" in r.stderr and "GSSAPI" in r.stderr, r.stderr
+    print("\n" + r.stderr.strip().splitlines()[-1])
+    assert "expired" in r.stderr.lower(), r.stderr
+    assert time.monotonic() - t0 < 5
