@@ -106,23 +106,23 @@ Client::~Client() {
     ::close(timer_fd_);
 }
 
-// The guard's line carries the connect string (at most 4096 bytes in all).
+// The guard's lines carry the connect string and, over TLS, the zk.tls.*
+// files' names (at most 4096 bytes in all: one atomic write to its pipe).
 constexpr size_t kGuardHostsMax = 3900;
 
 void Client::join_crash_guard() {
     if (settings_.guard == GuardMode::kOff) return;
     std::string why;
-    if (!settings_.tls.empty()) {
-        why = "the crash guard cannot close sessions over TLS (it connects in plain TCP)";
-    } else if (!settings_.sasl.mechanism.empty()) {
+    if (!settings_.sasl.mechanism.empty()) {
         // A server that enforces SASL answers an unauthenticated
         // connection's closeSession with -124 and closes it: the guard,
         // which carries no credentials, could not close the session.
         why = "the crash guard cannot close sessions with SASL (zk.sasl.*: it connects without "
               "credentials, and a server that requires SASL refuses it)";
-    } else if (settings_.hosts.size() > kGuardHostsMax) {
-        why = "zk.hosts is longer than the crash guard takes (" + std::to_string(kGuardHostsMax) +
-              " bytes)";
+    } else if (settings_.hosts.size() + settings_.tls.size() > kGuardHostsMax) {
+        why = std::string(settings_.tls.empty() ? "zk.hosts is"
+                                                : "zk.hosts and the zk.tls.* files' names are") +
+              " longer than the crash guard takes (" + std::to_string(kGuardHostsMax) + " bytes)";
     } else {
         guard_ticket_ = crash_guard::join(
             settings_.guard_delay_ms,
@@ -153,7 +153,11 @@ void Client::guard_session() {
     g.timeout_ms = session_->negotiated_timeout_ms();
     // The servers in use: after a reconfiguration zk.hosts may name none.
     g.hosts = hosts();
-    if (g.hosts.size() > kGuardHostsMax) return;
+    // Over TLS the guard connects as this client does (its CA, certificate
+    // and key), so that a TLS-only ensemble takes its close.
+    g.tls = settings_.tls;
+    // Both lines in one write of at most PIPE_BUF bytes: whole or nothing.
+    if (g.hosts.size() + g.tls.size() > kGuardHostsMax) return;
     crash_guard::add(guard_ticket_, g);
 }
 

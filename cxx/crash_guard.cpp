@@ -184,7 +184,13 @@ std::string wait_line(int64_t id, int pid) {
 
 // What a guard is told of a member's session: ADD, and its WAIT if any.
 std::string session_lines(const GuardedSession &s, int wait_pid) {
-    return add_line(s) + (wait_pid ? wait_line(s.id, wait_pid) : std::string());
+    std::string tls;
+    if (!s.tls.empty()) {
+        char head[32];
+        std::snprintf(head, sizeof head, "TLS %016" PRIx64 " ", static_cast<uint64_t>(s.id));
+        tls = head + s.tls + '\n';
+    }
+    return add_line(s) + tls + (wait_pid ? wait_line(s.id, wait_pid) : std::string());
 }
 
 std::string del_line(int64_t id) {

@@ -24,6 +24,7 @@ struct GuardedSession {
     std::string passwd;  // the session password's bytes
     int timeout_ms = 0;  // negotiated
     std::string hosts;   // the connect string
+    std::string tls;     // zk.tls.*'s "ca,cert,key[,password]"; empty: plain TCP
 };
 
 // The path of the helper: the environment's ZKELECT_GUARD when set (tests

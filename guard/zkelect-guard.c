@@ -47,6 +47,7 @@
  * The pipe carries lines, each a record, in ASCII, ending in '\n':
  *
  *   ADD <sid> <passwd> <timeout_ms> <connect string>
+ *   TLS <sid> <ca>,<cert>,<key>[,<key password>]
  *   WAIT <sid> <pid>
  *   DEL <sid>
  *
@@ -56,8 +57,13 @@
  *              1..3600000); the guard reconnects with it
  *   <connect string>  the rest of the line (host:port,...[/chroot])
  *
- * ADD guards a session (again: replaces what was given for that id, WAIT
- * included), DEL withdraws it. WAIT makes the session's closing wait, once
+ * ADD guards a session (again: replaces what was given for that id, TLS
+ * and WAIT included), DEL withdraws it. TLS (after the session's ADD) says
+ * the session's servers take TLS only: the guard connects to them as the
+ * owner did, with the owner's CA file, certificate and key (their paths,
+ * as zk.tls.* named them; the key's password too when it has one), the
+ * rest of the line. A guard built without TLS takes the record and says
+ * (with --debug) that it cannot close that session. WAIT makes the session's closing wait, once
  * the owner is dead, for process <pid> (decimal) to end as well: a
  * supervisor's helper that stops the supervised work when the supervisor
  * dies (zkelect run's keeper kills the command's tree), so that the work is
@@ -144,6 +150,7 @@ struct session {
     clientid_t id;
     int timeout_ms;
     char *hosts;
+    char *tls;          /* "ca,cert,key[,password]"; NULL: plain TCP */
     zhandle_t *zh;
     int state;          /* last state the watcher saw; 0 = none yet */
     int wait_fd;        /* pidfd of the WAIT process; -1: none */
@@ -337,9 +344,20 @@ static void drop_wait(struct session *s)
     s->wait_fd = -1;
 }
 
+static void drop_tls(struct session *s)
+{
+    if (s->tls) {
+        /* A key's password may be in it. */
+        memset(s->tls, 0, strlen(s->tls));
+        free(s->tls);
+        s->tls = NULL;
+    }
+}
+
 static void forget(struct session *s)
 {
     drop_wait(s);
+    drop_tls(s);
     free(s->hosts);
     /* The credentials do not outlive their use. */
     memset(s, 0, sizeof *s);
@@ -381,6 +399,20 @@ static int record(char *line)
         }
         return 0;
     }
+    if (strncmp(line, "TLS ", 4) == 0) {
+        const char *p = line + 4;
+        if (parse_sid(p, &sid) != 0 || p[16] != ' ' || p[17] == '\0')
+            return -1;
+        struct session *s = find(sid);
+        if (!s)
+            return -1;
+        drop_tls(s);
+        s->tls = strdup(p + 17);
+        if (!s->tls)
+            return -1;
+        say("TLS %016llx", (unsigned long long)sid);
+        return 0;
+    }
     if (strncmp(line, "ADD ", 4) != 0)
         return -1;
     const char *p = line + 4;
@@ -411,6 +443,7 @@ static int record(char *line)
         s = &sessions[n_sessions++];
     } else {
         drop_wait(s);
+        drop_tls(s);
         free(s->hosts);
     }
     memset(s, 0, sizeof *s);
@@ -484,7 +517,21 @@ static void close_picked(int dry_run)
         struct session *s = &sessions[i];
         if (!s->picked)
             continue;
-        s->zh = zookeeper_init2(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log);
+        if (s->tls) {
+#ifdef ZKELECT_HAVE_ZK_TLS
+            /* zookeeper_init_ssl takes no log callback: what it says before
+             * the one set here goes to stderr, /dev/null without --debug. */
+            s->zh = zookeeper_init_ssl(s->hosts, s->tls, watcher, s->timeout_ms, &s->id, s, 0);
+            if (s->zh)
+                zoo_set_log_callback(s->zh, drop_log);
+#else
+            say("%016llx: this guard was built without TLS; not closed",
+                (unsigned long long)s->id.client_id);
+            continue;
+#endif
+        } else {
+            s->zh = zookeeper_init2(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log);
+        }
         if (!s->zh)
             say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
     }

@@ -67,6 +67,34 @@ def test_election_and_failover_over_native_tls(native_bed, zkelect_bin, test_env
             assert "\nclientPort=" not in f.read()
 
 
+def test_the_crash_guard_closes_a_killed_leaders_session_over_tls(native_bed, zkelect_bin,
+                                                                  test_env):
+    """The crash guard connects as the client did (its CA, certificate and
+    key: the servers require client certificates in one bed): a SIGKILLed
+    leader's session is closed at once over TLS, and the next candidate
+    leads long before the session timeout. While the guard connected in
+    plain TCP only, it was off for TLS clients and this took T."""
+    ens, keys = native_bed
+    path = f"/ntls/crash-{keys['client_auth']}-{os.getpid()}"
+    extra = tls_set(keys["cafile"], keys["client_cert"], keys["client_key"])
+    c = Candidates(zkelect_bin, test_env, ens.secure_connect_string, path, ["1", "2", "3"],
+                   SESSION_MS, extra)
+    try:
+        first, first_token = tlsbed.elect_three(c, "over TLS")
+        assert not [e for e in c.log if e[0] == "WARNING"], c.log
+        killed_ns = time.time_ns()
+        c.procs[first].proc.kill()
+        ev = c.wait(lambda p, l: p != first and l and (parse_event(l) or ("",))[0] == "LEADER"
+                    and parse_event(l), 20, "a new leader after the leader's SIGKILL")
+        took_ms = (int(ev[2]) - killed_ns) / 1e6
+        print(f"\n{keys['client_auth']}: next leader {took_ms:.0f} ms after the SIGKILL "
+              f"(T = {SESSION_MS} ms)")
+        assert int(ev[3]["token"], 0) > first_token
+        assert took_ms < SESSION_MS / 4, took_ms
+    finally:
+        c.close()
+
+
 def _candidate(zkelect_bin, test_env, ens, extra, connect_ms=8000):
     t0 = time.monotonic()
     r = subprocess.run([str(zkelect_bin), "candidate", "--connect", ens.secure_connect_string,
