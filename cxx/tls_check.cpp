@@ -1,6 +1,7 @@
 #include "tls_check.h"
 
 #include "errors.h"
+#include "no_sigpipe.h"
 
 #ifdef ZKELECT_HAVE_ZK_TLS
 #include <fcntl.h>
@@ -111,6 +112,7 @@ Step drive(SSL *ssl, int fd, Clock::time_point until, F &&call, int *ret) {
 TlsCheck tls_check(const Settings &settings, int budget_ms) {
     TlsCheck out;
     if (settings.tls.empty()) return out;
+    NoSigpipe no_sigpipe;  // a refusing server closes while we write
     // conf.cpp joined "ca,cert,key[,password]" for zookeeper_init_ssl; no
     // value may hold a comma.
     std::vector<std::string> parts = split(settings.tls, ',');

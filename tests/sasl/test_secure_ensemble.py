@@ -22,6 +22,7 @@ import pytest
 import saslbed
 
 SESSION_MS = 4000
+REFUSED_RUNS = 6
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +60,15 @@ def test_the_bed_takes_tls_with_a_client_certificate_and_sasl_only(secure_bed, z
     r, _ = _status(zkelect_bin, test_env, hosts, keys)
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
     assert saslbed.refusals(ens, before) == 0
-    # Without SASL: refused for it.
+    # Without SASL: refused for it. Each time: the server closes the TLS
+    # connection while the client's I/O thread may still write to it, and a
+    # SIGPIPE from OpenSSL's write(2) killed about every other such `status`
+    # (exit -13) until the library blocked it (cxx/no_sigpipe.h).
     tls_only = {k: v for k, v in keys.items() if k.startswith("zk.tls.")}
-    r, took = _status(zkelect_bin, test_env, hosts, tls_only)
-    assert r.returncode == 5 and "requires SASL" in r.stderr, (r.returncode, r.stderr)
-    assert took < 5, took
+    for _ in range(REFUSED_RUNS):
+        r, took = _status(zkelect_bin, test_env, hosts, tls_only)
+        assert r.returncode == 5 and "requires SASL" in r.stderr, (r.returncode, r.stderr)
+        assert took < 5, took
     # A client certificate of a CA the servers do not trust: refused at the
     # handshake, before SASL.
     d = os.path.dirname(keys["zk.tls.cert"])
