@@ -201,6 +201,15 @@ def test_env(zk, build_dir):
     return env
 
 
+@pytest.fixture(scope="session")
+def crosslang_built(build_dir, tmp_path_factory):
+    """get(env, names=ORDER): the cross-language candidates (bed/crosslang.py),
+    each language built once for the whole run: the plain-TCP election
+    (tests/bindings) and the TLS + SASL one (tests/sasl) share them."""
+    from bed import crosslang
+    return crosslang.session_builds(build_dir, tmp_path_factory.mktemp("crosslang"))
+
+
 @pytest.fixture(scope="module")
 def api(build_dir):
     """zkc.Api (tests/bed/zkc.py) over the tested build's libzkelect: the C API
