@@ -177,10 +177,12 @@ TlsCheck tls_check(const Settings &settings, int budget_ms) {
         // but no name, so any certificate of the CA would do for any
         // server; this first handshake is where a wrong one is caught, as
         // ZooKeeper's Java client does (zookeeper.ssl.hostnameVerification).
+        // zk.tls.hostname.verify=false: the chain only.
         X509_VERIFY_PARAM *param = SSL_get0_param(ssl.get());
         X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-        if (ip_literal(host) ? X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1
-                             : SSL_set1_host(ssl.get(), host.c_str()) != 1)
+        if (settings.tls_hostname_verify &&
+            (ip_literal(host) ? X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1
+                              : SSL_set1_host(ssl.get(), host.c_str()) != 1))
             return {kEInval, "cannot check the name of the ZooKeeper server at " + server +
                                  " against its certificate: " + ssl_reason()};
         ERR_clear_error();
@@ -194,7 +196,8 @@ TlsCheck tls_check(const Settings &settings, int budget_ms) {
                 return {kEAuth, "the certificate of the ZooKeeper server at " + server +
                                     " is not for " + (ip_literal(host) ? "the address " : "the name ") +
                                     host + " (" + X509_verify_cert_error_string(verify) +
-                                    "): connect by a name or address its certificate names"};
+                                    "): connect by a name or address its certificate names, "
+                                    "or set zk.tls.hostname.verify=false"};
             }
             if (verify != X509_V_OK) {
                 ERR_clear_error();
