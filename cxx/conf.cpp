@@ -70,6 +70,9 @@ constexpr Key kKeys[] = {
     {"zk.tls.key.password", "", Kind::kTls, 0, 0, false,
      nullptr,
      nullptr},
+    {"zk.tls.hostname.verify", "true", Kind::kChoice, 0, 0, false,
+     "true|false",
+     "zk.tls.hostname.verify must be \"true\" or \"false\""},
     {"zk.hosts.follow", "true", Kind::kChoice, 0, 0, false,
      "true|false",
      "zk.hosts.follow must be \"true\" or \"false\""},
@@ -216,6 +219,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->probe_ticktime = choice == 0;  // true|false
     } else if (key == "zk.hosts.follow") {
         s->follow_hosts = choice == 0;  // true|false
+    } else if (key == "zk.tls.hostname.verify") {
+        s->tls_hostname_verify = choice == 0;  // true|false
     } else if (key == "crash.guard") {
         s->guard = choice == 1 ? GuardMode::kOn : choice == 2 ? GuardMode::kOff : GuardMode::kAuto;
     } else if (key == "crash.guard.delay.ms") {

@@ -35,6 +35,9 @@ struct Settings {
     bool follow_hosts = true;
     // zookeeper_init_ssl's "ca,cert,key[,password]"; empty: plain TCP.
     std::string tls;
+    // The first handshake checks the server's name (zk.tls.hostname.verify;
+    // tls_check.cpp).
+    bool tls_hostname_verify = true;
     // SASL (zk.sasl.*): empty mechanism, none. The password is read from
     // password_file by sasl_check (capi's client_new), never from a key.
     struct Sasl {

@@ -1,5 +1,7 @@
 #include "sasl_probe.h"
 
+#include "no_sigpipe.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -202,6 +204,7 @@ bool recv_frame(Conn &c, std::vector<unsigned char> *out, size_t want, Clock::ti
 SaslVerdict probe_sasl_required(const PeerAddr &peer, const std::string &tls, int budget_ms) {
     if (peer.len == 0) return SaslVerdict::kUnknown;
     const auto until = Clock::now() + std::chrono::milliseconds(budget_ms);
+    NoSigpipe no_sigpipe;  // the server closes as it refuses; SSL_write
     Conn c;
     if (!c.open(peer, tls, until)) return SaslVerdict::kUnknown;
     // ConnectRequest: protocolVersion, lastZxidSeen, timeOut (the least:

@@ -1,13 +1,16 @@
 #include "tls_check.h"
 
 #include "errors.h"
+#include "no_sigpipe.h"
 
 #ifdef ZKELECT_HAVE_ZK_TLS
 #include <fcntl.h>
 #include <netdb.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <arpa/inet.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -106,11 +109,19 @@ Step drive(SSL *ssl, int fd, Clock::time_point until, F &&call, int *ret) {
     }
 }
 
+// Whether host is an IPv4 or IPv6 literal: a certificate names those in
+// its IP addresses, not its DNS names.
+bool ip_literal(const std::string &host) {
+    unsigned char buf[sizeof(in6_addr)];
+    return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
 }  // namespace
 
 TlsCheck tls_check(const Settings &settings, int budget_ms) {
     TlsCheck out;
     if (settings.tls.empty()) return out;
+    NoSigpipe no_sigpipe;  // a refusing server closes while we write
     // conf.cpp joined "ca,cert,key[,password]" for zookeeper_init_ssl; no
     // value may hold a comma.
     std::vector<std::string> parts = split(settings.tls, ',');
@@ -161,12 +172,33 @@ TlsCheck tls_check(const Settings &settings, int budget_ms) {
         std::unique_ptr<SSL, void (*)(SSL *)> ssl(SSL_new(ctx.get()), SSL_free);
         if (!ssl) continue;
         SSL_set_fd(ssl.get(), sock.fd);
+        // The server's name as the connect string gives it, against the
+        // certificate: libzookeeper 3.8's own handshake checks the chain
+        // but no name, so any certificate of the CA would do for any
+        // server; this first handshake is where a wrong one is caught, as
+        // ZooKeeper's Java client does (zookeeper.ssl.hostnameVerification).
+        // zk.tls.hostname.verify=false: the chain only.
+        X509_VERIFY_PARAM *param = SSL_get0_param(ssl.get());
+        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        if (settings.tls_hostname_verify &&
+            (ip_literal(host) ? X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1
+                              : SSL_set1_host(ssl.get(), host.c_str()) != 1))
+            return {kEInval, "cannot check the name of the ZooKeeper server at " + server +
+                                 " against its certificate: " + ssl_reason()};
         ERR_clear_error();
         int ret = 0;
         Step hs = drive(ssl.get(), sock.fd, until, [&] { return SSL_connect(ssl.get()); }, &ret);
         if (hs == Step::kTimedOut) continue;
         if (hs == Step::kFailed) {
             long verify = SSL_get_verify_result(ssl.get());
+            if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+                ERR_clear_error();
+                return {kEAuth, "the certificate of the ZooKeeper server at " + server +
+                                    " is not for " + (ip_literal(host) ? "the address " : "the name ") +
+                                    host + " (" + X509_verify_cert_error_string(verify) +
+                                    "): connect by a name or address its certificate names, "
+                                    "or set zk.tls.hostname.verify=false"};
+            }
             if (verify != X509_V_OK) {
                 ERR_clear_error();
                 return {kEAuth, "the certificate of the ZooKeeper server at " + server +

@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "log_sink.h"
+#include "no_sigpipe.h"
 #ifdef ZKELECT_HAVE_ZK_TLS_SASL
 #include "zkelect_ssl_sasl.h"
 #endif
@@ -61,6 +62,9 @@ ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
     // Every handle logs through the process's sink, which drops messages
     // unless the host asked for them (zkelect_set_log_cb): never stderr.
     sasl_ = sasl_params(settings_.sasl);
+    // libzookeeper's threads inherit this thread's mask: no SIGPIPE for the
+    // host from their TLS writes (no_sigpipe.h).
+    NoSigpipe no_sigpipe;
 #ifdef ZKELECT_HAVE_ZK_TLS_SASL
     if (sasl_ && !settings_.tls.empty()) {
         zh_ = zkelect_zookeeper_init_ssl_sasl(
@@ -103,7 +107,10 @@ ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
 }
 
 ZkSession::~ZkSession() {
-    if (zh_) zookeeper_close(zh_);
+    if (zh_) {
+        NoSigpipe no_sigpipe;  // a TLS close_notify to a peer that left
+        zookeeper_close(zh_);
+    }
     // ZooKeeper's threads are joined: contexts of requests that never
     // completed can go.
     pending_.clear();

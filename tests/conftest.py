@@ -36,6 +36,8 @@ per version, each in a pytest process of its own with $ZKELECT_ZK_VERSION.
 import itertools
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -201,6 +203,15 @@ def test_env(zk, build_dir):
     return env
 
 
+@pytest.fixture(scope="session")
+def crosslang_built(build_dir, tmp_path_factory):
+    """get(env, names=ORDER): the cross-language candidates (bed/crosslang.py),
+    each language built once for the whole run: the plain-TCP election
+    (tests/bindings) and the TLS + SASL one (tests/sasl) share them."""
+    from bed import crosslang
+    return crosslang.session_builds(build_dir, tmp_path_factory.mktemp("crosslang"))
+
+
 @pytest.fixture(scope="module")
 def api(build_dir):
     """zkc.Api (tests/bed/zkc.py) over the tested build's libzkelect: the C API
@@ -235,3 +246,27 @@ def proxies(zk):
     pe = ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)])
     yield pe
     pe.close()
+
+
+@pytest.fixture(scope="session")
+def paused_leader_bin(build_dir, tmp_path_factory):
+    """The in-process is_leader prober (tests/fault/paused_leader.c; the
+    fault suite and the TLS + SASL one in tests/sasl use it), built against
+    the uninstalled library the way a user builds against an installed one
+    (pkg-config)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.fail("no C compiler (cc) to build tests/fault/paused_leader.c", pytrace=False)
+    env = dict(os.environ)
+    pc = str(build_dir / "meson-uninstalled")
+    env["PKG_CONFIG_PATH"] = pc + (os.pathsep + env["PKG_CONFIG_PATH"]
+                                   if env.get("PKG_CONFIG_PATH") else "")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libzkelect"], env=env,
+                           capture_output=True, text=True)
+    assert flags.returncode == 0, f"pkg-config libzkelect: {flags.stderr}"
+    out = tmp_path_factory.mktemp("faultbin") / "paused_leader"
+    r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-o", str(out),
+                        str(TESTS / "fault" / "paused_leader.c"), *flags.stdout.split(), "-lpthread"],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 0, f"building paused_leader.c failed:\n{r.stderr}"
+    return out

@@ -284,6 +284,15 @@ typedef struct zkelect_participants zkelect_participants_t;
  *  - "zk.tls.cert"           PEM file of this client's certificate.
  *  - "zk.tls.key"            PEM file of this client's key.
  *  - "zk.tls.key.password"   the key's password, if it has one.
+ *  - "zk.tls.hostname.verify" "true" (default) or "false". With TLS, the
+ *                            first handshake checks that the server's
+ *                            certificate is for the host name or IP address
+ *                            zk.hosts gives it (ZooKeeper's Java client's
+ *                            zookeeper.ssl.hostnameVerification); a mismatch
+ *                            fails zkelect_client_new() with ZKELECT_EAUTH.
+ *                            "false" checks the chain only. ZooKeeper's C
+ *                            client checks no name on the session's own
+ *                            connections either way (docs/tls.md).
  *  - "zk.hosts.follow"       "true" (default) or "false". Follow the
  *                            ensemble's membership: after each connection the
  *                            client reads /zookeeper/config (ZooKeeper 3.5+

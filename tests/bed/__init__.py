@@ -18,6 +18,8 @@ mutation runner). By hand: PYTHONPATH=$PWD/tests.
   toolutil     `zkelect` subprocesses (Proc, Candidates) and a ctypes view
                of the C API for the tool's tests
   zkc          the public C API through ctypes
+  crosslang    the cross-language candidates (one program per binding):
+               built once a session, driven by one protocol
   gtestrun     GoogleTest programs run with proof that every case ran
   examples     the docs' fenced code blocks and their markers
   sh           a command run with a bound, its failure as a test failure

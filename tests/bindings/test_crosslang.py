@@ -33,203 +33,30 @@ name every counter the library has.
 """
 
 import ctypes
-import os
 import re
-import resource
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from bed import sh
-from bed.lines import LinePump
-
-REPO = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent / "crosslang"
-BUILD_TIMEOUT = 900
-REPLY_TIMEOUT = 40
-ORDER = ["go", "java", "lua", "rust", "c", "python"]
-ID = {name: f"{name}-\U0001F600-\u00e9" for name in ORDER}
+from bed.crosslang import ID, ORDER, Candidate
+from bed.crosslang import quit_all as _quit_all
+from bed.crosslang import start_all as _start_all
 
 
-def _run(cmd, env, cwd=REPO):
-    return sh.ok(sh.run(cmd, BUILD_TIMEOUT, cwd=cwd, env=env), " ".join(map(str, cmd)))
-
-
-def _build_all(env, build_dir, out, names=ORDER):
-    """argv (without HOSTS PATH ID) and extra env for each language of
-    names (ORDER's, and "luajit": the Lua candidate on the ffi module)."""
-    sh.need("cc", "pkg-config")
-    sh.need_library(build_dir)
-    progs = {}
-
-    if "c" in names:
-        _run(["sh", "-c", f"cc -std=c99 -Wall -Werror {HERE / 'candidate.c'} -o {out / 'candidate_c'} "
-                          "$(pkg-config --cflags --libs libzkelect)"], env)
-        progs["c"] = ([str(out / "candidate_c")], {})
-
-    if "rust" in names:
-        sh.need("cargo")
-        cargo_env = dict(env, CARGO_TARGET_DIR=str(build_dir / "rust-target"))
-        _run(["cargo", "build", "--locked", "-q", "-p", "zkelect", "--example", "candidate"],
-             cargo_env, cwd=REPO / "bindings" / "rust")
-        progs["rust"] = ([str(build_dir / "rust-target" / "debug" / "examples" / "candidate")], {})
-
-    if "go" in names:
-        sh.need("go")
-        go_env = dict(env, GOFLAGS="-mod=mod", CGO_ENABLED="1")
-        go_env.setdefault("GOTOOLCHAIN", "local")
-        _run(["go", "build", "-o", str(out / "candidate_go"), "."], go_env, cwd=HERE / "go")
-        progs["go"] = ([str(out / "candidate_go")], {})
-
-    if "java" in names:
-        sh.need("swig", "javac", "java")
-        java_out = build_dir / "script-bindings" / "java"
-        _run(["sh", str(REPO / "bindings" / "java" / "build.sh"), str(java_out)], env)
-        jar = java_out / "zkelect.jar"
-        _run(["javac", "-d", str(out), "-cp", str(jar), str(HERE / "Candidate.java")], env)
-        progs["java"] = (["java", f"-Djava.library.path={java_out}", "-cp", f"{jar}{os.pathsep}{out}",
-                          "Candidate"], {})
-
-    if "lua" in names:
-        sh.need("swig", "lua5.4")
-        lua_out = build_dir / "script-bindings" / "lua"
-        _run(["sh", str(REPO / "bindings" / "lua" / "build.sh"), str(lua_out)], env)
-        progs["lua"] = (["lua5.4", str(HERE / "candidate.lua")], {"LUA_CPATH": f"{lua_out}/?.so;;"})
-
-    if "luajit" in names:
-        sh.need("luajit")
-        progs["luajit"] = (["luajit", str(HERE / "candidate.lua")],
-                           {"LUA_PATH": f"{REPO / 'bindings' / 'luajit'}/?.lua;;",
-                            "ZKELECT_LIBRARY": str(sh.need_library(build_dir))})
-
-    if "python" in names:
-        # The package straight from the source tree: pure Python, nothing to
-        # build; it loads libzkelect.so.1 through LD_LIBRARY_PATH like the others.
-        pypath = os.pathsep.join(filter(None, [str(REPO / "bindings" / "python"),
-                                               env.get("PYTHONPATH")]))
-        progs["python"] = (["/usr/bin/python3", str(HERE / "candidate.py")], {"PYTHONPATH": pypath})
-    return progs
-
-
-@pytest.fixture(scope="module")
-def built(build_dir, tmp_path_factory):
-    """built(env, names=ORDER): _build_all's programs, each language built
-    once for the module's tests (Java's build alone takes seconds)."""
-    out = tmp_path_factory.mktemp("crosslang")
-    done = {}
-
-    def get(env, names=ORDER):
-        missing = [n for n in names if n not in done]
-        if missing:
-            done.update(_build_all(env, build_dir, out, missing))
-        return {n: done[n] for n in names}
-    return get
-
-
-def _no_core():
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-class Candidate:
-    """One candidate process; its replies come through the bed's LinePump,
-    so every read has a deadline."""
-
-    def __init__(self, name, argv, env, logdir):
-        self.name = name
-        self.err_path = logdir / f"{name}.stderr"
-        self._err = open(self.err_path, "w")
-        # In the log folder, without core files: a candidate killed by
-        # SIGSEGV or SIGABRT leaves nothing behind (a JVM writes its
-        # hs_err file to its working folder).
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._err, text=True, encoding="utf-8", bufsize=1,
-                                     env=env, cwd=logdir, preexec_fn=_no_core)
-        self.lines = LinePump(self.proc.stdout)
-
-    def _stderr(self):
-        self._err.flush()
-        return self.err_path.read_text()[-5000:]
-
-    def line(self, timeout=REPLY_TIMEOUT):
-        try:
-            line = self.lines.next(timeout)
-        except TimeoutError:
-            pytest.fail(f"{self.name}: no reply in {timeout} s; stderr:\n{self._stderr()}",
-                        pytrace=False)
-        if line is None:
-            pytest.fail(f"{self.name}: exited ({self.proc.wait(5)}); stderr:\n{self._stderr()}",
-                        pytrace=False)
-        return line
-
-    def cmd(self, text, timeout=REPLY_TIMEOUT):
-        self.proc.stdin.write(text + "\n")
-        self.proc.stdin.flush()
-        return self.line(timeout)
-
-    def events(self, ms):
-        """Events from one `events MS` command (waits up to MS for the first)."""
-        first = self.cmd(f"events {ms}", timeout=ms / 1000 + REPLY_TIMEOUT)
-        out = []
-        line = first
-        while line != "END":
-            assert line.startswith("EVENT "), f"{self.name}: {line!r}"
-            out.append(line[len("EVENT "):])
-            line = self.line()
-        return out
-
-    def events_until(self, last, ms=20000):
-        """Events until one starting with `last`, bounded by a deadline."""
-        got = []
-        deadline = time.monotonic() + ms / 1000
-        while not any(e.startswith(last) for e in got):
-            left = int((deadline - time.monotonic()) * 1000)
-            assert left > 0, f"{self.name}: no {last} in time; events: {got}"
-            got += self.events(left)
-        return got
-
-    def quit(self):
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.write("quit\n")
-                self.proc.stdin.flush()
-                self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self._err.close()
-
-
-def _start_all(progs, test_env, zk, zk_path, tmp_path, cands):
-    """One candidate of each language, in ORDER, appended to `cands` (so
-    the caller's finally quits those started before a failure)."""
-    for name in ORDER:
-        argv, extra = progs[name]
-        # The JVM decodes its arguments by the locale: a UTF-8 one.
-        cands.append(Candidate(name, argv + [zk.connect_string, zk_path, ID[name]],
-                               dict(test_env, LC_ALL="C.UTF-8", **extra), tmp_path))
-    for c in cands:
-        assert c.line(60) == "READY", c.name
-
-
-def _quit_all(cands):
-    """Every candidate says BYE and exits 0."""
-    for c in cands:
-        assert c.cmd("quit") == "BYE", c.name
-        assert c.proc.wait(20) == 0, f"{c.name} exit code; stderr:\n{c._stderr()}"
+@pytest.fixture
+def built(crosslang_built):
+    """built(env, names=ORDER): the candidates, each language built once a
+    session (tests/conftest.py)."""
+    return crosslang_built
 
 
 def test_six_languages_share_one_election(test_env, built, zk, zk_path, tmp_path):
     progs = built(test_env)
     cands = []
     try:
-        _start_all(progs, test_env, zk, zk_path, tmp_path, cands)
+        _start_all(progs, test_env, zk.connect_string, zk_path, tmp_path, cands)
 
         # Join one at a time, so the queue order is ORDER.
         for i, c in enumerate(cands):
@@ -320,7 +147,7 @@ def test_warning_and_every_counter_reach_every_language(test_env, build_dir, bui
     try:
         kz.ensure_path(zk_path)
         kz.create(f"{zk_path}/{FAR}", b"far")
-        _start_all(progs, test_env, zk, zk_path, tmp_path, cands)
+        _start_all(progs, test_env, zk.connect_string, zk_path, tmp_path, cands)
         for c in cands:
             assert c.cmd("join") == "OK", c.name
         for c in cands:

@@ -196,3 +196,34 @@ class Kdc:
             except subprocess.TimeoutExpired:
                 os.kill(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)
+
+
+# ------------------------------------------------- TLS + SASL, three servers
+
+SECURE_USER = "alice"
+SECURE_PASSWORD = "s3cret-Secure-pw"
+
+
+def secure_ensemble(directory, n=3, tick_ms=200):
+    """The strictest set-up the issue names (issue 36): n servers with only
+    a secureClientPort (Netty), client certificates required
+    (ssl.clientAuth=need), and SASL required of every client (ENFORCE),
+    DIGEST-MD5 through a JAAS file. Not started. Returns (ensemble, keys)
+    where keys are the client's settings, {conf key: value}: zk.tls.* and
+    zk.sasl.* (the password in a file of `directory`)."""
+    from bed.zkbed import Ensemble
+    from tls import tlsbed
+    tls = tlsbed.make_ca_keys(directory, client_auth="need")
+    flags = digest_jaas(directory, {SECURE_USER: SECURE_PASSWORD})
+    ens = Ensemble(n=n, tick_ms=tick_ms, tls=tls, plain_port=False, extra_cfg=ENFORCE,
+                   jvm_flags=flags)
+    keys = {"zk.tls.ca": tls["cafile"], "zk.tls.cert": tls["client_cert"],
+            "zk.tls.key": tls["client_key"], "zk.sasl.mechanism": "DIGEST-MD5",
+            "zk.sasl.user": SECURE_USER,
+            "zk.sasl.password.file": password_file(directory, "pw-secure", SECURE_PASSWORD)}
+    return ens, keys
+
+
+def as_set_args(keys):
+    """The CLI's --set arguments for {conf key: value}."""
+    return [a for k, v in keys.items() for a in ("--set", f"{k}={v}")]

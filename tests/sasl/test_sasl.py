@@ -16,7 +16,7 @@ import time
 import pytest
 
 import saslbed
-from bed.toolutil import Candidates, parse_event
+from bed.toolutil import Candidates
 from bed.zkbed import Ensemble
 from tls import tlsbed
 
@@ -94,22 +94,11 @@ def test_this_build_has_sasl(build_dir):
                      "client has no SASL; it needs -Dzookeeper=bundled (or auto)")
 
 
-def _elect_and_hand_over(zkelect_bin, test_env, hosts, path, extra):
-    c = Candidates(zkelect_bin, test_env, hosts, path, ["1", "2", "3"], SESSION_MS, extra)
-    try:
-        first, first_token = tlsbed.elect_three(c, "with SASL")
-        c.procs[first].send(f"resign {first}")
-        ev = c.wait(lambda p, l: p != first and l and (parse_event(l) or ("",))[0] == "LEADER"
-                    and parse_event(l), 20, "a new leader after the first resigned")
-        assert int(ev[3]["token"], 0) > first_token
-    finally:
-        c.close()
-
-
 def test_election_and_failover_over_digest_md5(digest_bed, secrets_dir, zkelect_bin, test_env):
     before = saslbed.log_sizes(digest_bed)
-    _elect_and_hand_over(zkelect_bin, test_env, digest_bed.connect_string,
-                         f"/sasl/election-{os.getpid()}", sasl_set(secrets_dir))
+    tlsbed.elect_three_and_hand_over(zkelect_bin, test_env, digest_bed.connect_string,
+                                     f"/sasl/election-{os.getpid()}", SESSION_MS,
+                                     sasl_set(secrets_dir), "with SASL")
     # Every session authenticated: the server closed none for want of SASL.
     assert saslbed.refusals(digest_bed, before) == 0
 

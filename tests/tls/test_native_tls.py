@@ -16,7 +16,7 @@ import time
 import pytest
 
 import tlsbed
-from bed.toolutil import Candidates, parse_event, set_tls_ca
+from bed.toolutil import set_tls_ca
 from bed.zkbed import Ensemble
 
 SESSION_MS = 4000
@@ -49,18 +49,9 @@ def test_election_and_failover_over_native_tls(native_bed, zkelect_bin, test_env
     ens, keys = native_bed
     path = f"/ntls/election-{keys['client_auth']}-{os.getpid()}"
     extra = tls_set(keys["cafile"], keys["client_cert"], keys["client_key"])
-    c = Candidates(zkelect_bin, test_env, ens.secure_connect_string, path, ["1", "2", "3"],
-                   SESSION_MS, extra)
-    try:
-        first, first_token = tlsbed.elect_three(c, "over TLS")
-
-        # The leader resigns: a follower takes over on the same TLS sessions.
-        c.procs[first].send(f"resign {first}")
-        ev = c.wait(lambda p, l: p != first and l and (parse_event(l) or ("",))[0] == "LEADER"
-                    and parse_event(l), 20, "a new leader after the first resigned")
-        assert int(ev[3]["token"], 0) > first_token
-    finally:
-        c.close()
+    # The leader resigns: a follower takes over on the same TLS sessions.
+    tlsbed.elect_three_and_hand_over(zkelect_bin, test_env, ens.secure_connect_string, path,
+                                     SESSION_MS, extra, "over TLS")
     # The servers saw TLS clients (Netty's secure port) and nothing else.
     for i in range(3):
         with open(os.path.join(os.path.dirname(ens.log_path(i)), "zoo.cfg")) as f:

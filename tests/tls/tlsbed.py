@@ -160,3 +160,21 @@ def elect_three(c, how):
     c.wait(settled, 30, "one leader, two followers")
     first = c.leaders()[0]
     return first, int([e for e in c.log if e[0] == "LEADER" and e[1] == first][-1][3]["token"], 0)
+
+
+def elect_three_and_hand_over(zkelect_bin, env, hosts, path, session_ms, extra, how):
+    """Three `zkelect candidate` processes on `hosts` with the CLI
+    arguments `extra` (the zk.tls.* or zk.sasl.* keys under test) settle on
+    one leader (elect_three); the leader resigns and another leads, with a
+    greater fencing token, on the same sessions."""
+    from bed.toolutil import Candidates, parse_event
+    c = Candidates(zkelect_bin, env, hosts, path, ["1", "2", "3"], session_ms, extra)
+    try:
+        first, first_token = elect_three(c, how)
+        c.procs[first].send(f"resign {first}")
+        ev = c.wait(lambda p, l: p != first and l and (parse_event(l) or ("",))[0] == "LEADER"
+                    and parse_event(l), 20, "a new leader after the first resigned")
+        assert int(ev[3]["token"], 0) > first_token
+    finally:
+        c.close()
+

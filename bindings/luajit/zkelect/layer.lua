@@ -210,6 +210,7 @@ return function(M, raw)
     { "tls_cert", "zk.tls.cert" },
     { "tls_key", "zk.tls.key" },
     { "tls_key_password", "zk.tls.key.password" },
+    { "tls_hostname_verify", "zk.tls.hostname.verify" },
     { "hosts_follow", "zk.hosts.follow" },
     { "crash_guard", "crash.guard" },
     { "crash_guard_delay_ms", "crash.guard.delay.ms" },

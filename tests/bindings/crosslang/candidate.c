@@ -4,7 +4,7 @@
  * Same request/response protocol as
  * bindings/rust/zkelect/examples/candidate.rs:
  *
- *   candidate HOSTS PATH ID   ->  READY
+ *   candidate HOSTS PATH ID [KEY=VALUE...]   ->  READY
  *   join | resign | await MS | leader? | who | events MS | counters | quit
  */
 #include <zkelect/zkelect.h>
@@ -46,8 +46,8 @@ int main(int argc, char **argv)
     int64_t token;
     int rc, ms;
 
-    if (argc != 4) {
-        fprintf(stderr, "usage: candidate HOSTS PATH ID\n");
+    if (argc < 4) {
+        fprintf(stderr, "usage: candidate HOSTS PATH ID [KEY=VALUE...]\n");
         return 2;
     }
     conf = zkelect_conf_new();
@@ -55,6 +55,17 @@ int main(int argc, char **argv)
         zkelect_conf_set(conf, "zk.session.timeout.ms", "6000", err, sizeof err) != 0) {
         fprintf(stderr, "candidate: %s\n", err);
         return 1;
+    }
+    /* More keys as the other languages' candidates take them (zk.tls.*,
+     * zk.sasl.* for the secure ensemble of tests/sasl). */
+    for (int i = 4; i < argc; i++) {
+        char *eq = strchr(argv[i], '=');
+        if (eq)
+            *eq = '\0';
+        if (zkelect_conf_set(conf, argv[i], eq ? eq + 1 : "", err, sizeof err) != 0) {
+            fprintf(stderr, "candidate: %s\n", err);
+            return 1;
+        }
     }
     client = zkelect_client_new(conf, err, sizeof err);
     zkelect_conf_destroy(conf);
