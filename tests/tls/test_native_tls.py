@@ -16,7 +16,7 @@ import time
 import pytest
 
 import tlsbed
-from bed.toolutil import set_tls_ca
+from bed.toolutil import Candidates, parse_event, set_tls_ca
 from bed.zkbed import Ensemble
 
 SESSION_MS = 4000
