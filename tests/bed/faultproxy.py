@@ -19,6 +19,11 @@ once to every current and future connection through that proxy:
               blackhole lifts (what TCP retransmission makes of a partition
               shorter than the peers' patience).
   refuse      every new connection is accepted and reset at once (RST)
+  deaf        the server's bytes are thrown away, the client's go through:
+              every reply lost on the way back, whatever the framing (TLS
+              hides it: what drop_reply does by reading requests, this does
+              blind). A connection that lost bytes is reset when the mode
+              ends, as after a blackhole.
 
 FaultProxy(..., raw=True) forwards bytes without reading ZooKeeper's client
 framing (no packet counters, no drop rules): for links between servers,
@@ -380,7 +385,7 @@ class _Conn:
         direction = C2S if side == "c" else S2C
         st = p._stats
         st["bytes_in_" + direction] += len(data)
-        if p._mode == "blackhole" and p._discard:
+        if (p._mode == "blackhole" and p._discard) or (p._mode == "deaf" and direction == S2C):
             st["bytes_discarded_" + direction] += len(data)
             self.damaged = True
             return
@@ -518,6 +523,12 @@ class _Conn:
     def _drain(self, direction):
         self.timer[direction] = None
         if self.closed:
+            return
+        if self.proxy._mode == "deaf" and direction == S2C and self.q[direction]:
+            for _, data in self.q[direction]:
+                self.proxy._stats["bytes_discarded_" + direction] += len(data)
+            self.q[direction] = []
+            self.damaged = True
             return
         if self.proxy._mode == "blackhole":
             # Bytes already in flight are caught by the partition too.
@@ -709,7 +720,7 @@ class FaultProxy:
             prev = self._mode
             self._mode = mode
             self._discard = discard
-            if prev == "blackhole" and mode != "blackhole":
+            if prev in ("blackhole", "deaf") and mode != prev:
                 for c in list(self._conns):
                     c.heal()
         self._lt.call(apply)
@@ -741,6 +752,11 @@ class FaultProxy:
     def blackhole(self, discard=True):
         """Partition: nothing crosses; see the module docstring."""
         self._set_mode("blackhole", discard)
+
+    def deaf(self):
+        """Lose everything the server sends; the client's bytes go through
+        (see the module docstring)."""
+        self._set_mode("deaf")
 
     def refuse(self):
         """Reset every new connection at once (current ones are kept)."""
@@ -885,6 +901,10 @@ class ProxiedEnsemble:
     def blackhole(self, discard=True):
         for p in self.proxies:
             p.blackhole(discard)
+
+    def deaf(self):
+        for p in self.proxies:
+            p.deaf()
 
     def refuse(self):
         for p in self.proxies:

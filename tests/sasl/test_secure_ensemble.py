@@ -25,6 +25,7 @@ from it; docs/security.md says so.
 A build against Debian's client (-Dzookeeper=system) has neither TLS nor
 SASL: these tests fail there on purpose, at the first zk.tls key."""
 
+import json
 import os
 import re
 import signal
@@ -294,6 +295,55 @@ def test_a_leader_cut_off_past_its_session_gives_up_first(secure_bed, zkelect_bi
         assert first0 is not None and first0[0] < elected_ns
         assert sampler.first("2", 1)[0] >= lost_ns
         check_safety(sampler, [a, b])
+        assert a.quit() == 0 and b.quit() == 0
+    finally:
+        for c in (a, b):
+            if c:
+                c.close()
+                c.kill()
+        proxies.close()
+
+
+def _participants(zkelect_bin, test_env, ens, keys, path):
+    r = subprocess.run([str(zkelect_bin), "status", "--connect", ens.secure_connect_string,
+                        "--path", path, "--json", *saslbed.as_set_args(keys)],
+                       env=test_env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return [p["id"] for p in json.loads(r.stdout)["participants"]]
+
+
+def test_a_create_whose_reply_is_lost_leaves_one_node(secure_bed, zkelect_bin, test_env,
+                                                      tmp_path):
+    """A create that lands while its reply is lost (every byte from the
+    servers dropped, the connection reset after: the proxy cannot read TLS,
+    so it loses all replies rather than the create's alone): the candidacy
+    finds its node again by its id on the same session and holds one node,
+    not two, and leads on it when its turn comes."""
+    ens, keys = secure_bed
+    T = 4000
+    path = f"/secure/lostcreate-{os.getpid()}"
+    proxies = ProxiedEnsemble([ens.secure_port(i) for i in range(ens.n)])
+    a = b = None
+    try:
+        b = _spawn(zkelect_bin, test_env, tmp_path, keys, ens.secure_connect_string, path, 2, T)
+        b.wait_event("CONNECTED", "2", 15)
+        b.send("join")
+        b.wait_event("LEADER", "2", 15)
+        a = _spawn(zkelect_bin, test_env, tmp_path, keys, proxies.connect_string, path, 1, T)
+        a.wait_event("CONNECTED", "1", 15)
+        proxies.deaf()
+        m = a.mark()
+        a.send("join")
+        # The create landed (the servers list it); its reply went nowhere.
+        wait_for(lambda: _participants(zkelect_bin, test_env, ens, keys, path) == ["2", "1"],
+                 10, "a's node listed while its reply is lost")
+        proxies.heal()  # resets the connection that lost bytes
+        a.wait_event("FOLLOWER", "1", 3 * T / 1000, since=m)
+        assert _participants(zkelect_bin, test_env, ens, keys, path) == ["2", "1"]
+        b.send("resign 2")
+        a.wait_event("LEADER", "1", 15, since=m)
+        assert _participants(zkelect_bin, test_env, ens, keys, path)[0] == "1"
+        assert "1" not in _participants(zkelect_bin, test_env, ens, keys, path)[1:]
         assert a.quit() == 0 and b.quit() == 0
     finally:
         for c in (a, b):
