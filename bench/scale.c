@@ -102,12 +102,14 @@ static uint64_t requests(void)
  * for a delete already on its way. */
 static struct fleet *tear_fleet;
 static int resign_first;
+static uint64_t *tear_requests; /* each session's request counter after its destroys */
 static void *tear_session(void *arg)
 {
     int s = (int)(intptr_t)arg;
     if (resign_first)
         for (int i = s; i < ncand; i += nsess) zkelect_resign(tear_fleet->e[i]);
     for (int i = s; i < ncand; i += nsess) zkelect_election_destroy(tear_fleet->e[i]);
+    zkelect_client_counter(cl[s], ZKELECT_COUNTER_ZK_REQUESTS, &tear_requests[s]);
     zkelect_client_destroy(cl[s]);
     return NULL;
 }
@@ -258,11 +260,20 @@ int main(int argc, char **argv)
            (rss_after - rss_sessions) * 1024.0 / ncand, heap_after, rss_peak);
     fflush(stdout);
 
+    uint64_t rq_tear0 = requests();
+    tear_requests = calloc(nsess, sizeof *tear_requests);
     t = mono_ns();
     tear_fleet = &f;
     pthread_t *th = calloc(nsess, sizeof *th);
     for (int s = 0; s < nsess; s++) pthread_create(&th[s], NULL, tear_session, (void *)(intptr_t)s);
     for (int s = 0; s < nsess; s++) pthread_join(th[s], NULL);
-    printf(", \"teardown\": \"%s\", \"teardown_ms\": %.1f}\n", teardown, (mono_ns() - t) / 1e6);
+    double tear_ms = (mono_ns() - t) / 1e6;
+    /* Every request the sessions sent from the first destroy (or resign)
+     * on: the deletes, and whatever the survivors asked meanwhile (the
+     * listings a deletion can cost, docs/semantics.md). */
+    uint64_t rq_tear = 0;
+    for (int s = 0; s < nsess; s++) rq_tear += tear_requests[s];
+    printf(", \"teardown\": \"%s\", \"teardown_ms\": %.1f, \"teardown_requests\": %llu}\n", teardown,
+           tear_ms, (unsigned long long)(rq_tear - rq_tear0));
     return ok ? 0 : 1;
 }

@@ -467,6 +467,13 @@ void Candidacy::claim_or_list() {
         claim();
         return;
     }
+    // A follower whose predecessor is gone moves up in its last listing,
+    // as far as that listing reaches (move_up): no listing of the path.
+    if (walk_ && !heir_ && state_ == State::kFollowing && !gpred_.empty() &&
+        (gpred_first_ || !ahead_.empty())) {
+        move_up();
+        return;
+    }
     // We may be first now. Earn the lease while the listing is in flight:
     // if we are, the claim needs no further round trip.
     client_.lease().renew_for(member_id_, node_path(node_));
@@ -523,6 +530,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
         return;
     }
     if (me == 0) {
+        std::string().swap(ahead_);
         // Still first: keep leading.
         if (state_ == State::kLeading || state_ == State::kTransferring) return;
         claim();
@@ -532,6 +540,15 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     pred_gone_at_ = 0;  // a deletion that did not make us first is no failover of ours
     heir_ = me == 1;
     gpred_first_ = me == 2;
+    // The nodes before the one before our predecessor, nearest first, a
+    // few of them: where we move up to when our neighbours go.
+    ahead_.clear();
+    gpred_index_ = me >= 2 ? me - 2 : 0;
+    walk_ = order.size() >= kWalkFrom;
+    for (size_t k = 1; walk_ && k <= kAhead && k <= gpred_index_; ++k) {
+        if (!ahead_.empty()) ahead_ += '/';
+        ahead_ += order[gpred_index_ - k].name;
+    }
     set_state(heir_ ? State::kHeir : State::kFollowing);
     arm_priority();
     watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string());
@@ -572,6 +589,10 @@ void Candidacy::on_neighbour(std::string Candidacy::*name, bool Candidacy::*arme
                              Reply &&r) {
     if (r.rc == ZOK || r.rc == ZNONODE) {
         if (r.rc == ZOK) this->*armed = true;
+        // No watch was set; a watch an earlier read set on it has fired
+        // (the deletion's notification comes before this reply), and the
+        // name never comes back (sequence numbers only grow).
+        else client_.unwatch(node_path(this->*name), member_id_);
         (this->*h)(gen_, std::move(r));
         return;
     }
@@ -589,6 +610,9 @@ void Candidacy::on_neighbour(std::string Candidacy::*name, bool Candidacy::*arme
 void Candidacy::forget_neighbours() {
     heir_ = false;
     gpred_first_ = false;
+    std::string().swap(ahead_);  // its memory too: a leader keeps none
+    walk_ = false;
+    gpred_index_ = 0;
     pred_.clear();
     gpred_.clear();
     announced_pred_.clear();
@@ -653,14 +677,68 @@ void Candidacy::gpred_gone() {
 #endif
     if (gpred_first_) {
         gpred_first_ = false;
-        heir_ = true;
-        shared_->stats.update([](ElectionStats &st) { st.queue_position = 1; });
-        set_state(State::kHeir);
-        client_.lease().renew_now();
-        watch_marker();
+        become_heir();
+        return;
+    }
+    if (!ahead_.empty()) {
+        // The node before it in our last listing is the one before our
+        // predecessor now (move_up says why); read it, and so watch it.
+        next_ahead();
+        read_watched(&Candidacy::gpred_, &Candidacy::gpred_armed_, &Candidacy::on_gpred);
         return;
     }
     list(/*still_following=*/true);
+}
+
+void Candidacy::become_heir() {
+    heir_ = true;
+    std::string().swap(ahead_);
+    shared_->stats.update([](ElectionStats &st) { st.queue_position = 1; });
+    set_state(State::kHeir);
+    client_.lease().renew_now();
+    watch_marker();
+}
+
+// gpred_ = the nearest node left in ahead_ (the caller knows gpred_ gone or
+// moved to pred_).
+void Candidacy::next_ahead() {
+    // One node ahead of ours is gone: our place is the last listing's, less
+    // the deletions seen since.
+    shared_->stats.update([](ElectionStats &st) {
+        if (st.queue_position > 1) --st.queue_position;
+    });
+    size_t cut = ahead_.find('/');
+    gpred_ = ahead_.substr(0, cut);
+    ahead_.erase(0, cut == std::string::npos ? ahead_.size() : cut + 1);
+    --gpred_index_;
+    gpred_first_ = gpred_index_ == 0;
+}
+
+// Our predecessor is gone and we follow: the node before it in our last
+// listing (gpred_) is our predecessor now, without listing the path again
+// (docs/semantics.md, "Moving up without a listing"). That listing shows
+// our node, so it showed every node that sorts before ours; sequence
+// numbers only grow, so no node made since sorts before ours, and the
+// nodes between gpred_ and us in it are gone. Should gpred_
+// be gone too, its read says so and we move up again, at most kAhead times
+// before a listing. When gpred_ was the first of the listing, it is the
+// lowest node left: we are heir, and claim only once it is gone as well.
+void Candidacy::move_up() {
+    pred_gone_at_ = 0;  // a deletion that did not make us first is no failover of ours
+    std::string pred = gpred_;
+#ifdef ZKELECT_MUTATION_HEIR_FROM_ANY_GPRED
+    // Mutation: moving up to any node makes us heir.
+    gpred_first_ = true;
+#endif
+    if (gpred_first_) {
+        gpred_first_ = false;
+        become_heir();
+        watch_queue(pred, std::string());
+        return;
+    }
+    next_ahead();          // gpred_: the node before our new predecessor
+    gpred_armed_ = false;  // that flag was of the node that is now pred
+    watch_queue(pred, std::string(gpred_));
 }
 
 // The node before our predecessor was deleted: its watch fired, or a

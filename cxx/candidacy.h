@@ -8,7 +8,10 @@
 //   Following ──predecessor gone──▶ Listing
 //   Following | Heir ──every T, an exists read finds a neighbour gone──▶ as if its watch fired
 //   Following ──predecessor's predecessor gone, it was first──▶ Heir (no round trip)
-//   Following ──predecessor's predecessor gone, it was not first──▶ Following (listed again)
+//   Following ──predecessor's predecessor gone, it was not first──▶ Following (the next
+//               node of the last listing watched instead, or listed again once they run out)
+//   Following ──predecessor gone──▶ Following | Heir (moved up in the last listing, no
+//               listing; Listing once that listing's nodes ahead run out)
 //   Heir ──predecessor gone, lease valid──▶ Leading      (no round trip)
 //   Leading ──lease ran out──▶ Claiming ──write acked──▶ Leading
 //   any ──resign──▶ Resigning ──nodes gone──▶ Idle
@@ -127,6 +130,9 @@ private:
     void on_pred(uint64_t gen, Reply &&r);
     void on_gpred(uint64_t gen, Reply &&r);
     void gpred_gone();
+    void become_heir();
+    void next_ahead();
+    void move_up();
     void pred_deleted();
     void gpred_deleted();
     void keep_rechecking();
@@ -198,6 +204,24 @@ private:
     // was the lowest (gpred_first_), pred_ is now lowest and we are heir.
     std::string gpred_;
     bool gpred_first_ = false;
+    // The nodes before gpred_ in our last listing, nearest first, at most
+    // kAhead of them, joined by '/' (no node name holds one): a follower
+    // whose neighbours are deleted moves up through them without listing
+    // the path (move_up). gpred_index_: gpred_'s place in that listing.
+    // Only in a long queue (kWalkFrom candidates or more at the last
+    // listing): in a short one a listing costs no more than a read, and
+    // nodes gone ahead of us would each cost a read where one listing
+    // does (a rotation's new heirs). The simulator moves up in every
+    // queue, so that its short queues try this path too.
+    static constexpr size_t kAhead = 32;
+#ifdef ZKELECT_SIM
+    static constexpr size_t kWalkFrom = 0;
+#else
+    static constexpr size_t kWalkFrom = 256;
+#endif
+    bool walk_ = false;
+    std::string ahead_;
+    size_t gpred_index_ = 0;
     // A read of this session armed a watch on pred_ (gpred_) that has not
     // fired: a listing that finds the same neighbours sends no read again.
     bool pred_armed_ = false;

@@ -617,6 +617,11 @@ void Client::watch(const std::string &path, uint64_t member_id) {
     watched_.emplace(member_id, path);
 }
 
+void Client::unwatch(const std::string &path, uint64_t member_id) {
+    erase_entry(interest_, path, member_id);
+    erase_entry(watched_, member_id, path);
+}
+
 void Client::on_watch_event(uint64_t gen, int type, int state, const std::string &path,
                             int64_t stamp, const PeerAddr &peer) {
     if (gen != static_cast<uint64_t>(session_gen_.load())) return;  // a retired session

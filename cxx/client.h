@@ -166,6 +166,9 @@ public:
     ZkPort &session() override { return *session_; }
     // The next node event on path goes to member id (watches are one-shot).
     void watch(const std::string &path, uint64_t member_id);
+    // A read that answered "no node" set no watch on path: forget the
+    // interest it registered (a follower moving up can read several such).
+    void unwatch(const std::string &path, uint64_t member_id);
     // fn gets a listing of path's children sent after this call, so it sees
     // every request this session sent before (ZooKeeper answers one
     // session's requests in order). Callers that ask while a listing is in
