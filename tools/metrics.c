@@ -274,7 +274,7 @@ static const struct family kElectionFamilies[] = {
     {"zkelect_fencing_token", "gauge", "The fencing token while leading, else 0.", f_int, "token",
      NULL},
     {"zkelect_queue_position", "gauge",
-     "Place in the queue at the last listing (0 leads), -1 when not enrolled.", f_int,
+     "Place in the queue (0 leads; the last listing's, less the deletions ahead seen since), -1 when not enrolled.", f_int,
      "queue_position", NULL},
     {"zkelect_queue_length", "gauge", "Candidates in the last listing.", f_int, "queue_length",
      NULL},
