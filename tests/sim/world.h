@@ -7,9 +7,10 @@
 //
 // What the model keeps of ZooKeeper, because the lease and the recipe rely
 // on it (docs/semantics.md):
-// - sessions expire at the quorum's leader, T (rounded up to the tick) after
-//   the last touch it heard of; a follower reports its touches up to half a
-//   tick late; "expired" is said to a reconnecting client as soon as the
+// - sessions expire at the quorum's leader at the first multiple of the
+//   tick after T past the last touch it heard of; it hears of a follower's
+//   touches when it pings it (every half tick), or when a stalled follower
+//   answers that ping late, and counts them from then; "expired" is said to a reconnecting client as soon as the
 //   session is marked closing, before the close that deletes its ephemeral
 //   nodes commits (that commit can be slow);
 // - writes commit in one order at the leader; each server applies them in
