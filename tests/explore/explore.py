@@ -103,6 +103,7 @@ KINDS = {
     "res": 4,
     "resleader": 6,    # user: the current leader of a path resigns
     "resall": 1.5,     # user: every candidacy of a path resigns, the leader first
+    "resstop": 1.5,    # user: as resall while one process is stopped; its own resigns as it resumes
     "des": 1.5,
     "cbres": 1,        # user: resign from inside the next ELECTED callback
     "dcl": 0.5,        # user: destroy a client with its elections, a new one later
@@ -220,6 +221,20 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
         elif k == "resall":
             s.update(e=e, order=rng.randrange(1 << 30), gap_ms=round(rng.uniform(0, 8), 2),
                      back=round(rng.uniform(0.2, 1.5), 3))
+        elif k == "resstop":
+            if busy_proc.get(p, 0) > t:
+                t += rng.expovariate(4.0)
+                continue
+            # hold_ms: long enough for the others' deletes to commit and
+            # their watch events to wait in the stopped process's socket;
+            # after_ms: its resigns come that long after its SIGCONT, while
+            # those events are still on their way to its loop (at e3e86e2,
+            # on a loaded two-core machine, an heir's ELECTED came about
+            # 0.4 ms plus the command's own way after the SIGCONT).
+            s.update(p=p, e=e, order=rng.randrange(1 << 30), gap_ms=round(rng.uniform(0, 4), 2),
+                     hold_ms=rng.randrange(20, 150), after_ms=round(rng.uniform(0, 1.2), 2),
+                     back=round(rng.uniform(0.2, 1.5), 3))
+            busy_proc[p] = t + 0.5
         elif k == "dcl":
             s.update(p=p, c=c, back=round(rng.uniform(0.2, 2.0), 3))
         elif k == "cbdes":
@@ -397,13 +412,18 @@ class Part:
 class World:
     """The ensemble and the operator's kazoo clients, kept across runs."""
 
-    def __init__(self, build_dir, workdir, mixed_dir=None, priority=0):
+    def __init__(self, build_dir, workdir, mixed_dir=None, priority=0, tick_ms=200,
+                 min_session_ms=0):
         from kazoo.client import KazooClient
         logging.getLogger("kazoo").setLevel(logging.CRITICAL)
         self.build_dir = Path(build_dir).resolve()
         self.workdir = Path(workdir)
         self.binary = build_participant(self.build_dir, self.workdir)
-        self.ens = Ensemble(n=3, tick_ms=200)
+        # --tick-ms/--min-session-ms: servers that grant T below two ticks
+        # (as tests/integration/test_ticktime.py's), where a follower reports
+        # touches half a tick late, more than the T/4 of ZooKeeper's default.
+        self.ens = Ensemble(n=3, tick_ms=tick_ms,
+                            extra_cfg={"minSessionTimeout": min_session_ms} if min_session_ms else None)
         self.ens.start()
         self.ports = [self.ens.client_port(i) for i in range(3)]
         self.kz = KazooClient(hosts=self.ens.connect_string, timeout=4.0)
@@ -710,6 +730,8 @@ class Run:
                 time.sleep(s.get("gap_ms", 0) / 1000)
             for pt, c in hs:
                 later(s["back"], lambda pt=pt, c=c: pt.send(f"vol {c} {e}"))
+        elif k == "resstop":
+            self._resign_stopped(s, later)
         elif k == "dcl":
             part = self.parts[s["p"]]
             part.send(f"dcl {s['c']}")
@@ -733,6 +755,37 @@ class Run:
             ln.reset()
         elif k == "sclose":
             self._close_session(s["p"], s["c"])
+
+    def _resign_stopped(self, s, later):
+        """A path's candidacies resign in a burst while one process is
+        stopped; it resigns its own as it comes back. Its heir learns of the
+        deletes only on its SIGCONT, when its own resign is moments away:
+        the claim and the resign meet in its loop (the resign race of
+        e3e86e2, which a burst among running processes reached in no run)."""
+        e = s["e"]
+        # Not the leader's process: its heir is the one to meet the race.
+        order = [self.parts[(s["p"] + i) % P] for i in range(P)]
+        part = next((pt for pt in order if pt.killed_mono is None and
+                     not any(pt.current(c, e) for c in range(C))), order[0])
+        stopped = part.pause()
+        hs = [(pt, c) for pt in self.parts for c in range(C)
+              if pt.killed_mono is None and (pt is not part or not stopped)]
+        random.Random(s["order"]).shuffle(hs)
+        hs.sort(key=lambda h: -h[0].current(h[1], e))     # the leader first
+        for pt, c in hs:
+            pt.send(f"res {c} {e}")
+            time.sleep(s["gap_ms"] / 1000)
+        if stopped:
+            time.sleep(s["hold_ms"] / 1000)
+            part.resume()
+            end = time.monotonic() + s["after_ms"] / 1000
+            while time.monotonic() < end:   # a sleep this short overshoots
+                pass
+            for c in range(C):
+                part.send(f"res {c} {e}")
+                hs.append((part, c))
+        for pt, c in hs:
+            later(s["back"], lambda pt=pt, c=c: pt.send(f"vol {c} {e}"))
 
     def _transfer(self, s):
         """xfer: each handle that answers 1 for path e (one, unless the
@@ -1336,7 +1389,7 @@ def write_case(seed, schedule, violations, rev=None):
 
 def worker(args, wid, results):
     tmp = tempfile.mkdtemp(prefix=f"explore-w{wid}-")
-    world = World(args.build, tmp, args.mixed, args.priority)
+    world = World(args.build, tmp, args.mixed, args.priority, args.tick_ms, args.min_session_ms)
     try:
         k = 0
         t_stop = time.monotonic() + args.minutes * 60 if args.minutes else None
@@ -1391,6 +1444,9 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, action="append", dest="seeds",
                     help="run this seed (repeatable); default: new seeds from --seed0")
     ap.add_argument("--seed0", type=int, default=None)
+    ap.add_argument("--tick-ms", type=int, default=200, help="the servers' tickTime")
+    ap.add_argument("--min-session-ms", type=int, default=0,
+                    help="the servers' minSessionTimeout (0: ZooKeeper's default, 2 x tickTime)")
     ap.add_argument("--minutes", type=float, default=0)
     ap.add_argument("--runs", type=int, default=0)
     ap.add_argument("--workers", type=int, default=1)

@@ -435,6 +435,7 @@ Ensemble::Ensemble(Scheduler &sched, Rng &rng, int servers, int tick_ms)
     Node root;
     truth_["/"] = root;
     for (auto &s : servers_) s.tree = truth_;
+    ping_phase_ = rng_.range(0, int64_t(tick_ms_) * kMs / 2 - 1);
 }
 
 int64_t Ensemble::hop(SimPort &p) {
@@ -454,6 +455,11 @@ bool Ensemble::swallowed(SimPort &p, uint64_t conn) {
 void Ensemble::send(SimPort &p, uint64_t conn, bool up, std::function<void()> fn) {
     if (swallowed(p, conn)) return;
     int64_t t = sched_.now() + hop(p);
+    // A stalled server neither reads nor writes: both ways wait for it.
+    if (p.conn() == conn && p.server() >= 0) {
+        int64_t st = servers_[size_t(p.server())].stall_until;
+        if (st > sched_.now()) t = std::max(t, st + hop(p));
+    }
     if (up && p.fault().up_hold_until > sched_.now()) t = std::max(t, p.fault().up_hold_until + hop(p));
     auto &last = (up ? up_last_ : down_last_)[conn];
     t = std::max(t, last);
@@ -505,23 +511,52 @@ int64_t Ensemble::to_leader(int s) {
 void Ensemble::touch(int64_t sid, int server) {
     auto it = sessions_.find(sid);
     if (it == sessions_.end() || it->second.closing) return;
-    // A follower tells the leader at its next ping (every half tick).
-    int64_t lag = server == 0 ? 0 : rng_.range(0, int64_t(tick_ms_) * kMs / 2);
     uint64_t epoch = quorum_epoch_;
-    sched_.at(sched_.now() + lag, [this, sid, epoch] {
-        if (epoch != quorum_epoch_) return;
-        auto it = sessions_.find(sid);
-        if (it == sessions_.end() || it->second.closing) return;
-        it->second.last_touch = std::max(it->second.last_touch, sched_.now());
-        arm_expiry(it->second);
-    });
+    if (server == 0) {
+        sched_.at(sched_.now(), [this, sid, epoch] { report_touch(sid, 0, 0, epoch); });
+        return;
+    }
+    // A follower keeps its touches until the leader's next ping and reports
+    // them in its answer (Learner.ping: the touch table); a stalled one
+    // answers when it runs again, and a restart loses them.
+    uint64_t inc = servers_[size_t(server)].incarnation;
+    sched_.at(next_ping(sched_.now()),
+              [this, sid, server, inc, epoch] { report_touch(sid, server, inc, epoch); });
 }
 
-// ZooKeeper's expiry buckets: a deadline rounded up to the next tick.
+int64_t Ensemble::next_ping(int64_t after) const {
+    int64_t half = std::max<int64_t>(1, int64_t(tick_ms_) * kMs / 2);
+    int64_t k = after < ping_phase_ ? 0 : (after - ping_phase_) / half + 1;
+    return ping_phase_ + k * half;
+}
+
+void Ensemble::report_touch(int64_t sid, int server, uint64_t inc, uint64_t epoch) {
+    if (epoch != quorum_epoch_) return;
+    if (server != 0) {
+        Server &sv = servers_[size_t(server)];
+        if (!sv.up || sv.incarnation != inc) return;
+        // The ping waits in the stalled follower's socket: it answers it as
+        // soon as it runs again.
+        if (sv.stall_until > sched_.now()) {
+            sched_.at(sv.stall_until + rng_.range(50, 1500) * 1000,
+                      [this, sid, server, inc, epoch] { report_touch(sid, server, inc, epoch); });
+            return;
+        }
+    }
+    auto it = sessions_.find(sid);
+    if (it == sessions_.end() || it->second.closing) return;
+    // The leader counts the touch when it hears of it (SessionTrackerImpl.
+    // touchSession at the ping's answer), not when the follower saw it.
+    it->second.last_touch = std::max(it->second.last_touch, sched_.now());
+    arm_expiry(it->second);
+}
+
+// ZooKeeper's expiry buckets (ExpiryQueue.roundToNextInterval): the
+// deadline moved to the next multiple of the tick, always later than T.
 void Ensemble::arm_expiry(Session &s) {
     int64_t tick = int64_t(tick_ms_) * kMs;
     int64_t dl = s.last_touch + s.timeout_ns;
-    dl = (dl + tick - 1) / tick * tick;
+    dl = (dl / tick + 1) * tick;
     uint64_t gen = ++s.check_gen;
     int64_t sid = s.id;
     sched_.at(dl, [this, sid, gen] { expire(sid, gen); });
@@ -1005,6 +1040,7 @@ void Ensemble::server_down(int s, int64_t for_ns) {
     Server &sv = servers_[size_t(s)];
     if (!sv.up) return;
     sv.up = false;
+    ++sv.incarnation;
     drop_all(s);
     sched_.at(sched_.now() + for_ns, [this, s] {
         Server &sv = servers_[size_t(s)];
@@ -1016,6 +1052,11 @@ void Ensemble::server_down(int s, int64_t for_ns) {
     });
 }
 
+void Ensemble::server_stall(int s, int64_t for_ns) {
+    Server &sv = servers_[size_t(s)];
+    sv.stall_until = std::max(sv.stall_until, sched_.now() + for_ns);
+}
+
 void Ensemble::server_behind(int s, int64_t lag_ns, int64_t for_ns) {
     Server &sv = servers_[size_t(s)];
     sv.lag_ns = lag_ns;
@@ -1025,7 +1066,7 @@ void Ensemble::server_behind(int s, int64_t lag_ns, int64_t for_ns) {
 zkelect::ServerConf Ensemble::conf_of(int s) const {
     const Server &sv = servers_[size_t(s)];
     int64_t tick = int64_t(tick_ms_) * kMs;
-    int64_t least = min_ticks_ * tick, most = 20 * tick;
+    int64_t least = min_session_ms_ > 0 ? min_session_ms_ * kMs : 2 * tick, most = 20 * tick;
     if (sv.max_until > sched_.now()) most = std::max(least, std::min(most, sv.max_timeout_ns));
     zkelect::ServerConf c;
     c.tick_ms = tick_ms_;
@@ -1092,7 +1133,7 @@ void Ensemble::operator_create(const std::string &path) {
 }
 
 void Ensemble::heal() {
-    for (auto &sv : servers_) sv.lag_until = sv.max_until = 0;
+    for (auto &sv : servers_) sv.lag_until = sv.max_until = sv.stall_until = 0;
     slow_until_ = 0;
 }
 

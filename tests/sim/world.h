@@ -7,9 +7,10 @@
 //
 // What the model keeps of ZooKeeper, because the lease and the recipe rely
 // on it (docs/semantics.md):
-// - sessions expire at the quorum's leader, T (rounded up to the tick) after
-//   the last touch it heard of; a follower reports its touches up to half a
-//   tick late; "expired" is said to a reconnecting client as soon as the
+// - sessions expire at the quorum's leader at the first multiple of the
+//   tick after T past the last touch it heard of; it hears of a follower's
+//   touches when it pings it (every half tick), or when a stalled follower
+//   answers that ping late, and counts them from then; "expired" is said to a reconnecting client as soon as the
 //   session is marked closing, before the close that deletes its ephemeral
 //   nodes commits (that commit can be slow);
 // - writes commit in one order at the leader; each server applies them in
@@ -264,9 +265,15 @@ public:
     // maxSessionTimeout) for a while: a session that reconnects there gets a
     // shorter timeout than it had.
     void server_shrinks(int s, int64_t max_ns, int64_t for_ns);
-    // minSessionTimeout in ticks (ZooKeeper's default 2; an operator may
-    // set less, and then a server grants T below 2 x tickTime).
-    void set_min_ticks(int n) { min_ticks_ = n; }
+    // minSessionTimeout in ms (ZooKeeper's default, 0 here, is 2 x
+    // tickTime; an operator may set less, even below one tick, and then a
+    // server grants T below 2 x tickTime).
+    void set_min_session_ms(int64_t ms) { min_session_ms_ = ms; }
+    // Follower s stalls (a JVM pause, SIGSTOP) for a while: what its
+    // clients send and what it sends them waits until it runs again, and
+    // it answers none of the leader's pings meanwhile, so the touches it
+    // holds are reported late.
+    void server_stall(int s, int64_t for_ns);
     // What `conf` says on server s now.
     zkelect::ServerConf conf_of(int s) const;
     bool server_up(int s) const { return servers_[size_t(s)].up; }
@@ -311,6 +318,8 @@ private:
         bool up = true;
         int64_t down_until = 0;
         int64_t max_timeout_ns = 0, max_until = 0;
+        int64_t stall_until = 0;
+        uint64_t incarnation = 0;  // a restart loses the touches not reported
         // watches: path -> session ids
         std::map<std::string, std::set<int64_t>> data_w, exist_w, child_w;
         // Per session: requests waiting for the one in progress.
@@ -321,6 +330,9 @@ private:
     };
 
     void touch(int64_t sid, int server);
+    void report_touch(int64_t sid, int server, uint64_t incarnation, uint64_t epoch);
+    // The leader's next ping of its followers after `after` (every half tick).
+    int64_t next_ping(int64_t after) const;
     void arm_expiry(Session &s);
     void expire(int64_t sid, uint64_t gen);
     // Validate and commit at the leader; fn(rc, txn zxid, reply fields).
@@ -342,7 +354,8 @@ private:
     Scheduler &sched_;
     Rng &rng_;
     int tick_ms_;
-    int min_ticks_ = 2;
+    int64_t min_session_ms_ = 0;
+    int64_t ping_phase_ = 0;
     std::vector<Server> servers_;
     Tree truth_;
     std::vector<Txn> log_;  // zxid i+1 at index i
