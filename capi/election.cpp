@@ -72,6 +72,14 @@ int zkelect_resign(zkelect_election_t *e) {
     });
 }
 
+int zkelect_requeue(zkelect_election_t *e) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
+        return e->election->requeue();
+    });
+}
+
 int zkelect_is_leader(const zkelect_election_t *e) {
     return e && !inherited(e) && e->shared->is_leader() ? 1 : 0;
 }

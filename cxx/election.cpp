@@ -61,6 +61,29 @@ int Election::resign() {
     return kOk;
 }
 
+int Election::requeue() {
+    uint64_t r, v;
+    {
+        // Both commands under one lock: no other call can fall between
+        // them, so the candidacy steps back and re-enters as one step.
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        Phase p = shared_->phase.load();
+        if (p == Phase::kClosed) return kEClosed;
+        if (p != Phase::kCandidate) return kEState;
+        shared_->lease.fence();  // as resign(): leadership ends now
+        r = ++shared_->commands;
+        shared_->last_error.store(0);
+        v = ++shared_->commands;
+    }
+    shared_->cv.notify_all();
+    auto cand = candidacy_;
+    client_.post([cand, r, v] {
+        cand->resign(r);
+        cand->volunteer(v);
+    });
+    return kOk;
+}
+
 std::shared_future<void> Election::leave() {
     uint64_t n;
     {

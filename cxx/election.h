@@ -30,6 +30,10 @@ public:
     // Any thread. kOk, kEState (not idle / not a candidate), kEClosed.
     int volunteer();
     int resign();
+    // resign() and volunteer() in one: the node goes and a new one is made
+    // behind it, at the back of the line. kOk, kEState (not a candidate),
+    // kEClosed.
+    int requeue();
     // Leave for good: leadership ends at once, the node is deleted; waits
     // for that while it can happen (connected), at most one session timeout.
     void close();

@@ -235,6 +235,12 @@ func (e *Elector) Volunteer() error { return e.rc(capi.Volunteer) }
 // event follows once the node is gone. ErrState when not a candidate.
 func (e *Elector) Resign() error { return e.rc(capi.Resign) }
 
+// Requeue steps back to the back of the line in one call (Resign, then
+// Volunteer, with nothing between): a leader stops leading when it returns
+// and the next in line leads; Deposed (a leader), Resigned, then Following
+// or Elected follow. ErrState when not a candidate.
+func (e *Elector) Requeue() error { return e.rc(capi.Requeue) }
+
 // IsLeader reports whether this candidacy leads now (and its lease runs).
 func (e *Elector) IsLeader() bool {
 	leads := false

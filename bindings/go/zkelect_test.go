@@ -334,6 +334,27 @@ func TestTransferHandsOverToTheNamedCandidate(t *testing.T) {
 	}
 }
 
+func TestRequeueStepsBackToTheBackOfTheLine(t *testing.T) {
+	path := freshPath(t)
+	a, b := newElector(t, path, "go-a"), newElector(t, path, "go-b")
+	ea := enroll(t, a)
+	enroll(t, b)
+	if err := a.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Requeue(); err != nil || a.IsLeader() {
+		t.Fatalf("Requeue: %v, still leads %v", err, a.IsLeader())
+	}
+	if ev := next(t, ea, "go-a", zkelect.Deposed); ev.Reason != zkelect.ReasonResigned {
+		t.Fatalf("go-a: DEPOSED %+v", ev)
+	}
+	next(t, ea, "go-a", zkelect.Resigned)
+	next(t, ea, "go-a", zkelect.Following)
+	if err := b.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestTransferAskedFromOutside(t *testing.T) {
 	path := freshPath(t)
 	asker, err := zkelect.Connect(opts())

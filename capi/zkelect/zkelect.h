@@ -596,6 +596,21 @@ ZKELECT_API int zkelect_volunteer(zkelect_election_t *election);
 ZKELECT_API int zkelect_resign(zkelect_election_t *election);
 
 /**
+ * Step back to the back of the line in one call: zkelect_resign() and then
+ * zkelect_volunteer(), with nothing able to fall between them. A leader
+ * stops leading at once (is_leader answers 0 when this returns; DEPOSED,
+ * reason RESIGNED); the node is deleted and a new one is made once it is
+ * gone, behind every candidate in line then. Events, in order: DEPOSED (a
+ * leader), RESIGNED, then FOLLOWING, or ELECTED when no one else is in
+ * line. The candidacy stays a candidate throughout (a second call queues
+ * another step back). What Curator's LeaderSelector calls requeue. Returns
+ * 0, ZKELECT_ESTATE when not a candidate (never volunteered, or resigned),
+ * ZKELECT_ECLOSED while closing, ZKELECT_EINVAL for NULL. Any thread;
+ * non-blocking. Since 1.2.
+ */
+ZKELECT_API int zkelect_requeue(zkelect_election_t *election);
+
+/**
  * 1 while this candidacy leads, else 0 (also for NULL). It leads from its
  * ELECTED event until it is deposed, and only while its lease runs: the
  * answer turns 0 at the lease deadline even if no word from ZooKeeper has

@@ -111,6 +111,20 @@ def test_transfer_hands_over_and_says_why(zk, zk_path, client):
             assert [e.reason for e in deposed] == ["transferred"], deposed
 
 
+def test_requeue_steps_back_to_the_back_of_the_line(zk, zk_path, client):
+    with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other:
+        with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:
+            a.volunteer()
+            a.await_leader(20)
+            b.volunteer()
+            _until(b, "FOLLOWING")
+            a.requeue()
+            assert not a.is_leader()
+            seen = _until(a, "FOLLOWING")
+            assert [e.kind for e in seen][-3:] == ["DEPOSED", "RESIGNED", "FOLLOWING"], seen
+            b.await_leader(10)
+
+
 def test_participants_carry_the_priority(zk, zk_path, client):
     with zkelect.connect(zk.connect_string, session_timeout_ms=6000,
                          priority=9) as other:

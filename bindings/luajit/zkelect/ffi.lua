@@ -77,6 +77,7 @@ zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *p
 int zkelect_election_destroy(zkelect_election_t *election);
 int zkelect_volunteer(zkelect_election_t *election);
 int zkelect_resign(zkelect_election_t *election);
+int zkelect_requeue(zkelect_election_t *election);
 int zkelect_is_leader(const zkelect_election_t *election);
 int zkelect_await_leader(zkelect_election_t *election, int timeout_ms);
 int zkelect_transfer(zkelect_election_t *election, const char *target_id, int timeout_ms);
@@ -412,6 +413,7 @@ end
 
 function raw.volunteer(h) check(C.zkelect_volunteer(h)) end
 function raw.resign(h) check(C.zkelect_resign(h)) end
+function raw.requeue(h) check(C.zkelect_requeue(h)) end
 function raw.is_leader(h) return C.zkelect_is_leader(h) end
 function raw.await_leader(h, t) return check(C.zkelect_await_leader(h, t)) end
 function raw.transfer(h, target, t)

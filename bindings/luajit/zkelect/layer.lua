@@ -505,6 +505,9 @@ return function(M, raw)
 
   function Elector:volunteer() raw.volunteer(self:_handle()) end
   function Elector:resign() raw.resign(self:_handle()) end
+  -- Back to the back of the line in one call (resign, then volunteer,
+  -- nothing between); ESTATE when not a candidate.
+  function Elector:requeue() raw.requeue(self:_handle()) end
 
   -- Lock-free; false once closed. The one call meant for every request.
   function Elector:is_leader()

@@ -501,6 +501,13 @@ class Election(_Closes):
         State when not a candidate."""
         _lib.check(self._h.call(lib.zkelect_resign))
 
+    def requeue(self):
+        """Step back to the back of the line in one call (resign, then
+        volunteer, nothing between): is_leader() is False when this
+        returns; DEPOSED (a leader), RESIGNED, then FOLLOWING or ELECTED
+        follow. State when not a candidate."""
+        _lib.check(self._h.call(lib.zkelect_requeue))
+
     def is_leader(self):
         """True while this candidacy leads and its lease runs. One lock-free
         call into the library; False once closed."""

@@ -71,6 +71,7 @@ _PROTOS = {
     "zkelect_election_destroy": (c_int, [_P]),
     "zkelect_volunteer": (c_int, [_P]),
     "zkelect_resign": (c_int, [_P]),
+    "zkelect_requeue": (c_int, [_P]),
     "zkelect_is_leader": (c_int, [_P]),
     "zkelect_await_leader": (c_int, [_P, c_int]),
     "zkelect_transfer": (c_int, [_P, c_char_p, c_int]),

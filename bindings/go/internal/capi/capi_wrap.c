@@ -13,9 +13,9 @@ extern
 #ifdef __cplusplus
   "C"
 #endif
-  void cgo_panic__capi_daca193027d4934e(const char*);
+  void cgo_panic__capi_8afd3a3cdb293103(const char*);
 static void _swig_gopanic(const char *p) {
-  cgo_panic__capi_daca193027d4934e(p);
+  cgo_panic__capi_8afd3a3cdb293103(p);
 }
 
 
@@ -372,7 +372,7 @@ static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_daca193027d4934e(void *_swig_go_0) {
+void _wrap_Swig_free_capi_8afd3a3cdb293103(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -382,7 +382,7 @@ void _wrap_Swig_free_capi_daca193027d4934e(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_daca193027d4934e(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_8afd3a3cdb293103(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -395,7 +395,7 @@ void *_wrap_Swig_malloc_capi_daca193027d4934e(intgo _swig_go_0) {
 }
 
 
-void _wrap_delete_NativeConf_capi_daca193027d4934e(struct zkelect_conf *_swig_go_0) {
+void _wrap_delete_NativeConf_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0) {
   struct zkelect_conf *arg1 = (struct zkelect_conf *) 0 ;
   
   arg1 = *(struct zkelect_conf **)&_swig_go_0; 
@@ -405,7 +405,7 @@ void _wrap_delete_NativeConf_capi_daca193027d4934e(struct zkelect_conf *_swig_go
 }
 
 
-void _wrap_delete_NativeClient_capi_daca193027d4934e(struct zkelect_client *_swig_go_0) {
+void _wrap_delete_NativeClient_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
   struct zkelect_client *arg1 = (struct zkelect_client *) 0 ;
   
   arg1 = *(struct zkelect_client **)&_swig_go_0; 
@@ -415,7 +415,7 @@ void _wrap_delete_NativeClient_capi_daca193027d4934e(struct zkelect_client *_swi
 }
 
 
-void _wrap_delete_NativeElection_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+void _wrap_delete_NativeElection_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   struct zkelect_election *arg1 = (struct zkelect_election *) 0 ;
   
   arg1 = *(struct zkelect_election **)&_swig_go_0; 
@@ -425,7 +425,7 @@ void _wrap_delete_NativeElection_capi_daca193027d4934e(struct zkelect_election *
 }
 
 
-void _wrap_delete_NativeObserver_capi_daca193027d4934e(struct zkelect_observer *_swig_go_0) {
+void _wrap_delete_NativeObserver_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0) {
   struct zkelect_observer *arg1 = (struct zkelect_observer *) 0 ;
   
   arg1 = *(struct zkelect_observer **)&_swig_go_0; 
@@ -435,7 +435,7 @@ void _wrap_delete_NativeObserver_capi_daca193027d4934e(struct zkelect_observer *
 }
 
 
-void _wrap_delete_NativeEvent_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+void _wrap_delete_NativeEvent_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   struct zkelect_event *arg1 = (struct zkelect_event *) 0 ;
   
   arg1 = *(struct zkelect_event **)&_swig_go_0; 
@@ -445,7 +445,7 @@ void _wrap_delete_NativeEvent_capi_daca193027d4934e(struct zkelect_event *_swig_
 }
 
 
-void _wrap_delete_NativeParticipants_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0) {
+void _wrap_delete_NativeParticipants_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0) {
   struct zkelect_participants *arg1 = (struct zkelect_participants *) 0 ;
   
   arg1 = *(struct zkelect_participants **)&_swig_go_0; 
@@ -455,7 +455,7 @@ void _wrap_delete_NativeParticipants_capi_daca193027d4934e(struct zkelect_partic
 }
 
 
-void _wrap_delete_NativeStats_capi_daca193027d4934e(struct zkelect_stats *_swig_go_0) {
+void _wrap_delete_NativeStats_capi_8afd3a3cdb293103(struct zkelect_stats *_swig_go_0) {
   struct zkelect_stats *arg1 = (struct zkelect_stats *) 0 ;
   
   arg1 = *(struct zkelect_stats **)&_swig_go_0; 
@@ -465,7 +465,7 @@ void _wrap_delete_NativeStats_capi_daca193027d4934e(struct zkelect_stats *_swig_
 }
 
 
-intgo _wrap_OK_capi_daca193027d4934e() {
+intgo _wrap_OK_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -477,7 +477,7 @@ intgo _wrap_OK_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EINVAL_capi_daca193027d4934e() {
+intgo _wrap_EINVAL_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -489,7 +489,7 @@ intgo _wrap_EINVAL_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ENOMEM_capi_daca193027d4934e() {
+intgo _wrap_ENOMEM_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -501,7 +501,7 @@ intgo _wrap_ENOMEM_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ESTATE_capi_daca193027d4934e() {
+intgo _wrap_ESTATE_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -513,7 +513,7 @@ intgo _wrap_ESTATE_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ECLOSED_capi_daca193027d4934e() {
+intgo _wrap_ECLOSED_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -525,7 +525,7 @@ intgo _wrap_ECLOSED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ETIMEDOUT_capi_daca193027d4934e() {
+intgo _wrap_ETIMEDOUT_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -537,7 +537,7 @@ intgo _wrap_ETIMEDOUT_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ECONNLOSS_capi_daca193027d4934e() {
+intgo _wrap_ECONNLOSS_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -549,7 +549,7 @@ intgo _wrap_ECONNLOSS_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ESESSION_EXPIRED_capi_daca193027d4934e() {
+intgo _wrap_ESESSION_EXPIRED_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -561,7 +561,7 @@ intgo _wrap_ESESSION_EXPIRED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EAUTH_capi_daca193027d4934e() {
+intgo _wrap_EAUTH_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -573,7 +573,7 @@ intgo _wrap_EAUTH_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ENOTSUP_capi_daca193027d4934e() {
+intgo _wrap_ENOTSUP_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -585,7 +585,7 @@ intgo _wrap_ENOTSUP_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EDEADLK_capi_daca193027d4934e() {
+intgo _wrap_EDEADLK_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -597,7 +597,7 @@ intgo _wrap_EDEADLK_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EZK_capi_daca193027d4934e() {
+intgo _wrap_EZK_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -609,7 +609,7 @@ intgo _wrap_EZK_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EINTERNAL_capi_daca193027d4934e() {
+intgo _wrap_EINTERNAL_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -621,7 +621,7 @@ intgo _wrap_EINTERNAL_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ENOLEADER_capi_daca193027d4934e() {
+intgo _wrap_ENOLEADER_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -633,7 +633,7 @@ intgo _wrap_ENOLEADER_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ERANGE_capi_daca193027d4934e() {
+intgo _wrap_ERANGE_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -645,7 +645,7 @@ intgo _wrap_ERANGE_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ENOTLEADER_capi_daca193027d4934e() {
+intgo _wrap_ENOTLEADER_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -657,7 +657,7 @@ intgo _wrap_ENOTLEADER_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ENOCANDIDATE_capi_daca193027d4934e() {
+intgo _wrap_ENOCANDIDATE_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -669,7 +669,7 @@ intgo _wrap_ENOCANDIDATE_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_ETARGET_LOST_capi_daca193027d4934e() {
+intgo _wrap_ETARGET_LOST_capi_8afd3a3cdb293103() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -681,7 +681,7 @@ intgo _wrap_ETARGET_LOST_capi_daca193027d4934e() {
 }
 
 
-_gostring_ _wrap_strerror_capi_daca193027d4934e(intgo _swig_go_0) {
+_gostring_ _wrap_strerror_capi_8afd3a3cdb293103(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -694,7 +694,7 @@ _gostring_ _wrap_strerror_capi_daca193027d4934e(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_err_name_capi_daca193027d4934e(intgo _swig_go_0) {
+_gostring_ _wrap_err_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -707,7 +707,7 @@ _gostring_ _wrap_err_name_capi_daca193027d4934e(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_last_error_capi_daca193027d4934e() {
+_gostring_ _wrap_last_error_capi_8afd3a3cdb293103() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -718,7 +718,7 @@ _gostring_ _wrap_last_error_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_LOG_NONE_capi_daca193027d4934e() {
+intgo _wrap_LOG_NONE_capi_8afd3a3cdb293103() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -730,7 +730,7 @@ intgo _wrap_LOG_NONE_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_LOG_ERROR_capi_daca193027d4934e() {
+intgo _wrap_LOG_ERROR_capi_8afd3a3cdb293103() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -742,7 +742,7 @@ intgo _wrap_LOG_ERROR_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_LOG_WARN_capi_daca193027d4934e() {
+intgo _wrap_LOG_WARN_capi_8afd3a3cdb293103() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -754,7 +754,7 @@ intgo _wrap_LOG_WARN_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_LOG_INFO_capi_daca193027d4934e() {
+intgo _wrap_LOG_INFO_capi_8afd3a3cdb293103() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -766,7 +766,7 @@ intgo _wrap_LOG_INFO_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_LOG_DEBUG_capi_daca193027d4934e() {
+intgo _wrap_LOG_DEBUG_capi_8afd3a3cdb293103() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -778,7 +778,7 @@ intgo _wrap_LOG_DEBUG_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_set_log_cb_capi_daca193027d4934e(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
+intgo _wrap_set_log_cb_capi_8afd3a3cdb293103(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
   int arg1 ;
   zkelect_log_cb arg2 = (zkelect_log_cb) 0 ;
   void *arg3 = (void *) 0 ;
@@ -795,7 +795,7 @@ intgo _wrap_set_log_cb_capi_daca193027d4934e(intgo _swig_go_0, void* _swig_go_1,
 }
 
 
-intgo _wrap_version_capi_daca193027d4934e() {
+intgo _wrap_version_capi_8afd3a3cdb293103() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -806,7 +806,7 @@ intgo _wrap_version_capi_daca193027d4934e() {
 }
 
 
-_gostring_ _wrap_version_string_capi_daca193027d4934e() {
+_gostring_ _wrap_version_string_capi_8afd3a3cdb293103() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -817,7 +817,7 @@ _gostring_ _wrap_version_string_capi_daca193027d4934e() {
 }
 
 
-struct zkelect_conf *_wrap_conf_new_capi_daca193027d4934e() {
+struct zkelect_conf *_wrap_conf_new_capi_8afd3a3cdb293103() {
   zkelect_conf_t *result = 0 ;
   struct zkelect_conf *_swig_go_result;
   
@@ -837,7 +837,7 @@ struct zkelect_conf *_wrap_conf_new_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_conf_set_capi_daca193027d4934e(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_conf_set_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -870,7 +870,7 @@ intgo _wrap_conf_set_capi_daca193027d4934e(struct zkelect_conf *_swig_go_0, _gos
 }
 
 
-void _wrap_conf_destroy_capi_daca193027d4934e(struct zkelect_conf *_swig_go_0) {
+void _wrap_conf_destroy_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
@@ -880,7 +880,7 @@ void _wrap_conf_destroy_capi_daca193027d4934e(struct zkelect_conf *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_conf_key_capi_daca193027d4934e(long long _swig_go_0) {
+_gostring_ _wrap_conf_key_capi_8afd3a3cdb293103(long long _swig_go_0) {
   size_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -893,7 +893,7 @@ _gostring_ _wrap_conf_key_capi_daca193027d4934e(long long _swig_go_0) {
 }
 
 
-struct zkelect_client *_wrap_client_new_capi_daca193027d4934e(struct zkelect_conf *_swig_go_0) {
+struct zkelect_client *_wrap_client_new_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -922,7 +922,7 @@ struct zkelect_client *_wrap_client_new_capi_daca193027d4934e(struct zkelect_con
 }
 
 
-intgo _wrap_client_destroy_capi_daca193027d4934e(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_destroy_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -943,7 +943,7 @@ intgo _wrap_client_destroy_capi_daca193027d4934e(struct zkelect_client *_swig_go
 }
 
 
-intgo _wrap_client_await_connected_capi_daca193027d4934e(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_await_connected_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -966,7 +966,7 @@ intgo _wrap_client_await_connected_capi_daca193027d4934e(struct zkelect_client *
 }
 
 
-intgo _wrap_client_is_connected_capi_daca193027d4934e(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_is_connected_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -979,7 +979,7 @@ intgo _wrap_client_is_connected_capi_daca193027d4934e(struct zkelect_client *_sw
 }
 
 
-intgo _wrap_client_session_timeout_ms_capi_daca193027d4934e(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_session_timeout_ms_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -992,7 +992,7 @@ intgo _wrap_client_session_timeout_ms_capi_daca193027d4934e(struct zkelect_clien
 }
 
 
-intgo _wrap_client_lease_margin_ms_capi_daca193027d4934e(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_lease_margin_ms_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1005,7 +1005,7 @@ intgo _wrap_client_lease_margin_ms_capi_daca193027d4934e(struct zkelect_client *
 }
 
 
-intgo _wrap_client_crash_guard_wait_capi_daca193027d4934e(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_crash_guard_wait_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -1020,7 +1020,7 @@ intgo _wrap_client_crash_guard_wait_capi_daca193027d4934e(struct zkelect_client 
 }
 
 
-long long _wrap_client_session_id_capi_daca193027d4934e(struct zkelect_client *_swig_go_0) {
+long long _wrap_client_session_id_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1033,7 +1033,7 @@ long long _wrap_client_session_id_capi_daca193027d4934e(struct zkelect_client *_
 }
 
 
-intgo _wrap_COUNTER_TERMS_WON_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_TERMS_WON_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1045,7 +1045,7 @@ intgo _wrap_COUNTER_TERMS_WON_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1057,7 +1057,7 @@ intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1069,7 +1069,7 @@ intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1081,7 +1081,7 @@ intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1093,7 +1093,7 @@ intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1105,7 +1105,7 @@ intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1117,7 +1117,7 @@ intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_RECONNECTS_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_RECONNECTS_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1129,7 +1129,7 @@ intgo _wrap_COUNTER_RECONNECTS_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_EXPIRIES_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_EXPIRIES_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1141,7 +1141,7 @@ intgo _wrap_COUNTER_EXPIRIES_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_ZK_REQUESTS_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_ZK_REQUESTS_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1153,7 +1153,7 @@ intgo _wrap_COUNTER_ZK_REQUESTS_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_KEEPALIVES_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_KEEPALIVES_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1165,7 +1165,7 @@ intgo _wrap_COUNTER_KEEPALIVES_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1177,7 +1177,7 @@ intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1189,7 +1189,7 @@ intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_daca193027d4934e() {
+intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1201,7 +1201,7 @@ intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_COUNTER__COUNT_capi_daca193027d4934e() {
+intgo _wrap_COUNTER__COUNT_capi_8afd3a3cdb293103() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1213,7 +1213,7 @@ intgo _wrap_COUNTER__COUNT_capi_daca193027d4934e() {
 }
 
 
-_gostring_ _wrap_counter_name_capi_daca193027d4934e(intgo _swig_go_0) {
+_gostring_ _wrap_counter_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1226,7 +1226,7 @@ _gostring_ _wrap_counter_name_capi_daca193027d4934e(intgo _swig_go_0) {
 }
 
 
-struct zkelect_election *_wrap_election_new_capi_daca193027d4934e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct zkelect_election *_wrap_election_new_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1261,7 +1261,7 @@ struct zkelect_election *_wrap_election_new_capi_daca193027d4934e(struct zkelect
 }
 
 
-intgo _wrap_election_destroy_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_election_destroy_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1282,7 +1282,7 @@ intgo _wrap_election_destroy_capi_daca193027d4934e(struct zkelect_election *_swi
 }
 
 
-intgo _wrap_volunteer_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_volunteer_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1303,7 +1303,7 @@ intgo _wrap_volunteer_capi_daca193027d4934e(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_resign_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_resign_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1324,7 +1324,28 @@ intgo _wrap_resign_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_leader_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_requeue_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (int)zkelect_requeue(arg1);
+    if (result < 0) {
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(result, zkelect_swig_msg(result));
+      /*@SWIG@*/;
+    }
+  }
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_is_leader_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1337,7 +1358,7 @@ intgo _wrap_is_leader_capi_daca193027d4934e(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_await_leader_capi_daca193027d4934e(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_await_leader_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1360,7 +1381,7 @@ intgo _wrap_await_leader_capi_daca193027d4934e(struct zkelect_election *_swig_go
 }
 
 
-intgo _wrap_transfer_capi_daca193027d4934e(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+intgo _wrap_transfer_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -1386,7 +1407,7 @@ intgo _wrap_transfer_capi_daca193027d4934e(struct zkelect_election *_swig_go_0, 
 }
 
 
-intgo _wrap_client_transfer_capi_daca193027d4934e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_client_transfer_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1415,7 +1436,7 @@ intgo _wrap_client_transfer_capi_daca193027d4934e(struct zkelect_client *_swig_g
 }
 
 
-struct zkelect_participants *_wrap_participants_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+struct zkelect_participants *_wrap_participants_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1444,7 +1465,7 @@ struct zkelect_participants *_wrap_participants_capi_daca193027d4934e(struct zke
 }
 
 
-struct zkelect_participants *_wrap_client_participants_capi_daca193027d4934e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_participants *_wrap_client_participants_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1476,7 +1497,7 @@ struct zkelect_participants *_wrap_client_participants_capi_daca193027d4934e(str
 }
 
 
-long long _wrap_participants_count_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0) {
+long long _wrap_participants_count_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1489,7 +1510,7 @@ long long _wrap_participants_count_capi_daca193027d4934e(struct zkelect_particip
 }
 
 
-_gostring_ _wrap_participants_id_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_id_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1504,7 +1525,7 @@ _gostring_ _wrap_participants_id_capi_daca193027d4934e(struct zkelect_participan
 }
 
 
-_gostring_ _wrap_participants_node_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_node_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1519,7 +1540,7 @@ _gostring_ _wrap_participants_node_capi_daca193027d4934e(struct zkelect_particip
 }
 
 
-long long _wrap_participants_token_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_token_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1534,7 +1555,7 @@ long long _wrap_participants_token_capi_daca193027d4934e(struct zkelect_particip
 }
 
 
-long long _wrap_participants_ctime_ms_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_ctime_ms_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1549,7 +1570,7 @@ long long _wrap_participants_ctime_ms_capi_daca193027d4934e(struct zkelect_parti
 }
 
 
-intgo _wrap_participants_priority_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_participants_priority_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int result;
@@ -1564,7 +1585,7 @@ intgo _wrap_participants_priority_capi_daca193027d4934e(struct zkelect_participa
 }
 
 
-void _wrap_participants_destroy_capi_daca193027d4934e(struct zkelect_participants *_swig_go_0) {
+void _wrap_participants_destroy_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
   arg1 = *(zkelect_participants_t **)&_swig_go_0; 
@@ -1574,7 +1595,7 @@ void _wrap_participants_destroy_capi_daca193027d4934e(struct zkelect_participant
 }
 
 
-struct zkelect_stats *_wrap_election_stats_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+struct zkelect_stats *_wrap_election_stats_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1603,7 +1624,7 @@ struct zkelect_stats *_wrap_election_stats_capi_daca193027d4934e(struct zkelect_
 }
 
 
-struct zkelect_stats *_wrap_client_stats_capi_daca193027d4934e(struct zkelect_client *_swig_go_0) {
+struct zkelect_stats *_wrap_client_stats_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1632,7 +1653,7 @@ struct zkelect_stats *_wrap_client_stats_capi_daca193027d4934e(struct zkelect_cl
 }
 
 
-_gostring_ _wrap_stats_json_capi_daca193027d4934e(struct zkelect_stats *_swig_go_0) {
+_gostring_ _wrap_stats_json_capi_8afd3a3cdb293103(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1645,7 +1666,7 @@ _gostring_ _wrap_stats_json_capi_daca193027d4934e(struct zkelect_stats *_swig_go
 }
 
 
-void _wrap_stats_destroy_capi_daca193027d4934e(struct zkelect_stats *_swig_go_0) {
+void _wrap_stats_destroy_capi_8afd3a3cdb293103(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   
   arg1 = *(zkelect_stats_t **)&_swig_go_0; 
@@ -1655,7 +1676,7 @@ void _wrap_stats_destroy_capi_daca193027d4934e(struct zkelect_stats *_swig_go_0)
 }
 
 
-intgo _wrap_EV_ELECTED_capi_daca193027d4934e() {
+intgo _wrap_EV_ELECTED_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1667,7 +1688,7 @@ intgo _wrap_EV_ELECTED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_DEPOSED_capi_daca193027d4934e() {
+intgo _wrap_EV_DEPOSED_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1679,7 +1700,7 @@ intgo _wrap_EV_DEPOSED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_FOLLOWING_capi_daca193027d4934e() {
+intgo _wrap_EV_FOLLOWING_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1691,7 +1712,7 @@ intgo _wrap_EV_FOLLOWING_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_SUSPENDED_capi_daca193027d4934e() {
+intgo _wrap_EV_SUSPENDED_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1703,7 +1724,7 @@ intgo _wrap_EV_SUSPENDED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_RECONNECTED_capi_daca193027d4934e() {
+intgo _wrap_EV_RECONNECTED_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1715,7 +1736,7 @@ intgo _wrap_EV_RECONNECTED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_EXPIRED_capi_daca193027d4934e() {
+intgo _wrap_EV_EXPIRED_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1727,7 +1748,7 @@ intgo _wrap_EV_EXPIRED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_LEADER_CHANGED_capi_daca193027d4934e() {
+intgo _wrap_EV_LEADER_CHANGED_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1739,7 +1760,7 @@ intgo _wrap_EV_LEADER_CHANGED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_ERROR_capi_daca193027d4934e() {
+intgo _wrap_EV_ERROR_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1751,7 +1772,7 @@ intgo _wrap_EV_ERROR_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_RESIGNED_capi_daca193027d4934e() {
+intgo _wrap_EV_RESIGNED_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1763,7 +1784,7 @@ intgo _wrap_EV_RESIGNED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_OVERFLOW_capi_daca193027d4934e() {
+intgo _wrap_EV_OVERFLOW_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1775,7 +1796,7 @@ intgo _wrap_EV_OVERFLOW_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_WARNING_capi_daca193027d4934e() {
+intgo _wrap_EV_WARNING_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1787,7 +1808,7 @@ intgo _wrap_EV_WARNING_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_EV_STEPPED_BACK_capi_daca193027d4934e() {
+intgo _wrap_EV_STEPPED_BACK_capi_8afd3a3cdb293103() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1799,7 +1820,7 @@ intgo _wrap_EV_STEPPED_BACK_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_REASON_NONE_capi_daca193027d4934e() {
+intgo _wrap_REASON_NONE_capi_8afd3a3cdb293103() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1811,7 +1832,7 @@ intgo _wrap_REASON_NONE_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_REASON_RESIGNED_capi_daca193027d4934e() {
+intgo _wrap_REASON_RESIGNED_capi_8afd3a3cdb293103() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1823,7 +1844,7 @@ intgo _wrap_REASON_RESIGNED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_REASON_SUSPENDED_capi_daca193027d4934e() {
+intgo _wrap_REASON_SUSPENDED_capi_8afd3a3cdb293103() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1835,7 +1856,7 @@ intgo _wrap_REASON_SUSPENDED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_REASON_LEASE_ENDED_capi_daca193027d4934e() {
+intgo _wrap_REASON_LEASE_ENDED_capi_8afd3a3cdb293103() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1847,7 +1868,7 @@ intgo _wrap_REASON_LEASE_ENDED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_REASON_EXPIRED_capi_daca193027d4934e() {
+intgo _wrap_REASON_EXPIRED_capi_8afd3a3cdb293103() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1859,7 +1880,7 @@ intgo _wrap_REASON_EXPIRED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_REASON_NODE_DELETED_capi_daca193027d4934e() {
+intgo _wrap_REASON_NODE_DELETED_capi_8afd3a3cdb293103() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1871,7 +1892,7 @@ intgo _wrap_REASON_NODE_DELETED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_REASON_CLOSED_capi_daca193027d4934e() {
+intgo _wrap_REASON_CLOSED_capi_8afd3a3cdb293103() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1883,7 +1904,7 @@ intgo _wrap_REASON_CLOSED_capi_daca193027d4934e() {
 }
 
 
-intgo _wrap_REASON_TRANSFERRED_capi_daca193027d4934e() {
+intgo _wrap_REASON_TRANSFERRED_capi_8afd3a3cdb293103() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1895,7 +1916,7 @@ intgo _wrap_REASON_TRANSFERRED_capi_daca193027d4934e() {
 }
 
 
-struct zkelect_event *_wrap_next_event_capi_daca193027d4934e(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_next_event_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -1910,7 +1931,7 @@ struct zkelect_event *_wrap_next_event_capi_daca193027d4934e(struct zkelect_elec
 }
 
 
-intgo _wrap_event_fd_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_event_fd_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1931,7 +1952,7 @@ intgo _wrap_event_fd_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) 
 }
 
 
-intgo _wrap_wake_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+intgo _wrap_wake_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1952,7 +1973,7 @@ intgo _wrap_wake_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_event_type_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_type_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1965,7 +1986,7 @@ intgo _wrap_event_type_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
 }
 
 
-intgo _wrap_event_reason_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_reason_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1978,7 +1999,7 @@ intgo _wrap_event_reason_capi_daca193027d4934e(struct zkelect_event *_swig_go_0)
 }
 
 
-long long _wrap_event_token_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_token_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1991,7 +2012,7 @@ long long _wrap_event_token_capi_daca193027d4934e(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_error_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_error_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2004,7 +2025,7 @@ intgo _wrap_event_error_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) 
 }
 
 
-intgo _wrap_event_zk_rc_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_zk_rc_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2017,7 +2038,7 @@ intgo _wrap_event_zk_rc_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_event_message_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_message_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2030,7 +2051,7 @@ _gostring_ _wrap_event_message_capi_daca193027d4934e(struct zkelect_event *_swig
 }
 
 
-_gostring_ _wrap_event_node_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_node_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2043,7 +2064,7 @@ _gostring_ _wrap_event_node_capi_daca193027d4934e(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_priority_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_priority_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2056,7 +2077,7 @@ intgo _wrap_event_priority_capi_daca193027d4934e(struct zkelect_event *_swig_go_
 }
 
 
-_gostring_ _wrap_event_id_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_id_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2069,7 +2090,7 @@ _gostring_ _wrap_event_id_capi_daca193027d4934e(struct zkelect_event *_swig_go_0
 }
 
 
-long long _wrap_event_time_ns_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_time_ns_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2082,7 +2103,7 @@ long long _wrap_event_time_ns_capi_daca193027d4934e(struct zkelect_event *_swig_
 }
 
 
-_gostring_ _wrap_event_type_name_capi_daca193027d4934e(intgo _swig_go_0) {
+_gostring_ _wrap_event_type_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2095,7 +2116,7 @@ _gostring_ _wrap_event_type_name_capi_daca193027d4934e(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_reason_name_capi_daca193027d4934e(intgo _swig_go_0) {
+_gostring_ _wrap_reason_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2108,7 +2129,7 @@ _gostring_ _wrap_reason_name_capi_daca193027d4934e(intgo _swig_go_0) {
 }
 
 
-void _wrap_event_destroy_capi_daca193027d4934e(struct zkelect_event *_swig_go_0) {
+void _wrap_event_destroy_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   
   arg1 = *(zkelect_event_t **)&_swig_go_0; 
@@ -2118,7 +2139,7 @@ void _wrap_event_destroy_capi_daca193027d4934e(struct zkelect_event *_swig_go_0)
 }
 
 
-struct zkelect_observer *_wrap_observer_new_capi_daca193027d4934e(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_observer *_wrap_observer_new_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2150,7 +2171,7 @@ struct zkelect_observer *_wrap_observer_new_capi_daca193027d4934e(struct zkelect
 }
 
 
-struct zkelect_event *_wrap_observer_next_event_capi_daca193027d4934e(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_observer_next_event_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -2165,7 +2186,7 @@ struct zkelect_event *_wrap_observer_next_event_capi_daca193027d4934e(struct zke
 }
 
 
-intgo _wrap_observer_event_fd_capi_daca193027d4934e(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_event_fd_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2186,7 +2207,7 @@ intgo _wrap_observer_event_fd_capi_daca193027d4934e(struct zkelect_observer *_sw
 }
 
 
-intgo _wrap_observer_wake_capi_daca193027d4934e(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_wake_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2207,7 +2228,7 @@ intgo _wrap_observer_wake_capi_daca193027d4934e(struct zkelect_observer *_swig_g
 }
 
 
-intgo _wrap_observer_destroy_capi_daca193027d4934e(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_destroy_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2228,7 +2249,7 @@ intgo _wrap_observer_destroy_capi_daca193027d4934e(struct zkelect_observer *_swi
 }
 
 
-long long _wrap_fencing_token_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+long long _wrap_fencing_token_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2250,7 +2271,7 @@ long long _wrap_fencing_token_capi_daca193027d4934e(struct zkelect_election *_sw
 }
 
 
-_gostring_ _wrap_leader_id_capi_daca193027d4934e(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_id_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2273,7 +2294,7 @@ _gostring_ _wrap_leader_id_capi_daca193027d4934e(struct zkelect_election *_swig_
 }
 
 
-long long _wrap_client_counter_capi_daca193027d4934e(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_client_counter_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int64_t result;
@@ -2297,7 +2318,7 @@ long long _wrap_client_counter_capi_daca193027d4934e(struct zkelect_client *_swi
 }
 
 
-_gostring_ _wrap_conf_get_capi_daca193027d4934e(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
+_gostring_ _wrap_conf_get_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *result = 0 ;

@@ -184,6 +184,7 @@ extern "C" {
     pub fn zkelect_election_destroy(election: *mut zkelect_election_t) -> c_int;
     pub fn zkelect_volunteer(election: *mut zkelect_election_t) -> c_int;
     pub fn zkelect_resign(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_requeue(election: *mut zkelect_election_t) -> c_int;
     pub fn zkelect_is_leader(election: *const zkelect_election_t) -> c_int;
     pub fn zkelect_await_leader(election: *mut zkelect_election_t, timeout_ms: c_int) -> c_int;
     pub fn zkelect_transfer(

@@ -691,6 +691,14 @@ impl Election {
         check(unsafe { sys::zkelect_resign(self.raw()) })
     }
 
+    /// Step back to the back of the line in one call (resign, then
+    /// volunteer, nothing between): not leading when this returns; Deposed
+    /// (a leader), Resigned, then Following or Elected follow. `State`
+    /// when not a candidate.
+    pub fn requeue(&self) -> Result<()> {
+        check(unsafe { sys::zkelect_requeue(self.raw()) })
+    }
+
     /// True while this candidacy leads and its lease runs. Never blocks.
     pub fn is_leader(&self) -> bool {
         unsafe { sys::zkelect_is_leader(self.raw()) == 1 }

@@ -201,6 +201,19 @@ fn transfer_hands_over_to_the_named_candidate() {
 }
 
 #[test]
+fn requeue_steps_back_to_the_back_of_the_line() {
+    let path = unique_path("requeue");
+    let es = queue_of_three(&path);
+    let (a, b) = (&es[0], &es[1]);
+    a.requeue().unwrap();
+    assert!(!a.is_leader());
+    let ev = expect_events(a, &[EventKind::Deposed, EventKind::Resigned, EventKind::Following]);
+    assert_eq!(ev[0].reason(), Reason::Resigned);
+    b.await_leader(WAIT).unwrap();
+    assert_eq!(ids(&b.participants().unwrap()), ["b", "c", "a"]);
+}
+
+#[test]
 fn transfer_asked_from_outside() {
     let path = unique_path("xout");
     let asker = client();

@@ -74,6 +74,15 @@ public final class Elector extends Handle<NativeElection> {
         rc(ZkelectNative::resign);
     }
 
+    /**
+     * Step back to the back of the line in one call (resign, then volunteer,
+     * nothing between): not leader when this returns; DEPOSED (a leader),
+     * RESIGNED, then FOLLOWING or ELECTED follow. ESTATE when not a candidate.
+     */
+    public void requeue() {
+        rc(ZkelectNative::requeue);
+    }
+
     /** Leads now (and its lease runs). Never blocks. */
     public boolean isLeader() {
         try {

@@ -209,6 +209,21 @@ public class ElectorTest {
     }
 
     @Test
+    public void requeueStepsBackToTheBackOfTheLine() throws Exception {
+        String path = freshPath("requeue");
+        try (Elector a = elector(path, "java-a"); Elector b = elector(path, "java-b")) {
+            enroll(a);
+            enroll(b);
+            a.requeue();
+            assertFalse(a.isLeader());
+            assertEquals(Event.Reason.RESIGNED, next(a, Event.Type.DEPOSED).reason);
+            next(a, Event.Type.RESIGNED);
+            next(a, Event.Type.FOLLOWING);
+            assertTrue("java-b did not take over", b.awaitLeader(WAIT_MS));
+        }
+    }
+
+    @Test
     public void transferAskedFromOutside() throws Exception {
         String path = freshPath("xout");
         try (Client asker = Client.connect(settings())) {
