@@ -29,6 +29,12 @@ def load(build_dir):
         "zkelect_election_new": (P, [P, S, S, S, C.c_size_t]),
         "zkelect_election_destroy": (I, [P]), "zkelect_volunteer": (I, [P]),
         "zkelect_resign": (I, [P]), "zkelect_is_leader": (I, [P]),
+        # Every function a test calls through this library needs its line
+        # here: without argtypes ctypes passes a handle as a C int, and a
+        # pointer above 4 GiB arrives cut to 32 bits (a segfault in CI,
+        # test_priority's fencing token, when the heap lay high).
+        "zkelect_fencing_token": (I, [P, C.POINTER(L)]),
+        "zkelect_last_error": (S, []),
         "zkelect_await_leader": (I, [P, I]), "zkelect_leader_id": (I, [P, S, C.c_size_t]),
         "zkelect_participants": (P, [P, S, C.c_size_t]),
         "zkelect_participants_count": (C.c_size_t, [P]),
