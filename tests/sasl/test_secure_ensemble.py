@@ -199,6 +199,12 @@ def _follower(c, pid):
     c.wait_event("FOLLOWER", pid, 15)
 
 
+def _leader(c, pid):
+    c.wait_event("CONNECTED", pid, 15)
+    c.send("join")
+    c.wait_event("LEADER", pid, 15)
+
+
 def test_a_stopped_leader_answers_0_first_and_the_next_leads_after(
         secure_bed, zkelect_bin, test_env, paused_leader_bin, tmp_path):
     """SIGSTOP of the leader's process past its session (T = 2 s): the
@@ -268,9 +274,7 @@ def test_a_leader_cut_off_past_its_session_gives_up_first(secure_bed, zkelect_bi
     a = b = None
     try:
         a = _spawn(zkelect_bin, test_env, tmp_path, keys, proxies.connect_string, path, 1, T)
-        a.wait_event("CONNECTED", "1", 15)
-        a.send("join")
-        a.wait_event("LEADER", "1", 15)
+        _leader(a, "1")
         b = _spawn(zkelect_bin, test_env, tmp_path, keys, ens.secure_connect_string, path, 2, T)
         _follower(b, "2")
         sampler = Sampler([(a, "1"), (b, "2")]).start()
@@ -326,9 +330,7 @@ def test_a_create_whose_reply_is_lost_leaves_one_node(secure_bed, zkelect_bin, t
     a = b = None
     try:
         b = _spawn(zkelect_bin, test_env, tmp_path, keys, ens.secure_connect_string, path, 2, T)
-        b.wait_event("CONNECTED", "2", 15)
-        b.send("join")
-        b.wait_event("LEADER", "2", 15)
+        _leader(b, "2")
         a = _spawn(zkelect_bin, test_env, tmp_path, keys, proxies.connect_string, path, 1, T)
         a.wait_event("CONNECTED", "1", 15)
         proxies.deaf()
