@@ -42,6 +42,14 @@ def _wait(cond, what, limit=15):
         time.sleep(0.02)
 
 
+def _lead_and_follow(a, b):
+    """a volunteers and leads, then b volunteers and follows it."""
+    a.volunteer()
+    a.await_leader(20)
+    b.volunteer()
+    _until(b, "FOLLOWING")
+
+
 def _until(election, kind, limit=15):
     got = []
     deadline = time.monotonic() + limit
@@ -93,10 +101,7 @@ def test_two_clients_elect_and_hand_over(zk, zk_path, client):
 def test_transfer_hands_over_and_says_why(zk, zk_path, client):
     with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other:
         with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:
-            a.volunteer()
-            a.await_leader(20)
-            b.volunteer()
-            _until(b, "FOLLOWING")
+            _lead_and_follow(a, b)
             with pytest.raises(zkelect.NoCandidate):
                 a.transfer("nobody", 5)
             with pytest.raises(zkelect.NotLeader):
@@ -114,10 +119,7 @@ def test_transfer_hands_over_and_says_why(zk, zk_path, client):
 def test_requeue_steps_back_to_the_back_of_the_line(zk, zk_path, client):
     with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other:
         with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:
-            a.volunteer()
-            a.await_leader(20)
-            b.volunteer()
-            _until(b, "FOLLOWING")
+            _lead_and_follow(a, b)
             a.requeue()
             assert not a.is_leader()
             seen = _until(a, "FOLLOWING")
@@ -129,10 +131,7 @@ def test_participants_carry_the_priority(zk, zk_path, client):
     with zkelect.connect(zk.connect_string, session_timeout_ms=6000,
                          priority=9) as other:
         with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:
-            a.volunteer()
-            a.await_leader(20)
-            b.volunteer()
-            _until(b, "FOLLOWING")
+            _lead_and_follow(a, b)
             assert [(p.id, p.priority) for p in client.participants(zk_path)] == \
                 [("py-a", 0), ("py-b", 9)]
 
@@ -143,10 +142,7 @@ def test_transfer_asked_by_a_client_that_is_no_candidate(zk, zk_path, client):
         with pytest.raises(zkelect.NoLeader):
             asker.transfer(zk_path, "py-b", 5)
         with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:
-            a.volunteer()
-            a.await_leader(20)
-            b.volunteer()
-            _until(b, "FOLLOWING")
+            _lead_and_follow(a, b)
             with pytest.raises(zkelect.NoCandidate):
                 asker.transfer(zk_path, "nobody", 5)
             token = a.fencing_token()

@@ -23,10 +23,10 @@ import pytest
 
 from bed import curatordist, zkc
 from procs import Kazoo, curator_candidate
+from test_priority import HOLD, _join
 from test_transfer import _drain, _err, _line, _token
 
 T = 4000
-HOLD = 500
 CID = "100"     # the Curator candidate's id
 CURATOR_SRC = str(Path(__file__).resolve().parents[2] / "bench" / "participants" / "curator"
                   / "CuratorParticipant.java")
@@ -80,16 +80,6 @@ def _view(p):
     p.send(f"view {CID}")
     _, words = p.wait_info(CID, "view", 10, since=m)
     return dict(w.split("=", 1) for w in words[3:])
-
-
-def _join(api, handles, zk, path, pid, priority=0, first=("ELECTED", "FOLLOWING")):
-    c = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T,
-                             election_priority=priority,
-                             election_priority_holddown_ms=HOLD)
-    e = zkc.new_election(api, handles, c, path, pid)
-    assert api.lib.zkelect_volunteer(e) == 0
-    api.wait_event(e, set(first), 10)
-    return e
 
 
 def _curator_steps_back(p, leader_e, api):
