@@ -83,6 +83,8 @@ GDB_TIMEOUT_S = 30
 EXCUSE_NS = int((T_MS / 2 + 250) * 1e6)
 DROP_OPS = ["create", "getChildren", "getData", "exists", "multi", "delete", "sync"]
 CANDIDATE = re.compile(r"^_c_[0-9a-f-]{36}-latch-\d{10}$")
+CROWD = "crowd-"          # the `crowd` step's children (crowd-latch-N are candidates)
+CROWD_BATCH = 1000        # creates or deletes in one multi: well under 1 MB
 
 # Step kinds and their weights in a schedule. A kind's parameters are drawn
 # when the schedule is written, so the schedule alone replays the run.
@@ -98,6 +100,7 @@ KINDS = {
     "odel": 6,         # operator: delete a candidate node
     "opath": 0.5,      # operator: delete the election path
     "foreign": 1,      # operator: a foreign child
+    "crowd": 1,        # operator: thousands of children on a path for a while
     "acl": 1,          # operator: ACL of the path or a node, restored later
     "vol": 6,          # user
     "res": 4,
@@ -207,6 +210,18 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
             s.update(e=e, pick=rng.choice(["leader", "any", "any"]), r=rng.random())
         elif k in ("opath", "foreign"):
             s.update(e=e)
+        elif k == "crowd":
+            # Every listing of the path is then long work in each client's
+            # loop (its names parsed; with latch, sorted as candidates):
+            # what arrives meanwhile waits, which widens the windows between
+            # an event's arrival and its handling (the resign race of
+            # e3e86e2 is one: a listing that makes its candidacy first ends
+            # in a claim, and a resign during it was undone). With latch the
+            # children are candidates of another library, behind the line:
+            # who volunteers meanwhile queues behind them until they go.
+            # At most 20,000: a listing stays under ZooKeeper's 1 MB.
+            s.update(e=e, n=rng.randrange(2000, 20001), latch=rng.random() < 0.5,
+                     dur=round(rng.uniform(1.0, 3.0) * T, 3))
         elif k == "acl":
             s.update(e=e, on=rng.choice(["path", "node"]), r=rng.random(),
                      dur=round(rng.uniform(0.2, 2.0) * T, 3))
@@ -498,6 +513,9 @@ def children(kz, path):
         return {}
     out = {}
     for n in names:
+        if n.startswith(CROWD):
+            out[n] = ""     # thousands of them, and nobody's id
+            continue
         try:
             d, _ = kz.get_async(path + "/" + n).get(timeout=OP_TIMEOUT_S)
             out[n] = d.decode(errors="replace")
@@ -531,6 +549,7 @@ class Run:
         self.violations = []
         self.counts = {}
         self.acl_changed = set()
+        self.crowds = {}          # e -> the paths of the `crowd` step's children
         # (mono_ns before the operator's call, e, {ids}, mono_ns once it
         # returned): the deletion happened somewhere in between (a call can
         # wait seconds behind a stopped server).
@@ -684,7 +703,11 @@ class Run:
                 self._operator_deletes(s["e"], {kids_d[n]},
                                        lambda: self.w.kz.delete(self.paths[s["e"]] + "/" + n))
                 self.note(f"  deleted {n} ({kids_d[n]})")
+        elif k == "crowd":
+            self._crowd(s["e"], s["n"], s["latch"])
+            later(s["dur"], lambda: self._uncrowd(s["e"]))
         elif k == "opath":
+            self._uncrowd(s["e"])   # a recursive delete of 20,000 outlasts the call's bound
             self._operator_deletes(s["e"], set(children(self.w.kz, self.paths[s["e"]]).values()),
                                    lambda: self.w.kz.delete(self.paths[s["e"]], recursive=True))
         elif k == "foreign":
@@ -887,6 +910,49 @@ class Run:
             self.deletions.append((t0, e, ids, t1))
         return ok
 
+    def _crowd(self, e, n, latch):
+        """n sequential children on path e, CROWD_BATCH to a multi (kazoo's
+        one by one would take seconds); their names kept for _uncrowd."""
+        path = self.paths[e]
+        prefix = path + "/" + CROWD + ("latch-" if latch else "")
+        made = self.crowds.setdefault(e, [])
+
+        def create():
+            for i in range(0, n, CROWD_BATCH):
+                tx = self.w.kz.transaction()
+                for _ in range(min(CROWD_BATCH, n - i)):
+                    tx.create(prefix, b"", sequence=True)
+                res = tx.commit_async().get(timeout=OP_TIMEOUT_S)
+                made.extend(r for r in res if isinstance(r, str))
+                if any(not isinstance(r, str) for r in res):
+                    raise RuntimeError(f"crowd: {next(r for r in res if not isinstance(r, str))!r}")
+        self._try(create)
+        self.note(f"  crowd of {len(made)} on e{e}")
+
+    def _uncrowd(self, e):
+        """Deletes what _crowd made on path e, a multi of CROWD_BATCH at a
+        time; a batch that fails whole (a name already gone, with the path,
+        say) goes again as single deletes, sent back to back."""
+        made = self.crowds.pop(e, [])
+        from kazoo.exceptions import NoNodeError
+
+        def delete():
+            for i in range(0, len(made), CROWD_BATCH):
+                batch = made[i:i + CROWD_BATCH]
+                tx = self.w.kz.transaction()
+                for name in batch:
+                    tx.delete(name)
+                res = tx.commit_async().get(timeout=OP_TIMEOUT_S)
+                if all(r is True for r in res):
+                    continue
+                for a in [self.w.kz.delete_async(name) for name in batch]:
+                    try:
+                        a.get(timeout=OP_TIMEOUT_S)
+                    except NoNodeError:
+                        pass
+        if made:
+            self._try(delete)
+
     def _open_acl(self, path):
         from kazoo.security import OPEN_ACL_UNSAFE
         if self._try(lambda: self.w.kz.set_acls(path, OPEN_ACL_UNSAFE)):
@@ -993,6 +1059,8 @@ class Run:
             return
         for path in list(self.acl_changed):
             self._open_acl(path)
+        for e in list(self.crowds):
+            self._uncrowd(e)
         for part in self.parts:
             for c in range(C):
                 part.send(f"ncl {c}")
