@@ -100,7 +100,7 @@ KINDS = {
     "odel": 6,         # operator: delete a candidate node
     "opath": 0.5,      # operator: delete the election path
     "foreign": 1,      # operator: a foreign child
-    "crowd": 1,        # operator: thousands of children on a path for a while
+    "crowd": 2,        # operator: thousands of children on a path for a while
     "acl": 1,          # operator: ACL of the path or a node, restored later
     "vol": 6,          # user
     "res": 4,
@@ -1502,6 +1502,8 @@ def worker(args, wid, results):
             results.append(res)
             if r.violations and args.stop_on_violation:
                 break
+            if args.stop_on and args.stop_on in kinds_of(r.violations):
+                break
     finally:
         world.close()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -1534,6 +1536,9 @@ def main(argv=None):
     ap.add_argument("--case", default=None, help="replay a case file")
     ap.add_argument("--shrink-minutes", type=float, default=0)
     ap.add_argument("--stop-on-violation", action="store_true")
+    ap.add_argument("--stop-on", default=None, metavar="KIND",
+                    help="stop after the first run with a violation of this kind (an old "
+                         "build shows other, known ones in every run)")
     ap.add_argument("--json", default=None, help="write the results here")
     ap.add_argument("--logdir", default=os.path.join(tempfile.gettempdir(), "zkelect-explore"),
                     help="where the histories of failing runs go")
