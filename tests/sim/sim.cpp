@@ -499,6 +499,14 @@ void Run::apply(const Step &s, bool now_or_never) {
         int64_t most = s.op % 2 ? w_.t_ms * kMs / 2 : 2 * w_.tick_ms * kMs;
         if (w_.min_session_ms) most = std::max(most, w_.tick_ms * kMs);
         for (int i = 0; i < 3; ++i) ens_.server_shrinks(i, most, s.d);
+        // A quarter of the time the client reconnects into it and is cut
+        // off as soon as its handshake went by: its session then expires
+        // under the shorter timeout while a lease earned under the longer
+        // one may still run (the real tier's shrink with a cut).
+        if (port && (s.op & 12) == 12) {
+            port->fault().hole_after_handshake_ns = s.d;
+            port->lose_connection();
+        }
     } else if (k == "quorum") {
         ens_.quorum_loss(std::min<int64_t>(s.d, w_.t_ms * kMs));
     } else if (k == "slow") {

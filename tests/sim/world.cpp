@@ -290,6 +290,11 @@ void SimPort::deliver_handshake(uint64_t conn, bool ok, bool expired, int64_t si
     negotiated_ms_ = timeout_ms;
     connected_ = true;
     TRACE("  port %lld.%d connected to server %d", (long long)sid_, process_, server_);
+    if (fault_.hole_after_handshake_ns > 0) {
+        fault_.hole_until = ens_.sched().now() + fault_.hole_after_handshake_ns;
+        fault_.hole_after_handshake_ns = 0;
+        TRACE("  port %lld.%d cut off after its handshake", (long long)sid_, process_);
+    }
     ++timer_gen_;
     // The handshake first, then what queued while connecting.
     session_event(ZOO_CONNECTED_STATE);

@@ -116,6 +116,10 @@ struct LinkFault {
     // One way: what the client sends waits until then (TCP retransmits it
     // once the path is back), while the server's messages still arrive.
     int64_t up_hold_until = 0;
+    // The next handshake that lets the client in is followed at once by a
+    // black hole this long: the session lives on at the quorum, under what
+    // that handshake granted, while the client is cut off.
+    int64_t hole_after_handshake_ns = 0;
     int drop_reply_op = -1;   // the next reply to a request of this kind is lost
     bool drop_then_reset = false;
 };
