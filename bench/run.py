@@ -124,16 +124,19 @@ def log(msg):
     print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
 
 
-def start_ensemble(peer_links=False, version=None):
+def start_ensemble(peer_links=False, version=None, heap="256m"):
     """The bench ensemble: ZooKeeper's defaults where the test bed relaxes
     them (fsync, preallocation), sessions up to the herd test's 20 s.
     peer_links: the links between servers go through proxies (geo mode).
-    version: the server release (zkbed's Ensemble(version=...))."""
+    version: the server release (zkbed's Ensemble(version=...)).
+    heap: each server's Java heap (-Xmx); 256m holds the scale part up to
+    E = 10,000, not 100,000 elections with a standby (--zk-heap)."""
     try:
         from bed.zkbed import Ensemble
     except ImportError as e:
         sys.exit("bench: %s: tests/ must be on PYTHONPATH (./dev bench sets it)" % e)
     ens = Ensemble(n=3, tick_ms=TICK_MS, init_limit=10, sync_limit=5, peer_links=peer_links, version=version,
+                   heap=heap,
                    extra_cfg={"maxSessionTimeout": 40 * TICK_MS, "forceSync": "yes",
                               "preAllocSize": 65536})
     ens.start()
@@ -302,7 +305,7 @@ def run_all(a):
     # report is its section alone (LATEST.md keeps the rest as it was).
     ops_only = ops and not (groups and active) and not [p for p in parts if p not in IMPLS]
     stamp, raw, tmp, runlog, logdir, build, zkelect, meta = new_run(
-        a, parts, groups=want, ops_only=ops_only, upgrade=a.upgrade)
+        a, parts, groups=want, ops_only=ops_only, upgrade=a.upgrade, zk_heap=a.zk_heap)
 
     progs = c_programs(build)
     kazoo = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
@@ -323,7 +326,7 @@ def run_all(a):
     try:
         if not a.connect and not ops_only:
             log("starting the bench ensemble")
-            ens = start_ensemble()
+            ens = start_ensemble(heap=a.zk_heap)
             log("ensemble up: %s" % ens.connect_string)
         connect = a.connect or (ens.connect_string if ens else None)
 
@@ -407,6 +410,9 @@ def run_all(a):
             else:
                 es = HANDOVER_ES[:1] if a.quick else HANDOVER_ES + ((SHARD_BIG,) if a.shards_100k else ())
             reps = 1 if a.quick else a.handover_repeats
+            modes = tuple(x.strip() for x in a.handover_modes.split(",")) if a.handover_modes else HANDOVER_MODES
+            if [x for x in modes if x not in HANDOVER_MODES]:
+                sys.exit("bench: --handover-modes takes %s" % ",".join(HANDOVER_MODES))
             for rep in range(reps):
                 for e in es:
                     rc = run_logged([progs["zkbulk"], "--connect", connect, "--count", str(e),
@@ -419,7 +425,7 @@ def run_all(a):
                     else:
                         ss = HANDOVER_SESSIONS if e != SHARD_BIG else HANDOVER_SESSIONS[:1]
                     for s in ss:
-                        for mode in HANDOVER_MODES:
+                        for mode in modes:
                             r = handover_run(progs["handover"], connect, e, s, mode, rep, runlog)
                             with open(os.path.join(raw, "handover_%d_%d_%s_%d.json" % (e, s, mode, rep)), "w") as out:
                                 json.dump(r, out, indent=1)
@@ -887,6 +893,7 @@ def write_heading(R, stamp, meta):
     R.p()
     R.table(["item", "value"], run_rows(meta) + [
         ["session timeout", "2000 ms requested (20000 ms in the herd test)"],
+        ["servers' Java heap", meta.get("zk_heap", "256m")],
         ["participants", "libzkelect: `zkelect candidate` (release build); Curator 5.4 LeaderLatch; kazoo 2.8 Election; "
                          "1 per process for N <= 10, else N/5 per process"],
         ["floor", "ZooKeeper C client, both sessions on the full connect string (`%s`)" % FLOOR_PLACEMENT],
@@ -2197,6 +2204,11 @@ def main():
     ap.add_argument("--handover-sessions", metavar="S[,S...]",
                     help="the handover runs' numbers of sessions per process (default %s; %d only at E = %d)"
                     % (",".join(str(x) for x in HANDOVER_SESSIONS), HANDOVER_SESSIONS[0], SHARD_BIG))
+    ap.add_argument("--handover-modes", metavar="MODE[,MODE...]",
+                    help="the handover runs' modes (default all: %s)" % ",".join(HANDOVER_MODES))
+    ap.add_argument("--zk-heap", default="256m",
+                    help="each bench server's Java heap (default 256m; the scale part's 100,000 elections "
+                         "with a standby need more: 1g)")
     ap.add_argument("--shards-100k", action="store_true",
                     help="the scale part also runs 100,000 elections on one session (minutes)")
     ap.add_argument("--wan", metavar="MS[,MS...]",
