@@ -12,7 +12,9 @@ for `zkelect candidate`, Curator's LeaderLatch and kazoo's Election (the
 participants in bench/participants/) with the same options in the same run,
 the in-process C programs of this folder (the scale part: also E elections
 on one session, each alone on its path, beside bench/zkbulk.c's pipelined
-creates and deletes), then the C-client floors (bench/zkfloor.c, bench/zkjoin.c), stops the ensemble (by PID, also on failure) and writes
+creates and deletes, and bench/handover.c's handover of E elections from a
+leader process to a standby process: crash and graceful, on 1 and 10
+sessions), then the C-client floors (bench/zkfloor.c, bench/zkjoin.c), stops the ensemble (by PID, also on failure) and writes
 bench/results/<stamp>.md and bench/results/LATEST.md, with every raw result
 under bench/results/raw/<stamp>/. The C programs are built by Meson
 (bench/meson.build) into BUILD_DIR/bench.
@@ -100,6 +102,22 @@ SHARD_ES = (1000, 10000)
 # would pass a usual RLIMIT_NOFILE) and torn down resign-first only (one by
 # one is 100,000 round trips).
 SHARD_BIG = 100000
+# The handover runs of the scale part (issue 35, bench/handover.c): a leader
+# process and a standby process on the same E elections, each on its path,
+# over 1 and over HANDOVER_SESSIONS[1] sessions each; the leader is
+# SIGKILLed (with the crash guard, the default, and without it) or leaves
+# gracefully; HANDOVER_REPEATS times (1 with --quick), each repeat with the
+# floor (bench/zkbulk.c) for E of its own. --shards-100k adds E = 100,000 on
+# one session.
+HANDOVER_ES = (1000, 10000)
+HANDOVER_SESSIONS = (1, 10)
+HANDOVER_MODES = ("crash", "crash-guard-off", "graceful")
+HANDOVER_REPEATS = 3
+HANDOVER_T_MS = 10000  # the session timeout both processes ask for (bench/scale.c's)
+# The scale part's sets (--scale-sets): scale.c's candidacies on one path,
+# the handover runs, scale.c's shards (E on one session, each on a path of
+# its own, and the floor), and the peers' holders.
+SCALE_SETS = ["candidacies", "handover", "shards", "peers"]
 PEER_LIMIT_S = 120  # the peers' join, and then their teardown, each within this
 IDLE_FLOOR_PLACEMENT = "ensemble idle %d ms before each delete" % IDLE_FLOOR_MS
 
@@ -108,16 +126,19 @@ def log(msg):
     print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
 
 
-def start_ensemble(peer_links=False, version=None):
+def start_ensemble(peer_links=False, version=None, heap="256m"):
     """The bench ensemble: ZooKeeper's defaults where the test bed relaxes
     them (fsync, preallocation), sessions up to the herd test's 20 s.
     peer_links: the links between servers go through proxies (geo mode).
-    version: the server release (zkbed's Ensemble(version=...))."""
+    version: the server release (zkbed's Ensemble(version=...)).
+    heap: each server's Java heap (-Xmx); 256m holds the scale part up to
+    E = 10,000, not 100,000 elections with a standby (--zk-heap)."""
     try:
         from bed.zkbed import Ensemble
     except ImportError as e:
         sys.exit("bench: %s: tests/ must be on PYTHONPATH (./dev bench sets it)" % e)
     ens = Ensemble(n=3, tick_ms=TICK_MS, init_limit=10, sync_limit=5, peer_links=peer_links, version=version,
+                   heap=heap,
                    extra_cfg={"maxSessionTimeout": 40 * TICK_MS, "forceSync": "yes",
                               "preAllocSize": 65536})
     ens.start()
@@ -186,7 +207,7 @@ def run_logged(cmd, logpath, timeout, env=None, stdout_path=None):
 
 def c_programs(build):
     progs = {name: os.path.join(build, "bench", "zkelect-bench-" + name)
-             for name in ("isleader", "memcand", "scale", "pausecheck", "idlehold")}
+             for name in ("isleader", "memcand", "scale", "pausecheck", "idlehold", "handover")}
     progs["zkfloor"] = os.path.join(build, "bench", "zkfloor")
     progs["zkjoin"] = os.path.join(build, "bench", "zkjoin")
     progs["zkbulk"] = os.path.join(build, "bench", "zkbulk")
@@ -267,6 +288,10 @@ def run_all(a):
     bad = [p for p in parts if p not in PARTS]
     if bad:
         sys.exit("bench: --only takes %s (not %s)" % (",".join(PARTS), ",".join(bad)))
+    sets = [x.strip() for x in a.scale_sets.split(",")] if a.scale_sets else SCALE_SETS
+    bad = [x for x in sets if x not in SCALE_SETS]
+    if bad:
+        sys.exit("bench: --scale-sets takes %s (not %s)" % (",".join(SCALE_SETS), ",".join(bad)))
     groups = driver_groups(a.quick)
     names = [name for name, _ in groups] + [OPS_GROUP]
     want = [g.strip() for g in a.groups.split(",")] if a.groups else names
@@ -282,14 +307,14 @@ def run_all(a):
     # report is its section alone (LATEST.md keeps the rest as it was).
     ops_only = ops and not (groups and active) and not [p for p in parts if p not in IMPLS]
     stamp, raw, tmp, runlog, logdir, build, zkelect, meta = new_run(
-        a, parts, groups=want, ops_only=ops_only, upgrade=a.upgrade)
+        a, parts, groups=want, ops_only=ops_only, upgrade=a.upgrade, zk_heap=a.zk_heap)
 
     progs = c_programs(build)
     kazoo = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
     impl_cmd = {"libzkelect": shlex.join([zkelect, "candidate"]),
                 "kazoo": shlex.join(["/usr/bin/python3", kazoo])}
     impl_env = {}
-    if "curator" in parts or "idle" in parts or "scale" in parts:
+    if "curator" in parts or "idle" in parts or ("scale" in parts and "peers" in sets):
         cmd, impl_env["curator"] = prepare_curator(tmp)
         impl_cmd["curator"] = shlex.quote(cmd)
 
@@ -303,7 +328,7 @@ def run_all(a):
     try:
         if not a.connect and not ops_only:
             log("starting the bench ensemble")
-            ens = start_ensemble()
+            ens = start_ensemble(heap=a.zk_heap)
             log("ensemble up: %s" % ens.connect_string)
         connect = a.connect or (ens.connect_string if ens else None)
 
@@ -375,10 +400,46 @@ def run_all(a):
             rc = run_logged(cmd, runlog, 1800)
             if rc != 0:
                 meta["failures"].append("idle_cost exited %d" % rc)
-        if "scale" in parts:
+        if "scale" in parts and "candidacies" in sets:
             n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
             prog("scale", ["--candidacies", str(n), "--sessions", str(s),
                            "--failovers", "3" if a.quick else "10"], 1800)
+        if "scale" in parts and "handover" in sets:
+            # Issue 35: a leader process and a standby process on the same
+            # E elections; crash (SIGKILL) and graceful handover.
+            if a.handover_es:
+                es = tuple(int(x) for x in a.handover_es.split(","))
+            else:
+                es = HANDOVER_ES[:1] if a.quick else HANDOVER_ES + ((SHARD_BIG,) if a.shards_100k else ())
+            reps = 1 if a.quick else a.handover_repeats
+            modes = tuple(x.strip() for x in a.handover_modes.split(",")) if a.handover_modes else HANDOVER_MODES
+            if [x for x in modes if x not in HANDOVER_MODES]:
+                sys.exit("bench: --handover-modes takes %s" % ",".join(HANDOVER_MODES))
+            for rep in range(reps):
+                for e in es:
+                    rc = run_logged([progs["zkbulk"], "--connect", connect, "--count", str(e),
+                                     "--label", FLOOR_PLACEMENT], runlog, 900,
+                                    stdout_path=os.path.join(raw, "bulk_handover_%d_%d.txt" % (e, rep)))
+                    if rc != 0:
+                        meta["failures"].append("zkbulk --count %d exited %d" % (e, rc))
+                    if a.handover_sessions:
+                        ss = tuple(int(x) for x in a.handover_sessions.split(","))
+                    else:
+                        ss = HANDOVER_SESSIONS if e != SHARD_BIG else HANDOVER_SESSIONS[:1]
+                    for s in ss:
+                        # At E = 100,000 on one session a crash ends the
+                        # session in one closeSession transaction listing
+                        # every ephemeral path (10.5 MB), which took the
+                        # bench's ensemble down (docs/limits.md): only the
+                        # graceful handover there, unless asked for.
+                        for mode in modes if a.handover_modes or e != SHARD_BIG else ("graceful",):
+                            r = handover_run(progs["handover"], connect, e, s, mode, rep, runlog)
+                            with open(os.path.join(raw, "handover_%d_%d_%s_%d.json" % (e, s, mode, rep)), "w") as out:
+                                json.dump(r, out, indent=1)
+                            if not r.get("ok"):
+                                meta["failures"].append("handover E=%d S=%d %s #%d: %s" % (
+                                    e, s, mode, rep, r.get("failed", "?")))
+        if "scale" in parts and "shards" in sets:
             # Issue 35: E elections, each alone on a path of its own, on ONE
             # session (per-shard leadership), torn down both ways; beside it
             # the floor, as many creates and deletes pipelined by the bare
@@ -395,6 +456,7 @@ def run_all(a):
                                 stdout_path=os.path.join(raw, "bulk_%d.txt" % e))
                 if rc != 0:
                     meta["failures"].append("zkbulk --count %d exited %d" % (e, rc))
+        if "scale" in parts and "peers" in sets:
             # The peers as far as they get within PEER_LIMIT_S a phase: the
             # idle bench's holders (E elections on one session each).
             classes = impl_env["curator"]["CURATOR_CLASSES"]
@@ -838,6 +900,7 @@ def write_heading(R, stamp, meta):
     R.p()
     R.table(["item", "value"], run_rows(meta) + [
         ["session timeout", "2000 ms requested (20000 ms in the herd test)"],
+        ["servers' Java heap", meta.get("zk_heap", "256m")],
         ["participants", "libzkelect: `zkelect candidate` (release build); Curator 5.4 LeaderLatch; kazoo 2.8 Election; "
                          "1 per process for N <= 10, else N/5 per process"],
         ["floor", "ZooKeeper C client, both sessions on the full connect string (`%s`)" % FLOOR_PLACEMENT],
@@ -1063,6 +1126,219 @@ def hold_peer(name, cmd, connect, e, runlog):
         p.wait(30)
         with open(runlog, "a") as f:
             f.write("    %s E=%d: %s\n" % (name, e, json.dumps(res)))
+
+
+def proc_status(pid):
+    """(VmRSS KiB, Threads) of a live process, else (None, None)."""
+    rss = thr = None
+    try:
+        for line in open("/proc/%d/status" % pid):
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1])
+            elif line.startswith("Threads:"):
+                thr = int(line.split()[1])
+    except OSError:
+        pass
+    return rss, thr
+
+
+def handover_run(prog, connect, e, s, mode, rep, runlog):
+    """One handover of e elections over s sessions (bench/handover.c): the
+    leader process joins alone, the standby process joins behind it, then
+    the leader is SIGKILLed (mode crash: the crash guard on, as by default;
+    crash-guard-off: the session timeout) or leaves gracefully (resigns all,
+    destroys them and its clients); the standby says when it leads all e,
+    then tears down. Returns what each process said, with both processes'
+    resident set and threads (from /proc) after each step."""
+    prefix = "/bench_handover_%d_%d_%d_%s_%d" % (os.getpid(), e, s, mode, rep)
+    base = [prog, "--connect", connect, "--prefix", prefix, "--elections", str(e), "--sessions", str(s),
+            "--session-timeout-ms", str(HANDOVER_T_MS), "--guard", "off" if mode == "crash-guard-off" else "auto"]
+    res = {"elections": e, "sessions": s, "mode": mode, "repeat": rep, "session_timeout_ms": HANDOVER_T_MS,
+           "ok": False, "steps": {}}
+    limit = 300 if e < SHARD_BIG else 900
+    procs = {}
+    lf = open(runlog, "a")
+
+    def start(role):
+        argv = base + ["--role", role]
+        log("$ %s" % shlex.join(argv))
+        procs[role] = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=lf,
+                                       text=True, start_new_session=True)
+
+    def expect(role, word):
+        p = procs[role]
+        got = []
+        t = threading.Thread(target=lambda: got.append(p.stdout.readline()), daemon=True)
+        t.start()
+        t.join(limit)
+        line = got[0].strip() if got else ""
+        lf.write("    handover E=%d S=%d %s #%d %s: %s\n" % (e, s, mode, rep, role, line or "(nothing)"))
+        lf.flush()
+        if not line.startswith(word + " "):
+            raise RuntimeError("%s: wanted %s, got %r" % (role, word, line[:200]))
+        kv = {}
+        for x in line.split()[1:]:
+            k, v = x.split("=", 1)
+            try:
+                kv[k] = float(v)
+            except ValueError:
+                kv[k] = v
+        return kv
+
+    def snap(step):
+        res["steps"][step] = {role: proc_status(p.pid) for role, p in procs.items() if p.poll() is None}
+
+    def tell(role, text):
+        procs[role].stdin.write(text + "\n")
+        procs[role].stdin.flush()
+    try:
+        start("leader")
+        res["leader_connected"] = expect("leader", "CONNECTED")
+        res["leader_joined"] = expect("leader", "JOINED")
+        snap("leader joined")
+        start("standby")
+        res["standby_connected"] = expect("standby", "CONNECTED")
+        res["standby_following"] = expect("standby", "FOLLOWING")
+        snap("standby following")
+        t0 = time.time_ns()
+        if mode.startswith("crash"):
+            os.kill(procs["leader"].pid, signal.SIGKILL)
+        else:
+            tell("leader", "graceful")
+        tell("standby", "T0 %d" % t0)
+        res["standby_led"] = expect("standby", "LED")
+        if mode == "graceful":
+            res["leader_graceful"] = expect("leader", "GRACEFUL")
+        snap("standby leads all")
+        tell("standby", "teardown")
+        res["standby_teardown"] = expect("standby", "TEARDOWN")
+        snap("standby torn down")
+        res["ok"] = res["standby_led"].get("is_leader") == e
+        if not res["ok"]:
+            res["failed"] = "is_leader answered 1 on %s of %d" % (res["standby_led"].get("is_leader"), e)
+    except (RuntimeError, OSError, ValueError) as x:
+        res["failed"] = str(x)
+        log("handover E=%d S=%d %s #%d: %s" % (e, s, mode, rep, x))
+    finally:
+        for role, p in procs.items():
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(30)
+        lf.close()
+    return res
+
+
+def read_handover(raw):
+    """[(handover JSON, {creates_ms, deletes_ms} of its repeat's floor)]."""
+    out = []
+    for p in sorted(glob.glob(os.path.join(raw, "handover_*.json"))):
+        try:
+            r = json.load(open(p))
+        except ValueError:
+            continue
+        bulk = {}
+        bp = os.path.join(raw, "bulk_handover_%d_%d.txt" % (r["elections"], r["repeat"]))
+        if os.path.exists(bp):
+            for line in open(bp):
+                m = re.match(r"BULK (creates|deletes) n=\d+ ms=([0-9.]+)", line)
+                if m:
+                    bulk[m.group(1) + "_ms"] = float(m.group(2))
+        out.append((r, bulk))
+    return out
+
+
+def write_handover(R, runs):
+    """The handover of E elections between two processes, against the
+    targets of issue 35."""
+    if not runs:
+        return
+    R.p("## Handover of E elections between two processes (issue 35)")
+    R.p()
+    T = runs[0][0].get("session_timeout_ms", HANDOVER_T_MS)
+    R.p("`bench/handover.c`: a leader process volunteers E elections, each alone on a path of its own, spread "
+        "over S sessions, until it leads all (join alone); a standby process volunteers for the same E until "
+        "all are FOLLOWING (join behind it); then the leader is SIGKILLed (crash: with the crash guard, "
+        "`crash.guard` auto, the default; and with `crash.guard=off`, where the session timeout T = %d ms "
+        "ends it), or leaves gracefully (`zkelect_resign()` all, then `zkelect_election_destroy()` each and "
+        "`zkelect_client_destroy()`, a thread per session); handover: from just before the kill or the "
+        "graceful call until the standby's last ELECTED (the events' own times). Then the standby tears down "
+        "(resign all, destroy each, destroy the clients). Targets: crash, T + 1.5 x the floor's E creates "
+        "(the standby's claims); graceful, 1.5 x the floor's E deletes (the leader's deletes); the floor is "
+        "`bench/zkbulk.c` for E in the same repeat. Medians over the repeats; `ok`: runs where the standby "
+        "led all E and `zkelect_is_leader()` answered 1 on every handle." % T)
+    R.p()
+    groups = {}
+    for r, b in runs:
+        groups.setdefault((r["elections"], r["sessions"], r["mode"]), []).append((r, b))
+
+    def med(xs):
+        xs = [x for x in xs if x is not None]
+        return statistics.median(xs) if xs else None
+
+    def g(r, *ks):
+        for k in ks:
+            r = r.get(k) if isinstance(r, dict) else None
+        return r
+    rows, mrows = [], []
+    for (e, s, mode), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], HANDOVER_MODES.index(kv[0][2])
+                                                                   if kv[0][2] in HANDOVER_MODES else 9)):
+        ok = [r for r, _ in rs if r.get("ok")]
+        hand = med([g(r, "standby_led", "ms") for r in ok])
+        if mode.startswith("crash"):
+            tgt = [T + 1.5 * b["creates_ms"] for r, b in rs if r.get("ok") and b.get("creates_ms")]
+        else:
+            tgt = [1.5 * b["deletes_ms"] for r, b in rs if r.get("ok") and b.get("deletes_ms")]
+        met = [g(r, "standby_led", "ms") <= t for (r, b), t in zip([x for x in rs if x[0].get("ok")], tgt)]
+        rows.append([
+            "{:,}".format(e), str(s), mode, "%d/%d" % (len(ok), len(rs)),
+            "%s ms" % f(med([g(r, "leader_joined", "ms") for r in ok]), 0),
+            "%s ms" % f(med([g(r, "standby_following", "ms") for r in ok]), 0),
+            "%s ms" % f(med([b.get("creates_ms") for r, b in rs]), 0),
+            "%s ms" % f(med([g(r, "leader_graceful", "ms") for r in ok]), 0) if mode == "graceful" else "-",
+            "%s ms" % f(hand, 0), "%s ms" % f(med([g(r, "standby_led", "first_ms") for r in ok]), 0),
+            "%s ms" % f(med(tgt), 0),
+            ("met %d/%d" % (sum(met), len(met))) if met else "-",
+            "%s ms" % f(med([g(r, "standby_teardown", "ms") for r in ok]), 0),
+            "%s ms" % f(med([b.get("deletes_ms") for r, b in rs]), 0)])
+
+        def mem(step, role):
+            v = med([g(r, "steps", step, role) and g(r, "steps", step, role)[0] for r in ok])
+            return None if v is None else v / 1024.0
+
+        def thr(step, role):
+            v = med([g(r, "steps", step, role) and g(r, "steps", step, role)[1] for r in ok])
+            return "-" if v is None else "%d" % v
+
+        def conn(role):
+            return med([g(r, role + "_connected", "rss_kib") for r in ok])
+        lj, sc = mem("leader joined", "leader"), conn("standby")
+        mrows.append([
+            "{:,}".format(e), str(s), mode,
+            "%s MB" % f((conn("leader") or 0) / 1024.0, 1),
+            "%s MB / %s" % (f(lj, 1), thr("leader joined", "leader")),
+            "%s KB" % f((lj * 1024 - conn("leader")) * 1.024 / e, 1) if lj and conn("leader") else "-",
+            "%s MB / %s" % (f(mem("standby following", "leader"), 1), thr("standby following", "leader")),
+            "%s MB / %s" % (f(mem("standby following", "standby"), 1), thr("standby following", "standby")),
+            "%s KB" % f((mem("standby following", "standby") * 1024 - sc) * 1.024 / e, 1)
+            if mem("standby following", "standby") and sc else "-",
+            "%s MB / %s" % (f(mem("standby leads all", "standby"), 1), thr("standby leads all", "standby")),
+            "%s MB / %s" % (f(mem("standby torn down", "standby"), 1), thr("standby torn down", "standby"))])
+    R.table(["E", "sessions", "mode", "ok", "join alone (leader)", "join behind it (standby FOLLOWING)",
+             "floor: E creates", "graceful leave (leader)", "handover: standby leads all",
+             "first led", "target", "handover vs target", "teardown (standby)", "floor: E deletes"], rows)
+    R.p("Resident set (VmRSS) and threads of each process at each step (median; the crash guard, "
+        "`zkelect-guard`, is a process of its own and not counted; per election: each process's growth from "
+        "its clients' connection to the end of its join, in KB of 1,000 bytes):")
+    R.p()
+    R.table(["E", "sessions", "mode", "leader connected", "leader joined (RSS / threads)", "per election",
+             "leader, standby following", "standby following", "per election", "standby leads all",
+             "standby torn down"], mrows)
 
 
 def read_shards(raw):
@@ -1391,6 +1667,7 @@ def write_report(raw, outdir):
     write_safety(R, res)
     write_in_process(R, il, mc, sc)
     write_shards(R, read_shards(raw))
+    write_handover(R, read_handover(raw))
     write_idle(R, other.get("idle"))
     write_floor(R, floor)
     if os.path.exists(os.path.join(HERE, "results", "ANALYSIS.md")):
@@ -1924,8 +2201,24 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--scale-candidacies", type=int, default=10000)
     ap.add_argument("--scale-sessions", type=int, default=100)
+    ap.add_argument("--scale-sets", help="the scale part's sets to run, comma list of: %s (default all)"
+                    % ",".join(SCALE_SETS))
+    ap.add_argument("--handover-repeats", type=int, default=HANDOVER_REPEATS,
+                    help="repeats of each handover run of the scale part (default %d)" % HANDOVER_REPEATS)
+    ap.add_argument("--handover-es", metavar="E[,E...]",
+                    help="the handover runs' numbers of elections (default %s, and %d with --shards-100k)"
+                    % (",".join(str(e) for e in HANDOVER_ES), SHARD_BIG))
+    ap.add_argument("--handover-sessions", metavar="S[,S...]",
+                    help="the handover runs' numbers of sessions per process (default %s; %d only at E = %d)"
+                    % (",".join(str(x) for x in HANDOVER_SESSIONS), HANDOVER_SESSIONS[0], SHARD_BIG))
+    ap.add_argument("--handover-modes", metavar="MODE[,MODE...]",
+                    help="the handover runs' modes (default all: %s)" % ",".join(HANDOVER_MODES))
+    ap.add_argument("--zk-heap", default="256m",
+                    help="each bench server's Java heap (default 256m; the scale part's 100,000 elections "
+                         "with a standby need more: 1g)")
     ap.add_argument("--shards-100k", action="store_true",
-                    help="the scale part also runs 100,000 elections on one session (minutes)")
+                    help="the scale part also runs 100,000 elections on one session (minutes; the "
+                         "handover runs there want --zk-heap 1g)")
     ap.add_argument("--wan", metavar="MS[,MS...]",
                     help="the WAN bench: every client link delayed MS each way, for each MS")
     ap.add_argument("--geo", metavar="MS[,MS...]",
