@@ -66,7 +66,9 @@ BENCH_FN long opt_long(int argc, char **argv, const char *key, long dflt)
     return x;
 }
 
-BENCH_FN zkelect_client_t *client_open(const char *hosts, int session_ms)
+/* A client with the bench's settings, and one more key when key is not NULL. */
+BENCH_FN zkelect_client_t *client_open_with(const char *hosts, int session_ms, const char *key,
+                                            const char *value)
 {
     char err[256], num[32];
     zkelect_conf_t *c = zkelect_conf_new();
@@ -74,12 +76,18 @@ BENCH_FN zkelect_client_t *client_open(const char *hosts, int session_ms)
     snprintf(num, sizeof num, "%d", session_ms);
     if (zkelect_conf_set(c, "zk.hosts", hosts, err, sizeof err) ||
         zkelect_conf_set(c, "zk.session.timeout.ms", num, err, sizeof err) ||
-        zkelect_conf_set(c, "zk.log.level", "none", err, sizeof err))
+        zkelect_conf_set(c, "zk.log.level", "none", err, sizeof err) ||
+        (key && zkelect_conf_set(c, key, value, err, sizeof err)))
         die("conf: %s", err);
     zkelect_client_t *cl = zkelect_client_new(c, err, sizeof err);
     zkelect_conf_destroy(c);
     if (!cl) die("client_new: %s", err);
     return cl;
+}
+
+BENCH_FN zkelect_client_t *client_open(const char *hosts, int session_ms)
+{
+    return client_open_with(hosts, session_ms, NULL, NULL);
 }
 
 BENCH_FN void client_wait(zkelect_client_t *cl)

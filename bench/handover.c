@@ -79,22 +79,6 @@ static int nel, nsess;
 static zkelect_client_t **cl;
 static struct fleet f;
 
-static zkelect_client_t *open_client(const char *hosts, int session_ms, const char *guard)
-{
-    char err[256], num[32];
-    zkelect_conf_t *c = zkelect_conf_new();
-    if (!c) die("conf_new");
-    snprintf(num, sizeof num, "%d", session_ms);
-    if (zkelect_conf_set(c, "zk.hosts", hosts, err, sizeof err) ||
-        zkelect_conf_set(c, "zk.session.timeout.ms", num, err, sizeof err) ||
-        zkelect_conf_set(c, "zk.log.level", "none", err, sizeof err) ||
-        zkelect_conf_set(c, "crash.guard", guard, err, sizeof err))
-        die("conf: %s", err);
-    zkelect_client_t *x = zkelect_client_new(c, err, sizeof err);
-    zkelect_conf_destroy(c);
-    if (!x) die("client_new: %s", err);
-    return x;
-}
 
 /* Sweeps every queue until counts[state] == nel or the deadline; 0 or -1. */
 static int sweep_until(int state, int64_t deadline_mono)
@@ -174,7 +158,7 @@ int main(int argc, char **argv)
 
     int64_t t = mono_ns();
     cl = calloc(nsess, sizeof *cl);
-    for (int s = 0; s < nsess; s++) cl[s] = open_client(hosts, session_ms, guard);
+    for (int s = 0; s < nsess; s++) cl[s] = client_open_with(hosts, session_ms, "crash.guard", guard);
     for (int s = 0; s < nsess; s++) client_wait(cl[s]);
     say("CONNECTED ms=%.1f sessions=%d negotiated_timeout_ms=%d", (mono_ns() - t) / 1e6, nsess,
         zkelect_client_session_timeout_ms(cl[0]));
