@@ -58,7 +58,9 @@
  * in microseconds, as zkfloor does; bench/run.py reads it.
  */
 #define _GNU_SOURCE
+#ifndef THREADED /* the build may say so already (pkg-config of the bundled client) */
 #define THREADED
+#endif
 #include <zookeeper/zookeeper.h>
 
 #include <pthread.h>
