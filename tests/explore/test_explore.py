@@ -225,9 +225,10 @@ def test_transfers_are_drawn_among_the_faults_by_short_runs():
         (with_xfer, with_oxfer, near_fault)
 
 
-def _checked(histories):
+def _checked(histories, latch_crowds=None):
     """The checker over hand-written participant lines {name: [line]}:
-    the kinds of violations it finds (no processes, no servers)."""
+    the kinds of violations it finds (no processes, no servers);
+    latch_crowds: Run.latch_crowds, the spans of crowds of candidates."""
     class World:
         count = 0
 
@@ -247,6 +248,7 @@ def _checked(histories):
     r = explore.Run(World, 1, [], 1.0)
     r.t0 = 0.0
     r.all_parts = [Part(n, ls) for n, ls in histories.items()]
+    r.latch_crowds = latch_crowds or {}
     r.check()
     return explore.kinds_of(r.violations)
 
@@ -279,3 +281,15 @@ def test_the_checker_accepts_a_transfer_and_still_catches_two_leaders():
     assert _checked(_transfer_history()) == []
     assert "two-leaders" in _checked(_transfer_history(target_from=4_000_000))
     assert _checked(_transfer_history(code="ZKELECT_ENOTSUP")) == ["api"]
+
+
+def test_enotsup_is_accepted_only_while_candidates_that_cannot_step_back_are_in_line():
+    """A crowd of another library's candidates (the crowd step's
+    crowd-latch-N) cannot step back: a transfer past them answers ENOTSUP,
+    as zkelect.h says (seed 124450471). Only on that path, while the crowd
+    stands; anywhere else ENOTSUP stays an api violation."""
+    enotsup = _transfer_history(code="ZKELECT_ENOTSUP")
+    assert _checked(enotsup, {0: [[700_000, 2_000_000]]}) == []
+    assert _checked(enotsup, {0: [[700_000, None]]}) == []
+    assert _checked(enotsup, {1: [[700_000, None]]}) == ["api"]
+    assert _checked(enotsup, {0: [[5_700_000, None]]}) == ["api"]
