@@ -85,6 +85,7 @@ DROP_OPS = ["create", "getChildren", "getData", "exists", "multi", "delete", "sy
 CANDIDATE = re.compile(r"^_c_[0-9a-f-]{36}-latch-\d{10}$")
 CROWD = "crowd-"          # the `crowd` step's children (crowd-latch-N are candidates)
 CROWD_BATCH = 1000        # creates or deletes in one multi: well under 1 MB
+CROWD_MAX = 20000         # children of crowds on one path at a time
 
 # Step kinds and their weights in a schedule. A kind's parameters are drawn
 # when the schedule is written, so the schedule alone replays the run.
@@ -219,7 +220,8 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
             # in a claim, and a resign during it was undone). With latch the
             # children are candidates of another library, behind the line:
             # who volunteers meanwhile queues behind them until they go.
-            # At most 20,000: a listing stays under ZooKeeper's 1 MB.
+            # At most 20,000 on a path (CROWD_MAX, with the crowds already
+            # there): a listing stays under ZooKeeper's 1 MB.
             s.update(e=e, n=rng.randrange(2000, 20001), latch=rng.random() < 0.5,
                      dur=round(rng.uniform(1.0, 3.0) * T, 3))
         elif k == "acl":
@@ -923,6 +925,11 @@ class Run:
         path = self.paths[e]
         prefix = path + "/" + CROWD + ("latch-" if latch else "")
         made = self.crowds.setdefault(e, [])
+        # Crowds on one path add up: 20,000 in all keeps a listing under
+        # ZooKeeper's 1 MB (seed 291719828 put 46,597 on e0).
+        n = min(n, CROWD_MAX - len(made))
+        if n <= 0:
+            return
         if latch:
             self.latch_crowds.setdefault(e, []).append([time.monotonic_ns(), None])
 
