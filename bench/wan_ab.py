@@ -2,7 +2,8 @@
 """bench/wan_ab.py: issue 31's A/B of convergence on the WAN bed.
 
   bench/wan_ab.py --build BUILD_DIR [--ms 10] [--ns 10,50] [--rounds 7]
-                  [--trace] [--out DIR]
+                  [--trace] [--out DIR] [--build-b BUILD_DIR]
+                  [--variants V,V...]
 
 The WAN bench's bed, as bench/run.py --wan sets it up (its start_ensemble,
 one tests/bed/faultproxy.py proxy per server in this process, every byte
@@ -17,6 +18,13 @@ rotating order, for each N:
                creates of the path (a write each)
   zkjoin-like  bench/zkjoin --like-libzkelect: the same burst with
                libzkelect's requests (5-7 per contender)
+  libzkelect-b the same as libzkelect on the other build's `zkelect`
+               (--build-b): an A/B of two engines on one bed, paired by
+               round ("libzkelect / libzkelect-b" is new / old when
+               --build is the new one)
+
+--variants picks and orders them (default: all but libzkelect-b, and
+libzkelect-b too when --build-b is given).
 
 Each zkjoin is a process of its own with one burst measured (after one
 thrown away), as each libzkelect figure is one driver run.
@@ -50,7 +58,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run as R  # noqa: E402  (bench/run.py: the WAN bench's set-up)
 
-VARIANTS = ("libzkelect", "zkjoin", "zkjoin-path", "zkjoin-like")
+ALL_VARIANTS = ("libzkelect", "libzkelect-b", "zkjoin", "zkjoin-path", "zkjoin-like")
+VARIANTS = ("libzkelect", "zkjoin", "zkjoin-path", "zkjoin-like")  # set by main()
 
 # --------------------------------------------------------------------------
 # the proxy's handlers, wrapped (--trace)
@@ -163,7 +172,18 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--trace", action="store_true", help="wrap the proxy's handlers (see above)")
     ap.add_argument("--out")
+    ap.add_argument("--build-b", help="a second build: the variant libzkelect-b runs its zkelect")
+    ap.add_argument("--variants", help="comma-separated, from %s" % ",".join(ALL_VARIANTS))
     a = ap.parse_args()
+    global VARIANTS
+    if a.variants:
+        VARIANTS = tuple(a.variants.split(","))
+    elif a.build_b:
+        VARIANTS = ("libzkelect", "libzkelect-b", "zkjoin", "zkjoin-path", "zkjoin-like")
+    if not VARIANTS or VARIANTS[0] != "libzkelect" or any(v not in ALL_VARIANTS for v in VARIANTS):
+        ap.error("--variants: libzkelect first, then any of %s" % ",".join(ALL_VARIANTS[1:]))
+    if "libzkelect-b" in VARIANTS and not a.build_b:
+        ap.error("libzkelect-b needs --build-b")
     ns = [int(x) for x in a.ns.split(",")]
     if not (1 <= a.ms <= 1000 and 1 <= a.rounds <= 50 and all(1 <= n <= 200 for n in ns)):
         ap.error("--ms 1..1000, --rounds 1..50, N 1..200")
@@ -175,12 +195,14 @@ def main():
     build = os.path.abspath(a.build)
     zkelect = os.path.join(build, "tools", "zkelect")
     zkjoin = os.path.join(build, "bench", "zkjoin")
+    zkelect_b = os.path.join(os.path.abspath(a.build_b), "tools", "zkelect") if a.build_b else None
     from bed import faultproxy as fp
     if a.trace:
         install_trace(fp)
     opnames = {v: k for k, v in fp.OPCODES.items()}
 
-    meta = {"stamp": stamp, "commit": R.git_describe(), "ms": a.ms, "ns": ns, "rounds": a.rounds,
+    meta = {"stamp": stamp, "commit": R.git_describe(), "build": build, "build_b": a.build_b,
+            "variants": list(VARIANTS), "ms": a.ms, "ns": ns, "rounds": a.rounds,
             "trace": a.trace, "load_start": os.getloadavg(), "cpus": os.cpu_count()}
     R.log("starting the bench ensemble")
     ens = R.start_ensemble()
@@ -205,10 +227,11 @@ def main():
         def one(variant, n, rnd):
             tag = "%s-n%d-r%d" % (variant, n, rnd)
             so, se = os.path.join(logs, tag + ".out"), os.path.join(logs, tag + ".err")
-            if variant == "libzkelect":
+            if variant.startswith("libzkelect"):
                 js = os.path.join(logs, tag + ".json")
+                tool = zkelect_b if variant == "libzkelect-b" else zkelect
                 cmd = ["/usr/bin/python3", os.path.join(HERE, "election_bench.py"),
-                       "--impl-cmd", shlex.join([zkelect, "candidate"]), "--name", "libzkelect",
+                       "--impl-cmd", shlex.join([tool, "candidate"]), "--name", variant,
                        "--connect", connect, "--json", js, "--log-dir", logs,
                        "--tests", "convergence", "--n", str(n), "--conv-repeats", "1"]
             else:
@@ -231,10 +254,10 @@ def main():
                  "run_server_cpu_ms": sum(s1) - sum(s0)}
             r["run_us_per_packet"] = 1e3 * r["run_proxy_cpu_ms"] / r["run_packets"] if r["run_packets"] else None
             t0 = t1 = None
-            if rc == 0 and variant == "libzkelect":
+            if rc == 0 and variant.startswith("libzkelect"):
                 doc = json.load(open(js))
                 conv = doc["results"]["convergence"][0]["runs"][0]["converge_ms"]
-                ev = os.path.join(logs, "libzkelect-conv%d-%d.events" % (n, pid))
+                ev = os.path.join(logs, "%s-conv%d-%d.events" % (variant, n, pid))
                 last = {}
                 for line in open(ev):
                     w = line.split()

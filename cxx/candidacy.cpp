@@ -551,7 +551,8 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     }
     set_state(heir_ ? State::kHeir : State::kFollowing);
     arm_priority();
-    watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string());
+    watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string(),
+                /*gpred_after_pred=*/true);
     if (heir_) watch_marker();
     keep_rechecking();
     // An heir holds a lease before it is needed (a keepalive now, unless the
@@ -561,13 +562,27 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
 
 // Reads (and so watches) the predecessor and the one before it, unless the
 // watch a read of this session armed on that node has not fired yet.
-void Candidacy::watch_queue(const std::string &pred, const std::string &gpred) {
+//
+// gpred_after_pred: the read of the node before the predecessor waits for
+// the predecessor's reply. After a listing, the predecessor's read is what
+// a joining candidacy waits for to follow; sent together, every session of
+// a burst of joins put a second read in the servers' queues ahead of later
+// sessions' predecessor reads (3N-1 reads where 2N+1 are on anyone's way;
+// issue 31, bench/results/ANALYSIS.md). The node before the predecessor
+// only tells a follower early that it moved up: a deletion before its read
+// is still heard, from that read's NONODE.
+void Candidacy::watch_queue(const std::string &pred, const std::string &gpred,
+                            bool gpred_after_pred) {
     if (pred != pred_) pred_armed_ = false;
     if (gpred != gpred_) gpred_armed_ = false;
     pred_ = pred;
     gpred_ = gpred;
-    if (!pred_armed_) read_watched(&Candidacy::pred_, &Candidacy::pred_armed_, &Candidacy::on_pred);
-    if (!gpred_.empty() && !gpred_armed_)
+    gpred_waits_ = false;
+    if (!pred_armed_) {
+        read_watched(&Candidacy::pred_, &Candidacy::pred_armed_, &Candidacy::on_pred);
+        gpred_waits_ = gpred_after_pred && !gpred_.empty() && !gpred_armed_;
+    }
+    if (!gpred_.empty() && !gpred_armed_ && !gpred_waits_)
         read_watched(&Candidacy::gpred_, &Candidacy::gpred_armed_, &Candidacy::on_gpred);
 }
 
@@ -619,6 +634,7 @@ void Candidacy::forget_neighbours() {
     // Watches armed before may be gone (a new session) or stale: read again.
     pred_armed_ = false;
     gpred_armed_ = false;
+    gpred_waits_ = false;
 }
 
 // ZooKeeper's sequence is a signed 32-bit counter per parent that wraps
@@ -646,6 +662,11 @@ void Candidacy::warn_near_wrap(const std::vector<Candidate> &order) {
 
 void Candidacy::on_pred(uint64_t gen, Reply &&r) {
     if (gen != gen_ || (state_ != State::kFollowing && state_ != State::kHeir)) return;
+    if (r.rc == ZOK && gpred_waits_) {
+        gpred_waits_ = false;
+        if (state_ == State::kFollowing && !gpred_.empty() && !gpred_armed_)
+            read_watched(&Candidacy::gpred_, &Candidacy::gpred_armed_, &Candidacy::on_gpred);
+    }
     if (r.rc == ZOK) {
         if (announced_pred_ != pred_) {
             announced_pred_ = pred_;

@@ -139,7 +139,8 @@ private:
     void schedule_recheck();
     void recheck_neighbours();
     void recheck(std::string Candidacy::*name, void (Candidacy::*gone)());
-    void watch_queue(const std::string &pred, const std::string &gpred);
+    void watch_queue(const std::string &pred, const std::string &gpred,
+                     bool gpred_after_pred = false);
     void read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h);
     void on_neighbour(std::string Candidacy::*name, bool Candidacy::*armed, Handler h, Reply &&r);
     void recover();
@@ -226,6 +227,8 @@ private:
     // fired: a listing that finds the same neighbours sends no read again.
     bool pred_armed_ = false;
     bool gpred_armed_ = false;
+    // gpred_'s read waits for pred_'s reply (watch_queue).
+    bool gpred_waits_ = false;
     // CLOCK_BOOTTIME of the pending re-check of pred_ and gpred_ (an exists
     // read once a session timeout while following), 0 when none is pending:
     // one chain of re-checks per candidacy, whatever the listings.
