@@ -85,14 +85,19 @@
  *     is dead; still alive, the owner let go on purpose (its last client
  *     closed, or it exec'd) and the guard exits 0 without closing anything.
  *
- * Once the owner is dead, the guard drains (below), then for each session
- * without a WAIT at once: zookeeper_init with the session's id and password,
- * wait for CONNECTED (at most 5 s in all), zookeeper_close, which sends
- * closeSession. A session the server reports expired (or refuses) is done
- * too. Then the sessions with a WAIT: once every process they wait for has
- * ended (at most the longest of their session timeouts, after which
- * ZooKeeper has expired them anyway), it drains again and closes them the
- * same way. Then it exits 0.
+ * Once the owner is dead, the guard drains (below), then opens every session
+ * without a WAIT at once (zookeeper_init with the session's id and
+ * password) and closes each as soon as it is CONNECTED: zookeeper_close,
+ * which sends closeSession and waits for its answer (the C client bounds
+ * that: 3 s to send, 1.5 s for the answer). Up to 8 closes run at a time (7
+ * threads and the main one), so neither a session slow to connect nor one
+ * slow to close holds the others back (issue 35). A session the server
+ * reports expired (or refuses) is done too; one not connected within 5 s of
+ * the start of the closing is given up (its handle freed: ZooKeeper
+ * expires it after its timeout). Then the sessions with a WAIT:
+ * once every process they wait for has ended (at most the longest of their
+ * session timeouts, after which ZooKeeper has expired them anyway), it
+ * drains again and closes them the same way. Then it exits 0.
  *
  * Draining: a dead process's TCP connections are orphaned (no file refers
  * to them any more) and go on sending what was left in their buffers, then
@@ -143,6 +148,7 @@
 #define MAX_DELAY_MS 150
 #define EOF_GRACE_MS 1000
 #define CONNECT_BOUND_MS 5000
+#define CLOSERS 8       /* sessions closed at a time (issue 35) */
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_NOT_OWNER = 2, EXIT_SYS = 3, EXIT_PROTOCOL = 4 };
 
@@ -155,6 +161,8 @@ struct session {
     int state;          /* last state the watcher saw; 0 = none yet */
     int wait_fd;        /* pidfd of the WAIT process; -1: none */
     int picked;         /* in the closing round under way */
+    int opened;         /* in that round: zookeeper_init has returned */
+    int taken;          /* in that round: a closer has it (or nothing to close) */
 };
 
 static struct session sessions[MAX_SESSIONS];
@@ -497,52 +505,68 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
     pthread_mutex_unlock(&state_mu);
 }
 
-static int decided(const struct session *s)
+/* The closing round under way (close_picked): guarded by state_mu, like
+ * each session's zh, state, opened and taken. */
+static int64_t round_deadline;  /* CONNECT_BOUND_MS after the round began */
+static size_t round_left;       /* picked sessions no closer has taken yet */
+
+static int connected_or_done(int state)
 {
-    return !s->picked || s->zh == NULL || s->state == ZOO_CONNECTED_STATE ||
-           s->state == ZOO_EXPIRED_SESSION_STATE || s->state == ZOO_AUTH_FAILED_STATE;
+    return state == ZOO_CONNECTED_STATE || state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE;
 }
 
-/* Closes the picked sessions, all at once. */
-static void close_picked(int dry_run)
+/* A picked session a closer may take now: its handle is open and it is
+ * connected, reported expired or refused, or the bound is over. */
+static int ready(const struct session *s, int64_t now)
 {
-    int64_t deadline = now_ms() + CONNECT_BOUND_MS;
-    if (dry_run) {
-        for (size_t i = 0; i < n_sessions; i++)
-            if (sessions[i].picked)
-                say("dry run: would close %016llx", (unsigned long long)sessions[i].id.client_id);
-        return;
-    }
-    for (size_t i = 0; i < n_sessions; i++) {
-        struct session *s = &sessions[i];
-        if (!s->picked)
-            continue;
-        if (s->tls) {
-#ifdef ZKELECT_HAVE_ZK_TLS
-            /* zookeeper_init_ssl takes no log callback: what it says before
-             * the one set here goes to stderr, /dev/null without --debug. */
-            s->zh = zookeeper_init_ssl(s->hosts, s->tls, watcher, s->timeout_ms, &s->id, s, 0);
-            if (s->zh)
-                zoo_set_log_callback(s->zh, drop_log);
-#else
-            say("%016llx: this guard was built without TLS; not closed",
-                (unsigned long long)s->id.client_id);
-            continue;
-#endif
-        } else {
-            s->zh = zookeeper_init2(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log);
-        }
-        if (!s->zh)
-            say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
-    }
+    return s->picked && s->opened && !s->taken && (connected_or_done(s->state) || now >= round_deadline);
+}
+
+static void close_one(struct session *s, zhandle_t *zh, int st)
+{
+    int64_t t0 = now_ms();
+    int rc = zookeeper_close(zh);
+    say("%016llx: %s, zookeeper_close %d (%lld ms)", (unsigned long long)s->id.client_id,
+        st == ZOO_CONNECTED_STATE           ? "connected, closed"
+        : st == ZOO_EXPIRED_SESSION_STATE   ? "expired already"
+        : st == ZOO_AUTH_FAILED_STATE       ? "refused"
+                                            : "no connection within the bound",
+        rc, (long long)(now_ms() - t0));
+}
+
+/* A closer: takes each session as soon as it is ready and closes it
+ * (zookeeper_close sends closeSession and waits for its answer, a round
+ * trip and a commit; the C client bounds that wait), until every picked
+ * session is taken, or the bound is over and nothing is ready (what is left
+ * is not opened yet, and the opener, a closer too once it has opened them
+ * all, takes it). Never holds state_mu across zookeeper_close: the handle's
+ * watcher takes it, and the close joins the watcher's thread. Its waits end
+ * at the bound. */
+static void *closer(void *arg)
+{
+    (void)arg;
     pthread_mutex_lock(&state_mu);
-    for (;;) {
-        size_t open = 0;
-        for (size_t i = 0; i < n_sessions; i++)
-            open += !decided(&sessions[i]);
-        int64_t left = deadline - now_ms();
-        if (open == 0 || left <= 0)
+    while (round_left > 0) {
+        int64_t now = now_ms();
+        struct session *s = NULL;
+        for (size_t i = 0; i < n_sessions && !s; i++)
+            if (ready(&sessions[i], now))
+                s = &sessions[i];
+        if (s) {
+            s->taken = 1;
+            round_left--;
+            zhandle_t *zh = s->zh;
+            int st = s->state;
+            s->zh = NULL;
+            pthread_mutex_unlock(&state_mu);
+            close_one(s, zh, st);
+            pthread_mutex_lock(&state_mu);
+            continue;
+        }
+        if (now >= round_deadline)
             break;
+        /* Until a watcher or the opener says something, or the bound. */
+        int64_t left = round_deadline - now;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += left / 1000;
@@ -554,22 +578,91 @@ static void close_picked(int dry_run)
         pthread_cond_timedwait(&state_cv, &state_mu, &ts);
     }
     pthread_mutex_unlock(&state_mu);
+    return NULL;
+}
+
+/* Closes the picked sessions: opens them all at once (zookeeper_init with
+ * each one's id and password) and closes each as soon as it is connected
+ * (or reported expired, or refused), up to CLOSERS at a time (CLOSERS - 1
+ * threads and this one); one slow to connect holds no other back. What
+ * is not connected within CONNECT_BOUND_MS of the round's start is given
+ * up (its handle freed). Returns once every picked session is done. */
+static void close_picked(int dry_run)
+{
+    if (dry_run) {
+        for (size_t i = 0; i < n_sessions; i++)
+            if (sessions[i].picked)
+                say("dry run: would close %016llx", (unsigned long long)sessions[i].id.client_id);
+        return;
+    }
+    size_t picked = 0;
+    pthread_mutex_lock(&state_mu);
+    round_deadline = now_ms() + CONNECT_BOUND_MS;
     for (size_t i = 0; i < n_sessions; i++) {
         struct session *s = &sessions[i];
-        if (!s->picked || !s->zh)
-            continue;
-        pthread_mutex_lock(&state_mu);
-        int st = s->state;
-        pthread_mutex_unlock(&state_mu);
-        int rc = zookeeper_close(s->zh);
+        s->opened = s->taken = 0;
+        s->state = 0;
         s->zh = NULL;
-        say("%016llx: %s, zookeeper_close %d", (unsigned long long)s->id.client_id,
-            st == ZOO_CONNECTED_STATE           ? "connected, closed"
-            : st == ZOO_EXPIRED_SESSION_STATE   ? "expired already"
-            : st == ZOO_AUTH_FAILED_STATE       ? "refused"
-                                                : "no connection within the bound",
-            rc);
+        picked += (size_t)s->picked;
     }
+    round_left = picked;
+    pthread_mutex_unlock(&state_mu);
+
+    /* The closers first, so that the first session connected is closed
+     * while the others are still being opened. */
+    pthread_t threads[CLOSERS];
+    size_t n_threads = 0;
+    while (n_threads + 1 < CLOSERS && n_threads + 1 < picked) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        int rc = pthread_create(&threads[n_threads], &attr, closer, NULL);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) {
+            say("pthread_create: %s (%zu closer(s))", strerror(rc), n_threads);
+            break;
+        }
+        n_threads++;
+    }
+
+    for (size_t i = 0; i < n_sessions; i++) {
+        struct session *s = &sessions[i];
+        if (!s->picked)
+            continue;
+        zhandle_t *zh = NULL;
+        if (s->tls) {
+#ifdef ZKELECT_HAVE_ZK_TLS
+            /* zookeeper_init_ssl takes no log callback: what it says before
+             * the one set here goes to stderr, /dev/null without --debug. */
+            zh = zookeeper_init_ssl(s->hosts, s->tls, watcher, s->timeout_ms, &s->id, s, 0);
+            if (zh)
+                zoo_set_log_callback(zh, drop_log);
+            else
+                say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
+#else
+            say("%016llx: this guard was built without TLS; not closed",
+                (unsigned long long)s->id.client_id);
+#endif
+        } else {
+            zh = zookeeper_init2(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log);
+            if (!zh)
+                say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
+        }
+        pthread_mutex_lock(&state_mu);
+        s->zh = zh;
+        s->opened = 1;
+        if (!zh) {
+            /* Nothing to close. */
+            s->taken = 1;
+            round_left--;
+        }
+        pthread_cond_broadcast(&state_cv);
+        pthread_mutex_unlock(&state_mu);
+    }
+
+    closer(NULL);
+    for (size_t k = 0; k < n_threads; k++)
+        pthread_join(threads[k], NULL);
 }
 
 /* ---- draining ------------------------------------------------------------ */

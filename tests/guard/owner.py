@@ -3,10 +3,11 @@
 program using libzkelect will be once the library starts the guard.
 
     owner.py GUARD HOSTS PATH [--sessions N] [--timeout-ms T] [--guard-hosts H]
-             [-- GUARD ARGS...]
+             [--guard-hosts-of I H]... [-- GUARD ARGS...]
 
 Opens N kazoo sessions (timeout T, default 10 s; to HOSTS, while the guard
-is told H when given), each with an ephemeral
+is told H when given, or for session I the H of --guard-hosts-of I H: a
+fault proxy in front of the same server, say), each with an ephemeral
 node PATH/s<i>, starts the guard as the guard's start protocol says (the
 read end of an O_CLOEXEC pipe on fd 3, its own pid as argument, the child
 it started reaped at once) and hands it every session (ADD). It also holds
@@ -48,6 +49,7 @@ def main():
     guard, hosts, path = args[0], args[1], args[2]
     n, timeout_ms = 1, 10000
     guard_hosts = None
+    guard_hosts_of = {}
     rest = args[3:]
     while rest:
         if rest[0] == "--sessions":
@@ -56,6 +58,9 @@ def main():
             timeout_ms = int(rest[1])
         elif rest[0] == "--guard-hosts":
             guard_hosts = rest[1]
+        elif rest[0] == "--guard-hosts-of":
+            guard_hosts_of[int(rest[1])] = rest[2]
+            rest = rest[1:]
         else:
             raise SystemExit(f"owner.py: unknown argument {rest[0]}")
         rest = rest[2:]
@@ -86,8 +91,8 @@ def main():
     def send(line):
         os.write(w, line.encode() + b"\n")
 
-    for (sid, pw, _), c in zip(sessions, clients):
-        send(f"ADD {sid:016x} {pw} {timeout_ms} {guard_hosts or hosts}")
+    for i, (sid, pw, _) in enumerate(sessions):
+        send(f"ADD {sid:016x} {pw} {timeout_ms} {guard_hosts_of.get(i) or guard_hosts or hosts}")
 
     print(json.dumps({"pid": os.getpid(), "pgid": os.getpgid(0),
                       "guard_start_status": start_status,

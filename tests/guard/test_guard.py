@@ -55,9 +55,12 @@ def _alive(pid):
 
 
 class Owner:
-    def __init__(self, guard_bin, zk, path, sessions=1, guard_args=(), stderr=None, guard_hosts=None):
+    def __init__(self, guard_bin, zk, path, sessions=1, guard_args=(), stderr=None, guard_hosts=None,
+                 guard_hosts_of=None):
         self.guard_bin = guard_bin
         told = ["--guard-hosts", guard_hosts] if guard_hosts else []
+        for i, h in (guard_hosts_of or {}).items():
+            told += ["--guard-hosts-of", str(i), h]
         # The guard inherits the owner's stderr: with --debug, its log.
         self.proc = subprocess.Popen(
             [sys.executable, str(HERE / "owner.py"), guard_bin, zk.connect_string, path,
@@ -139,8 +142,8 @@ def owners(zk):
 
 @pytest.fixture
 def start(guard_bin, zk, zk_path, owners):
-    def make(sessions=1, guard_args=(), stderr=None, guard_hosts=None):
-        o = Owner(guard_bin, zk, zk_path, sessions, guard_args, stderr, guard_hosts)
+    def make(sessions=1, guard_args=(), stderr=None, guard_hosts=None, guard_hosts_of=None):
+        o = Owner(guard_bin, zk, zk_path, sessions, guard_args, stderr, guard_hosts, guard_hosts_of)
         owners.append(o)
         return o
     return make
@@ -354,6 +357,51 @@ def test_the_owners_own_connections_to_zookeeper_are_not_waited_for(start, kz, z
         conn.close()
     finally:
         lsn.close()
+
+
+def test_a_session_slow_to_reconnect_does_not_hold_back_the_others(start, kz, zk, tmp_path):
+    """Issue 35: each session is closed as soon as the guard has reconnected
+    it, not once every session of the dead owner is. Session 1's guard
+    connection goes through a fault proxy that holds it (a blackhole that
+    keeps the bytes): its handshake cannot finish. Session 0's node must go
+    while that handshake is still held; once the proxy lets it through,
+    session 1 is closed too (the guard still waits for it, within its 5 s
+    bound). 6009375's guard, which waited for every session before closing
+    any, closed session 0 only at that bound (and then gave session 1 up)."""
+    from bed.faultproxy import FaultProxy
+    log = tmp_path / "guard.log"
+    with FaultProxy(("127.0.0.1", zk.client_port(0))) as slow:
+        with open(log, "w") as err:
+            # The owner's own sessions go to the ensemble; only the guard
+            # reaches session 1 through the proxy.
+            o = start(sessions=2, guard_args=["--debug"], stderr=err,
+                      guard_hosts_of={1: slow.address})
+        gone0 = _watch_gone(kz, o.node(0))
+        gone1 = _watch_gone(kz, o.node(1))
+        slow.blackhole(discard=False)
+        t0 = time.monotonic()
+        o.signal(signal.SIGKILL)
+        # The guard's handshake for session 1 reaches the proxy and is held.
+        deadline = time.monotonic() + 5
+        while slow.stats()["connect_requests"] < 1:
+            assert time.monotonic() < deadline, "the guard never tried session 1"
+            time.sleep(0.005)
+        # Well below the guard's 5 s bound on reconnecting: a guard that
+        # waits for session 1 before closing session 0 fails here.
+        assert gone0.wait(2.5), \
+            "session 0 still open 2.5 s after the death: held back by session 1's handshake\n" + \
+            _guard_log(log, "zookeeper_close", 0)
+        ms0 = (gone0.at - t0) * 1000
+        st = slow.stats()
+        assert st["bytes_out_s2c"] == 0 and not st["sessions"], st     # still unanswered
+        assert kz.exists(o.node(1)) is not None
+        slow.set_pass()
+        t1 = time.monotonic()
+        assert gone1.wait(5), "session 1 was not closed once its handshake went through\n" + \
+            _guard_log(log, "done", 0)
+        print(f"\nsession 0 closed {ms0:.0f} ms after the death, while session 1's handshake was "
+              f"held; session 1 closed {(gone1.at - t1) * 1000:.0f} ms after the proxy let it through")
+        assert _wait_exit(o.guard, 5), "the guard did not exit"
 
 
 def test_a_session_with_wait_closes_only_after_that_process_ends(start, kz, tmp_path):
