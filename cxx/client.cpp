@@ -364,22 +364,36 @@ ReplyFn Client::on_loop(std::function<void(Reply &&)> fn) {
     };
 }
 
-// A read of our own every T/3 while candidacies are connected: its answer
-// is the evidence of a touch that a quiet session (no keepalives: no
-// leader, no heir) would otherwise lack. It replaces libzookeeper's ping,
-// which is only sent when nothing else was for T/3, so the wire carries no
-// more than before; unlike the ping, its answer is seen.
+// A read of our own while connected, so that some request of ours sent at
+// most T/3 ago has always been answered (or is on its way): its answer is
+// the evidence of a touch that a quiet session (no keepalives: no leader,
+// no heir) would otherwise lack, and the first write of a candidacy earns
+// its lease on it. It replaces libzookeeper's ping, which is only sent when
+// nothing else was for T/3, so the wire carries no more than before;
+// unlike the ping, its answer is seen.
+//
+// Also without candidacies: a client connected for a while before its
+// first volunteer had only its handshake to earn that write's lease on,
+// which ran out a few hundred milliseconds after ELECTED, before the first
+// keepalive that could count the create (lease_ended right after a join;
+// tests/integration/test_quiet_session_lease.py).
 void Client::probe() {
     int64_t now = boottime_ns();
     int64_t period = lease::probe_period(int64_t(effective_timeout_ms()) * kNsPerMs);
-    if (connected() && !members_.empty()) {
+    int64_t next = now + period;
+    if (connected()) {
         // A session already busy (keepalives every T/6, listings) has fresh
-        // answers of its own: a probe would add nothing.
+        // answers of its own: a probe would add nothing now, and the next
+        // look is due T/3 after the newest of them, not T/3 from now. Timed
+        // from now, the sends of a session that is busy only now and then
+        // could lie up to 2T/3 apart, where the lease counts on T/3.
         auto answered = session_->answered();
-        if (answered.empty() || answered.back().sent < now - period)
-            session_->exists("/", false, ReplyFn([](Reply &&) {}));
+        int64_t newest = answered.empty() ? INT64_MIN : answered.back().sent;
+        if (newest < connected_at_) newest = INT64_MIN;  // the lease counts none of those
+        if (newest < now - period) session_->exists("/", false, ReplyFn([](Reply &&) {}));
+        else next = std::max(newest + period, now + kNsPerMs);
     }
-    at(now + period, [this] { probe(); });
+    at(next, [this] { probe(); });
 }
 
 SessionFacts Client::session_facts() {
