@@ -100,7 +100,12 @@ enum zkelect_err {
      *  election (or was not first in line when the leader stepped back): the
      *  leadership went to the next candidate in line, as after a resign
      *  (zkelect_transfer). Since 1.2. */
-    ZKELECT_ETARGET_LOST = -17
+    ZKELECT_ETARGET_LOST = -17,
+    /** A configured limit of the client would be exceeded: a new candidate
+     *  node would bring the client's candidate nodes above
+     *  zk.session.nodes.max.bytes (zkelect_volunteer, zkelect_requeue). Nothing
+     *  was done. Since 1.2. */
+    ZKELECT_ELIMIT = -18
 };
 
 /** A static description of code ("unknown error" for an unknown code).
@@ -247,6 +252,28 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            candidacy whose server negotiates a timeout for
  *                            which it is too large stops with an ERROR event
  *                            (ZKELECT_EINVAL) instead of waiting for ever.
+ *  - "zk.session.nodes.max.bytes" 0..2147483647 (default 1000000; 0: no
+ *                            bound): the most bytes this client's candidate
+ *                            nodes may add up to in its session's closing
+ *                            transaction. ZooKeeper ends a session (close or
+ *                            expiry) with ONE transaction that lists every
+ *                            ephemeral node of the session; one larger than
+ *                            the servers' jute.maxbuffer (1 MB by default,
+ *                            0xfffff bytes) cannot be written or read back:
+ *                            the ensemble loses its quorum (docs/limits.md,
+ *                            "Many elections on one client"). Each candidacy
+ *                            counts from its volunteer until its resign or
+ *                            destroy has settled (its node gone) the length
+ *                            of its node's longest full path as the servers
+ *                            see it (the chroot of zk.hosts, the election
+ *                            path, "/", the 57-byte longest node name) plus 4
+ *                            (the string's length prefix); a volunteer while
+ *                            its resign is under way counts both nodes until
+ *                            the old one is gone. zkelect_volunteer() and
+ *                            zkelect_requeue() return ZKELECT_ELIMIT, doing
+ *                            nothing, when the candidacy's node would bring the
+ *                            total above the bound. 0 only for servers whose
+ *                            jute.maxbuffer is raised to match.
  *  - "zk.log.level"          "keep" (default: leave it as it is), "none",
  *                            "error", "warn", "info", "debug": libzookeeper's
  *                            log level, which is process-global (the last

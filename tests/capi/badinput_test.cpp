@@ -502,6 +502,7 @@ TEST(ErrorText, EveryCodeHasANameAndDescription) {
         {ZKELECT_ENOTLEADER, "ZKELECT_ENOTLEADER"},
         {ZKELECT_ENOCANDIDATE, "ZKELECT_ENOCANDIDATE"},
         {ZKELECT_ETARGET_LOST, "ZKELECT_ETARGET_LOST"},
+        {ZKELECT_ELIMIT, "ZKELECT_ELIMIT"},
         // END gen/vocab.py error names
     };
     std::set<std::string> texts;

@@ -69,6 +69,7 @@ pub enum ErrorKind {
     NotLeader,
     NoCandidate,
     TargetLost,
+    LimitExceeded,
     // END gen/vocab.py error kind variants
     /// A code this version of the crate does not know (the enum is append-only).
     Other,
@@ -124,6 +125,7 @@ impl Error {
             ZKELECT_ENOTLEADER => ErrorKind::NotLeader,
             ZKELECT_ENOCANDIDATE => ErrorKind::NoCandidate,
             ZKELECT_ETARGET_LOST => ErrorKind::TargetLost,
+            ZKELECT_ELIMIT => ErrorKind::LimitExceeded,
             // END gen/vocab.py error kinds
             _ => ErrorKind::Other,
         }
