@@ -536,8 +536,8 @@ TEST(Interleaving, NodeBytesFollowTheNodes) {
     // A third fits, a fourth does not; a destroy gives its bytes back.
     ASSERT_EQ(x.volunteer(), kOk);
     EXPECT_EQ(d.volunteer(), kELimit);
-    b.reset();
-    EXPECT_EQ(c.node_bytes(), 2 * one);
+    b.reset();  // waits for the delete, within a session timeout
+    EXPECT_TRUE(eventually([&] { return c.node_bytes() == 2 * one; })) << c.node_bytes();
     ASSERT_EQ(d.volunteer(), kOk);
     ASSERT_TRUE(wait_for(d, EventType::kFollowing, 10000, nullptr));
     EXPECT_EQ(candidates_at(c, path), 3u);
@@ -546,6 +546,6 @@ TEST(Interleaving, NodeBytesFollowTheNodes) {
     ASSERT_EQ(d.resign(), kOk);
     ASSERT_TRUE(wait_for(x, EventType::kResigned, 10000, nullptr));
     ASSERT_TRUE(wait_for(d, EventType::kResigned, 10000, nullptr));
-    EXPECT_EQ(c.node_bytes(), 0);
+    EXPECT_TRUE(eventually([&] { return c.node_bytes() == 0; })) << c.node_bytes();
     EXPECT_EQ(candidates_at(c, path), 0u);
 }
