@@ -66,9 +66,11 @@ BENCH_FN long opt_long(int argc, char **argv, const char *key, long dflt)
     return x;
 }
 
-/* A client with the bench's settings, and one more key when key is not NULL. */
-BENCH_FN zkelect_client_t *client_open_with(const char *hosts, int session_ms, const char *key,
-                                            const char *value)
+/* A client with the bench's settings, and up to two more keys (each when
+ * its key is not NULL). */
+BENCH_FN zkelect_client_t *client_open_with2(const char *hosts, int session_ms, const char *key,
+                                             const char *value, const char *key2,
+                                             const char *value2)
 {
     char err[256], num[32];
     zkelect_conf_t *c = zkelect_conf_new();
@@ -77,12 +79,20 @@ BENCH_FN zkelect_client_t *client_open_with(const char *hosts, int session_ms, c
     if (zkelect_conf_set(c, "zk.hosts", hosts, err, sizeof err) ||
         zkelect_conf_set(c, "zk.session.timeout.ms", num, err, sizeof err) ||
         zkelect_conf_set(c, "zk.log.level", "none", err, sizeof err) ||
-        (key && zkelect_conf_set(c, key, value, err, sizeof err)))
+        (key && zkelect_conf_set(c, key, value, err, sizeof err)) ||
+        (key2 && zkelect_conf_set(c, key2, value2, err, sizeof err)))
         die("conf: %s", err);
     zkelect_client_t *cl = zkelect_client_new(c, err, sizeof err);
     zkelect_conf_destroy(c);
     if (!cl) die("client_new: %s", err);
     return cl;
+}
+
+/* A client with the bench's settings, and one more key when key is not NULL. */
+BENCH_FN zkelect_client_t *client_open_with(const char *hosts, int session_ms, const char *key,
+                                            const char *value)
+{
+    return client_open_with2(hosts, session_ms, key, value, NULL, NULL);
 }
 
 BENCH_FN zkelect_client_t *client_open(const char *hosts, int session_ms)

@@ -26,7 +26,11 @@
  *   handover --connect HOSTS --role leader|standby --prefix PATH
  *            [--elections E] [--sessions S] [--session-timeout-ms T]
  *            [--guard auto|on|off] [--graceful resign-first|destroy]
- *            [--timeout-ms MS]
+ *            [--timeout-ms MS] [--nodes-max-bytes N]
+ *
+ * --nodes-max-bytes N: the clients' zk.session.nodes.max.bytes (0: no bound;
+ * by default the library's 1,000,000 bytes of candidate node paths per
+ * session, under 10,000 elections of the paths run.py gives).
  *
  * Lines on stdout (one per step; key=value; rss_kib and threads are this
  * process's VmRSS and Threads from /proc/self/status at that moment):
@@ -150,6 +154,7 @@ int main(int argc, char **argv)
     int timeout_ms = (int)opt_long(argc, argv, "--timeout-ms", 600000);
     const char *guard = opt(argc, argv, "--guard", "auto");
     const char *graceful = opt(argc, argv, "--graceful", "resign-first");
+    const char *max_bytes = opt(argc, argv, "--nodes-max-bytes", NULL);
     int leader = strcmp(role, "leader") == 0;
     if (!leader && strcmp(role, "standby")) die("--role leader|standby");
     if (!prefix || nel < 1 || nsess < 1 || nsess > nel) die("bad options");
@@ -158,7 +163,9 @@ int main(int argc, char **argv)
 
     int64_t t = mono_ns();
     cl = calloc(nsess, sizeof *cl);
-    for (int s = 0; s < nsess; s++) cl[s] = client_open_with(hosts, session_ms, "crash.guard", guard);
+    for (int s = 0; s < nsess; s++)
+        cl[s] = client_open_with2(hosts, session_ms, "crash.guard", guard,
+                                  max_bytes ? "zk.session.nodes.max.bytes" : NULL, max_bytes);
     for (int s = 0; s < nsess; s++) client_wait(cl[s]);
     say("CONNECTED ms=%.1f sessions=%d negotiated_timeout_ms=%d", (mono_ns() - t) / 1e6, nsess,
         zkelect_client_session_timeout_ms(cl[0]));

@@ -114,6 +114,18 @@ HANDOVER_SESSIONS = (1, 10)
 HANDOVER_MODES = ("crash", "crash-guard-off", "graceful")
 HANDOVER_REPEATS = 3
 HANDOVER_T_MS = 10000  # the session timeout both processes ask for (bench/scale.c's)
+# From this many elections on one session the bench's clients set
+# zk.session.nodes.max.bytes to 0 (no bound): the library's default, 1,000,000
+# bytes of candidate node paths, refuses a volunteer past some 10,000 of the
+# bench's paths (the session's closing transaction would pass the servers'
+# jute.maxbuffer; docs/limits.md). The E = 100,000 runs are graceful only
+# for that reason (a crash's closing transaction takes the ensemble down).
+UNBOUNDED_PER_SESSION = 5000
+
+
+def nodes_bound_args(elections, sessions):
+    """scale.c's and handover.c's option for E elections over S sessions."""
+    return ["--nodes-max-bytes", "0"] if elections // sessions >= UNBOUNDED_PER_SESSION else []
 # The scale part's sets (--scale-sets): scale.c's candidacies on one path,
 # the handover runs, scale.c's shards (E on one session, each on a path of
 # its own, and the floor), and the peers' holders.
@@ -403,7 +415,7 @@ def run_all(a):
         if "scale" in parts and "candidacies" in sets:
             n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
             prog("scale", ["--candidacies", str(n), "--sessions", str(s),
-                           "--failovers", "3" if a.quick else "10"], 1800)
+                           "--failovers", "3" if a.quick else "10"] + nodes_bound_args(n, s), 1800)
         if "scale" in parts and "handover" in sets:
             # Issue 35: a leader process and a standby process on the same
             # E elections; crash (SIGKILL) and graceful handover.
@@ -449,7 +461,8 @@ def run_all(a):
                 big = e == SHARD_BIG
                 for td in ("resign-first",) if big else ("destroy", "resign-first"):
                     prog("scale", ["--candidacies", str(e), "--sessions", "1", "--own-paths", "1",
-                                   "--teardown", td] + (["--poll", "1", "--timeout-ms", "900000"] if big else []),
+                                   "--teardown", td] + (["--poll", "1", "--timeout-ms", "900000"] if big else [])
+                         + nodes_bound_args(e, 1),
                          1800, out_name="shards_%d_%s" % (e, td))
                 rc = run_logged([progs["zkbulk"], "--connect", connect, "--count", str(e),
                                  "--label", FLOOR_PLACEMENT], runlog, 900,
@@ -1152,7 +1165,8 @@ def handover_run(prog, connect, e, s, mode, rep, runlog):
     resident set and threads (from /proc) after each step."""
     prefix = "/bench_handover_%d_%d_%d_%s_%d" % (os.getpid(), e, s, mode, rep)
     base = [prog, "--connect", connect, "--prefix", prefix, "--elections", str(e), "--sessions", str(s),
-            "--session-timeout-ms", str(HANDOVER_T_MS), "--guard", "off" if mode == "crash-guard-off" else "auto"]
+            "--session-timeout-ms", str(HANDOVER_T_MS), "--guard", "off" if mode == "crash-guard-off" else "auto"
+            ] + nodes_bound_args(e, s)
     res = {"elections": e, "sessions": s, "mode": mode, "repeat": rep, "session_timeout_ms": HANDOVER_T_MS,
            "ok": False, "steps": {}}
     limit = 300 if e < SHARD_BIG else 900

@@ -23,8 +23,12 @@
  * --teardown resign-first: each session's thread resigns all its candidacies
  * before it destroys them (the default, destroy, destroys one by one).
  *
+ * --nodes-max-bytes N: the clients' zk.session.nodes.max.bytes (0: no
+ * bound; by default the library's, 1,000,000 bytes of candidate node paths
+ * per session: some 10,000 candidacies of the paths here).
+ *
  *   scale --connect HOSTS [--candidacies C] [--sessions S] [--failovers F] [--own-paths 0|1]
- *         [--teardown destroy|resign-first] [--poll 0|1]
+ *         [--teardown destroy|resign-first] [--poll 0|1] [--nodes-max-bytes N]
  * Prints one JSON object on stdout.
  */
 #include "bcommon.h"
@@ -135,12 +139,15 @@ int main(int argc, char **argv)
     resign_first = strcmp(teardown, "resign-first") == 0;
     int poll_mode = (int)opt_long(argc, argv, "--poll", 0);
     if (poll_mode && !own_paths) die("--poll 1 needs --own-paths 1");
+    const char *max_bytes = opt(argc, argv, "--nodes-max-bytes", NULL);
     if (ncand < 2 || nsess < 1 || nfail > 1000) die("bad options");
     raise_nofile();
 
     int64_t t = mono_ns();
     cl = calloc(nsess, sizeof *cl);
-    for (int s = 0; s < nsess; s++) cl[s] = client_open(hosts, 10000);
+    for (int s = 0; s < nsess; s++)
+        cl[s] = client_open_with(hosts, 10000, max_bytes ? "zk.session.nodes.max.bytes" : NULL,
+                                 max_bytes);
     for (int s = 0; s < nsess; s++) client_wait(cl[s]);
     double connect_ms = (mono_ns() - t) / 1e6;
     long rss_sessions = rss_kib();

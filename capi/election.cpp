@@ -60,7 +60,10 @@ int zkelect_volunteer(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
         if (inherited(e)) return refuse_inherited("the election");
-        return e->election->volunteer();
+        std::string why;
+        int rc = e->election->volunteer(&why);
+        if (rc == ZKELECT_ELIMIT) return fail(rc, why);
+        return rc;
     });
 }
 
@@ -76,7 +79,10 @@ int zkelect_requeue(zkelect_election_t *e) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;
         if (inherited(e)) return refuse_inherited("the election");
-        return e->election->requeue();
+        std::string why;
+        int rc = e->election->requeue(&why);
+        if (rc == ZKELECT_ELIMIT) return fail(rc, why);
+        return rc;
     });
 }
 

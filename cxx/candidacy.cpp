@@ -52,6 +52,23 @@ Candidacy::Candidacy(Client &client, std::shared_ptr<ElectionShared> shared)
     });
 }
 
+void Candidacy::account() {
+    int64_t want = 0;
+    if (state_ != State::kClosed) {
+        want = want_ ? 1 : 0;
+        for (const auto &g : garbage_) want += ended_session_.count(g.first) ? 0 : 1;
+    }
+    if (want == slots_) return;
+    int64_t bytes = client_.candidate_node_bytes(shared_->path);
+    // More than the user's calls reserved: a transfer's step back (the old
+    // node is deleted as the new one is made), or a create that landed
+    // after we stopped waiting for it. Held whatever the bound: the nodes
+    // are there.
+    if (want > slots_) client_.force_node_bytes((want - slots_) * bytes);
+    else client_.release_node_bytes((slots_ - want) * bytes);
+    slots_ = want;
+}
+
 void Candidacy::set_state(State s) {
     if (s != state_) {
         state_ = s;
@@ -63,6 +80,7 @@ void Candidacy::set_state(State s) {
         });
     }
     update_hold();
+    account();
 }
 
 ZkPort &Candidacy::zk() {
@@ -143,14 +161,22 @@ void Candidacy::check_margin() {
 
 // --- commands ---------------------------------------------------------------
 
-void Candidacy::volunteer(uint64_t command) {
+void Candidacy::volunteer(uint64_t command, int reserved) {
     applied_ = command;
-    if (closing_) return;
+    slots_ += reserved;  // account() below gives back what is not needed
+    if (closing_) {
+        account();
+        return;
+    }
     lift_fence_if_latest();
     want_ = true;
     margin_reported_ = false;
-    if (state_ == State::kResigning) return;  // enrolls once the old node is gone
+    if (state_ == State::kResigning) {
+        account();
+        return;  // enrolls once the old node is gone
+    }
     begin_enrollment();
+    account();
 }
 
 void Candidacy::resign(uint64_t command) {
@@ -165,6 +191,7 @@ void Candidacy::resign(uint64_t command) {
     stop_resigning();
     lift_fence_if_latest();
     collect_garbage();
+    account();
 }
 
 // The fence a resign put on the lease lasts until the loop has carried out
@@ -212,6 +239,7 @@ void Candidacy::close(uint64_t command, std::function<void()> done) {
     }
     if (state_ != State::kResigning) stop_resigning();
     collect_garbage();
+    account();
 }
 
 // --- enrollment -------------------------------------------------------------
@@ -227,6 +255,7 @@ void Candidacy::begin_enrollment() {
     update_hold();
     uuid_ = make_uuid(client_.settings().priority);
     parent_attempts_ = 0;
+    account();
     if (!garbage_.empty()) collect_garbage();
     if (!client_.connected()) {
         set_state(State::kAwaitingSession);
@@ -1170,6 +1199,11 @@ void Candidacy::on_expired() {
     node_lost(Reason::kExpired);
     refused_.clear();
     deleting_.clear();  // the old handle will not answer them
+    // The nodes are gone or going with the session; a candidate keeps its
+    // slot for the node it makes again.
+    ended_session_.clear();
+    for (const auto &g : garbage_) ended_session_.insert(g.first);
+    account();
     if (state_ == State::kResigning) {
         if (garbage_.empty()) finish_resign();  // else on_connected collects it
         return;
@@ -1185,6 +1219,7 @@ void Candidacy::on_auth_failed() {
     // whatever of ours is left. RESIGNED ends the candidacy now.
     garbage_.clear();
     deleting_.clear();
+    account();
     if (state_ == State::kResigning) finish_resign();
 }
 
@@ -1588,6 +1623,7 @@ void Candidacy::step_back(const std::string &to, const std::string &id) {
 // --- leaving ----------------------------------------------------------------
 
 void Candidacy::collect_garbage() {
+    account();
     if (garbage_.empty()) {
         if (state_ == State::kResigning) finish_resign();
         return;
@@ -1654,6 +1690,7 @@ void Candidacy::forget(const std::string &name) {
     refused_.erase(name);
     for (auto it = garbage_.begin(); it != garbage_.end();)
         it = it->second == name ? garbage_.erase(it) : std::next(it);
+    account();
 }
 
 void Candidacy::on_garbage_children(uint64_t asked, const Listing &r) {
@@ -1683,6 +1720,7 @@ void Candidacy::on_garbage_children(uint64_t asked, const Listing &r) {
             ++it;
         }
     }
+    account();
     if (found || unjudged || (garbage_.empty() && state_ == State::kResigning)) collect_garbage();
 }
 

@@ -47,7 +47,9 @@ public:
 
     // The user's commands, numbered by Election in the order they were
     // issued, carried out here in that order.
-    void volunteer(uint64_t command);
+    // reserved: node slots (Client::candidate_node_bytes each) the user's
+    // thread reserved for this command; the candidacy holds them from now.
+    void volunteer(uint64_t command, int reserved = 0);
     void resign(uint64_t command);
     // Leave for good: like resign, then done() once no node is left (or the
     // session ended). The member removes itself from the client.
@@ -110,6 +112,11 @@ private:
     void schedule_lease_check(int64_t at);
     void collect_garbage();
     void finish_resign();
+    // The node slots this candidacy holds of the client's
+    // zk.session.nodes.max.bytes follow what it may have in ZooKeeper: one
+    // while it wants to be a candidate, one per node still to delete,
+    // none once closed. Called after every change of those.
+    void account();
     void emit(EventType t, Reason r = Reason::kNone, std::string message = {},
               std::string node = {}, std::string id = {}, int64_t token = 0, int error = 0,
               int zk_rc = 0);
@@ -242,6 +249,12 @@ private:
     bool own_armed_ = false;
     uint64_t own_seq_ = 0;
     int parent_attempts_ = 0;
+    // Node slots held of the client's reservation (account()).
+    int64_t slots_ = 0;
+    // uuids of garbage_ that an ended session holds (on_expired): they are
+    // in that session's closing transaction, not the next one's, so they
+    // take no slot beside the node the candidacy makes again.
+    std::set<std::string> ended_session_;
 
     bool leading_ = false;  // a term began (ELECTED) and has not ended (DEPOSED)
     bool holding_ = false;  // counted among the session lease's holders

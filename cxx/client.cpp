@@ -42,6 +42,10 @@ std::shared_ptr<ZkPort> libzookeeper_port(const Settings &settings, WatchFn on_w
 Client::Client(const Settings &settings, PortFactory make_port)
     : settings_(settings),
       make_port_(make_port ? std::move(make_port) : libzookeeper_port),
+      chroot_bytes_([&] {
+          std::string c = chroot_of(settings.hosts);
+          return c == "/" ? int64_t(0) : int64_t(c.size());
+      }()),
       hosts_in_use_(settings.hosts) {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     timer_fd_ = timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);

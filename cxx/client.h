@@ -146,6 +146,35 @@ public:
     // zkelect_client_crash_guard_wait() says what each code means.
     int crash_guard_wait(int pid);
     size_t member_count() const { return member_count_.load(); }
+
+    // Candidate nodes and the session's closing transaction
+    // (zk.session.nodes.max.bytes). ZooKeeper ends a session with one
+    // transaction listing all of its ephemeral nodes; a candidacy reserves
+    // what its node may add to it, candidate_node_bytes(path), from the
+    // volunteer until its node is gone (Candidacy accounts on the loop).
+    // The longest full path a candidate node of path can have, as the
+    // servers see it (the chroot too), plus 4 for the string's length.
+    int64_t candidate_node_bytes(const std::string &path) const {
+        return chroot_bytes_ + int64_t(path.size()) + 1 + int64_t(kLongestNodeName) + 4;
+    }
+    // Any thread: reserve n bytes; false, reserving nothing, when that
+    // would bring the total above the bound (*total then holds what it
+    // would have been). The bound 0 reserves always.
+    bool reserve_node_bytes(int64_t n, int64_t *total = nullptr) {
+        int64_t bound = settings_.session_nodes_max_bytes;
+        int64_t cur = node_bytes_.load(std::memory_order_relaxed);
+        do {
+            if (total) *total = cur + n;
+            if (bound > 0 && cur + n > bound) return false;
+        } while (!node_bytes_.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
+        return true;
+    }
+    // Loop thread: what a candidacy must hold whatever the bound (a
+    // transfer's step back: the old node and the new one for a round trip).
+    void force_node_bytes(int64_t n) { node_bytes_.fetch_add(n, std::memory_order_relaxed); }
+    void release_node_bytes(int64_t n) { node_bytes_.fetch_sub(n, std::memory_order_relaxed); }
+    // Any thread: the bytes reserved now.
+    int64_t node_bytes() const { return node_bytes_.load(std::memory_order_relaxed); }
     bool on_loop_thread() const { return std::this_thread::get_id() == loop_id_; }
     // Candidates of path in queue order, asked of ZooKeeper now. Blocks up
     // to timeout_ms. Returns kOk or an error code with *why.
@@ -274,6 +303,11 @@ private:
 
     const Settings settings_;
     const PortFactory make_port_;
+    // candidate_node_bytes' parts: the chroot's length, and the longest
+    // node name ("_c_" + uuid + "-latch-" + "-2147483648", names.h).
+    static constexpr size_t kLongestNodeName = 3 + 36 + 7 + 11;
+    const int64_t chroot_bytes_;
+    std::atomic<int64_t> node_bytes_{0};  // reserved (candidate_node_bytes)
     std::atomic<uint64_t> counters_[kCounterCount]{};
     std::atomic<bool> connected_{false};
     std::atomic<int> timeout_ms_{0};

@@ -52,6 +52,9 @@ constexpr Key kKeys[] = {
     {"lease.margin.ms", "", Kind::kInt, 1, 60000, true,
      nullptr,
      "lease.margin.ms must be an integer from 1 to 60000 (a lease without a margin is not safe against clock-rate differences)"},
+    {"zk.session.nodes.max.bytes", "1000000", Kind::kInt, 0, 2147483647, false,
+     nullptr,
+     "zk.session.nodes.max.bytes must be an integer from 0 (no bound) to 2147483647"},
     {"zk.log.level", "keep", Kind::kChoice, 0, 0, false,
      "keep|none|error|warn|info|debug",
      "zk.log.level must be keep, none, error, warn, info or debug"},
@@ -213,6 +216,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->leadership = choice == 1 ? Leadership::kStrict : Leadership::kLease;  // lease|strict
     } else if (key == "lease.margin.ms") {
         s->lease_margin_ms = n;  // -1: derived from the negotiated timeout
+    } else if (key == "zk.session.nodes.max.bytes") {
+        s->session_nodes_max_bytes = n;  // 0: no bound
     } else if (key == "zk.log.level") {
         s->log_level = choice - 1;  // keep|none|error|warn|info|debug: keep is -1
     } else if (key == "zk.probe.ticktime") {

@@ -15,6 +15,7 @@ constexpr int kDefaultZkSessionTimeoutMs = 10000;
 constexpr int kDefaultZkConnectTimeoutMs = 15000;
 constexpr int kDefaultElectionPriority = 0;
 constexpr int kDefaultElectionPriorityHolddownMs = 30000;
+constexpr int kDefaultZkSessionNodesMaxBytes = 1000000;
 constexpr int kDefaultCrashGuardDelayMs = 100;
 // END gen/vocab.py defaults
 
@@ -27,6 +28,9 @@ struct Settings {
     bool acl_creator_only = false;
     Leadership leadership = Leadership::kLease;
     int lease_margin_ms = -1;  // -1: derived from the negotiated timeout
+    // The most bytes the client's candidate nodes may add up to in its
+    // session's closing transaction (zk.session.nodes.max.bytes); 0: no bound.
+    int session_nodes_max_bytes = kDefaultZkSessionNodesMaxBytes;
     int log_level = -1;        // -1: leave libzookeeper's global level alone
     // Read the connected server's tickTime after each new connection
     // (zk.probe.ticktime; TickProbe).

@@ -24,7 +24,20 @@ Election::~Election() {
     if (shared_->phase.load() != Phase::kClosed) close();
 }
 
-int Election::volunteer() {
+int Election::reserve(std::string *why) {
+    int64_t need = client_.candidate_node_bytes(shared_->path), total = 0;
+    if (client_.reserve_node_bytes(need, &total)) return kOk;
+    if (why)
+        *why = "zk.session.nodes.max.bytes: this candidacy's node (up to " + std::to_string(need) +
+               " bytes) would bring this client's candidate nodes to " + std::to_string(total) +
+               " bytes, above the bound of " +
+               std::to_string(client_.settings().session_nodes_max_bytes) +
+               " (ZooKeeper ends a session with one transaction listing all its nodes, "
+               "which must fit the servers' jute.maxbuffer; docs/limits.md); nothing was done";
+    return kELimit;
+}
+
+int Election::volunteer(std::string *why) {
     uint64_t n;
     {
         std::lock_guard<std::mutex> lock(shared_->mu);
@@ -33,12 +46,15 @@ int Election::volunteer() {
         // While a resign is carried out the volunteer queues behind it: the
         // new node is made once the old one is gone (after RESIGNED).
         if (p == Phase::kCandidate) return kEState;
+        // The node's bytes, reserved here and handed to the candidacy with
+        // the command (it releases them once the node is gone).
+        if (int rc = reserve(why); rc != kOk) return rc;
         shared_->phase.store(Phase::kCandidate);
         shared_->last_error.store(0);
         n = ++shared_->commands;
     }
     auto cand = candidacy_;
-    client_.post([cand, n] { cand->volunteer(n); });
+    client_.post([cand, n] { cand->volunteer(n, /*reserved=*/1); });
     return kOk;
 }
 
@@ -61,7 +77,7 @@ int Election::resign() {
     return kOk;
 }
 
-int Election::requeue() {
+int Election::requeue(std::string *why) {
     uint64_t r, v;
     {
         // Both commands under one lock: no other call can fall between
@@ -70,6 +86,7 @@ int Election::requeue() {
         Phase p = shared_->phase.load();
         if (p == Phase::kClosed) return kEClosed;
         if (p != Phase::kCandidate) return kEState;
+        if (int rc = reserve(why); rc != kOk) return rc;  // the new node, beside the old
         shared_->lease.fence();  // as resign(): leadership ends now
         r = ++shared_->commands;
         shared_->last_error.store(0);
@@ -79,7 +96,7 @@ int Election::requeue() {
     auto cand = candidacy_;
     client_.post([cand, r, v] {
         cand->resign(r);
-        cand->volunteer(v);
+        cand->volunteer(v, /*reserved=*/1);
     });
     return kOk;
 }

@@ -27,13 +27,18 @@ public:
     Election(const Election &) = delete;
     Election &operator=(const Election &) = delete;
 
-    // Any thread. kOk, kEState (not idle / not a candidate), kEClosed.
-    int volunteer();
+    // Any thread. kOk, kEState (not idle / not a candidate), kEClosed,
+    // kELimit (the new node would bring the client's candidate nodes above
+    // zk.session.nodes.max.bytes: nothing done; *why says so when given).
+    // A volunteer reserves the node's bytes (Client::reserve_node_bytes);
+    // the candidacy releases them once its node is gone.
+    int volunteer(std::string *why = nullptr);
     int resign();
     // resign() and volunteer() in one: the node goes and a new one is made
     // behind it, at the back of the line. kOk, kEState (not a candidate),
-    // kEClosed.
-    int requeue();
+    // kEClosed, kELimit (as volunteer: the new node counts beside the old
+    // one until that is gone).
+    int requeue(std::string *why = nullptr);
     // Leave for good: leadership ends at once, the node is deleted; waits
     // for that while it can happen (connected), at most one session timeout.
     void close();
@@ -69,6 +74,9 @@ public:
     EventDelivery &events() { return events_; }
 
 private:
+    // Reserves this candidacy's node bytes, or says why not (kELimit).
+    int reserve(std::string *why);
+
     Client &client_;
     std::shared_ptr<ElectionShared> shared_;
     std::shared_ptr<Candidacy> candidacy_;  // lives on the loop; posted to only

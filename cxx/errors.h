@@ -24,6 +24,7 @@ enum Err : int {
     kENotLeader = -15,
     kENoCandidate = -16,
     kETargetLost = -17,
+    kELimit = -18,
 };
 
 enum class EventType : int {

@@ -33,6 +33,7 @@ constexpr ErrWords kErrors[] = {
     {kENotLeader, "ZKELECT_ENOTLEADER", "not the leader"},
     {kENoCandidate, "ZKELECT_ENOCANDIDATE", "no candidate with that id"},
     {kETargetLost, "ZKELECT_ETARGET_LOST", "the transfer's target left the election"},
+    {kELimit, "ZKELECT_ELIMIT", "a configured limit of the client would be exceeded"},
 };
 // END gen/vocab.py errors
 

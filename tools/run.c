@@ -621,7 +621,7 @@ int zt_cmd_run(int argc, char **argv)
     }
     rc = zkelect_volunteer(r.election);
     if (rc != 0) {
-        zt_err("volunteer: %s", zkelect_strerror(rc));
+        zt_err("volunteer: %s", zkelect_last_error()); /* the code and why (ZKELECT_ELIMIT: the sizes) */
         goto out;
     }
     /* From here on a kill may be due at any moment: nothing may wait on

@@ -228,7 +228,9 @@ func (e *Elector) rc(f func(h capi.NativeElection) int) error {
 }
 
 // Volunteer enters the election (non-blocking: Elected, Following or Failed
-// events tell the outcome). ErrState when already a candidate.
+// events tell the outcome). ErrState when already a candidate;
+// ErrLimitExceeded, doing nothing, when its node would bring the client's
+// candidate nodes above zk.session.nodes.max.bytes (docs/limits.md).
 func (e *Elector) Volunteer() error { return e.rc(capi.Volunteer) }
 
 // Resign leaves the election: IsLeader is false when it returns; a Resigned
@@ -238,7 +240,9 @@ func (e *Elector) Resign() error { return e.rc(capi.Resign) }
 // Requeue steps back to the back of the line in one call (Resign, then
 // Volunteer, with nothing between): a leader stops leading when it returns
 // and the next in line leads; Deposed (a leader), Resigned, then Following
-// or Elected follow. ErrState when not a candidate.
+// or Elected follow. ErrState when not a candidate; ErrLimitExceeded, doing
+// nothing, when the new node, counted beside the old one until that is gone,
+// would bring the client's candidate nodes above zk.session.nodes.max.bytes.
 func (e *Elector) Requeue() error { return e.rc(capi.Requeue) }
 
 // IsLeader reports whether this candidacy leads now (and its lease runs).

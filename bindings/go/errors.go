@@ -31,6 +31,7 @@ const (
 	CodeNotLeader      Code = -15
 	CodeNoCandidate    Code = -16
 	CodeTargetLost     Code = -17
+	CodeLimitExceeded  Code = -18
 	// END gen/vocab.py codes
 )
 
@@ -80,6 +81,7 @@ var (
 	ErrNotLeader      = &Error{Code: CodeNotLeader}
 	ErrNoCandidate    = &Error{Code: CodeNoCandidate}
 	ErrTargetLost     = &Error{Code: CodeTargetLost}
+	ErrLimitExceeded  = &Error{Code: CodeLimitExceeded}
 	// END gen/vocab.py sentinels
 )
 

@@ -100,7 +100,12 @@ enum zkelect_err {
      *  election (or was not first in line when the leader stepped back): the
      *  leadership went to the next candidate in line, as after a resign
      *  (zkelect_transfer). Since 1.2. */
-    ZKELECT_ETARGET_LOST = -17
+    ZKELECT_ETARGET_LOST = -17,
+    /** A configured limit of the client would be exceeded: a new candidate
+     *  node would bring the client's candidate nodes above
+     *  zk.session.nodes.max.bytes (zkelect_volunteer, zkelect_requeue). Nothing
+     *  was done. Since 1.2. */
+    ZKELECT_ELIMIT = -18
 };
 
 /** A static description of code ("unknown error" for an unknown code).
@@ -247,6 +252,31 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            candidacy whose server negotiates a timeout for
  *                            which it is too large stops with an ERROR event
  *                            (ZKELECT_EINVAL) instead of waiting for ever.
+ *  - "zk.session.nodes.max.bytes" 0..2147483647 (default 1000000; 0: no
+ *                            bound): the most bytes this client's candidate
+ *                            nodes may add up to in its session's closing
+ *                            transaction. ZooKeeper ends a session (close or
+ *                            expiry) with ONE transaction that lists every
+ *                            ephemeral node of the session; one larger than
+ *                            the servers' jute.maxbuffer (1 MB by default,
+ *                            0xfffff bytes) cannot be written or read back:
+ *                            the ensemble loses its quorum (docs/limits.md,
+ *                            "Many elections on one client"). Each candidacy
+ *                            counts from its volunteer until its resign or
+ *                            destroy has settled (its node gone) the length
+ *                            of its node's longest full path as the servers
+ *                            see it (the chroot of zk.hosts, the election
+ *                            path, "/", the 57-byte longest node name) plus 4
+ *                            (the string's length prefix); a volunteer while
+ *                            its resign is under way counts both nodes until
+ *                            the old one is gone. zkelect_volunteer() and
+ *                            zkelect_requeue() return ZKELECT_ELIMIT, doing
+ *                            nothing, when the candidacy's node would bring the
+ *                            total above the bound. A transfer's step backs are
+ *                            not refused: they count both nodes for the round
+ *                            trip of the old one's delete, above the bound if
+ *                            need be. 0 only for servers whose jute.maxbuffer
+ *                            is raised to match.
  *  - "zk.log.level"          "keep" (default: leave it as it is), "none",
  *                            "error", "warn", "info", "debug": libzookeeper's
  *                            log level, which is process-global (the last
@@ -576,7 +606,15 @@ ZKELECT_API int zkelect_election_destroy(zkelect_election_t *election);
  * RESIGNED, then FOLLOWING or ELECTED; a resign before the new node is
  * made cancels it (one RESIGNED for both). Returns 0, ZKELECT_ESTATE when
  * already a candidate, ZKELECT_ECLOSED while closing, ZKELECT_EINVAL for
- * NULL.
+ * NULL, ZKELECT_ELIMIT (since 1.2) when this candidacy's node would bring
+ * the client's candidate nodes above zk.session.nodes.max.bytes (the
+ * session's end deletes them all in one ZooKeeper transaction, which must
+ * fit the servers' jute.maxbuffer): nothing is done, no node is made, no
+ * event comes, and zkelect_last_error() gives the sizes. The node's bytes
+ * count from a volunteer that returns 0 until the candidacy's node is gone
+ * (its RESIGNED, or zkelect_election_destroy() returned); a volunteer
+ * while a resign is still under way counts the old node too until it is
+ * gone. Any thread; non-blocking.
  */
 ZKELECT_API int zkelect_volunteer(zkelect_election_t *election);
 
@@ -605,8 +643,11 @@ ZKELECT_API int zkelect_resign(zkelect_election_t *election);
  * line. The candidacy stays a candidate throughout (a second call queues
  * another step back). What Curator's LeaderSelector calls requeue. Returns
  * 0, ZKELECT_ESTATE when not a candidate (never volunteered, or resigned),
- * ZKELECT_ECLOSED while closing, ZKELECT_EINVAL for NULL. Any thread;
- * non-blocking. Since 1.2.
+ * ZKELECT_ECLOSED while closing, ZKELECT_EINVAL for NULL, ZKELECT_ELIMIT
+ * when the new node, counted beside the old one until that is gone, would
+ * bring the client's candidate nodes above zk.session.nodes.max.bytes (as
+ * zkelect_volunteer(); nothing is done: the candidacy keeps its place).
+ * Any thread; non-blocking. Since 1.2.
  */
 ZKELECT_API int zkelect_requeue(zkelect_election_t *election);
 
@@ -648,7 +689,10 @@ ZKELECT_API int zkelect_await_leader(zkelect_election_t *election, int timeout_m
  * stops leading all the same and whoever is next leads, as after
  * zkelect_resign(). Costs and guarantees: docs/semantics.md,
  * "Transferring leadership". Needs WRITE permission on the election path
- * (the request is written in its data).
+ * (the request is written in its data). These step backs are never refused
+ * for zk.session.nodes.max.bytes: each candidacy that steps back counts its
+ * new node beside the old one until the old one is gone (a round trip),
+ * above the bound if need be.
  *
  * Returns 0 when the target is first in line after the handover (it leads
  * once its lease allows, normally at once). After a handover:

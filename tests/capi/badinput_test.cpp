@@ -275,6 +275,11 @@ TEST_F(BadInput, ConfKeysAndValues) {
         {"lease.margin.ms", "0"},
         {"lease.margin.ms", "60001"},
         {"zk.log.level", "loud"},
+        {"zk.session.nodes.max.bytes", ""},
+        {"zk.session.nodes.max.bytes", "-1"},
+        {"zk.session.nodes.max.bytes", "1MB"},
+        {"zk.session.nodes.max.bytes", "2147483648"},
+        {"zk.session.nodes.max.bytes", "1e6"},
     };
     for (auto &kv : bad) {
         const std::string what = kv.first + "=\"" + kv.second + "\"";
@@ -315,7 +320,9 @@ TEST_F(BadInput, ConfKeysAndValues) {
     for (auto kv : std::vector<std::pair<const char *, const char *>>{
              {"zk.session.timeout.ms", "1000"}, {"zk.session.timeout.ms", "3600000"},
              {"leadership", "strict"}, {"lease.margin.ms", "1"}, {"zk.log.level", "keep"},
-             {"election.acl", "creator"}, {"zk.auth", "digest:u:p"}}) {
+             {"election.acl", "creator"}, {"zk.auth", "digest:u:p"},
+             {"zk.session.nodes.max.bytes", "0"}, {"zk.session.nodes.max.bytes", "2147483647"},
+             {"zk.session.nodes.max.bytes", "1000000"}}) {
         EXPECT_EQ(zkelect_conf_set(conf, kv.first, kv.second, err, sizeof err), 0)
             << kv.first << "=" << kv.second << ": " << err;
     }
@@ -502,6 +509,7 @@ TEST(ErrorText, EveryCodeHasANameAndDescription) {
         {ZKELECT_ENOTLEADER, "ZKELECT_ENOTLEADER"},
         {ZKELECT_ENOCANDIDATE, "ZKELECT_ENOCANDIDATE"},
         {ZKELECT_ETARGET_LOST, "ZKELECT_ETARGET_LOST"},
+        {ZKELECT_ELIMIT, "ZKELECT_ELIMIT"},
         // END gen/vocab.py error names
     };
     std::set<std::string> texts;

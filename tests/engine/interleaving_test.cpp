@@ -474,3 +474,78 @@ TEST(Interleaving, BothNodesAheadGoWhileTheThirdIsBusy) {
     EXPECT_FALSE(b.is_leader());
     for (EventType t : seen) EXPECT_NE(t, EventType::kDeposed);
 }
+
+// zk.session.nodes.max.bytes (issue 35): the bytes a client reserves for its
+// candidate nodes follow the nodes: one node's worth per candidacy, two
+// while a resign's node is still going and a volunteer already counts (the
+// loop held at a gate), two during a transfer's step back, none once every
+// node is gone; a volunteer past the bound is refused and changes nothing.
+TEST(Interleaving, NodeBytesFollowTheNodes) {
+    Settings s;
+    s.hosts = hosts();
+    s.session_timeout_ms = 2000;
+    s.log_level = 0;
+    s.probe_ticktime = false;
+    std::string path = fresh_path("node-bytes");
+    {
+        Client probe(s);  // only for the size of one node of path
+        s.session_nodes_max_bytes = int(3 * probe.candidate_node_bytes(path));
+    }
+    Client c(s);
+    ASSERT_EQ(c.await_connected(15000), kOk);
+    const int64_t one = c.candidate_node_bytes(path);
+    auto a = std::make_unique<Election>(c, path, "a");
+    auto b = std::make_unique<Election>(c, path, "b");
+    Election d(c, path, "d"), x(c, path, "x");
+    EXPECT_EQ(c.node_bytes(), 0);
+    ASSERT_EQ(a->volunteer(), kOk);
+    ASSERT_EQ(a->await_leader(10000, [] { return false; }), kOk);
+    ASSERT_EQ(b->volunteer(), kOk);
+    ASSERT_TRUE(wait_for(*b, EventType::kFollowing, 10000, nullptr));
+    EXPECT_EQ(c.node_bytes(), 2 * one);
+
+    // A resign, and a volunteer queued behind it: both nodes count.
+    Gate g;
+    g.close(c);
+    ASSERT_EQ(a->resign(), kOk);
+    ASSERT_EQ(a->volunteer(), kOk);
+    EXPECT_EQ(c.node_bytes(), 3 * one);
+    std::string why;
+    EXPECT_EQ(d.volunteer(&why), kELimit) << "a fourth node's bytes accepted";
+    EXPECT_NE(why.find("zk.session.nodes.max.bytes"), std::string::npos) << why;
+    EXPECT_EQ(d.shared().phase.load(), Phase::kIdle);
+    EXPECT_EQ(a->requeue(&why), kELimit);
+    g.open();
+    ASSERT_TRUE(wait_for(*a, EventType::kResigned, 10000, nullptr));
+    ASSERT_TRUE(wait_for(*a, EventType::kFollowing, 10000, nullptr));
+    EXPECT_TRUE(eventually([&] { return c.node_bytes() == 2 * one; })) << c.node_bytes();
+
+    // A step back: counted beside the old node until that is gone.
+    ASSERT_EQ(b->await_leader(10000, [] { return false; }), kOk);
+    ASSERT_EQ(a->requeue(), kOk);
+    ASSERT_TRUE(wait_for(*a, EventType::kResigned, 10000, nullptr));
+    ASSERT_TRUE(wait_for(*a, EventType::kFollowing, 10000, nullptr));
+    EXPECT_TRUE(eventually([&] { return c.node_bytes() == 2 * one; })) << c.node_bytes();
+
+    // A transfer: the leader steps back on the loop, never refused.
+    ASSERT_EQ(b->transfer("a", 5000), kOk);
+    ASSERT_EQ(a->await_leader(10000, [] { return false; }), kOk);
+    EXPECT_TRUE(eventually([&] { return c.node_bytes() == 2 * one; })) << c.node_bytes();
+    EXPECT_EQ(candidates_at(c, path), 2u);
+
+    // A third fits, a fourth does not; a destroy gives its bytes back.
+    ASSERT_EQ(x.volunteer(), kOk);
+    EXPECT_EQ(d.volunteer(), kELimit);
+    b.reset();  // waits for the delete, within a session timeout
+    EXPECT_TRUE(eventually([&] { return c.node_bytes() == 2 * one; })) << c.node_bytes();
+    ASSERT_EQ(d.volunteer(), kOk);
+    ASSERT_TRUE(wait_for(d, EventType::kFollowing, 10000, nullptr));
+    EXPECT_EQ(candidates_at(c, path), 3u);
+    a.reset();
+    ASSERT_EQ(x.resign(), kOk);
+    ASSERT_EQ(d.resign(), kOk);
+    ASSERT_TRUE(wait_for(x, EventType::kResigned, 10000, nullptr));
+    ASSERT_TRUE(wait_for(d, EventType::kResigned, 10000, nullptr));
+    EXPECT_TRUE(eventually([&] { return c.node_bytes() == 0; })) << c.node_bytes();
+    EXPECT_EQ(candidates_at(c, path), 0u);
+}

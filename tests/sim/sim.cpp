@@ -13,6 +13,9 @@
 //   liveness       once the faults stop, within the bound, not exactly one
 //                  leader among a path's candidacies, or a candidate node no
 //                  live candidacy owns.
+//   node-bytes     then, a client's reserved candidate-node bytes
+//                  (zk.session.nodes.max.bytes) are not one node's per
+//                  candidacy.
 // Every violation prints its seed and schedule; --seed replays it, --shrink
 // shortens it and --case writes/reads the shortened schedule.
 //
@@ -648,6 +651,25 @@ void Run::check_end() {
             if (count[h->id] != 1)
                 violate("liveness", h->id + " has " + std::to_string(count[h->id]) +
                                         " nodes after the heal");
+    }
+    // zk.session.nodes.max.bytes: once every node no candidacy wants is
+    // gone, each client holds one node's bytes per candidate, no more, no
+    // less (a leak would refuse volunteers for good).
+    for (auto &p : procs_) {
+        if (p->dead) continue;
+        for (auto &cl : p->clients) {
+            int64_t want = 0, n = 0;
+            for (auto &h : cl->hands)
+                if (h->candidate) {
+                    want += cl->c->candidate_node_bytes(path(h->path));
+                    ++n;
+                }
+            if (cl->c->node_bytes() != want)
+                violate("node-bytes", "a client of " + std::to_string(n) +
+                                          " candidacies holds " +
+                                          std::to_string(cl->c->node_bytes()) +
+                                          " bytes of candidate nodes, not " + std::to_string(want));
+        }
     }
 }
 

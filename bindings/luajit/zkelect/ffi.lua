@@ -150,6 +150,7 @@ M._constants = {
   ENOTLEADER = -15,
   ENOCANDIDATE = -16,
   ETARGET_LOST = -17,
+  ELIMIT = -18,
   EV_ELECTED = 1,
   EV_DEPOSED = 2,
   EV_FOLLOWING = 3,

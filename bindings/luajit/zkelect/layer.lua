@@ -204,6 +204,7 @@ return function(M, raw)
     { "priority_holddown_ms", "election.priority.holddown.ms" },
     { "leadership", "leadership" },
     { "lease_margin_ms", "lease.margin.ms" },
+    { "session_nodes_max_bytes", "zk.session.nodes.max.bytes" },
     { "log_level", "zk.log.level" },
     { "probe_ticktime", "zk.probe.ticktime" },
     { "tls_ca", "zk.tls.ca" },

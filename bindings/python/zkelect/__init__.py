@@ -492,7 +492,10 @@ class Election(_Closes):
 
     def volunteer(self):
         """Enter the election. Non-blocking: the outcome arrives as events
-        (FOLLOWING, ELECTED). State when already a candidate."""
+        (FOLLOWING, ELECTED). State when already a candidate;
+        LimitExceeded, doing nothing, when its node would bring the
+        client's candidate nodes above zk.session.nodes.max.bytes
+        (session_nodes_max_bytes; docs/limits.md)."""
         _lib.check(self._h.call(lib.zkelect_volunteer))
 
     def resign(self):
@@ -505,7 +508,10 @@ class Election(_Closes):
         """Step back to the back of the line in one call (resign, then
         volunteer, nothing between): is_leader() is False when this
         returns; DEPOSED (a leader), RESIGNED, then FOLLOWING or ELECTED
-        follow. State when not a candidate."""
+        follow. State when not a candidate; LimitExceeded, doing nothing,
+        when the new node, counted beside the old one until that is gone,
+        would bring the client's candidate nodes above
+        zk.session.nodes.max.bytes."""
         _lib.check(self._h.call(lib.zkelect_requeue))
 
     def is_leader(self):

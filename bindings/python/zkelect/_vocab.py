@@ -27,6 +27,7 @@ ERRORS = {
     -15: ('NotLeader', None),
     -16: ('NoCandidate', None),
     -17: ('TargetLost', None),
+    -18: ('LimitExceeded', None),
 }
 EVENTS = (
     'ELECTED',
@@ -69,6 +70,7 @@ KEYWORDS = {
     'priority_holddown_ms': 'election.priority.holddown.ms',
     'leadership': 'leadership',
     'lease_margin_ms': 'lease.margin.ms',
+    'session_nodes_max_bytes': 'zk.session.nodes.max.bytes',
     'log_level': 'zk.log.level',
     'probe_ticktime': 'zk.probe.ticktime',
     'tls_ca': 'zk.tls.ca',

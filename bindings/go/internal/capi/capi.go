@@ -99,6 +99,7 @@ extern swig_intgo _wrap_ERANGE_capi_8afd3a3cdb293103(void);
 extern swig_intgo _wrap_ENOTLEADER_capi_8afd3a3cdb293103(void);
 extern swig_intgo _wrap_ENOCANDIDATE_capi_8afd3a3cdb293103(void);
 extern swig_intgo _wrap_ETARGET_LOST_capi_8afd3a3cdb293103(void);
+extern swig_intgo _wrap_ELIMIT_capi_8afd3a3cdb293103(void);
 extern swig_type_1 _wrap_strerror_capi_8afd3a3cdb293103(swig_intgo arg1);
 extern swig_type_2 _wrap_err_name_capi_8afd3a3cdb293103(swig_intgo arg1);
 extern swig_type_3 _wrap_last_error_capi_8afd3a3cdb293103(void);
@@ -528,6 +529,13 @@ func _swig_getETARGET_LOST() (_swig_ret Enum_SS_zkelect_err) {
 }
 
 var ETARGET_LOST Enum_SS_zkelect_err = _swig_getETARGET_LOST()
+func _swig_getELIMIT() (_swig_ret Enum_SS_zkelect_err) {
+	var swig_r Enum_SS_zkelect_err
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ELIMIT_capi_8afd3a3cdb293103())
+	return swig_r
+}
+
+var ELIMIT Enum_SS_zkelect_err = _swig_getELIMIT()
 func Strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1

@@ -681,6 +681,18 @@ intgo _wrap_ETARGET_LOST_capi_8afd3a3cdb293103() {
 }
 
 
+intgo _wrap_ELIMIT_capi_8afd3a3cdb293103() {
+  enum zkelect_err result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_ELIMIT;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
 _gostring_ _wrap_strerror_capi_8afd3a3cdb293103(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;

@@ -69,6 +69,7 @@ pub enum ErrorKind {
     NotLeader,
     NoCandidate,
     TargetLost,
+    LimitExceeded,
     // END gen/vocab.py error kind variants
     /// A code this version of the crate does not know (the enum is append-only).
     Other,
@@ -124,6 +125,7 @@ impl Error {
             ZKELECT_ENOTLEADER => ErrorKind::NotLeader,
             ZKELECT_ENOCANDIDATE => ErrorKind::NoCandidate,
             ZKELECT_ETARGET_LOST => ErrorKind::TargetLost,
+            ZKELECT_ELIMIT => ErrorKind::LimitExceeded,
             // END gen/vocab.py error kinds
             _ => ErrorKind::Other,
         }
@@ -679,7 +681,9 @@ impl Election {
     }
 
     /// Enter the election. Non-blocking: the outcome arrives as events.
-    /// `ErrorKind::State` when already a candidate.
+    /// `ErrorKind::State` when already a candidate; `LimitExceeded`, doing
+    /// nothing, when its node would bring the client's candidate nodes
+    /// above `zk.session.nodes.max.bytes` (docs/limits.md).
     pub fn volunteer(&self) -> Result<()> {
         check(unsafe { sys::zkelect_volunteer(self.raw()) })
     }
@@ -694,7 +698,9 @@ impl Election {
     /// Step back to the back of the line in one call (resign, then
     /// volunteer, nothing between): not leading when this returns; Deposed
     /// (a leader), Resigned, then Following or Elected follow. `State`
-    /// when not a candidate.
+    /// when not a candidate; `LimitExceeded`, doing nothing, when the new
+    /// node, counted beside the old one until that is gone, would bring the
+    /// client's candidate nodes above `zk.session.nodes.max.bytes`.
     pub fn requeue(&self) -> Result<()> {
         check(unsafe { sys::zkelect_requeue(self.raw()) })
     }
