@@ -21,7 +21,7 @@
  * zkelect_next_event(e, 0) every millisecond (or, when a sweep takes longer,
  * after a rest as long as the sweep); the times are the events' own
  * (zkelect_event_time_ns, CLOCK_REALTIME), so a late sweep does not
- * lengthen them. At the end zkelect_is_leader() is checked on every handle.
+ * lengthen them. The sweeps go on while it waits for the driver's lines. At the end zkelect_is_leader() is checked on every handle.
  *
  *   handover --connect HOSTS --role leader|standby --prefix PATH
  *            [--elections E] [--sessions S] [--session-timeout-ms T]
@@ -45,7 +45,9 @@
  */
 #include "bcommon.h"
 
+#include <poll.h>
 #include <pthread.h>
+#include <unistd.h>
 
 static void status_of_self(long *rss, long *threads)
 {
@@ -136,10 +138,34 @@ static double leave_all(void)
     return (mono_ns() - t) / 1e6;
 }
 
+/* One line from the driver. The event queues are swept meanwhile, as in
+ * sweep_until: a handle whose events nobody reads holds up to 1024 of them
+ * (docs/limits.md), and every reconnect of a session adds a SUSPENDED and a
+ * RECONNECTED to each of its elections: a leader of 10,000 elections on 10
+ * sessions that read nothing while it waited for the driver grew by 5.7 MB
+ * a round of reconnects, which its resident memory then counted (issue 35).
+ * stdin is read a byte at a time with read(2), never through stdio's
+ * buffer, so poll() sees every byte not yet read. */
 static int read_cmd(char *buf, size_t n)
 {
-    if (!fgets(buf, (int)n, stdin)) return -1;
-    buf[strcspn(buf, "\n")] = 0;
+    size_t len = 0;
+    for (;;) {
+        int64_t t = mono_ns();
+        for (int i = 0; i < nel; i++) fleet_take(&f, i);
+        int64_t took = mono_ns() - t;
+        int rest_ms = took > 1000000 ? (int)(took < 999999999 ? took / 1000000 : 999) : 1;
+        struct pollfd p = {.fd = 0, .events = POLLIN};
+        int r = poll(&p, 1, rest_ms);
+        if (r < 0 && errno != EINTR) return -1;
+        if (r <= 0) continue;
+        char c;
+        ssize_t got = read(0, &c, 1);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return -1;
+        if (c == '\n') break;
+        if (len + 1 < n) buf[len++] = c;
+    }
+    buf[len] = 0;
     return 0;
 }
 
