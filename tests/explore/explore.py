@@ -879,9 +879,12 @@ class Run:
         if not rule.done.wait(5):
             return
         if cut == "blackhole":
-            ln.blackhole()
-            time.sleep(dur)
-            ln.set_pass()
+            try:
+                ln.blackhole()
+                time.sleep(dur)
+                ln.set_pass()
+            except RuntimeError:
+                pass  # the run ended meanwhile: its proxies' loop is closed
             return
         if part.pause():
             time.sleep(dur)
