@@ -46,7 +46,7 @@ const char *Candidacy::state_name(State s) {
 Candidacy::Candidacy(Client &client, std::shared_ptr<ElectionShared> shared)
     : client_(client), shared_(std::move(shared)) {
     int64_t now = realtime_ns();
-    shared_->stats.update([now](ElectionStats &st) {
+    shared_->stats.update([now](ElectionCounts &st) {
         st.state_name = state_name(State::kIdle);
         st.state_since_ns = now;
     });
@@ -73,7 +73,7 @@ void Candidacy::set_state(State s) {
     if (s != state_) {
         state_ = s;
         int64_t now = realtime_ns();
-        shared_->stats.update([s, now](ElectionStats &st) {
+        shared_->stats.update([s, now](ElectionCounts &st) {
             st.state = static_cast<int>(s);
             st.state_name = state_name(s);
             st.state_since_ns = now;
@@ -84,7 +84,7 @@ void Candidacy::set_state(State s) {
 }
 
 ZkPort &Candidacy::zk() {
-    shared_->stats.update([](ElectionStats &st) { ++st.requests; });
+    shared_->stats.update([](ElectionCounts &st) { ++st.requests; });
     return client_.session();
 }
 
@@ -218,7 +218,7 @@ void Candidacy::stop_resigning() {
         abandoned_.insert(uuid_);
     }
     node_.clear();
-    shared_->stats.update([](ElectionStats &st) { st.queue_position = -1; });
+    shared_->stats.update([](ElectionCounts &st) { st.queue_position = -1; });
     set_state(State::kResigning);
 }
 
@@ -412,7 +412,7 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
 // server that has not yet applied our create must not make us believe it
 // never happened.
 void Candidacy::recover() {
-    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
     client_.list(shared_->path, route(&Candidacy::on_recover_children), true);
 }
 
@@ -517,7 +517,7 @@ void Candidacy::list(bool still_following) {
     if (!still_following && state_ != State::kLeading && state_ != State::kTransferring &&
         state_ != State::kClaiming && state_ != State::kCreating)
         set_state(State::kListing);
-    shared_->stats.update([](ElectionStats &st) { ++st.requests; });
+    shared_->stats.update([](ElectionCounts &st) { ++st.requests; });
     client_.list(shared_->path, route(&Candidacy::on_children));
 }
 
@@ -548,7 +548,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     size_t me = found == r.position.end() ? order.size() : found->second;
     {
         int64_t pos = me == order.size() ? -1 : int64_t(me), len = int64_t(order.size());
-        shared_->stats.update([pos, len](ElectionStats &st) {
+        shared_->stats.update([pos, len](ElectionCounts &st) {
             st.queue_position = pos;
             st.queue_length = len;
         });
@@ -559,7 +559,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
         return;
     }
     if (me == 0) {
-        std::string().swap(ahead_);
+        ahead_.clear();
         // Still first: keep leading.
         if (state_ == State::kLeading || state_ == State::kTransferring) return;
         claim();
@@ -574,10 +574,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
     ahead_.clear();
     gpred_index_ = me >= 2 ? me - 2 : 0;
     walk_ = order.size() >= kWalkFrom;
-    for (size_t k = 1; walk_ && k <= kAhead && k <= gpred_index_; ++k) {
-        if (!ahead_.empty()) ahead_ += '/';
-        ahead_ += order[gpred_index_ - k].name;
-    }
+    if (walk_) ahead_.assign(order, gpred_index_, kAhead);
     set_state(heir_ ? State::kHeir : State::kFollowing);
     arm_priority();
     watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string(),
@@ -602,7 +599,7 @@ void Candidacy::on_children(uint64_t gen, const Listing &r) {
 // is still heard, from that read's NONODE.
 void Candidacy::watch_queue(const std::string &pred, const std::string &gpred,
                             bool gpred_after_pred) {
-    if (pred != pred_) pred_armed_ = false;
+    if (pred != pred_) pred_armed_ = pred_announced_ = false;
     if (gpred != gpred_) gpred_armed_ = false;
     pred_ = pred;
     gpred_ = gpred;
@@ -654,12 +651,12 @@ void Candidacy::on_neighbour(std::string Candidacy::*name, bool Candidacy::*arme
 void Candidacy::forget_neighbours() {
     heir_ = false;
     gpred_first_ = false;
-    std::string().swap(ahead_);  // its memory too: a leader keeps none
+    ahead_.clear();  // its memory too: a leader keeps none
     walk_ = false;
     gpred_index_ = 0;
     pred_.clear();
     gpred_.clear();
-    announced_pred_.clear();
+    pred_announced_ = false;
     // Watches armed before may be gone (a new session) or stale: read again.
     pred_armed_ = false;
     gpred_armed_ = false;
@@ -697,8 +694,8 @@ void Candidacy::on_pred(uint64_t gen, Reply &&r) {
             read_watched(&Candidacy::gpred_, &Candidacy::gpred_armed_, &Candidacy::on_gpred);
     }
     if (r.rc == ZOK) {
-        if (announced_pred_ != pred_) {
-            announced_pred_ = pred_;
+        if (!pred_announced_) {
+            pred_announced_ = true;
             emit(EventType::kFollowing, Reason::kNone, "following " + pred_, pred_, r.data);
             shared_->changed();
         }
@@ -742,8 +739,8 @@ void Candidacy::gpred_gone() {
 
 void Candidacy::become_heir() {
     heir_ = true;
-    std::string().swap(ahead_);
-    shared_->stats.update([](ElectionStats &st) { st.queue_position = 1; });
+    ahead_.clear();
+    shared_->stats.update([](ElectionCounts &st) { st.queue_position = 1; });
     set_state(State::kHeir);
     client_.lease().renew_now();
     watch_marker();
@@ -754,12 +751,10 @@ void Candidacy::become_heir() {
 void Candidacy::next_ahead() {
     // One node ahead of ours is gone: our place is the last listing's, less
     // the deletions seen since.
-    shared_->stats.update([](ElectionStats &st) {
+    shared_->stats.update([](ElectionCounts &st) {
         if (st.queue_position > 1) --st.queue_position;
     });
-    size_t cut = ahead_.find('/');
-    gpred_ = ahead_.substr(0, cut);
-    ahead_.erase(0, cut == std::string::npos ? ahead_.size() : cut + 1);
+    gpred_ = ahead_.pop_front();
     --gpred_index_;
     gpred_first_ = gpred_index_ == 0;
 }
@@ -881,7 +876,7 @@ void Candidacy::recheck(std::string Candidacy::*name, void (Candidacy::*gone)())
 }
 
 void Candidacy::on_node_event(int type, const std::string &path) {
-    shared_->stats.update([](ElectionStats &st) { ++st.notifications; });
+    shared_->stats.update([](ElectionCounts &st) { ++st.notifications; });
     if (path == shared_->path) {
         // The election path's data: the transfer marker (only a data watch
         // is ever set on it by a candidacy).
@@ -947,7 +942,7 @@ void Candidacy::claim() {
 void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
     // The session's keepalive is this candidacy's too while it holds.
     if (rtt_us >= 0 && holding_)
-        shared_->stats.update([rtt_us](ElectionStats &st) { st.keepalive.add(rtt_us); });
+        shared_->stats.add_keepalive(rtt_us);
     switch (state_) {
         case State::kLeading:
         case State::kTransferring:
@@ -993,20 +988,21 @@ void Candidacy::become_leader(int64_t until) {
     }
     set_state(State::kLeading);
     leading_ = true;
-    announced_pred_.clear();
+    pred_announced_ = false;
     client_.bump(kTermsWon);
     {
         int64_t now = realtime_ns(), token = czxid_;
         int64_t failover_us = pred_gone_at_ ? (boottime_ns() - pred_gone_at_) / 1000 : -1;
         pred_gone_at_ = 0;
-        shared_->stats.update([now, token, failover_us](ElectionStats &st) {
-            ++st.terms_won;
-            st.queue_position = 0;  // the heir knows without a listing
-            st.term_began_ns = now;
-            st.term_ended_ns = 0;
-            st.term_token = token;
-            if (failover_us >= 0) st.failover.add(failover_us);
-        });
+        shared_->stats.update_with_failover(
+            [now, token](ElectionCounts &st) {
+                ++st.terms_won;
+                st.queue_position = 0;  // the heir knows without a listing
+                st.term_began_ns = now;
+                st.term_ended_ns = 0;
+                st.term_token = token;
+            },
+            failover_us);
     }
     emit(EventType::kElected, Reason::kNone, "elected", node_, shared_->id, czxid_);
     shared_->changed();
@@ -1037,7 +1033,7 @@ void Candidacy::depose(Reason why) {
     {
         int64_t now = realtime_ns();
         int r = static_cast<int>(why);
-        shared_->stats.update([now, r](ElectionStats &st) {
+        shared_->stats.update([now, r](ElectionCounts &st) {
             st.term_ended_ns = now;
             ++st.losses[r];
         });
@@ -1292,7 +1288,7 @@ void Candidacy::start_transfer(const std::string &target, int64_t deadline,
     xfer_.request_version = request_version;
     xfer_.seq = ++xfer_seq_;
     // Synced: a candidate that joined just before the call is found.
-    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
     client_.list(shared_->path, route(&Candidacy::on_transfer_listing), true);
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t seq = xfer_.seq;
@@ -1428,7 +1424,7 @@ void Candidacy::hand_over(int code) {
              ReplyFn([](Reply &&) {}));
     requeue();
     // Answered after the delete and the new create: who is first now.
-    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
     std::weak_ptr<Candidacy> weak = weak_from_this();
     client_.list(shared_->path, [weak, to](const Listing &l) {
         auto self = weak.lock();
@@ -1565,7 +1561,7 @@ void Candidacy::check_priority() {
     if (leading_) return;  // our own node leads: nothing left to ask
     schedule_priority();   // the next look, one hold-down on
     if (state_ != State::kFollowing && state_ != State::kHeir) return;
-    shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+    shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
     std::weak_ptr<Candidacy> weak = weak_from_this();
     std::string node = node_;
     client_.list(shared_->path, [weak, node](const Listing &l) {
@@ -1676,7 +1672,7 @@ void Candidacy::collect_garbage() {
         }));
     }
     if (unknown) {
-        shared_->stats.update([](ElectionStats &st) { st.requests += 2; });
+        shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
         std::weak_ptr<Candidacy> weak = weak_from_this();
         uint64_t asked = ++garbage_listings_;
         client_.list(shared_->path, ListingFn([weak, asked](const Listing &l) {

@@ -37,6 +37,8 @@
 
 #include "client.h"
 #include "election_shared.h"
+#include "lazy.h"
+#include "nodes_ahead.h"
 
 namespace zkelect {
 
@@ -195,7 +197,7 @@ private:
     uint64_t applied_ = 0; // the last user command carried out
     bool margin_reported_ = false;
     bool wrap_warned_ = false;
-    std::set<std::string> warned_about_;  // Member::on_warning's, said once each
+    Lazy<std::set<std::string>> warned_about_;  // Member::on_warning's, said once each
     bool closing_ = false;
     std::function<void()> close_done_;
     uint64_t gen_ = 0;     // bumped whenever in-flight replies become stale
@@ -213,7 +215,7 @@ private:
     std::string gpred_;
     bool gpred_first_ = false;
     // The nodes before gpred_ in our last listing, nearest first, at most
-    // kAhead of them, joined by '/' (no node name holds one): a follower
+    // kAhead of them (NodesAhead keeps them compact): a follower
     // whose neighbours are deleted moves up through them without listing
     // the path (move_up). gpred_index_: gpred_'s place in that listing.
     // Only in a long queue (kWalkFrom candidates or more at the last
@@ -228,7 +230,7 @@ private:
     static constexpr size_t kWalkFrom = 256;
 #endif
     bool walk_ = false;
-    std::string ahead_;
+    NodesAhead ahead_;
     size_t gpred_index_ = 0;
     // A read of this session armed a watch on pred_ (gpred_) that has not
     // fired: a listing that finds the same neighbours sends no read again.
@@ -243,7 +245,7 @@ private:
     int64_t lease_check_at_ = 0;  // the pending lease check's time; 0: none
     int64_t retry_at_ = 0;        // the pending claim retry's time; 0: none
     uint64_t retry_gen_ = 0;      // and the gen_ it was armed in
-    std::string announced_pred_;
+    bool pred_announced_ = false;  // FOLLOWING said for pred_ (once per predecessor)
     // A read of this connection armed the watch on our own node (node_) and
     // it has not fired; own_seq_ tells that read's reply from older ones.
     bool own_armed_ = false;
@@ -254,7 +256,7 @@ private:
     // uuids of garbage_ that an ended session holds (on_expired): they are
     // in that session's closing transaction, not the next one's, so they
     // take no slot beside the node the candidacy makes again.
-    std::set<std::string> ended_session_;
+    Lazy<std::set<std::string>> ended_session_;
 
     bool leading_ = false;  // a term began (ELECTED) and has not ended (DEPOSED)
     bool holding_ = false;  // counted among the session lease's holders
@@ -264,14 +266,14 @@ private:
 
     // uuid -> node name ("" while unknown), nodes to delete. Keyed by the
     // uuid the name carries, so one node is never listed twice.
-    std::map<std::string, std::string> garbage_;
+    Lazy<std::map<std::string, std::string>> garbage_;
     // Names whose delete is on the wire, so a second pass does not resend it.
-    std::set<std::string> deleting_;
+    Lazy<std::set<std::string>> deleting_;
     // Names whose delete ZooKeeper refused (ZNOAUTH), said once in an ERROR.
-    std::set<std::string> refused_;
+    Lazy<std::set<std::string>> refused_;
     // uuids whose create outcome we never learnt: a node carrying one is
     // ours to delete whenever a listing shows it (this session only).
-    std::set<std::string> abandoned_;
+    Lazy<std::set<std::string>> abandoned_;
     // Garbage listings asked for so far, and for each unknown entry how
     // many had been asked for when it was made: only a listing asked for
     // later was sent after its create, so only such a listing can show
@@ -279,7 +281,7 @@ private:
     // sent before the create said "gone", and RESIGNED came while the
     // create was still to land).
     uint64_t garbage_listings_ = 0;
-    std::map<std::string, uint64_t> unknown_since_;
+    Lazy<std::map<std::string, uint64_t>> unknown_since_;
 
     // The transfer this leader runs (done_ set while it runs).
     struct Transfer {

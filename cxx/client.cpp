@@ -362,9 +362,13 @@ void Client::post(std::function<void()> fn) {
     }
 }
 
+// A ReplyFn is called once (its request's one reply), so the handler moves
+// into the mail rather than being copied: one allocation less per reply,
+// and a join of 10,000 elections has up to 20,000 replies waiting in the
+// mailbox at its end (issue 35).
 ReplyFn Client::on_loop(std::function<void(Reply &&)> fn) {
     return [this, fn = std::move(fn)](Reply &&r) mutable {
-        post([fn, r = std::move(r)]() mutable { fn(std::move(r)); });
+        post([fn = std::move(fn), r = std::move(r)]() mutable { fn(std::move(r)); });
     };
 }
 
@@ -623,7 +627,10 @@ void Client::remove_member(uint64_t id) {
     // Through the member's own paths: a scan of every watch made tearing
     // down E members cost E x E (issue 35).
     auto range = watched_.equal_range(id);
-    for (auto it = range.first; it != range.second; ++it) erase_entry(interest_, it->second, id);
+    for (auto it = range.first; it != range.second; ++it) {
+        std::string path = *it->second;  // the key dies with its entry
+        erase_entry(interest_, path, id);
+    }
     watched_.erase(id);
 }
 
@@ -631,13 +638,22 @@ void Client::watch(const std::string &path, uint64_t member_id) {
     auto range = interest_.equal_range(path);
     for (auto it = range.first; it != range.second; ++it)
         if (it->second == member_id) return;
-    interest_.emplace(path, member_id);
-    watched_.emplace(member_id, path);
+    auto at = interest_.emplace(path, member_id);
+    watched_.emplace(member_id, &at->first);
 }
 
 void Client::unwatch(const std::string &path, uint64_t member_id) {
+    erase_watched(member_id, path);  // before the entry whose key it points at
     erase_entry(interest_, path, member_id);
-    erase_entry(watched_, member_id, path);
+}
+
+void Client::erase_watched(uint64_t member_id, const std::string &path) {
+    auto range = watched_.equal_range(member_id);
+    for (auto it = range.first; it != range.second; ++it)
+        if (*it->second == path) {
+            watched_.erase(it);
+            return;
+        }
 }
 
 void Client::on_watch_event(uint64_t gen, int type, int state, const std::string &path,
@@ -651,8 +667,8 @@ void Client::on_watch_event(uint64_t gen, int type, int state, const std::string
     std::vector<uint64_t> ids;
     auto range = interest_.equal_range(path);
     for (auto it = range.first; it != range.second; ++it) ids.push_back(it->second);
+    for (uint64_t id : ids) erase_watched(id, path);
     interest_.erase(path);
-    for (uint64_t id : ids) erase_entry(watched_, id, path);
     for (uint64_t id : ids) {
         auto m = members_.find(id);
         if (m != members_.end()) {

@@ -339,7 +339,12 @@ private:
     std::multimap<int64_t, std::function<void()>> timers_;
     std::map<uint64_t, std::shared_ptr<Member>> members_;
     std::unordered_multimap<std::string, uint64_t> interest_;  // path -> members watching
-    std::unordered_multimap<uint64_t, std::string> watched_;   // the same, by member
+    // The same, by member: each entry points at its path, the key of its
+    // entry in interest_ (a node's key stays put until that entry is
+    // erased; erase_watched goes first). One copy of every watched path,
+    // not two, in a process of 100,000 elections (issue 35).
+    std::unordered_multimap<uint64_t, const std::string *> watched_;
+    void erase_watched(uint64_t member_id, const std::string &path);
     uint64_t next_member_ = 1;
     bool ever_connected_ = false;  // in the current session
     int refusals_in_row_ = 0;      // handshakes that granted no session since one did
