@@ -4,6 +4,7 @@
 #include <zkelect/zkelect.h>
 
 #include "errors.h"
+#include "conf.h"
 #include "event_queue.h"
 
 using namespace zkelect;
@@ -72,4 +73,6 @@ ZKE_SAME(ZKELECT_COUNTER_CRASH_GUARD_WARNINGS, kCrashGuardWarnings);
 ZKE_SAME(ZKELECT_COUNTER__COUNT, kCounterCount);
 // END gen/vocab.py same
 ZKE_SAME(ZKELECT_EVENT_QUEUE_MAX, EventQueue::kMaxEvents);
+// events.queue.max's default and most (gen/vocabulary.toml) is that bound.
+ZKE_SAME(ZKELECT_EVENT_QUEUE_MAX, kDefaultEventsQueueMax);
 #undef ZKE_SAME

@@ -22,7 +22,8 @@ zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *p
         if (!usable_client_and_path(client, path, errbuf, errlen)) return nullptr;
         auto o = std::make_unique<zkelect_observer>();
         o->owner = client;
-        o->shared = std::make_shared<ObserverShared>(path);
+        o->shared = std::make_shared<ObserverShared>(
+            path, size_t(client->client->settings().events_queue_max));
         o->events = std::make_unique<EventDelivery>(o->shared->queue);
         o->observer = Observer::open(*client->client, o->shared);
         std::lock_guard<std::mutex> lock(client->mu);

@@ -55,6 +55,9 @@ constexpr Key kKeys[] = {
     {"zk.session.nodes.max.bytes", "1000000", Kind::kInt, 0, 2147483647, false,
      nullptr,
      "zk.session.nodes.max.bytes must be an integer from 0 (no bound) to 2147483647"},
+    {"events.queue.max", "1024", Kind::kInt, 0, 1024, false,
+     nullptr,
+     "events.queue.max must be 0 (keep no events) or an integer from 2 to 1024"},
     {"zk.log.level", "keep", Kind::kChoice, 0, 0, false,
      "keep|none|error|warn|info|debug",
      "zk.log.level must be keep, none, error, warn, info or debug"},
@@ -170,6 +173,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         break;
     case Kind::kInt:
         if (!(value.empty() && k.empty_ok) && !parse_int(value, k.min, k.max, &n)) return k.message;
+        // A queue of one would have room for the OVERFLOW marker alone.
+        if (key == "events.queue.max" && n == 1) return k.message;
         break;
     case Kind::kChoice:
         choice = choice_index(k.choices, value);
@@ -218,6 +223,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->lease_margin_ms = n;  // -1: derived from the negotiated timeout
     } else if (key == "zk.session.nodes.max.bytes") {
         s->session_nodes_max_bytes = n;  // 0: no bound
+    } else if (key == "events.queue.max") {
+        s->events_queue_max = n;  // 0: keep none
     } else if (key == "zk.log.level") {
         s->log_level = choice - 1;  // keep|none|error|warn|info|debug: keep is -1
     } else if (key == "zk.probe.ticktime") {

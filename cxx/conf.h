@@ -16,6 +16,7 @@ constexpr int kDefaultZkConnectTimeoutMs = 15000;
 constexpr int kDefaultElectionPriority = 0;
 constexpr int kDefaultElectionPriorityHolddownMs = 30000;
 constexpr int kDefaultZkSessionNodesMaxBytes = 1000000;
+constexpr int kDefaultEventsQueueMax = 1024;
 constexpr int kDefaultCrashGuardDelayMs = 100;
 // END gen/vocab.py defaults
 
@@ -31,6 +32,9 @@ struct Settings {
     // The most bytes the client's candidate nodes may add up to in its
     // session's closing transaction (zk.session.nodes.max.bytes); 0: no bound.
     int session_nodes_max_bytes = kDefaultZkSessionNodesMaxBytes;
+    // The most events each handle's queue keeps unread (events.queue.max);
+    // 0: none.
+    int events_queue_max = kDefaultEventsQueueMax;
     int log_level = -1;        // -1: leave libzookeeper's global level alone
     // Read the connected server's tickTime after each new connection
     // (zk.probe.ticktime; TickProbe).

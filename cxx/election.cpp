@@ -10,7 +10,8 @@ namespace zkelect {
 
 Election::Election(Client &client, std::string path, std::string id)
     : client_(client),
-      shared_(std::make_shared<ElectionShared>(std::move(path), std::move(id))),
+      shared_(std::make_shared<ElectionShared>(std::move(path), std::move(id),
+                                               size_t(client.settings().events_queue_max))),
       candidacy_(std::make_shared<Candidacy>(client, shared_)),
       events_(shared_->queue) {
     shared_->handshake_cap = &client_.handshake_cap();

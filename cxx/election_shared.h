@@ -23,7 +23,8 @@ namespace zkelect {
 enum class Phase : int { kIdle, kCandidate, kResigning, kClosed };
 
 struct ElectionShared {
-    ElectionShared(std::string p, std::string i) : path(std::move(p)), id(std::move(i)) {}
+    ElectionShared(std::string p, std::string i, size_t queue_max = EventQueue::kMaxEvents)
+        : path(std::move(p)), id(std::move(i)), queue(queue_max) {}
 
     const std::string path;
     const std::string id;

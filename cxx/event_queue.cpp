@@ -41,8 +41,12 @@ void EventQueue::set_readable(bool readable) {
 void EventQueue::push(std::unique_ptr<Event> ev) {
     {
         std::lock_guard<std::mutex> lock(mu_);
+        if (max_ == 0) {
+            dropped_ += 1;
+            return;
+        }
         if (events_.empty()) set_readable(true);
-        if (events_.size() >= kMaxEvents) {
+        if (events_.size() >= max_) {
             // Full: the marker holds the front slot and absorbs the oldest
             // real event behind it; a new marker takes the slot of the
             // oldest event, so it stands for two.

@@ -29,16 +29,19 @@ struct Event {
     int64_t time_ns = 0;  // CLOCK_REALTIME when the library saw it
 };
 
-// Bounded: a queue nobody reads holds at most kMaxEvents events. When a
-// push finds it full, the oldest events go, replaced by one kOverflow marker
-// at the front whose token counts the events it stands for; so a reader who
-// comes back sees that it missed some, how many, and then the newest events
-// in order (the newest say most about the state now).
+// Bounded: a queue nobody reads holds at most max events (kMaxEvents
+// unless the client's events.queue.max says fewer). When a push finds it
+// full, the oldest events go, replaced by one kOverflow marker at the front
+// whose token counts the events it stands for; so a reader who comes back
+// sees that it missed some, how many, and then the newest events in order
+// (the newest say most about the state now). A max of 0 keeps no event: a
+// push only counts it as dropped.
 class EventQueue {
 public:
     static constexpr size_t kMaxEvents = 1024;
 
-    EventQueue() = default;
+    // max: 0, or 2 to kMaxEvents (the marker and at least one event).
+    explicit EventQueue(size_t max = kMaxEvents) : max_(max) {}
     ~EventQueue();
     EventQueue(const EventQueue &) = delete;
     EventQueue &operator=(const EventQueue &) = delete;
@@ -70,6 +73,7 @@ private:
     // that are empty or nearly so.
     std::list<std::unique_ptr<Event>> events_;
     uint64_t dropped_ = 0;
+    const size_t max_;
     unsigned wakes_ = 0;
     bool closed_ = false;
     int fd_ = -1;

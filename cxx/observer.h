@@ -12,7 +12,7 @@
 namespace zkelect {
 
 struct ObserverShared {
-    explicit ObserverShared(std::string p) : path(std::move(p)) {}
+    ObserverShared(std::string p, size_t queue_max) : path(std::move(p)), queue(queue_max) {}
     const std::string path;
     EventQueue queue;
 };

@@ -277,6 +277,19 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            trip of the old one's delete, above the bound if
  *                            need be. 0 only for servers whose jute.maxbuffer
  *                            is raised to match.
+ *  - "events.queue.max"      0 or 2..1024 (default 1024,
+ *                            ZKELECT_EVENT_QUEUE_MAX): the most events each
+ *                            election and observer handle of this client keeps
+ *                            unread. When an event arrives at a full queue the
+ *                            oldest go and one ZKELECT_EV_OVERFLOW event stands
+ *                            for them, as with the default. 0: no events are
+ *                            kept at all (zkelect_next_event() finds none, the
+ *                            event fd never becomes readable, callbacks are
+ *                            never called), for a program that only asks
+ *                            zkelect_is_leader(): a handle's unread events cost
+ *                            some 200 bytes each, and every reconnect adds two
+ *                            to each election of the session (docs/limits.md,
+ *                            "Event queues are bounded"). Since 1.2.
  *  - "zk.log.level"          "keep" (default: leave it as it is), "none",
  *                            "error", "warn", "info", "debug": libzookeeper's
  *                            log level, which is process-global (the last
@@ -926,7 +939,8 @@ enum zkelect_event_type {
 };
 
 /**
- * Most events a handle's queue holds. A queue that nobody reads does not
+ * Most events a handle's queue holds (a client's "events.queue.max" may set
+ * fewer, or none at all). A queue that nobody reads does not
  * grow past it: when an event arrives at a full queue, the oldest events are
  * dropped and one ZKELECT_EV_OVERFLOW event at the front of the queue stands
  * for them, its zkelect_event_token() counting how many it replaces. A reader

@@ -280,6 +280,10 @@ TEST_F(BadInput, ConfKeysAndValues) {
         {"zk.session.nodes.max.bytes", "1MB"},
         {"zk.session.nodes.max.bytes", "2147483648"},
         {"zk.session.nodes.max.bytes", "1e6"},
+        {"events.queue.max", ""},
+        {"events.queue.max", "-1"},
+        {"events.queue.max", "1"},  // room for the OVERFLOW marker alone
+        {"events.queue.max", "1025"},
     };
     for (auto &kv : bad) {
         const std::string what = kv.first + "=\"" + kv.second + "\"";
@@ -322,7 +326,8 @@ TEST_F(BadInput, ConfKeysAndValues) {
              {"leadership", "strict"}, {"lease.margin.ms", "1"}, {"zk.log.level", "keep"},
              {"election.acl", "creator"}, {"zk.auth", "digest:u:p"},
              {"zk.session.nodes.max.bytes", "0"}, {"zk.session.nodes.max.bytes", "2147483647"},
-             {"zk.session.nodes.max.bytes", "1000000"}}) {
+             {"zk.session.nodes.max.bytes", "1000000"}, {"events.queue.max", "0"},
+             {"events.queue.max", "2"}, {"events.queue.max", "1024"}}) {
         EXPECT_EQ(zkelect_conf_set(conf, kv.first, kv.second, err, sizeof err), 0)
             << kv.first << "=" << kv.second << ": " << err;
     }

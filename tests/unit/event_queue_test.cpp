@@ -156,6 +156,41 @@ TEST(EventQueue, DrainingMakesRoomAndAFreshFloodGetsAFreshMarker) {
     EXPECT_EQ(q.pop(0)->token, 2);
 }
 
+// events.queue.max: a smaller bound works as the default one does, down to
+// 2 (the marker and the newest event).
+TEST(EventQueue, ASmallerBoundKeepsTheMarkerAndTheNewest) {
+    for (size_t max : {size_t(2), size_t(3), size_t(16)}) {
+        EventQueue q(max);
+        const int kPushes = 100;
+        for (int i = 0; i < kPushes; ++i) {
+            q.push(make(i));
+            ASSERT_LE(q.size(), max) << "max " << max << ", after push " << i;
+        }
+        EXPECT_EQ(q.size(), max);
+        EXPECT_EQ(q.dropped(), uint64_t(kPushes) - (max - 1));
+        auto marker = q.pop(0);
+        ASSERT_EQ(marker->type, EventType::kOverflow);
+        EXPECT_EQ(marker->token, int64_t(q.dropped()));
+        int64_t expect = kPushes - int64_t(max - 1);
+        while (auto ev = q.pop(0)) EXPECT_EQ(ev->token, expect++);
+        EXPECT_EQ(expect, kPushes);
+    }
+}
+
+// events.queue.max=0: nothing is kept, nothing is signalled, all is counted.
+TEST(EventQueue, ABoundOfZeroKeepsNoEventAndNeverSignals) {
+    EventQueue q(0);
+    int fd = q.fd();
+    for (int i = 0; i < 1000; ++i) q.push(make(i));
+    EXPECT_EQ(q.size(), 0u);
+    EXPECT_EQ(q.dropped(), 1000u);
+    EXPECT_FALSE(readable(fd));
+    EXPECT_EQ(q.pop(0), nullptr);
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(q.pop(50), nullptr) << "a wait ends at its timeout, not at a push";
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(50));
+}
+
 // The fd stays readable exactly while events wait, through overflow.
 TEST(EventQueue, FdStaysLevelTriggeredThroughOverflow) {
     EventQueue q;

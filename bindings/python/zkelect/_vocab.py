@@ -71,6 +71,7 @@ KEYWORDS = {
     'leadership': 'leadership',
     'lease_margin_ms': 'lease.margin.ms',
     'session_nodes_max_bytes': 'zk.session.nodes.max.bytes',
+    'events_queue_max': 'events.queue.max',
     'log_level': 'zk.log.level',
     'probe_ticktime': 'zk.probe.ticktime',
     'tls_ca': 'zk.tls.ca',
