@@ -289,7 +289,7 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            zkelect_is_leader(): a handle's unread events cost
  *                            some 200 bytes each, and every reconnect adds two
  *                            to each election of the session (docs/limits.md,
- *                            "Event queues are bounded"). Since 1.2.
+ *                            "Event queues are bounded").
  *  - "zk.log.level"          "keep" (default: leave it as it is), "none",
  *                            "error", "warn", "info", "debug": libzookeeper's
  *                            log level, which is process-global (the last
