@@ -99,8 +99,9 @@ JOIN_FLOOR_NS = (10, 50, 100)
 # (issue 35); --quick runs the first only.
 SHARD_ES = (1000, 10000)
 # --shards-100k adds this many, without an event fd each (--poll 1: they
-# would pass a usual RLIMIT_NOFILE) and torn down resign-first only (one by
-# one is 100,000 round trips).
+# would pass a usual RLIMIT_NOFILE), keeping no events (events.queue.max=0,
+# as a program that only polls is_leader() would set it) and torn down
+# resign-first only (one by one is 100,000 round trips).
 SHARD_BIG = 100000
 # The handover runs of the scale part (issue 35, bench/handover.c): a leader
 # process and a standby process on the same E elections, each on its path,
@@ -461,7 +462,8 @@ def run_all(a):
                 big = e == SHARD_BIG
                 for td in ("resign-first",) if big else ("destroy", "resign-first"):
                     prog("scale", ["--candidacies", str(e), "--sessions", "1", "--own-paths", "1",
-                                   "--teardown", td] + (["--poll", "1", "--timeout-ms", "900000"] if big else [])
+                                   "--teardown", td] + (["--poll", "1", "--events-queue-max", "0", "--timeout-ms", "900000"]
+                                                      if big else [])
                          + nodes_bound_args(e, 1),
                          1800, out_name="shards_%d_%s" % (e, td))
                 rc = run_logged([progs["zkbulk"], "--connect", connect, "--count", str(e),

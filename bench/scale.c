@@ -27,8 +27,12 @@
  * bound; by default the library's, 1,000,000 bytes of candidate node paths
  * per session: some 10,000 candidacies of the paths here).
  *
+ * --events-queue-max N (with --poll 1): the clients' events.queue.max; 0,
+ * what such a program would set, keeps no event it would never read.
+ *
  *   scale --connect HOSTS [--candidacies C] [--sessions S] [--failovers F] [--own-paths 0|1]
  *         [--teardown destroy|resign-first] [--poll 0|1] [--nodes-max-bytes N]
+ *         [--events-queue-max N]
  * Prints one JSON object on stdout.
  */
 #include "bcommon.h"
@@ -140,14 +144,16 @@ int main(int argc, char **argv)
     int poll_mode = (int)opt_long(argc, argv, "--poll", 0);
     if (poll_mode && !own_paths) die("--poll 1 needs --own-paths 1");
     const char *max_bytes = opt(argc, argv, "--nodes-max-bytes", NULL);
+    const char *queue_max = opt(argc, argv, "--events-queue-max", NULL);
+    if (queue_max && !poll_mode) die("--events-queue-max needs --poll 1 (the others read events)");
     if (ncand < 2 || nsess < 1 || nfail > 1000) die("bad options");
     raise_nofile();
 
     int64_t t = mono_ns();
     cl = calloc(nsess, sizeof *cl);
     for (int s = 0; s < nsess; s++)
-        cl[s] = client_open_with(hosts, 10000, max_bytes ? "zk.session.nodes.max.bytes" : NULL,
-                                 max_bytes);
+        cl[s] = client_open_with2(hosts, 10000, max_bytes ? "zk.session.nodes.max.bytes" : NULL,
+                                  max_bytes, queue_max ? "events.queue.max" : NULL, queue_max);
     for (int s = 0; s < nsess; s++) client_wait(cl[s]);
     double connect_ms = (mono_ns() - t) / 1e6;
     long rss_sessions = rss_kib();

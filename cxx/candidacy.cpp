@@ -881,7 +881,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
         // The election path's data: the transfer marker (only a data watch
         // is ever set on it by a candidacy).
         marker_armed_ = false;
-        if (state_ == State::kTransferring && !xfer_.handed) {
+        if (state_ == State::kTransferring && !xfer_.get().handed) {
             client_.watch(shared_->path, member_id_);
             zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
         } else if (state_ == State::kHeir || state_ == State::kLeading) {
@@ -1022,7 +1022,7 @@ void Candidacy::depose(Reason why) {
         why = Reason::kLeaseEnded;
     if (state_ == State::kLeading || state_ == State::kTransferring) set_state(State::kClaiming);
     // A transfer not yet handed over cannot go on without the leadership.
-    if (xfer_.done && !xfer_.handed) end_transfer(kENotLeader);
+    if (xfer_.get().done && !xfer_.get().handed) end_transfer(kENotLeader);
     static constexpr Counter kByReason[] = {kDeposedClosed,      kDeposedResigned,
                                             kDeposedSuspended,   kDeposedLeaseEnded,
                                             kDeposedExpired,     kDeposedNodeDeleted,
@@ -1129,7 +1129,7 @@ void Candidacy::on_connected(bool new_session) {
         shared_->lease.cap(cap);
         schedule_lease_check(shared_->lease.value());
     }
-    if (state_ == State::kTransferring && !xfer_.handed) {
+    if (state_ == State::kTransferring && !xfer_.get().handed) {
         client_.watch(shared_->path, member_id_);
         zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
     } else if (state_ == State::kLeading) {
@@ -1273,7 +1273,7 @@ void Candidacy::transfer(const std::string &target, int64_t deadline,
 
 void Candidacy::start_transfer(const std::string &target, int64_t deadline,
                                std::function<void(int)> done, int32_t request_version) {
-    if (state_ == State::kTransferring || xfer_.done) {
+    if (state_ == State::kTransferring || xfer_.get().done) {
         done(kEState);
         return;
     }
@@ -1281,29 +1281,31 @@ void Candidacy::start_transfer(const std::string &target, int64_t deadline,
         done(kENotLeader);
         return;
     }
-    xfer_ = Transfer{};
-    xfer_.target = target;
-    xfer_.deadline = deadline;
-    xfer_.done = std::move(done);
-    xfer_.request_version = request_version;
-    xfer_.seq = ++xfer_seq_;
+    Transfer &x = xfer_.mut();
+    x = Transfer{};
+    x.target = target;
+    x.deadline = deadline;
+    x.done = std::move(done);
+    x.request_version = request_version;
+    x.seq = ++xfer_seq_;
     // Synced: a candidate that joined just before the call is found.
     shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
     client_.list(shared_->path, route(&Candidacy::on_transfer_listing), true);
     std::weak_ptr<Candidacy> weak = weak_from_this();
-    uint64_t seq = xfer_.seq;
+    uint64_t seq = xfer_.get().seq;
     client_.at(deadline, [weak, seq] {
         auto self = weak.lock();
         // Still looking for the target, or waiting for it to be next: the
         // leadership goes on as after a resign, whoever is next.
-        if (self && self->xfer_.done && self->xfer_.seq == seq && !self->xfer_.handed &&
-            self->leading_)
+        if (!self) return;
+        const Transfer &x = self->xfer_.get();
+        if (x.done && x.seq == seq && !x.handed && self->leading_)
             self->hand_over(kETimedOut);
     });
 }
 
 void Candidacy::on_transfer_listing(uint64_t gen, const Listing &l) {
-    if (!xfer_.done || xfer_.handed) return;
+    if (!xfer_.get().done || xfer_.get().handed) return;
     if (gen != gen_ || !leading_) {
         end_transfer(kENotLeader);
         return;
@@ -1342,14 +1344,14 @@ void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::strin
                      if (!self) return;
                      (*replies)[i] = std::move(r);
                      if (--*left != 0) return;
-                     if (!self->xfer_.done || self->xfer_.handed) return;
+                     if (!self->xfer_.get().done || self->xfer_.get().handed) return;
                      if (gen != self->gen_ || !self->leading_) {
                          self->end_transfer(kENotLeader);
                          return;
                      }
                      for (size_t k = 0; k < n; ++k) {
                          const Reply &x = (*replies)[k];
-                         if (x.rc == ZOK && x.data == self->xfer_.target) {
+                         if (x.rc == ZOK && x.data == self->xfer_.get().target) {
                              // Everyone ahead of the target must step back;
                              // one that never reads the request would hold
                              // the transfer until its deadline and then let
@@ -1359,13 +1361,13 @@ void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::strin
                                      self->end_transfer(kENotSup);
                                      return;
                                  }
-                             self->xfer_.to = (*after)[from + k];
+                             self->xfer_.mut().to = (*after)[from + k];
                              self->set_state(State::kTransferring);
-                             self->xfer_.written = true;
+                             self->xfer_.mut().written = true;
                              self->zk().set(self->shared_->path,
-                                            marker_text(self->node_, self->xfer_.to, "asked",
-                                                        self->xfer_.target),
-                                            self->xfer_.request_version,
+                                            marker_text(self->node_, self->xfer_.get().to, "asked",
+                                                        self->xfer_.get().target),
+                                            self->xfer_.get().request_version,
                                             self->route(&Candidacy::on_marker_written));
                              // Behind the write (one session's requests are
                              // answered in order): the watch sees every later
@@ -1386,23 +1388,24 @@ void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::strin
 }
 
 void Candidacy::on_marker_written(uint64_t gen, Reply &&r) {
-    if (r.rc == ZOK || !xfer_.done || xfer_.handed || state_ != State::kTransferring) return;
+    if (r.rc == ZOK || !xfer_.get().done || xfer_.get().handed || state_ != State::kTransferring)
+        return;
     (void)gen;
     // Nobody saw a request: the leader leads on as before. (Asked from
     // outside, ZBADVERSION: the asker withdrew, or P's data changed.)
-    xfer_.written = false;
+    xfer_.mut().written = false;
     set_state(State::kLeading);
     end_transfer(connection_trouble(r.rc) ? kEConnLoss : r.rc == ZNOAUTH ? kEAuth : kEZk);
 }
 
 void Candidacy::on_leader_marker(uint64_t gen, Reply &&r) {
-    if (gen != gen_ || state_ != State::kTransferring || xfer_.handed) return;
+    if (gen != gen_ || state_ != State::kTransferring || xfer_.get().handed) return;
     if (r.rc != ZOK) return;  // a reconnect reads it again (on_connected lists; see below)
     marker_armed_ = true;
     marker_data_ = r.data;
     marker_version_ = r.stat.version;
     auto m = parse_marker(r.data);
-    if (!m || m->from != node_ || m->to != xfer_.to) return;
+    if (!m || m->from != node_ || m->to != xfer_.get().to) return;
     if (m->state == "ready") hand_over(kOk);
     else if (m->state == "gone") hand_over(kETargetLost);
 }
@@ -1411,16 +1414,18 @@ void Candidacy::on_leader_marker(uint64_t gen, Reply &&r) {
 // the delete is sent, so this candidacy answers is_leader 0 before anyone
 // behind it can be elected (as for a resign). Then it joins at the back.
 void Candidacy::hand_over(int code) {
-    xfer_.handed = true;
-    xfer_.result = code;
-    std::string to = xfer_.to;
+    xfer_.mut().handed = true;
+    xfer_.mut().result = code;
+    std::string to = xfer_.get().to;
     depose(Reason::kTransferred);
     // Clear the marker before the delete: by the time anyone is elected the
     // request is gone (a leftover would be harmless: it names our old node).
     // Asked from outside, the outcome takes its place for the asker, who
     // checks who is first itself (the code may turn from 0 to target lost).
     zk().set(shared_->path,
-             xfer_.request_version >= 0 ? transfer_result_text(node_, code, xfer_.target) : "", -1,
+             xfer_.get().request_version >= 0 ? transfer_result_text(node_, code, xfer_.get().target)
+                                              : "",
+             -1,
              ReplyFn([](Reply &&) {}));
     requeue();
     // Answered after the delete and the new create: who is first now.
@@ -1428,8 +1433,8 @@ void Candidacy::hand_over(int code) {
     std::weak_ptr<Candidacy> weak = weak_from_this();
     client_.list(shared_->path, [weak, to](const Listing &l) {
         auto self = weak.lock();
-        if (!self || !self->xfer_.done) return;
-        int result = self->xfer_.result;
+        if (!self || !self->xfer_.get().done) return;
+        int result = self->xfer_.get().result;
         if (l.rc == ZOK && !l.order.empty() && l.order[0].name == to) result = kOk;
         else if (result == kOk) result = kETargetLost;
         self->end_transfer(result);
@@ -1439,16 +1444,16 @@ void Candidacy::hand_over(int code) {
 void Candidacy::end_transfer(int code) {
     // A request left in P's data would still name our live node: heirs
     // would step back for a transfer nobody runs any more.
-    if (xfer_.request_version >= 0 && !xfer_.handed && !node_.empty()) {
+    if (xfer_.get().request_version >= 0 && !xfer_.get().handed && !node_.empty()) {
         // Asked from outside, nothing changed: the outcome replaces our
         // marker, or the request itself if it is still there unchanged.
-        zk().set(shared_->path, transfer_result_text(node_, code, xfer_.target),
-                 xfer_.written ? -1 : xfer_.request_version, ReplyFn([](Reply &&) {}));
-    } else if (xfer_.written && !xfer_.handed) {
+        zk().set(shared_->path, transfer_result_text(node_, code, xfer_.get().target),
+                 xfer_.get().written ? -1 : xfer_.get().request_version, ReplyFn([](Reply &&) {}));
+    } else if (xfer_.get().written && !xfer_.get().handed) {
         zk().set(shared_->path, "", -1, ReplyFn([](Reply &&) {}));
     }
-    auto done = std::move(xfer_.done);
-    xfer_ = Transfer{};
+    auto done = std::move(xfer_.mut().done);
+    xfer_.reset();
     if (state_ == State::kTransferring) set_state(State::kLeading);
     if (done) done(code);
 }
@@ -1493,7 +1498,7 @@ void Candidacy::act_on_marker() {
         zk().set(shared_->path, marker_text(from, to, "ready", id), version, ReplyFn([](Reply &&) {}));
         return;
     }
-    if (stepped_for_ == from) {
+    if (marks_.get().stepped_for == from) {
         // Back in second place behind the same leader: the target did not
         // get ahead of us, so it left. Tell the leader.
         zk().set(shared_->path, marker_text(from, to, "gone", id), version,
@@ -1517,12 +1522,13 @@ void Candidacy::act_on_marker() {
 // P's data: what a writer of P can do is what our own user can (ask for a
 // transfer to a candidate), and a request for a node that is gone is inert.
 void Candidacy::act_on_request() {
-    if (state_ != State::kLeading || !leading_ || xfer_.done || node_.empty()) return;
+    if (state_ != State::kLeading || !leading_ || xfer_.get().done || node_.empty()) return;
     auto q = parse_transfer_request(marker_data_);
     if (!q || q->leader != node_) return;
-    if (request_node_ == node_ && request_version_ == marker_version_) return;
-    request_node_ = node_;
-    request_version_ = marker_version_;
+    if (marks_.get().request_node == node_ && marks_.get().request_version == marker_version_)
+        return;
+    marks_.mut().request_node = node_;
+    marks_.mut().request_version = marker_version_;
     if (q->id == shared_->id) {
         // Already leads: nothing to move; the asker's answer is 0.
         zk().set(shared_->path, transfer_result_text(node_, kOk, q->id), marker_version_,
@@ -1542,8 +1548,9 @@ void Candidacy::act_on_request() {
 // request per hold-down; only the first of the highest priority in line asks.
 
 void Candidacy::arm_priority() {
-    if (client_.settings().priority <= 0 || node_.empty() || prio_node_ == node_) return;
-    prio_node_ = node_;
+    if (client_.settings().priority <= 0 || node_.empty() || marks_.get().prio_node == node_)
+        return;
+    marks_.mut().prio_node = node_;
     schedule_priority();
 }
 
@@ -1553,7 +1560,8 @@ void Candidacy::schedule_priority() {
     client_.at(boottime_ns() + int64_t(client_.settings().priority_holddown_ms) * kNsPerMs,
                [weak, node] {
                    auto self = weak.lock();
-                   if (self && self->node_ == node && self->prio_node_ == node) self->check_priority();
+                   if (self && self->node_ == node && self->marks_.get().prio_node == node)
+                       self->check_priority();
                });
 }
 
@@ -1610,7 +1618,7 @@ void Candidacy::on_priority_listing(const Listing &l) {
 }
 
 void Candidacy::step_back(const std::string &to, const std::string &id) {
-    stepped_for_ = pred_;
+    marks_.mut().stepped_for = pred_;
     emit(EventType::kSteppedBack, Reason::kTransferred,
          "stepped back: leadership is being transferred to " + id + " (" + to + ")", to, id);
     requeue();

@@ -283,7 +283,8 @@ private:
     uint64_t garbage_listings_ = 0;
     Lazy<std::map<std::string, uint64_t>> unknown_since_;
 
-    // The transfer this leader runs (done_ set while it runs).
+    // The transfer this leader runs (done set while it runs); made by a
+    // transfer's start, dropped at its end: most candidacies never run one.
     struct Transfer {
         std::string target;       // the id asked for
         std::string to;           // its node, once found
@@ -297,23 +298,28 @@ private:
         // outcome is written back as a result line. -1: our user asked.
         int32_t request_version = -1;
         uint64_t seq = 0;         // tells this transfer's timer from older ones
-    } xfer_;
+    };
+    Boxed<Transfer> xfer_;
     uint64_t xfer_seq_ = 0;
     // A read of this connection armed the watch on the election path's data
     // (the transfer marker) and it has not fired.
     bool marker_armed_ = false;
     std::string marker_data_;  // and what that read found
     int32_t marker_version_ = 0;
-    // The leader's node we stepped back for: once per leader term at most,
-    // whatever the marker says later (a hostile or stale marker cannot make
-    // a candidacy go round).
-    std::string stepped_for_;
-    // The request line (leader's node, data version) last taken up: one
-    // transfer per request, however often the watch shows it again.
-    std::string request_node_;
-    int32_t request_version_ = -1;
-    // The node whose hold-down timer runs (one chain per node).
-    std::string prio_node_;
+    // What transfers and priorities leave behind; made at their first use.
+    struct Marks {
+        // The leader's node we stepped back for: once per leader term at
+        // most, whatever the marker says later (a hostile or stale marker
+        // cannot make a candidacy go round).
+        std::string stepped_for;
+        // The request line (leader's node, data version) last taken up: one
+        // transfer per request, however often the watch shows it again.
+        std::string request_node;
+        int32_t request_version = -1;
+        // The node whose hold-down timer runs (one chain per node).
+        std::string prio_node;
+    };
+    Boxed<Marks> marks_;
 };
 
 }  // namespace zkelect

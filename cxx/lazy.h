@@ -1,4 +1,5 @@
-// A set or map that costs one pointer until it first holds something.
+// A set or map (Lazy) or a struct (Boxed) that costs one pointer until it
+// is first used.
 //
 // A candidacy keeps several collections that are empty nearly always (its
 // garbage, deletes on the wire, refused deletes, warnings said): 48 bytes
@@ -52,6 +53,27 @@ private:
     }
 
     std::unique_ptr<C> c_;
+};
+
+// A struct that costs one pointer until it is first written: get() reads
+// T's defaults from one never-written T while unmade; mut() makes it.
+template <class T>
+class Boxed {
+public:
+    const T &get() const { return p_ ? *p_ : none(); }
+    T &mut() {
+        if (!p_) p_ = std::make_unique<T>();
+        return *p_;
+    }
+    // Back to T's defaults, and the memory with them.
+    void reset() { p_.reset(); }
+
+private:
+    static const T &none() {
+        static const T empty{};
+        return empty;
+    }
+    std::unique_ptr<T> p_;
 };
 
 }  // namespace zkelect
