@@ -173,8 +173,6 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         break;
     case Kind::kInt:
         if (!(value.empty() && k.empty_ok) && !parse_int(value, k.min, k.max, &n)) return k.message;
-        // A queue of one would have room for the OVERFLOW marker alone.
-        if (key == "events.queue.max" && n == 1) return k.message;
         break;
     case Kind::kChoice:
         choice = choice_index(k.choices, value);
@@ -224,6 +222,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
     } else if (key == "zk.session.nodes.max.bytes") {
         s->session_nodes_max_bytes = n;  // 0: no bound
     } else if (key == "events.queue.max") {
+        // A queue of one would have room for the OVERFLOW marker alone.
+        if (n == 1) return k.message;
         s->events_queue_max = n;  // 0: keep none
     } else if (key == "zk.log.level") {
         s->log_level = choice - 1;  // keep|none|error|warn|info|debug: keep is -1

@@ -11,6 +11,10 @@ namespace zkelect {
 
 namespace {
 
+int hex_digit(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 // The code points ZooKeeper refuses in a path (PathUtils.validatePath).
 bool forbidden_code_point(uint32_t cp) {
     return cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) ||
@@ -154,12 +158,32 @@ std::string make_uuid(int priority) {
     b[0] = static_cast<unsigned char>(priority < 0 ? 0 : priority > 255 ? 255 : priority);
     b[6] = (b[6] & 0x0f) | 0x80;
     b[8] = (b[8] & 0x3f) | 0x80;
+    return uuid_text(b);
+}
+
+std::string uuid_text(const unsigned char b[16]) {
     char out[37];
     std::snprintf(out, sizeof out,
                   "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
                   b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
                   b[14], b[15]);
     return out;
+}
+
+bool uuid_bytes(std::string_view text, unsigned char out[16]) {
+    if (text.size() != 36) return false;
+    size_t k = 0;
+    for (size_t i = 0; i < text.size() && k < 16; ++i) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (text[i] != '-') return false;
+            continue;
+        }
+        int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out[k++] = static_cast<unsigned char>(hi << 4 | lo);
+        ++i;
+    }
+    return k == 16;
 }
 
 std::string node_prefix(const std::string &uuid) { return "_c_" + uuid + "-latch-"; }
@@ -248,10 +272,7 @@ std::optional<TransferLine> parse_transfer_result(std::string_view data) {
 
 int node_priority(std::string_view name) {
     if (!steps_back(name)) return 0;
-    auto hex = [](char c) {
-        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    };
-    int hi = hex(name[3]), lo = hex(name[4]);
+    int hi = hex_digit(name[3]), lo = hex_digit(name[4]);
     return hi < 0 || lo < 0 ? 0 : hi * 16 + lo;
 }
 

@@ -25,6 +25,10 @@ std::string check_participant_id(std::string_view id);
 // knows each candidate's priority without reading anything more; the other
 // 114 bits but the version's and the variant's are random.
 std::string make_uuid(int priority = 0);
+// A uuid's 16 bytes as make_uuid writes them (8-4-4-4-12 lowercase hex),
+// and back: false for any other text.
+std::string uuid_text(const unsigned char b[16]);
+bool uuid_bytes(std::string_view text, unsigned char out[16]);
 
 // True when name is a candidate node whose uuid says it steps back for a
 // transfer (see make_uuid). Names come from ZooKeeper: any other shape is

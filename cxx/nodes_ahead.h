@@ -28,6 +28,8 @@ public:
     std::string pop_front();
     // Empties the list and gives its memory back.
     void clear() { std::string().swap(bytes_); }
+    // Bytes held (tests/unit/nodes_ahead_test.cpp holds the packing to it).
+    size_t memory() const { return bytes_.capacity(); }
 
 private:
     // Packed: 20 bytes a name. Text: the names joined by '/' (no node name

@@ -68,6 +68,18 @@ TEST(NodesAhead, NearestFirstWithinTheCount) {
     EXPECT_TRUE(a.empty());
 }
 
+// What the packing is for: 32 names of our shape in 20 bytes each (as
+// text, grown by appends, they took some 2.9 KB in every follower of a long
+// queue; bench/memcand.c measured 8 KB a candidacy).
+TEST(NodesAhead, ThirtyTwoOfOurNamesTakeTwentyBytesEach) {
+    std::vector<std::string> names;
+    for (int i = 0; i < 40; ++i) names.push_back(node_prefix(make_uuid()) + "00000001" + std::to_string(10 + i));
+    NodesAhead a;
+    a.assign(listing(names), 40, 32);
+    EXPECT_LE(a.memory(), 32u * 20u);
+    EXPECT_EQ(drain(a).size(), 32u);
+}
+
 TEST(NodesAhead, OneForeignNameKeepsTheListAsText) {
     std::vector<std::string> names = {node_prefix(make_uuid()) + "0000000001", "foreign-0000000002",
                                       node_prefix(make_uuid()) + "0000000003",
@@ -75,6 +87,9 @@ TEST(NodesAhead, OneForeignNameKeepsTheListAsText) {
     auto order = listing(names);
     NodesAhead a;
     a.assign(order, 4, 32);
+    size_t text = 0;
+    for (const auto &n : names) text += n.size() + 1;
+    EXPECT_LE(a.memory(), text) << "sized once, not grown by appends";
     EXPECT_EQ(drain(a), (std::vector<std::string>{names[3], names[2], names[1], names[0]}));
     a.assign(order, 4, 32);
     a.clear();
