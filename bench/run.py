@@ -417,6 +417,11 @@ def run_all(a):
             n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
             prog("scale", ["--candidacies", str(n), "--sessions", str(s),
                            "--failovers", "3" if a.quick else "10"] + nodes_bound_args(n, s), 1800)
+            # The teardown docs/limits.md advises for many candidacies:
+            # each session resigns all its own, then destroys them.
+            prog("scale", ["--candidacies", str(n), "--sessions", str(s), "--failovers", "0",
+                           "--teardown", "resign-first"] + nodes_bound_args(n, s), 1800,
+                 out_name="scale_resign_first")
         if "scale" in parts and "handover" in sets:
             # Issue 35: a leader process and a standby process on the same
             # E elections; crash (SIGKILL) and graceful handover.
@@ -467,7 +472,7 @@ def run_all(a):
                          + nodes_bound_args(e, 1),
                          1800, out_name="shards_%d_%s" % (e, td))
                 rc = run_logged([progs["zkbulk"], "--connect", connect, "--count", str(e),
-                                 "--label", FLOOR_PLACEMENT], runlog, 900,
+                                 "--label", FLOOR_PLACEMENT, "--paths", "1"], runlog, 900,
                                 stdout_path=os.path.join(raw, "bulk_%d.txt" % e))
                 if rc != 0:
                     meta["failures"].append("zkbulk --count %d exited %d" % (e, rc))
@@ -564,7 +569,7 @@ def load_raw(raw):
                 else:
                     r[k] = v
     other = {}
-    for name in ("isleader", "memcand", "scale", "pausecheck", "idle", "meta"):
+    for name in ("isleader", "memcand", "scale", "scale_resign_first", "pausecheck", "idle", "meta"):
         p = os.path.join(raw, name + ".json")
         if os.path.exists(p):
             try:
@@ -1053,7 +1058,7 @@ def write_safety(R, res):
     R.table(["impl", "leadership terms", "violations"], srows)
 
 
-def write_in_process(R, il, mc, sc):
+def write_in_process(R, il, mc, sc, srf=None):
     """The C programs of this folder: is_leader's cost, memory, scale."""
     R.p("## libzkelect in one process (bench/*.c, public header only)")
     R.p()
@@ -1096,6 +1101,8 @@ def write_in_process(R, il, mc, sc):
             ["exactly one leader (events and is_leader) throughout", "yes" if sc.get("correct") else "NO"],
             ["RSS before volunteering / at the end", "%d / %d KiB" % (sc["rss_kib_before_volunteer"], sc["rss_kib_end"])],
             ["teardown (destroy all, one thread per session)", "%s ms" % f(sc.get("teardown_ms"), 0)],
+            ["teardown (resign all, then destroy all, one thread per session; a second run)",
+             "%s ms" % f((srf or {}).get("teardown_ms"), 0)],
         ])
 
 
@@ -1373,7 +1380,7 @@ def read_shards(raw):
         p = os.path.join(raw, "bulk_%d.txt" % e)
         if os.path.exists(p):
             for line in open(p):
-                m = re.match(r"BULK (creates|deletes) n=\d+ ms=([0-9.]+)", line)
+                m = re.match(r"BULK (creates|deletes|pathcreates) n=\d+ ms=([0-9.]+)", line)
                 if m:
                     row.setdefault("bulk", {})[m.group(1) + "_ms"] = float(m.group(2))
         if row:
@@ -1398,7 +1405,9 @@ def write_shards(R, sh):
         "of its own, until every one is ELECTED (join), then destroys them one by one, or resigns them all "
         "first and then destroys them (teardown); resident memory beyond the session's, per election, at the "
         "end of the join. Floor: `bench/zkbulk.c`, E creates then E deletes pipelined by ZooKeeper's C client "
-        "on one session (a join needs at least one create per election, a teardown one delete).")
+        "on one session (a join needs at least one create per election, a teardown one delete); and, as many "
+        "writes as a join on paths nobody made yet needs at the least, E paths each with its node, the same "
+        "way (2E creates).")
     R.p()
     rows = []
     for e, row in sorted((k, v) for k, v in sh.items() if k != "peers"):
@@ -1411,11 +1420,13 @@ def write_shards(R, sh):
             "{:,}".format(e),
             "%s ms" % f(base.get("converge_ms"), 0), "%s ms" % f(b.get("creates_ms"), 0),
             ratio(base.get("converge_ms"), b.get("creates_ms")),
+            "%s ms" % f(b.get("pathcreates_ms"), 0), ratio(base.get("converge_ms"), b.get("pathcreates_ms")),
             "%s ms" % f(d.get("teardown_ms"), 0), "%s ms" % f(r.get("teardown_ms"), 0),
             "%s ms" % f(b.get("deletes_ms"), 0), ratio(r.get("teardown_ms"), b.get("deletes_ms")),
             "%s B" % f(base.get("rss_bytes_per_candidacy"), 0),
             "yes" if base.get("correct") else "NO"])
-    R.table(["E", "join", "floor: E creates", "join / floor", "teardown: destroy each",
+    R.table(["E", "join", "floor: E creates", "join / floor", "floor: E paths + E nodes", "join / that floor",
+             "teardown: destroy each",
              "teardown: resign all, then destroy", "floor: E deletes", "resign-first / floor",
              "RSS per election", "all lead, is_leader agrees"], rows)
     R.p()
@@ -1681,7 +1692,7 @@ def write_report(raw, outdir):
     write_transfer(R, res)
     write_herd(R, hrows)
     write_safety(R, res)
-    write_in_process(R, il, mc, sc)
+    write_in_process(R, il, mc, sc, other.get("scale_resign_first"))
     write_shards(R, read_shards(raw))
     write_handover(R, read_handover(raw))
     write_idle(R, other.get("idle"))

@@ -6,11 +6,15 @@
  * join or a teardown of N elections needs at the least (one create, one
  * delete each).
  *
- *   zkbulk --connect HOSTS [--count N] [--label TEXT]
+ *   zkbulk --connect HOSTS [--count N] [--label TEXT] [--paths 1]
  *
  * Prints "## TEXT", then
  *   BULK creates n=N ms=..
  *   BULK deletes n=N ms=..
+ * and with --paths 1, the floor of a join of N elections each on a path
+ * nobody made yet (two writes each: the path, then the node in it), the
+ * same way:
+ *   BULK pathcreates n=N ms=..
  * bench/run.py reads them.
  */
 #define _GNU_SOURCE
@@ -87,17 +91,19 @@ int main(int argc, char **argv)
 {
     const char *hosts = NULL, *label = "ensemble: full connect string";
     long count = 10000;
+    int paths = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--connect")) hosts = argv[i + 1];
         else if (!strcmp(argv[i], "--count")) count = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--label")) label = argv[i + 1];
+        else if (!strcmp(argv[i], "--paths")) paths = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "zkbulk: unknown option %s\n", argv[i]);
             return 2;
         }
     }
     if (!hosts || count < 1 || count > 1000000) {
-        fprintf(stderr, "usage: zkbulk --connect HOSTS [--count N (1..1000000)] [--label TEXT]\n");
+        fprintf(stderr, "usage: zkbulk --connect HOSTS [--count N (1..1000000)] [--label TEXT] [--paths 1]\n");
         return 2;
     }
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
@@ -142,6 +148,35 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("BULK deletes n=%ld ms=%.1f failed=%ld\n", count, (now_ns() - t0) / 1e6, failed);
+    if (paths) {
+        /* One session's requests are applied in order: each node's create
+         * finds its path made by the create sent just before it. */
+        t0 = now_ns();
+        for (long i = 0; i < count; i++) {
+            snprintf(node, sizeof node, "%s/p%ld", dir, i);
+            if (zoo_acreate(zh, node, "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, on_created, NULL) != ZOK)
+                answer(ZSYSTEMERROR);
+            snprintf(node, sizeof node, "%s/p%ld/n", dir, i);
+            if (zoo_acreate(zh, node, "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, on_created, NULL) != ZOK)
+                answer(ZSYSTEMERROR);
+        }
+        if (wait_answers(4 * count)) {
+            fprintf(stderr, "zkbulk: path creates unanswered after 300 s\n");
+            return 1;
+        }
+        printf("BULK pathcreates n=%ld ms=%.1f failed=%ld\n", count, (now_ns() - t0) / 1e6, failed);
+        /* Not timed: the nodes, then their paths, so that dir can go. */
+        for (long i = 0; i < count; i++) {
+            snprintf(node, sizeof node, "%s/p%ld/n", dir, i);
+            if (zoo_adelete(zh, node, -1, on_deleted, NULL) != ZOK) answer(ZSYSTEMERROR);
+            snprintf(node, sizeof node, "%s/p%ld", dir, i);
+            if (zoo_adelete(zh, node, -1, on_deleted, NULL) != ZOK) answer(ZSYSTEMERROR);
+        }
+        if (wait_answers(6 * count)) {
+            fprintf(stderr, "zkbulk: path deletes unanswered after 300 s\n");
+            return 1;
+        }
+    }
     zoo_delete(zh, dir, -1);
     zookeeper_close(zh);
     return failed ? 1 : 0;
