@@ -69,7 +69,14 @@ void Candidacy::account() {
     slots_ = want;
 }
 
+// Between a create and the first place in line: what a turn to join covers.
+static bool joining(Candidacy::State s) {
+    return s == Candidacy::State::kCreating || s == Candidacy::State::kRecovering ||
+           s == Candidacy::State::kListing || s == Candidacy::State::kClaiming;
+}
+
 void Candidacy::set_state(State s) {
+    if (join_turn_ && !joining(s)) end_join_turn();
     if (s != state_) {
         state_ = s;
         int64_t now = realtime_ns();
@@ -267,6 +274,16 @@ void Candidacy::begin_enrollment() {
 }
 
 void Candidacy::send_create() {
+    if (!join_turn_) {
+        // Nothing is sent until our turn: to ZooKeeper we are not there yet,
+        // as while we wait for a session.
+        if (in_join_line_ || !client_.take_join_turn(weak_from_this())) {
+            in_join_line_ = true;
+            set_state(State::kAwaitingSession);
+            return;
+        }
+        join_turn_ = true;
+    }
     set_state(State::kCreating);
     if (!client_.path_known(shared_->path)) {
         // First candidate of this session here: make the path in the same
@@ -1164,6 +1181,25 @@ void Candidacy::on_connected(bool new_session) {
         case State::kIdle:
         case State::kClosed: break;
     }
+}
+
+void Candidacy::on_join_turn() {
+    in_join_line_ = false;
+    join_turn_ = true;
+    if (state_ == State::kAwaitingSession && want_ && !closing_ && client_.connected()) {
+        check_margin();
+        if (want_) {
+            send_create();
+            return;
+        }
+    }
+    end_join_turn();  // resigned, closed or disconnected meanwhile: the next one's
+}
+
+void Candidacy::end_join_turn() {
+    if (!join_turn_) return;
+    join_turn_ = false;
+    client_.end_join_turn();
 }
 
 void Candidacy::on_suspended() {

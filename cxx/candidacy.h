@@ -72,9 +72,12 @@ public:
     void on_lease(int64_t until, int64_t rtt_us) override;
     void on_node_refused(const std::string &path) override;
     void on_warning(const std::string &about, const std::string &message) override;
+    void on_join_turn() override;
 
     enum class State {
         kIdle,
+        // Wants in, nothing sent: no session yet, or waiting in the client's
+        // line for a turn to join (Client::take_join_turn).
         kAwaitingSession,
         kCreating,
         kRecovering,
@@ -246,6 +249,11 @@ private:
     int64_t retry_at_ = 0;        // the pending claim retry's time; 0: none
     uint64_t retry_gen_ = 0;      // and the gen_ it was armed in
     bool pred_announced_ = false;  // FOLLOWING said for pred_ (once per predecessor)
+    // One of the client's turns to join is ours (Client::take_join_turn),
+    // from our create until our first place in line; or we wait in its line.
+    bool join_turn_ = false;
+    bool in_join_line_ = false;
+    void end_join_turn();
     // A read of this connection armed the watch on our own node (node_) and
     // it has not fired; own_seq_ tells that read's reply from older ones.
     bool own_armed_ = false;

@@ -485,6 +485,34 @@ void Client::send_listing(const std::string &path) {
 
 void Client::at(int64_t at_ns, std::function<void()> fn) { timers_.emplace(at_ns, std::move(fn)); }
 
+bool Client::take_join_turn(std::weak_ptr<Member> m) {
+    if (joining_ < kJoinWindow && join_line_.empty()) {
+        ++joining_;
+        return true;
+    }
+    join_line_.push_back(std::move(m));
+    return false;
+}
+
+// The turn is handed on from the loop's next round, not from inside the
+// member that ends its own: that member is in the middle of a change of
+// state, and the next one's join sends requests of its own.
+void Client::end_join_turn() {
+    if (joining_ > 0) --joining_;
+    if (!join_line_.empty()) post([this] { give_join_turns(); });
+}
+
+void Client::give_join_turns() {
+    for (size_t i = 0; i < 100000 && joining_ < kJoinWindow && !join_line_.empty(); ++i) {
+        auto m = join_line_.front().lock();
+        join_line_.pop_front();
+        if (!m) continue;
+        ++joining_;
+        m->on_join_turn();
+    }
+    if (joining_ < kJoinWindow && !join_line_.empty()) post([this] { give_join_turns(); });
+}
+
 bool Client::turn(size_t max_items) {
     std::deque<std::function<void()>> batch;
     {

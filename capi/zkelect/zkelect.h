@@ -617,7 +617,10 @@ ZKELECT_API int zkelect_election_destroy(zkelect_election_t *election);
  * out (before its RESIGNED), it is queued behind it (since 1.2): the new
  * node is made once the old one is gone, so the events come in order:
  * RESIGNED, then FOLLOWING or ELECTED; a resign before the new node is
- * made cancels it (one RESIGNED for both). Returns 0, ZKELECT_ESTATE when
+ * made cancels it (one RESIGNED for both). At most 1,024 candidacies of a
+ * client join at once (from the create of their node to their first place
+ * in line; since 1.2): past that a volunteer waits its turn, in order,
+ * sending nothing meanwhile. Returns 0, ZKELECT_ESTATE when
  * already a candidate, ZKELECT_ECLOSED while closing, ZKELECT_EINVAL for
  * NULL, ZKELECT_ELIMIT (since 1.2) when this candidacy's node would bring
  * the client's candidate nodes above zk.session.nodes.max.bytes (the
