@@ -499,10 +499,18 @@ bool Client::take_join_turn(std::weak_ptr<Member> m) {
 // state, and the next one's join sends requests of its own.
 void Client::end_join_turn() {
     if (joining_ > 0) --joining_;
-    if (!join_line_.empty()) post([this] { give_join_turns(); });
+    post_join_turns();
+}
+
+// One round of handing on at a time, however many turns end before it runs.
+void Client::post_join_turns() {
+    if (join_line_.empty() || giving_turns_) return;
+    giving_turns_ = true;
+    post([this] { give_join_turns(); });
 }
 
 void Client::give_join_turns() {
+    giving_turns_ = false;
     for (size_t i = 0; i < 100000 && joining_ < kJoinWindow && !join_line_.empty(); ++i) {
         auto m = join_line_.front().lock();
         join_line_.pop_front();
@@ -510,7 +518,7 @@ void Client::give_join_turns() {
         ++joining_;
         m->on_join_turn();
     }
-    if (joining_ < kJoinWindow && !join_line_.empty()) post([this] { give_join_turns(); });
+    if (joining_ < kJoinWindow) post_join_turns();
 }
 
 bool Client::turn(size_t max_items) {

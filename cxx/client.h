@@ -356,6 +356,8 @@ private:
 #endif
     size_t joining_ = 0;
     std::deque<std::weak_ptr<Member>> join_line_;
+    bool giving_turns_ = false;  // a give_join_turns is posted
+    void post_join_turns();
     void give_join_turns();
     std::map<uint64_t, std::shared_ptr<Member>> members_;
     std::unordered_multimap<std::string, uint64_t> interest_;  // path -> members watching

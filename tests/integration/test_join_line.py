@@ -50,11 +50,12 @@ def test_at_most_1024_join_at_once_and_the_rest_wait_in_line(api, handles, fresh
     try:
         for e in es:
             assert lib.zkelect_volunteer(e) == 0
-        states = zkc.until(lambda: (lambda s: s if sum(s.values()) == N and
-                                    s.get("creating", 0) + s.get("awaiting-session", 0) == N
-                                    and s.get("creating", 0) >= WINDOW else None)(
-                                        _engine_states(api, es)),
-                           "every candidacy creating or in line", 5)
+        def settled():
+            s = _engine_states(api, es)
+            waiting = s.get("creating", 0) + s.get("awaiting-session", 0)
+            return s if waiting == N and s.get("creating", 0) >= WINDOW else None
+
+        states = zkc.until(settled, "every candidacy creating or in line", 5)
         print(f"\nJOIN-LINE server stopped: {states}")
         assert states.get("creating") == WINDOW, states
         assert states.get("awaiting-session") == N - WINDOW, states
