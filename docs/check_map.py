@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Hold docs/architecture.md, the one map of the source, to the tree.
+
+Every file of the folders the map covers (MAPPED below) must be named in it
+in backticks, by its whole path from the top of the tree (`cxx/lease.cpp`),
+by a pattern (`cxx/lease.*`, `capi/*.cpp`, `tests/sim/world.{h,cpp}`), and
+every such path or pattern it names must match a file that is there. A map
+that names a file that is gone, or misses one that came, fails here rather
+than misleading the next reader.
+
+    python3 docs/check_map.py      # exit 1, naming what differs
+
+Run by ./dev check and tests/docs/test_map.py.
+"""
+import fnmatch
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+MAP = ROOT / "docs" / "architecture.md"
+# The folders whose every file the map names: the engine, the ABI, the
+# helper process and the tool. Build files are the build's, not concepts.
+MAPPED = ("cxx/", "capi/", "guard/", "tools/")
+NOT_CONCEPTS = {"meson.build"}
+
+
+def tracked_files():
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--", *MAPPED],
+                             capture_output=True, text=True, check=True, timeout=30).stdout
+        files = out.split()
+    except (OSError, subprocess.SubprocessError):
+        files = [str(p.relative_to(ROOT)) for d in MAPPED
+                 for p in (ROOT / d).rglob("*") if p.is_file()]
+    # A file deleted in the work tree but not yet in git's index is gone.
+    return sorted(f for f in files
+                  if (ROOT / f).is_file() and pathlib.PurePath(f).name not in NOT_CONCEPTS)
+
+
+def expand_braces(pattern):
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if not m:
+        return [pattern]
+    out = []
+    for alt in m.group(1).split(","):
+        out += expand_braces(pattern[:m.start()] + alt + pattern[m.end():])
+    return out
+
+
+def named_patterns(text):
+    """The backticked tokens of the map that are paths in a mapped folder."""
+    pats = set()
+    for token in re.findall(r"`([^`\s]+)`", text):
+        token = token.rstrip(":,.")
+        if token.startswith(MAPPED) and not token.endswith("/"):
+            pats.update(expand_braces(token))
+    return sorted(pats)
+
+
+def check(text=None):
+    files = tracked_files()
+    pats = named_patterns(MAP.read_text() if text is None else text)
+    problems = []
+    for p in pats:
+        if not any(fnmatch.fnmatchcase(f, p) for f in files):
+            problems.append(f"named in docs/architecture.md but not in the tree: {p}")
+    for f in files:
+        if not any(fnmatch.fnmatchcase(f, p) for p in pats):
+            problems.append(f"in the tree but not named in docs/architecture.md: {f}")
+    return problems
+
+
+def main():
+    problems = check()
+    for p in problems:
+        print(p, file=sys.stderr)
+    if problems:
+        print(f"docs/check_map.py: {len(problems)} differences between the map and the tree",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

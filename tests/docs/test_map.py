@@ -1,0 +1,36 @@
+"""docs/architecture.md is the one map of the source: docs/check_map.py holds
+it to the tree (every file of cxx/, capi/, guard/ and tools/ named, nothing
+named that is gone)."""
+import importlib.util
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CHECK = ROOT / "docs" / "check_map.py"
+
+
+def load_check():
+    spec = importlib.util.spec_from_file_location("check_map", CHECK)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_map_names_exactly_the_tree():
+    r = subprocess.run([sys.executable, str(CHECK)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def test_map_check_sees_a_missing_file_and_a_gone_one():
+    # The check itself can fail: a map that drops a file of the tree, or
+    # names one the tree does not have, is refused, each named.
+    check_map = load_check()
+    text = check_map.MAP.read_text()
+    assert check_map.check(text) == []
+    dropped = text.replace("`cxx/lazy.h`", "`cxx/lazy_gone.h`")
+    problems = check_map.check(dropped)
+    assert "in the tree but not named in docs/architecture.md: cxx/lazy.h" in problems
+    assert "named in docs/architecture.md but not in the tree: cxx/lazy_gone.h" in problems
+    assert check_map.named_patterns("`tests/sim/world.{h,cpp}` `cxx/x.{h,cpp}`") == [
+        "cxx/x.cpp", "cxx/x.h"]
