@@ -55,8 +55,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import run as R  # noqa: E402  (bench/run.py: the WAN bench's set-up)
+import run as R  # bench/run.py, beside this script: the WAN bench's set-up
 
 ALL_VARIANTS = ("libzkelect", "libzkelect-b", "zkjoin", "zkjoin-path", "zkjoin-like")
 VARIANTS = ("libzkelect", "zkjoin", "zkjoin-path", "zkjoin-like")  # set by main()

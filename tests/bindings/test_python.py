@@ -14,7 +14,6 @@ import gc
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -24,8 +23,7 @@ import pytest
 from bed.sh import ok as _ok, run as _run
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bindings" / "python"))
-import zkelect  # noqa: E402
+import zkelect  # bindings/python, on the path by pytest.ini
 
 
 @pytest.fixture
