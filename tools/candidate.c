@@ -44,7 +44,8 @@ static void usage(FILE *f)
     zt_usage(f, ZT_CMD_CANDIDATE,
              "Hosts K election participants with ids I..I+K-1, each on its own ZooKeeper\n"
              "session (one shared session with --shared-session), driven by commands on\n"
-             "stdin: join, resign <id>, status <id>, quit. Prints one line per event:\n"
+             "stdin: join, resign <id>, status <id>, transfer <id> <target>, quit. Prints one\n"
+             "line per event:\n"
              "  EVENT <CONNECTED|FOLLOWER|LEADER|RESIGNED|LOST> <id> <epoch_ns> [key=value...]\n"
              "  INFO <id> ...\n"
              "--set passes a library option, e.g. --set leadership=strict (see zkelect(1)).\n",

@@ -169,6 +169,14 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
 
 void zt_usage(FILE *f, enum zt_cmd cmd, const char *about, const char *exit_status)
 {
+    /* After an error the one line that said what is wrong must stay
+     * visible: stderr gets the synopsis and where the rest is, --help
+     * (stdout) the whole page. */
+    if (f == stderr) {
+        fputs(zt_commands[cmd].synopsis, f);
+        fprintf(f, "Try 'zkelect %s --help' for the options.\n", zt_commands[cmd].name);
+        return;
+    }
     fputs(zt_commands[cmd].synopsis, f);
     fputs("\n", f);
     fputs(about, f);

@@ -56,8 +56,14 @@ int zt_cmd_transfer(int argc, char **argv)
         zkelect_client_destroy(client);
         return ZT_EXIT_OK;
     }
+    /* The library's message already begins with the code's name; the code
+     * is named here only when the message does not. */
+    const char *name = zkelect_err_name(code);
     zt_escape_text(zkelect_last_error(), msg, sizeof msg);
-    zt_err("%s: %s", zkelect_err_name(code), msg);
+    if (strncmp(msg, name, strlen(name)) == 0)
+        zt_err("%s", msg);
+    else
+        zt_err("%s: %s", name, msg);
     zkelect_client_destroy(client);
     switch (code) {
     case ZKELECT_EINVAL:

@@ -107,7 +107,7 @@ def test_transfer_hands_over_and_says_why(zk, zk_path, client):
             with pytest.raises(zkelect.InvalidArgument):
                 a.transfer("py-a", 5)
             token = a.fencing_token()
-            a.transfer("py-b", 10)
+            a.transfer("py-b", None)  # None: the longest the library allows
             b.await_leader(10)
             assert b.fencing_token() > token and not a.is_leader()
             deposed = [e for e in _until(a, "FOLLOWING") if e.kind == "DEPOSED"]

@@ -147,3 +147,15 @@ def test_python_imports_the_installed_package_from_the_prefix(destdir, tmp_path,
     proc = _ok(_run(["/usr/bin/python3", "example.py"], cwd=d, env=env, timeout=120),
                "the Python example")
     _token(proc.stdout, "the Python example")
+
+
+def test_the_installed_tool_loads_the_library_installed_beside_it(destdir):
+    """A `zkelect` installed under a prefix other than /usr finds that
+    prefix's libzkelect.so.1 before a system one of another version: its
+    RUNPATH names the prefix's libdir."""
+    tool = _installed(destdir, r"/bin/zkelect$")
+    lib = os.path.dirname(_installed(destdir, r"/libzkelect\.so\.1$"))
+    dyn = _ok(_run(["readelf", "-d", f"{destdir}{tool}"], timeout=30), "readelf -d").stdout
+    m = re.search(r"\((?:RUNPATH|RPATH)\)\s+Library (?:runpath|rpath): \[(.*)\]", dyn)
+    assert m and lib in m.group(1).split(":"), (f"{tool} must carry a RUNPATH to {lib}, "
+                                                f"where meson install put libzkelect.so.1:\n{dyn}")

@@ -53,6 +53,11 @@ def test_one_exit_code_per_failure(zk, zkelect_bin, test_env, tmp_path, sub, fai
     assert r.returncode == code, (sub, failure, r.returncode, r.stderr)
     first = r.stderr.splitlines()[0]
     assert first.startswith(f"zkelect {sub}: "), r.stderr
+    if code == 2:
+        # The error stays on screen: the synopsis and where the rest is, not
+        # the whole --help page after it.
+        assert "options:" not in r.stderr and len(r.stderr.splitlines()) <= 10, r.stderr
+        assert f"Try 'zkelect {sub} --help'" in r.stderr, r.stderr
 
 
 def test_connect_failure_worded_once(zkelect_bin, test_env):

@@ -11,7 +11,8 @@
 A thin layer over the C library libzkelect.so.1 (package libzkelect1),
 loaded with ctypes: every behaviour is the C API's (capi/zkelect/zkelect.h,
 docs/semantics.md). Names are the Rust crate's. Timeouts are in seconds
-(None: no limit). Failures raise zkelect.Error, one subclass per code.
+(None: no limit; for a transfer, which the C API bounds, the longest it
+allows). Failures raise zkelect.Error, one subclass per code.
 
 No thread of the library ever calls into Python: events are pulled
 (next_event, the events() iterator) or, under asyncio, read when the
@@ -69,6 +70,17 @@ def config_keys():
             break
         keys.append(k.decode())
     return keys
+
+
+# zkelect_transfer and zkelect_client_transfer take 1..600000 ms
+# (capi/zkelect/zkelect.h): a transfer always ends, so "no limit" is the
+# longest one.
+_TRANSFER_MAX_MS = 600000
+
+
+def _transfer_ms(timeout):
+    ms = _lib.timeout_ms(timeout)
+    return _TRANSFER_MAX_MS if ms < 0 or ms > _TRANSFER_MAX_MS else ms
 
 
 def _deadline(timeout):
@@ -343,12 +355,11 @@ class Client(_Closes):
         NoCandidate, NotSupported (the leader or a candidate ahead cannot
         take part) or State (a transfer is under way) with nothing
         changed; TimedOut or TargetLost after a handover to someone else.
-        Blocks for up to timeout plus a few session timeouts."""
+        Blocks for up to timeout plus a few session timeouts. None (or
+        anything longer) waits the longest the library allows, 600 s."""
         p = _lib.cstr("path", path)
         t = _lib.cstr("target id", target_id)
-        ms = _lib.timeout_ms(timeout)
-        if ms < 0:
-            raise _lib.make_error(_lib.EINVAL, "transfer needs a timeout")
+        ms = _transfer_ms(timeout)
         _lib.check(self._h.call(lib.zkelect_client_transfer, p, t, ms))
 
     def stats(self):
@@ -552,11 +563,10 @@ class Election(_Closes):
         nothing changed); TimedOut or TargetLost (leadership went to the
         next in line, as after a resign); InvalidArgument for this
         candidacy's own id. Blocks; this candidacy stays a candidate, at the
-        back of the line."""
+        back of the line. None (or anything longer) waits the longest the
+        library allows, 600 s."""
         t = _lib.cstr("target id", target_id)
-        ms = _lib.timeout_ms(timeout)
-        if ms < 0:
-            raise _lib.make_error(_lib.EINVAL, "transfer needs a timeout")
+        ms = _transfer_ms(timeout)
         _lib.check(self._h.call(lib.zkelect_transfer, t, ms))
 
     def fencing_token(self):
