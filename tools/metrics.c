@@ -459,6 +459,7 @@ struct zt_metrics {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int stop;
+    int changed; /* the election's state changed since the last write */
     pthread_mutex_t conns_mu;
     struct conn *conns;
 };
@@ -648,30 +649,63 @@ static int write_textfile(struct zt_metrics *m)
     return 0;
 }
 
+static void add_ms(struct timespec *t, int64_t ms)
+{
+    t->tv_sec += ms / 1000;
+    t->tv_nsec += (ms % 1000) * 1000000;
+    if (t->tv_nsec >= 1000000000) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000;
+    }
+}
+
+/* Rewrites the file every interval, and soon after every change of the
+ * election's state (zt_metrics_changed), so that the file never says
+ * "leader" for longer than a write after /metrics stopped saying so. A
+ * burst of changes costs one write per TEXTFILE_MIN_GAP_MS at most. */
+#define TEXTFILE_MIN_GAP_MS 50
+
 static void *writer_main(void *arg)
 {
     struct zt_metrics *m = arg;
+    struct timespec last;
+    clock_gettime(CLOCK_MONOTONIC, &last); /* zt_metrics_start wrote it */
     pthread_mutex_lock(&m->mu);
     while (!m->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += m->interval_ms / 1000;
-        until.tv_nsec += (m->interval_ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        while (!m->stop && pthread_cond_timedwait(&m->cv, &m->mu, &until) != ETIMEDOUT) {
+        struct timespec until = last;
+        add_ms(&until, m->interval_ms);
+        while (!m->stop && !m->changed &&
+               pthread_cond_timedwait(&m->cv, &m->mu, &until) != ETIMEDOUT) {
         }
         if (m->stop)
             break;
+        if (m->changed) {
+            struct timespec soonest = last;
+            add_ms(&soonest, TEXTFILE_MIN_GAP_MS);
+            while (!m->stop && pthread_cond_timedwait(&m->cv, &m->mu, &soonest) != ETIMEDOUT) {
+            }
+            if (m->stop)
+                break;
+        }
+        m->changed = 0;
         pthread_mutex_unlock(&m->mu);
         if (write_textfile(m) != 0)
             zt_err("--metrics-textfile %s: %s", m->textfile, strerror(errno));
+        clock_gettime(CLOCK_MONOTONIC, &last);
         pthread_mutex_lock(&m->mu);
     }
     pthread_mutex_unlock(&m->mu);
     return NULL;
+}
+
+void zt_metrics_changed(struct zt_metrics *m)
+{
+    if (!m || !m->writer_started)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->changed = 1;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
 }
 
 const char *zt_metrics_url(const struct zt_metrics *m) { return m ? m->url : ""; }

@@ -23,6 +23,11 @@ struct zt_metrics;
 struct zt_metrics *zt_metrics_start(zkelect_client_t *client, const char *listen,
                                     const char *textfile, int64_t interval_ms, int *failed);
 
+/* The election's state changed (an event was handled): the textfile is
+ * rewritten soon, within a few tens of ms, rather than at the next
+ * interval. Never blocks on the write. NULL is a no-op. */
+void zt_metrics_changed(struct zt_metrics *m);
+
 /* "http://HOST:PORT/metrics" as bound (the port a 0 asked for), or "". */
 const char *zt_metrics_url(const struct zt_metrics *m);
 

@@ -123,9 +123,10 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
                    "                            serve Prometheus metrics at\n"
                    "                            http://HOST:PORT/metrics (e.g. 127.0.0.1:9464;\n"
                    "                            docs/monitoring.md)\n"
-                   "  --metrics-textfile FILE   rewrite FILE (atomically) with the same metrics\n"
-                   "                            every --metrics-interval-ms, for node_exporter's\n"
-                   "                            textfile collector\n"
+                   "  --metrics-textfile FILE   rewrite FILE (atomically) with the same metrics on\n"
+                   "                            every change of state and every\n"
+                   "                            --metrics-interval-ms, for node_exporter's textfile\n"
+                   "                            collector\n"
                    "  --metrics-interval-ms MS  period of --metrics-textfile (default 15000)\n"
                    "  --verbose                 the ZooKeeper client's own log on stderr\n"
                    "  -h, --help                print this help and exit\n",

@@ -745,6 +745,7 @@ int zt_cmd_run(int argc, char **argv)
                     break;
                 on_event(&r, ev);
                 zkelect_event_destroy(ev);
+                zt_metrics_changed(metrics);
             }
         }
         if (pfd[2].revents)

@@ -618,3 +618,40 @@ def test_observe_prometheus_refuses_json_and_count(zk, zk_path, zkelect_bin, tes
                             "--path", zk_path, "--prometheus", *extra],
                            env=test_env, capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and "--prometheus prints one exposition" in r.stderr, r.stderr
+
+
+def test_textfile_follows_leadership_between_intervals(zk, zk_path, zkelect_bin, test_env,
+                                                       tmp_path, runs):
+    """The textfile is rewritten on every change of the election's state,
+    not only every --metrics-interval-ms (15 s by default): after an
+    election and after a transfer, each process's file says what its
+    /metrics says within a write, long before the next interval."""
+    files = {pid: tmp_path / f"{pid}.prom" for pid in ("a", "b")}
+
+    def leading(pid):
+        f = _families(files[pid].read_text())
+        return f["zkelect_is_leader"].samples[0].value
+
+    def until(pid, want, within):
+        deadline = time.monotonic() + within
+        while leading(pid) != want:
+            assert time.monotonic() < deadline, (pid, want, files[pid].read_text())
+            time.sleep(0.02)
+
+    a = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "a", "--metrics-textfile",
+            str(files["a"]), "--metrics-interval-ms", "60000")
+    runs.append(a)
+    a.wait_line("started", 30)
+    until("a", 1, 2)
+    b = Run(zkelect_bin, test_env, zk.connect_string, zk_path, "b", "--metrics-textfile",
+            str(files["b"]), "--metrics-interval-ms", "60000")
+    runs.append(b)
+    b.wait_line("waiting", 30)
+    assert leading("b") == 0
+    t = subprocess.run([str(zkelect_bin), "transfer", "--connect", zk.connect_string, "--path",
+                        zk_path, "--to", "b", "--timeout", "10000"], env=test_env,
+                       capture_output=True, text=True, timeout=60)
+    assert t.returncode == 0, t.stderr
+    b.wait_line("started", 30)
+    until("b", 1, 2)
+    until("a", 0, 2)
