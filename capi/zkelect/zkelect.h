@@ -355,7 +355,7 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            crash.guard.delay.ms instead of one session
  *                            timeout (docs/semantics.md). "auto": when the
  *                            guard cannot run (no helper binary, a PID
- *                            limit, TLS), the client works without it and
+ *                            limit, zk.sasl.*), the client works without it and
  *                            its candidacies get a WARNING event; "on":
  *                            zkelect_client_new fails instead; "off": no
  *                            guard.
