@@ -540,11 +540,20 @@ void Ensemble::report_touch(int64_t sid, int server, uint64_t inc, uint64_t epoc
     if (server != 0) {
         Server &sv = servers_[size_t(server)];
         if (!sv.up || sv.incarnation != inc) return;
-        // The ping waits in the stalled follower's socket: it answers it as
-        // soon as it runs again.
+        // The ping waits in the stalled follower's socket: it answers it
+        // first thing when it runs again, before the commits queued behind
+        // it. The answer is held here rather than scheduled for the stall's
+        // planned end, because a stall can end early (heal): a follower
+        // that acknowledges writes again while its ping answer still waits
+        // for the old end would let the leader expire a session whose
+        // server is alive, which ZooKeeper cannot do (seed 424263395).
         if (sv.stall_until > sched_.now()) {
-            sched_.at(sv.stall_until + rng_.range(50, 1500) * 1000,
-                      [this, sid, server, inc, epoch] { report_touch(sid, server, inc, epoch); });
+            sv.held_touches.push_back(
+                [this, sid, server, inc, epoch] { report_touch(sid, server, inc, epoch); });
+            if (!sv.release_armed) {
+                sv.release_armed = true;
+                sched_.at(sv.stall_until, [this, server] { release_held_touches(server); });
+            }
             return;
         }
     }
@@ -1137,9 +1146,23 @@ void Ensemble::operator_create(const std::string &path) {
     append(std::move(t));
 }
 
+void Ensemble::release_held_touches(int server) {
+    Server &sv = servers_[size_t(server)];
+    if (sv.stall_until > sched_.now()) {  // the stall was extended
+        sched_.at(sv.stall_until, [this, server] { release_held_touches(server); });
+        return;
+    }
+    sv.release_armed = false;
+    auto held = std::move(sv.held_touches);
+    sv.held_touches.clear();
+    for (auto &fn : held) sched_.at(sched_.now(), std::move(fn));
+}
+
 void Ensemble::heal() {
     for (auto &sv : servers_) sv.lag_until = sv.max_until = sv.stall_until = 0;
     slow_until_ = 0;
+    for (size_t i = 0; i < servers_.size(); i++)
+        if (!servers_[i].held_touches.empty()) release_held_touches(int(i));
 }
 
 }  // namespace sim

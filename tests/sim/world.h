@@ -323,6 +323,10 @@ private:
         int64_t down_until = 0;
         int64_t max_timeout_ns = 0, max_until = 0;
         int64_t stall_until = 0;
+        // Ping answers waiting in the stalled server's socket: answered the
+        // moment the stall ends, however it ends (its time, or heal()).
+        std::vector<std::function<void()>> held_touches;
+        bool release_armed = false;
         uint64_t incarnation = 0;  // a restart loses the touches not reported
         // watches: path -> session ids
         std::map<std::string, std::set<int64_t>> data_w, exist_w, child_w;
@@ -335,6 +339,7 @@ private:
 
     void touch(int64_t sid, int server);
     void report_touch(int64_t sid, int server, uint64_t incarnation, uint64_t epoch);
+    void release_held_touches(int server);
     // The leader's next ping of its followers after `after` (every half tick).
     int64_t next_ping(int64_t after) const;
     void arm_expiry(Session &s);
