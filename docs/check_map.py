@@ -10,6 +10,9 @@ than misleading the next reader.
 
     python3 docs/check_map.py      # exit 1, naming what differs
 
+README.md's "Layout" block names every top-level entry of the tree, one
+per line, and nothing that is gone (a newcomer's first map).
+
 Run by ./dev check and tests/docs/test_map.py.
 """
 import fnmatch
@@ -20,6 +23,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MAP = ROOT / "docs" / "architecture.md"
+README = ROOT / "README.md"
 # The folders whose every file the map names: the engine, the ABI, the
 # helper process and the tool. Build files are the build's, not concepts.
 MAPPED = ("cxx/", "capi/", "guard/", "tools/")
@@ -72,8 +76,36 @@ def check(text=None):
     return problems
 
 
+def top_level():
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files"], capture_output=True,
+                             text=True, check=True, timeout=30).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        out = [p.name for p in ROOT.iterdir() if not p.name.startswith(".git")]
+    return sorted({f.split("/", 1)[0] + ("/" if "/" in f else "") for f in out
+                   if (ROOT / f).exists()} - {".gitignore"})
+
+
+def layout_entries(text):
+    """The first word of each line of README.md's Layout block."""
+    m = re.search(r"^## Layout\n.*?^```text\n(.*?)^```", text, re.S | re.M)
+    if not m:
+        return None
+    return sorted(line.split()[0] for line in m.group(1).splitlines() if line.strip())
+
+
+def check_readme(text=None):
+    entries = layout_entries(README.read_text() if text is None else text)
+    if entries is None:
+        return ["README.md has no '## Layout' section with a ```text block"]
+    tree = top_level()
+    return ([f"in the tree but not in README.md's Layout: {e}" for e in tree if e not in entries]
+            + [f"in README.md's Layout but not in the tree: {e}" for e in entries
+               if e not in tree])
+
+
 def main():
-    problems = check()
+    problems = check() + check_readme()
     for p in problems:
         print(p, file=sys.stderr)
     if problems:

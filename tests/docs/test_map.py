@@ -34,3 +34,12 @@ def test_map_check_sees_a_missing_file_and_a_gone_one():
     assert "named in docs/architecture.md but not in the tree: cxx/lazy_gone.h" in problems
     assert check_map.named_patterns("`tests/sim/world.{h,cpp}` `cxx/x.{h,cpp}`") == [
         "cxx/x.cpp", "cxx/x.h"]
+
+
+def test_readme_layout_names_every_top_level_entry():
+    check_map = load_check()
+    assert check_map.check_readme() == []
+    text = check_map.README.read_text()
+    problems = check_map.check_readme(text.replace("\nfuzz/ ", "\nfuzzy/ "))
+    assert "in the tree but not in README.md's Layout: fuzz/" in problems
+    assert "in README.md's Layout but not in the tree: fuzzy/" in problems
