@@ -447,6 +447,7 @@ struct conn {
 
 struct zt_metrics {
     zkelect_client_t *client;
+    zkelect_election_t *election; /* /leader's; may be NULL */
     struct MHD_Daemon *httpd;
     int listen_fd;
     char url[300];
@@ -557,6 +558,62 @@ static void *sweeper_main(void *arg)
     return NULL;
 }
 
+/* GET /leader: 200 and {"leader":true,"path":..,"id":..,"token":..,
+ * "lease_left_ms":..} while this process leads, 503 and {"leader":false}
+ * otherwise, for a load balancer's health check or a readiness probe.
+ * zkelect_is_leader() is asked last, after everything else the answer
+ * carries was read, so a 200 never goes out once it would have said 0
+ * (the lease is read from the clock: it ends on time even when the
+ * library's thread is late). A token that changed between the reads would
+ * be a newer term's, never an older one's. */
+static char *leader_body(struct zt_metrics *m, unsigned *status, size_t *len)
+{
+    *status = MHD_HTTP_SERVICE_UNAVAILABLE;
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    int64_t token = 0;
+    int leading = m->election && zkelect_fencing_token(m->election, &token) == 0;
+    if (leading) {
+        zkelect_stats_t *st = zkelect_client_stats(m->client, NULL, 0);
+        json_object *doc = st ? json_tokener_parse(zkelect_stats_json(st)) : NULL, *es, *e;
+        if (st)
+            zkelect_stats_destroy(st);
+        if (doc && json_object_object_get_ex(doc, "elections", &es) &&
+            json_object_is_type(es, json_type_array) && json_object_array_length(es) > 0) {
+            e = json_object_array_get_idx(es, 0);
+            json_object_object_add(o, "path", json_object_new_string(get_str(e, "path")));
+            json_object_object_add(o, "id", json_object_new_string(get_str(e, "id")));
+            json_object_object_add(o, "token", json_object_new_int64(token));
+            json_object_object_add(o, "lease_left_ms",
+                                   json_object_new_int64(get_i64(e, "lease_left_us", 0) / 1000));
+        } else {
+            leading = 0;
+        }
+        json_object_put(doc);
+    }
+    leading = leading && zkelect_is_leader(m->election) == 1;
+    if (leading)
+        *status = MHD_HTTP_OK;
+    else {
+        json_object_put(o);
+        o = json_object_new_object();
+        if (!o)
+            return NULL;
+    }
+    json_object_object_add(o, "leader", json_object_new_boolean(leading));
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+    char *out = NULL;
+    if (text && (out = malloc(strlen(text) + 2)) != NULL) {
+        *len = strlen(text) + 1;
+        memcpy(out, text, *len - 1);
+        out[*len - 1] = '\n';
+        out[*len] = '\0';
+    }
+    json_object_put(o);
+    return out;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -576,8 +633,32 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         static const char msg[] = "only GET\n";
         resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
         status = MHD_HTTP_METHOD_NOT_ALLOWED;
+    } else if (strcmp(url, "/healthz") == 0) {
+        /* Liveness: this process answers; whether it leads is /leader's. */
+        static const char msg[] = "ok\n";
+        resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+        status = MHD_HTTP_OK;
+    } else if (strcmp(url, "/leader") == 0) {
+        size_t len = 0;
+        char *body = leader_body(m, &status, &len);
+        if (!body) {
+            static const char msg[] = "out of memory\n";
+            resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg,
+                                                   MHD_RESPMEM_PERSISTENT);
+            status = MHD_HTTP_SERVICE_UNAVAILABLE;
+        } else {
+            resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+            if (resp) {
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+                /* A probe's answer is of this moment: nothing may cache it. */
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+            } else {
+                free(body);
+            }
+        }
     } else if (strcmp(url, "/metrics") != 0) {
-        static const char msg[] = "not found: the metrics are at /metrics\n";
+        static const char msg[] =
+            "not found: the metrics are at /metrics, leadership at /leader, liveness at /healthz\n";
         resp = MHD_create_response_from_buffer(sizeof msg - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
         status = MHD_HTTP_NOT_FOUND;
     } else {
@@ -776,8 +857,9 @@ static int bind_listen(const char *spec)
     return fd;
 }
 
-struct zt_metrics *zt_metrics_start(zkelect_client_t *client, const char *listen,
-                                    const char *textfile, int64_t interval_ms, int *failed)
+struct zt_metrics *zt_metrics_start(zkelect_client_t *client, zkelect_election_t *election,
+                                    const char *listen, const char *textfile,
+                                    int64_t interval_ms, int *failed)
 {
     *failed = 0;
     if (!listen && !textfile)
@@ -789,6 +871,7 @@ struct zt_metrics *zt_metrics_start(zkelect_client_t *client, const char *listen
         return NULL;
     }
     m->client = client;
+    m->election = election;
     m->listen_fd = -1;
     pthread_mutex_init(&m->conns_mu, NULL);
     m->interval_ms = interval_ms > 0 ? interval_ms : 15000;

@@ -16,12 +16,14 @@
 struct zt_metrics;
 
 /* Starts what is asked (listen "HOST:PORT" and/or a textfile path, either
- * may be NULL) for client. Everything that can fail is tried here, before
+ * may be NULL) for client; the endpoint also answers /leader for election
+ * (NULL: never leading) and /healthz. Everything that can fail is tried here, before
  * the caller goes on: the address is resolved and bound, the textfile
  * written once. NULL after printing one line (the caller exits
  * ZT_EXIT_METRICS); also NULL, silently, when nothing was asked. */
-struct zt_metrics *zt_metrics_start(zkelect_client_t *client, const char *listen,
-                                    const char *textfile, int64_t interval_ms, int *failed);
+struct zt_metrics *zt_metrics_start(zkelect_client_t *client, zkelect_election_t *election,
+                                    const char *listen, const char *textfile,
+                                    int64_t interval_ms, int *failed);
 
 /* The election's state changed (an event was handled): the textfile is
  * rewritten soon, within a few tens of ms, rather than at the next
