@@ -157,3 +157,25 @@ def test_unreadable_key_file_is_a_usage_error(zkelect_bin, test_env, tmp_path):
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     assert "zk.tls.ca" in r.stderr and str(here) in r.stderr, r.stderr
     assert time.monotonic() - t0 < 5
+
+
+def test_ca_only_client(native_bed, zkelect_bin, test_env):
+    """zk.tls.ca alone: TLS that checks the servers and presents no client
+    certificate (the bundled client's patch, zkclient/patches/). Servers
+    that do not ask for one (ssl.clientAuth=none) elect with it, as kazoo
+    and ZooKeeper's Java client connect; servers that require one refuse
+    it at once with a message that says to set zk.tls.cert and
+    zk.tls.key, not after a connect timeout."""
+    ens, keys = native_bed
+    ca_only = ["--set", f"zk.tls.ca={keys['cafile']}"]
+    if keys["client_auth"] == "none":
+        path = f"/ntls/ca-only-{os.getpid()}"
+        tlsbed.elect_three_and_hand_over(zkelect_bin, test_env, ens.secure_connect_string, path,
+                                         SESSION_MS, ca_only, "over TLS with only a CA")
+        return
+    r, took = _candidate(zkelect_bin, test_env, ens, ca_only)
+    assert r.returncode == 5, (r.returncode, r.stdout, r.stderr)
+    assert "EVENT CONNECTED" not in r.stdout
+    assert "ZKELECT_EAUTH" in r.stderr and "client certificate" in r.stderr, r.stderr
+    assert "zk.tls.cert" in r.stderr and "zk.tls.key" in r.stderr, r.stderr
+    assert took < 5, took
