@@ -143,7 +143,7 @@ TlsCheck tls_check(const Settings &settings, int budget_ms) {
     ERR_clear_error();
     // Refused with no certificate presented: the server wants one.
     const std::string refused_why =
-        cert.empty() ? "): it asks for a client certificate (ssl.clientAuth=need or want): "
+        cert.empty() ? "): it requires a client certificate (ssl.clientAuth=need): "
                        "set zk.tls.cert and zk.tls.key"
                      : "): does it trust this client certificate (zk.tls.cert " + cert + ")?";
     if (!cert.empty() && SSL_CTX_use_certificate_chain_file(ctx.get(), cert.c_str()) != 1)
