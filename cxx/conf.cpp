@@ -121,6 +121,11 @@ constexpr bool kHaveTlsSasl = true;
 #else
 constexpr bool kHaveTlsSasl = false;
 #endif
+#ifdef ZKELECT_HAVE_ZK_TLS_CA_ONLY
+constexpr bool kHaveTlsCaOnly = true;
+#else
+constexpr bool kHaveTlsCaOnly = false;
+#endif
 
 }  // namespace
 
@@ -320,11 +325,31 @@ bool Conf::settings(Settings *out, std::string *why) const {
     get("zk.tls.key", &key);
     get("zk.tls.key.password", &password);
     if (!ca.empty() || !cert.empty() || !key.empty()) {
-        if (ca.empty() || cert.empty() || key.empty()) {
-            *why = "TLS needs all of zk.tls.ca, zk.tls.cert and zk.tls.key";
+        if (ca.empty()) {
+            *why = "TLS needs zk.tls.ca (the CA that signed the servers' certificates)";
             return false;
         }
-        s.tls = ca + "," + cert + "," + key + (password.empty() ? "" : "," + password);
+        if (cert.empty() != key.empty()) {
+            *why = "zk.tls.cert and zk.tls.key go together (a client certificate and its key); "
+                   "leave both empty when the servers do not ask for one (ssl.clientAuth=none)";
+            return false;
+        }
+        if (cert.empty() && !password.empty()) {
+            *why = "zk.tls.key.password without zk.tls.key: there is no key to decrypt";
+            return false;
+        }
+        // Upstream's client loads a client certificate unconditionally;
+        // only the bundled copy is patched to go without one
+        // (zkclient/patches/).
+        if (cert.empty() && !kHaveTlsCaOnly) {
+            *why = "zk.tls.ca without zk.tls.cert and zk.tls.key: this build's ZooKeeper C "
+                   "client always presents a client certificate; set both, or build with "
+                   "-Dzookeeper=bundled";
+            return false;
+        }
+        // "ca" alone: both of the client's parsers leave cert and key NULL.
+        s.tls = cert.empty() ? ca
+                             : ca + "," + cert + "," + key + (password.empty() ? "" : "," + password);
     }
     if (s.sasl.mechanism.empty()) {
         if (!s.sasl.user.empty() || !s.sasl.password_file.empty()) {

@@ -134,20 +134,26 @@ TlsCheck tls_check(const Settings &settings, int budget_ms) {
     if (!ctx) return {kEInval, "cannot set up TLS: " + ssl_reason()};
     // What libzookeeper's own handshake demands (zookeeper.c,
     // init_ssl_for_socket): the peer verified against zk.tls.ca and the
-    // system's default CAs, this client's certificate and key presented.
+    // system's default CAs, this client's certificate and key presented
+    // when it has them (none: zkclient/patches/).
     SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
     if (SSL_CTX_load_verify_locations(ctx.get(), ca.c_str(), nullptr) != 1)
         return {kEInval, "zk.tls.ca: cannot load CA certificates from " + ca + ": " + ssl_reason()};
     SSL_CTX_set_default_verify_paths(ctx.get());
     ERR_clear_error();
-    if (SSL_CTX_use_certificate_chain_file(ctx.get(), cert.c_str()) != 1)
+    // Refused with no certificate presented: the server wants one.
+    const std::string refused_why =
+        cert.empty() ? "): it requires a client certificate (ssl.clientAuth=need): "
+                       "set zk.tls.cert and zk.tls.key"
+                     : "): does it trust this client certificate (zk.tls.cert " + cert + ")?";
+    if (!cert.empty() && SSL_CTX_use_certificate_chain_file(ctx.get(), cert.c_str()) != 1)
         return {kEInval, "zk.tls.cert: cannot load a certificate from " + cert + ": " + ssl_reason()};
     SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), password.empty() ? nullptr : &password[0]);
-    if (SSL_CTX_use_PrivateKey_file(ctx.get(), key.c_str(), SSL_FILETYPE_PEM) != 1)
+    if (!cert.empty() && SSL_CTX_use_PrivateKey_file(ctx.get(), key.c_str(), SSL_FILETYPE_PEM) != 1)
         return {kEInval, "zk.tls.key: cannot load a private key from " + key +
                              (password.empty() ? "" : " (is zk.tls.key.password right?)") + ": " +
                              ssl_reason()};
-    if (SSL_CTX_check_private_key(ctx.get()) != 1)
+    if (!cert.empty() && SSL_CTX_check_private_key(ctx.get()) != 1)
         return {kEInval, "zk.tls.key: the key in " + key + " is not the key of the certificate in " +
                              cert + " (zk.tls.cert)"};
     SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), nullptr);
@@ -208,9 +214,7 @@ TlsCheck tls_check(const Settings &settings, int budget_ms) {
             std::string reason = ssl_reason();
             if (reason.find("alert") != std::string::npos)
                 return {kEAuth, "the ZooKeeper server at " + server +
-                                    " refused the TLS handshake (" + reason +
-                                    "): does it trust this client certificate (zk.tls.cert " +
-                                    cert + ")?"};
+                                    " refused the TLS handshake (" + reason + refused_why};
             continue;  // not TLS there, or the connection dropped: no verdict
         }
         // In TLS 1.3 a server judges the client certificate after the
@@ -228,8 +232,10 @@ TlsCheck tls_check(const Settings &settings, int budget_ms) {
             std::string reason = ssl_reason();
             if (reason.find("alert") != std::string::npos)
                 return {kEAuth, "the ZooKeeper server at " + server +
-                                    " refused this client certificate (zk.tls.cert " + cert +
-                                    "): " + reason};
+                                    (cert.empty() ? " refused a client without a certificate (" +
+                                                        reason + refused_why
+                                                  : " refused this client certificate (zk.tls.cert " +
+                                                        cert + "): " + reason)};
         }
         ERR_clear_error();
         return out;  // a handshake went through: libzookeeper's will too

@@ -5,6 +5,13 @@
     fetch.py dir        # the cached tree, fetched first when missing; its
                         # path on stdout, why not on stderr (exit 1)
     fetch.py dir --offline   # the cached tree or exit 1; never fetches
+    fetch.py version    # the Debian version of the tree `dir --offline`
+                        # answers (debian/rules: Built-Using), or exit 1
+
+ZKELECT_ZKCLIENT_DIR names a tree of this layout to use instead of the
+cache; then nothing is fetched. The Debian packages' build sets it: a
+package build cannot download, so ./dev package copies the cached tree into
+the source tree it builds (zookeeper-client/) first.
 
 The source is Debian's own: the package `zookeeper` of the suite apt knows
 (Debian 12: 3.8.0, the release of the system's libzookeeper-mt and of the
@@ -146,10 +153,39 @@ def fetch(dest):
         os.rename(tmp, dest)
 
 
+def debian_version_of(tree):
+    """The Debian version SOURCE names, or None."""
+    try:
+        with open(os.path.join(tree, "SOURCE")) as f:
+            words = f.read().split()
+    except OSError:
+        return None
+    # "Debian source package zookeeper <version>, ..."
+    if len(words) > 4 and words[:4] == ["Debian", "source", "package", "zookeeper"]:
+        return words[4].rstrip(",")
+    return None
+
+
 def main(argv):
+    if argv == ["version"]:
+        tree = os.environ.get("ZKELECT_ZKCLIENT_DIR") or cache_dir()
+        ver = debian_version_of(tree)
+        if ver is None:
+            print(f"no fetched ZooKeeper C client source in {tree}", file=sys.stderr)
+            return 1
+        print(ver)
+        return 0
     if len(argv) < 1 or argv[0] != "dir" or argv[1:] not in ([], ["--offline"]):
         print(__doc__, file=sys.stderr)
         return 2
+    given = os.environ.get("ZKELECT_ZKCLIENT_DIR")
+    if given:
+        if not complete(given):
+            print(f"ZKELECT_ZKCLIENT_DIR={given} holds no fetched ZooKeeper C client source "
+                  "(no SOURCE file): ./dev package copies it there", file=sys.stderr)
+            return 1
+        print(os.path.abspath(given))
+        return 0
     dest = cache_dir()
     if not complete(dest):
         if argv[1:] == ["--offline"]:

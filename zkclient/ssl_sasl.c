@@ -3,9 +3,10 @@
  * parameters) but exports only one or the other: zookeeper_init_ssl or
  * zookeeper_init_sasl. This unit compiles the client's zookeeper.c in
  * place of the file itself and adds the one entry point that passes both,
- * so no line of upstream's is copied or patched. Built only for
- * -Dzookeeper=bundled (zkclient/meson.build). */
-#include "zookeeper.c"
+ * so no line of upstream's is copied. The zookeeper.c included is the one
+ * zkclient/meson.build patched in the build tree (zkclient/patches/). Built
+ * only for -Dzookeeper=bundled. */
+#include "zookeeper_patched.c"
 
 #include "zkelect_ssl_sasl.h"
 
@@ -14,7 +15,8 @@ zhandle_t *zkelect_zookeeper_init_ssl_sasl(const char *host, const char *cert,
                                            void *context, log_callback_fn log_callback,
                                            zoo_sasl_params_t *sasl_params)
 {
-    /* "ca,cert,key[,password]", as zookeeper_init_ssl takes it. The handle
+    /* "ca,cert,key[,password]" or "ca" alone (no client certificate:
+     * zkclient/patches/), as zookeeper_init_ssl takes it. The handle
      * keeps a copy of zcert and frees certstr when it closes: the four
      * fields point into that one buffer, cut at its commas. */
     zcert_t zcert;

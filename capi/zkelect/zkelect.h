@@ -312,19 +312,24 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            Not made over TLS (zk.tls.*): assumed there.
  *  - "zk.tls.ca"             TLS to ZooKeeper's secureClientPort: PEM file
  *                            of the CA that signed the servers'
- *                            certificates. zk.tls.ca, .cert and .key go
- *                            together (all three, or none; no ',' in them).
- *                            Needs a ZooKeeper C client with TLS: a default
- *                            build bundles one (-Dzookeeper=bundled or auto);
- *                            Debian 12's libzookeeper-mt 3.8.0, which
- *                            -Dzookeeper=system and the Debian packages link,
- *                            has none, and there a non-empty value of any
+ *                            certificates. Alone, TLS without a client
+ *                            certificate (servers with ssl.clientAuth=none;
+ *                            the bundled client only); with zk.tls.cert and
+ *                            zk.tls.key, which go together, TLS that
+ *                            presents one (no ',' in them). Needs a
+ *                            ZooKeeper C client with TLS: a default build
+ *                            and the Debian packages bundle one
+ *                            (-Dzookeeper=bundled or auto); Debian 12's
+ *                            libzookeeper-mt 3.8.0 (-Dzookeeper=system) has
+ *                            none, and there a non-empty value of any
  *                            zk.tls.* key fails with ZKELECT_ENOTSUP (a local
  *                            TLS tunnel does the job: docs/tls.md). With TLS,
  *                            zkelect_client_new() tries one handshake first: a
  *                            certificate refused either way fails it with
  *                            ZKELECT_EAUTH and the cause.
- *  - "zk.tls.cert"           PEM file of this client's certificate.
+ *  - "zk.tls.cert"           PEM file of this client's certificate, for
+ *                            servers that ask for one (ssl.clientAuth=need,
+ *                            ZooKeeper's default); with zk.tls.key.
  *  - "zk.tls.key"            PEM file of this client's key.
  *  - "zk.tls.key.password"   the key's password, if it has one.
  *  - "zk.tls.hostname.verify" "true" (default) or "false". With TLS, the

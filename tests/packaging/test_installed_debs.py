@@ -18,10 +18,13 @@ packages afterwards so the other suites keep using the build tree.
 - Rust: a fresh crate with a path dependency on bindings/rust/zkelect,
   finding the installed library through pkg-config;
 - and the packages install over an older libzkelect1 as an upgrade;
-- the packages link Debian's libzookeeper-mt2 (-Dzookeeper=system), not the
-  client a default build bundles, and so say ZKELECT_ENOTSUP to zk.tls.*
-  (docs/tls.md): the build against the system's client stays built and
-  tested here.
+- the packages carry ZooKeeper's C client built in (-Dzookeeper=bundled,
+  Built-Using: zookeeper), hidden: the library exports zkelect_* only and
+  needs libssl and libsasl2, not libzookeeper-mt2;
+- the installed `zkelect` elects over TLS-only servers that require SASL
+  (DIGEST-MD5): with ssl.clientAuth=none from zk.tls.ca alone, with need
+  from a client certificate (and zk.tls.ca alone is refused there, exit 5);
+  a wrong password exits 5 (docs/tls.md, docs/security.md).
 """
 
 import contextlib
@@ -29,6 +32,8 @@ import fcntl
 import os
 import re
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -37,6 +42,8 @@ import pytest
 from bed import examples
 from bed.sh import ok as _ok, run as _run
 from bed.toolutil import set_tls_ca
+from sasl import saslbed
+from tls import tlsbed
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ["libzkelect1", "libzkelect-dev", "zkelect", "lua-zkelect", "libzkelect-jni",
@@ -153,15 +160,82 @@ def test_an_older_libzkelect1_was_upgraded(debs):
     assert ok.returncode == 0 and not ok.stdout.strip(), ok.stdout
 
 
-def test_the_packaged_library_links_debians_zookeeper_client_and_has_no_tls(debs, tmp_path):
-    lib_path = _ok(_run(["sh", "-c", "dpkg -L libzkelect1 | grep '/libzkelect.so.1$'"], timeout=60),
-                   "dpkg -L libzkelect1").stdout.strip()
+def _packaged_library():
+    return _ok(_run(["sh", "-c", "dpkg -L libzkelect1 | grep '/libzkelect.so.1$'"], timeout=60),
+               "dpkg -L libzkelect1").stdout.strip()
+
+
+def test_the_packaged_library_bundles_the_client_hidden_with_tls_and_sasl(debs):
+    lib_path = _packaged_library()
     ldd = _ok(_run(["ldd", lib_path], timeout=60), "ldd").stdout
-    assert re.search(r"libzookeeper_mt\.so\.2 => ", ldd), ldd
-    assert "libssl" not in ldd and "libsasl2" not in ldd, ldd
+    assert "libzookeeper_mt" not in ldd, ldd
+    assert re.search(r"libssl\.so\.3 => ", ldd) and re.search(r"libsasl2\.so\.2 => ", ldd), ldd
+    # The client inside is static and hidden: a program that also loads
+    # libzookeeper-mt2 keeps its own (zkclient/meson.build).
+    nm = _ok(_run(["nm", "-D", "--defined-only", lib_path], timeout=60), "nm -D").stdout
+    exported = {line.split()[-1] for line in nm.splitlines() if line.strip()}
+    others = sorted(n for n in exported if not n.startswith("zkelect_") and not n.startswith("ZKELECT_"))
+    assert not others and any(n.startswith("zkelect_") for n in exported), others[:20]
     rc, msg = set_tls_ca(lib_path)
-    assert rc == -9, (rc, msg)  # ZKELECT_ENOTSUP
-    assert "docs/tls.md" in msg and "stunnel" in msg, msg
+    assert rc == 0, (rc, msg)
+    for pkg in ("libzkelect1", "libzkelect-dev"):
+        deb = next(p for p in debs.files if p.name.startswith(pkg + "_"))
+        built_using = _ok(_run(["dpkg-deb", "-f", str(deb), "Built-Using"], timeout=60),
+                          "dpkg-deb -f").stdout.strip()
+        assert re.fullmatch(r"zookeeper \(= 3\.8\.0-[\w.+~]+\)", built_using), (pkg, built_using)
+    copyright = Path("/usr/share/doc/libzkelect1/copyright").read_text()
+    assert "Files: zookeeper-client/*" in copyright and "Christopher Clark" in copyright
+
+
+SESSION_MS = 4000
+
+
+@pytest.fixture(scope="module", params=["none", "need"])
+def secure_server(request, debs):
+    """One TLS-only server that requires SASL (DIGEST-MD5) of every
+    client, with ssl.clientAuth=none or need."""
+    d = tempfile.mkdtemp(prefix="zkelect-debs-secure-")
+    ens, keys = saslbed.secure_ensemble(d, n=1, client_auth=request.param)
+    try:
+        ens.start()
+        yield ens, keys, request.param
+    finally:
+        ens.stop()
+        subprocess.run(["rm", "-rf", d], check=False)
+
+
+def _installed_zkelect(ens, keys, env, tmp_path, stdin="join\n"):
+    return _run(["/usr/bin/zkelect", "candidate", "--connect", ens.secure_connect_string,
+                 "--path", "/debs/never", "--first-id", "1", "--count", "1",
+                 "--session-timeout-ms", str(SESSION_MS), "--connect-timeout-ms", "8000",
+                 *saslbed.as_set_args(keys)], cwd=tmp_path, env=env, timeout=60, input=stdin)
+
+
+def test_installed_zkelect_elects_over_tls_and_sasl(secure_server, tmp_path):
+    ens, keys, client_auth = secure_server
+    d = _outside(tmp_path, "secure")
+    env = _clean_env(tmp_path)
+    ca_only = {k: v for k, v in keys.items() if k not in ("zk.tls.cert", "zk.tls.key")}
+    path = f"/debs/secure-{client_auth}-{os.getpid()}"
+    if client_auth == "none":
+        # The usual managed set-up: encryption by TLS, identity by SASL, a
+        # CA and no client certificate.
+        tlsbed.elect_three_and_hand_over("/usr/bin/zkelect", env, ens.secure_connect_string, path,
+                                         SESSION_MS, saslbed.as_set_args(ca_only),
+                                         "from the packages, TLS with only a CA, and SASL")
+    else:
+        tlsbed.elect_three_and_hand_over("/usr/bin/zkelect", env, ens.secure_connect_string, path,
+                                         SESSION_MS, saslbed.as_set_args(keys),
+                                         "from the packages, TLS with a client certificate, and SASL")
+        r = _installed_zkelect(ens, ca_only, env, d)
+        assert r.returncode == 5, (r.returncode, r.stdout, r.stderr)
+        assert "zk.tls.cert" in r.stderr and "client certificate" in r.stderr, r.stderr
+    # A wrong password: refused, exit 5 (denied), not a timeout.
+    wrong = dict(ca_only if client_auth == "none" else keys)
+    wrong["zk.sasl.password.file"] = saslbed.password_file(str(d), "pw-wrong", "not-the-password")
+    r = _installed_zkelect(ens, wrong, env, d)
+    assert r.returncode == 5, (r.returncode, r.stdout, r.stderr)
+    assert "ZKELECT_EAUTH" in r.stderr, r.stderr
 
 
 def test_c_readme_example_with_pkg_config(debs, zk, tmp_path):

@@ -204,16 +204,17 @@ SECURE_USER = "alice"
 SECURE_PASSWORD = "s3cret-Secure-pw"
 
 
-def secure_ensemble(directory, n=3, tick_ms=200):
+def secure_ensemble(directory, n=3, tick_ms=200, client_auth="need"):
     """The strictest set-up the issue names (issue 36): n servers with only
     a secureClientPort (Netty), client certificates required
-    (ssl.clientAuth=need), and SASL required of every client (ENFORCE),
+    (ssl.clientAuth=need; "none": the usual managed set-up, encryption by
+    TLS and identity by SASL), and SASL required of every client (ENFORCE),
     DIGEST-MD5 through a JAAS file. Not started. Returns (ensemble, keys)
     where keys are the client's settings, {conf key: value}: zk.tls.* and
     zk.sasl.* (the password in a file of `directory`)."""
     from bed.zkbed import Ensemble
     from tls import tlsbed
-    tls = tlsbed.make_ca_keys(directory, client_auth="need")
+    tls = tlsbed.make_ca_keys(directory, client_auth=client_auth)
     flags = digest_jaas(directory, {SECURE_USER: SECURE_PASSWORD})
     ens = Ensemble(n=n, tick_ms=tick_ms, tls=tls, plain_port=False, extra_cfg=ENFORCE,
                    jvm_flags=flags)

@@ -58,16 +58,22 @@ def test_election_and_failover_over_native_tls(native_bed, zkelect_bin, test_env
             assert "\nclientPort=" not in f.read()
 
 
+@pytest.mark.parametrize("creds", ["cert", "ca-only"])
 def test_the_crash_guard_closes_a_killed_leaders_session_over_tls(native_bed, zkelect_bin,
-                                                                  test_env):
+                                                                  test_env, creds):
     """The crash guard connects as the client did (its CA, certificate and
-    key: the servers require client certificates in one bed): a SIGKILLed
-    leader's session is closed at once over TLS, and the next candidate
-    leads long before the session timeout. While the guard connected in
-    plain TCP only, it was off for TLS clients and this took T."""
+    key: the servers require client certificates in one bed; its CA alone
+    where they do not): a SIGKILLed leader's session is closed at once
+    over TLS, and the next candidate leads long before the session
+    timeout. While the guard connected in plain TCP only, it was off for
+    TLS clients and this took T."""
     ens, keys = native_bed
-    path = f"/ntls/crash-{keys['client_auth']}-{os.getpid()}"
-    extra = tls_set(keys["cafile"], keys["client_cert"], keys["client_key"])
+    if creds == "ca-only" and keys["client_auth"] == "need":
+        pytest.skip("servers that require a client certificate refuse a CA-only client "
+                    "(test_ca_only_client)")
+    path = f"/ntls/crash-{keys['client_auth']}-{creds}-{os.getpid()}"
+    extra = (tls_set(keys["cafile"], keys["client_cert"], keys["client_key"]) if creds == "cert"
+             else ["--set", f"zk.tls.ca={keys['cafile']}"])
     c = Candidates(zkelect_bin, test_env, ens.secure_connect_string, path, ["1", "2", "3"],
                    SESSION_MS, extra)
     try:
@@ -157,3 +163,25 @@ def test_unreadable_key_file_is_a_usage_error(zkelect_bin, test_env, tmp_path):
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     assert "zk.tls.ca" in r.stderr and str(here) in r.stderr, r.stderr
     assert time.monotonic() - t0 < 5
+
+
+def test_ca_only_client(native_bed, zkelect_bin, test_env):
+    """zk.tls.ca alone: TLS that checks the servers and presents no client
+    certificate (the bundled client's patch, zkclient/patches/). Servers
+    that do not ask for one (ssl.clientAuth=none) elect with it, as kazoo
+    and ZooKeeper's Java client connect; servers that require one refuse
+    it at once with a message that says to set zk.tls.cert and
+    zk.tls.key, not after a connect timeout."""
+    ens, keys = native_bed
+    ca_only = ["--set", f"zk.tls.ca={keys['cafile']}"]
+    if keys["client_auth"] == "none":
+        path = f"/ntls/ca-only-{os.getpid()}"
+        tlsbed.elect_three_and_hand_over(zkelect_bin, test_env, ens.secure_connect_string, path,
+                                         SESSION_MS, ca_only, "over TLS with only a CA")
+        return
+    r, took = _candidate(zkelect_bin, test_env, ens, ca_only)
+    assert r.returncode == 5, (r.returncode, r.stdout, r.stderr)
+    assert "EVENT CONNECTED" not in r.stdout
+    assert "ZKELECT_EAUTH" in r.stderr and "client certificate" in r.stderr, r.stderr
+    assert "zk.tls.cert" in r.stderr and "zk.tls.key" in r.stderr, r.stderr
+    assert took < 5, took

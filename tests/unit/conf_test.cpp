@@ -74,6 +74,39 @@ TEST(Conf, TlsKeysFollowTheBuild) {
     EXPECT_FALSE(Conf::unsupported("zk.tls.ca", ""));
 }
 
+// zk.tls.ca alone is TLS without a client certificate (servers with
+// ssl.clientAuth=none): the bundled client is patched for it
+// (zkclient/patches/); cert and key go together; a system client, which
+// always loads a certificate, refuses it up front.
+#ifdef ZKELECT_HAVE_ZK_TLS
+TEST(Conf, TlsWithOrWithoutAClientCertificate) {
+    Conf c;
+    Settings s;
+    std::string why;
+    ASSERT_EQ(c.set("zk.hosts", "h:1"), "");
+    ASSERT_EQ(c.set("zk.tls.ca", "/ca.pem"), "");
+#ifdef ZKELECT_HAVE_ZK_TLS_CA_ONLY
+    ASSERT_TRUE(c.settings(&s, &why)) << why;
+    EXPECT_EQ(s.tls, "/ca.pem");  // no empty fields: both of the client's parsers take it
+#else
+    EXPECT_FALSE(c.settings(&s, &why));
+    EXPECT_NE(why.find("-Dzookeeper=bundled"), std::string::npos) << why;
+#endif
+    ASSERT_EQ(c.set("zk.tls.key.password", "pw"), "");
+    EXPECT_FALSE(c.settings(&s, &why));
+    EXPECT_NE(why.find("zk.tls.key.password"), std::string::npos) << why;
+    ASSERT_EQ(c.set("zk.tls.cert", "/c.pem"), "");
+    EXPECT_FALSE(c.settings(&s, &why));  // a certificate without its key
+    EXPECT_NE(why.find("go together"), std::string::npos) << why;
+    ASSERT_EQ(c.set("zk.tls.key", "/k.pem"), "");
+    ASSERT_TRUE(c.settings(&s, &why)) << why;
+    EXPECT_EQ(s.tls, "/ca.pem,/c.pem,/k.pem,pw");
+    ASSERT_EQ(c.set("zk.tls.ca", ""), "");
+    EXPECT_FALSE(c.settings(&s, &why));
+    EXPECT_NE(why.find("TLS needs zk.tls.ca"), std::string::npos) << why;
+}
+#endif
+
 // zk.sasl.*: what a client's settings make of them (the bundled client has
 // SASL; a system build refuses the keys, tests/sasl/test_sasl.py).
 #ifdef ZKELECT_HAVE_ZK_SASL
