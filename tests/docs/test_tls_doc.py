@@ -41,6 +41,12 @@ def test_the_native_tls_certificate_commands_run_as_written(tmp_path):
     _run_block(tmp_path, "openssl pkcs12 -export")
     for f in ("server.p12", "trust.p12", "client.pem", "client.key", "ca.pem"):
         assert (tmp_path / f).stat().st_size > 0, f
+    # The server's certificate names the addresses clients connect by, so a
+    # test host on 127.0.0.1 passes the name check.
+    text = subprocess.run(["openssl", "x509", "-in", "zk1.pem", "-noout", "-ext",
+                           "subjectAltName"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "DNS:zk1.example" in text and "IP Address:127.0.0.1" in text, text
     for cert in ("client.pem", "zk1.pem"):
         v = subprocess.run(["openssl", "verify", "-CAfile", "ca.pem", cert], cwd=tmp_path,
                            capture_output=True, text=True, timeout=60)
