@@ -349,3 +349,18 @@ def test_python_readme_example_with_a_plain_import(debs, zk, tmp_path, doc, bloc
     proc = _ok(_run(["/usr/bin/python3", "example.py"], cwd=d, env=env, timeout=120),
                f"the Python example of {doc}")
     _token(proc.stdout, f"the Python example of {doc}")
+
+
+def test_the_fencing_sql_of_the_zkelect_package_guards_postgresql(debs):
+    """docs/fencing.md's step 1 and 2 from the installed package: the file
+    is where the docs say, installs into a database, and refuses a token
+    older than one seen (SQLSTATE ZKE01)."""
+    from bed.pgbed import PgServer
+    sql = "/usr/share/zkelect/fencing.sql"
+    listed = _ok(_run(["dpkg", "-L", "zkelect"], timeout=60), "dpkg -L zkelect").stdout.split()
+    assert sql in listed, listed
+    with PgServer() as pg:
+        _ok(_run(pg.psql_argv("-f", sql), timeout=60), "psql -f fencing.sql")
+        assert pg.psql("SELECT zkelect.fence('orders', 7)").stdout.strip() == "7"
+        r = _run(pg.psql_argv("-c", "SELECT zkelect.fence('orders', 6)"), timeout=60)
+        assert r.returncode != 0 and "older than 7" in r.stderr, r.stderr
