@@ -8,7 +8,7 @@ paused_leader_bin   (tests/conftest.py) tests/fault/paused_leader.c built with c
 
 import pytest
 
-from candidates import Candidate
+from bed.candidates import Candidate
 
 
 @pytest.fixture

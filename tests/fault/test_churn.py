@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from candidates import Sampler
+from bed.candidates import Sampler
 from bed.faultproxy import ProxiedEnsemble
-from faultutil import check_safety, children, lease_ms, report, wait_for
+from bed.faultutil import check_safety, children, lease_ms, report, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

@@ -25,7 +25,7 @@ import time
 import pytest
 
 from bed.faultproxy import ProxiedEnsemble
-from faultutil import PausedLeader, children, report, wait_for
+from bed.faultutil import PausedLeader, children, report, wait_for
 from inproc import alternation_errors, leader_events, one_runs, run_overlaps
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]

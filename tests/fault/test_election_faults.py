@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from candidates import Sampler
-from faultutil import check_safety, ms, nodes_of, report, start_pair, wait_for
+from bed.candidates import Sampler
+from bed.faultutil import check_safety, ms, nodes_of, report, start_pair, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from faultutil import PausedLeader, report
+from bed.faultutil import PausedLeader, report
 from inproc import one_runs, run_overlaps
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]

@@ -23,7 +23,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from bed import zkc
-from faultutil import report
+from bed.faultutil import report
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
@@ -164,7 +164,7 @@ def test_a_create_lost_on_a_lagging_server_does_not_land_later_as_a_ghost(fresh_
     the create made after the cut committed first, and nothing from the old
     server landed after it (it would hold sequence 1)."""
     from bed.faultproxy import FaultProxy
-    from faultutil import children, wait_for
+    from bed.faultutil import children, wait_for
 
     ens, lag, fast = _lagging_ensemble(fresh_ensemble)
     path = f"/t/ghost-{uuid.uuid4().hex[:8]}"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from candidates import Sampler
-from faultutil import (PausedLeader, check_safety, keepalive_count, lease_ms, ms,
+from bed.candidates import Sampler
+from bed.faultutil import (PausedLeader, check_safety, keepalive_count, lease_ms, ms,
                        nodes_of, report, start_pair, sync_to_keepalive)
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]

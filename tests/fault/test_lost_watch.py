@@ -22,7 +22,7 @@ import time
 import pytest
 
 from bed import zkc
-from faultutil import report
+from bed.faultutil import report
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

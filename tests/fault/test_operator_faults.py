@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from candidates import Sampler, event_intervals, interval_overlaps, sample_overlaps
-from faultutil import children, ms, nodes_of, report, seq_of, wait_for
+from bed.candidates import Sampler, event_intervals, interval_overlaps, sample_overlaps
+from bed.faultutil import children, ms, nodes_of, report, seq_of, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

@@ -32,7 +32,7 @@ import uuid
 
 import pytest
 
-from faultutil import PausedLeader, first_one_ns, last_one_ns, report
+from bed.faultutil import PausedLeader, first_one_ns, last_one_ns, report
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

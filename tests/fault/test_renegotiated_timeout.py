@@ -21,7 +21,7 @@ import uuid
 import pytest
 
 from bed.faultproxy import FaultProxy
-from faultutil import PausedLeader, first_one_ns, last_one_ns, report, wait_for
+from bed.faultutil import PausedLeader, first_one_ns, last_one_ns, report, wait_for
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

@@ -33,7 +33,7 @@ import uuid
 import pytest
 
 from bed import zkdist
-from faultutil import PausedLeader, report, wait_for
+from bed.faultutil import PausedLeader, report, wait_for
 from inproc import one_runs, run_overlaps
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]

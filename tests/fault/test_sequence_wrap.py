@@ -21,7 +21,7 @@ import uuid
 
 import pytest
 
-from faultutil import report
+from bed.faultutil import report
 
 pytestmark = [pytest.mark.fault]
 

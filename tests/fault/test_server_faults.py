@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from candidates import Sampler
-from faultutil import (check_safety, lease_ms, ms, nodes_of, report, start_pair,
+from bed.candidates import Sampler
+from bed.faultutil import (check_safety, lease_ms, ms, nodes_of, report, start_pair,
                        wait_for)
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]

@@ -30,10 +30,8 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
@@ -41,12 +39,10 @@ import saslbed
 from bed import crosslang
 from bed.faultproxy import ProxiedEnsemble
 from bed.participant import Participant, candidate_argv
-
-# The fault suite's helpers (the Sampler of is_leader, the safety checks,
-# the paused_leader driver): tests/fault is not a package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fault"))
-from candidates import Candidate, Sampler  # noqa: E402
-from faultutil import PausedLeader, check_safety, lease_ms, ms, report, wait_for  # noqa: E402
+# The fault suite's helpers, shared through bed: the Sampler of is_leader,
+# the safety checks, the paused_leader driver.
+from bed.candidates import Candidate, Sampler
+from bed.faultutil import PausedLeader, check_safety, lease_ms, ms, report, wait_for
 
 SESSION_MS = 4000
 REFUSED_RUNS = 6

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from bed.lines import LinePump
-from candidates import event_intervals, interval_overlaps, sample_overlaps
+from bed.candidates import event_intervals, interval_overlaps, sample_overlaps
 
 
 def report(name, **fields):
