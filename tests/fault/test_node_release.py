@@ -1,0 +1,99 @@
+"""Every way out of a candidacy that holds a node, or may hold one whose
+name it never learnt, releases that node (issue 50, findings 1 and 2;
+cxx/node_release.cpp). Before the mend both tests below ended with a node
+of a live session first in line that nobody would delete: the next
+candidate followed it and never led.
+
+1. A handle destroyed while it waits for a session, with its old node
+   still to delete: a transfer's deadline passed while the client was
+   disconnected (hand-over, back of the line, the old node in garbage);
+   close() then finished at once and forgot that node.
+2. An ERROR while the create's outcome was unknown: the recovery listing
+   refused for lack of READ on the path; fail() kept only a node whose
+   name it knew, forgot the create that had landed, and said RESIGNED.
+"""
+
+import threading
+import time
+import uuid
+
+from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
+
+from bed import kz, zkc
+from bed.faultproxy import FaultProxy
+
+
+def _ghost(k, path, pid):
+    """A libzkelect (version 8) node whose owner never reads a transfer
+    request: the transfer waits for it to step back until its deadline."""
+    u = uuid.UUID(int=(uuid.uuid4().int & ~(0xF << 76)) | (8 << 76))
+    return k.create(f"{path}/_c_{u}-latch-", pid.encode(), ephemeral=True, sequence=True)
+
+
+def _line(k, path):
+    k.sync(path)
+    kids = sorted(k.get_children(path), key=lambda n: int(n.rsplit("latch-", 1)[1]))
+    return [(n, k.get(f"{path}/{n}")[0].decode()) for n in kids]
+
+
+def test_destroy_while_awaiting_a_session_still_deletes_the_old_node(api, handles, fresh_ensemble):
+    # One server, so that stopping it disconnects everyone; a tick of 1 s
+    # lets the server grant T = 20 s: the sessions outlive the outage.
+    ens = fresh_ensemble(n=1, tick_ms=1000)
+    T = 20000
+    lib = api.lib
+    path = f"/release-{uuid.uuid4().hex[:8]}"
+    ca = zkc.connected_client(api, handles, ens.connect_string, timeout_ms=T)
+    cb = zkc.connected_client(api, handles, ens.connect_string, timeout_ms=T)
+    a = zkc.new_election(api, handles, ca, path, "a")
+    b = zkc.new_election(api, handles, cb, path, "b")
+    op = kz.kazoo(ens, timeout=20.0)
+    try:
+        assert lib.zkelect_volunteer(a) == 0
+        api.wait_event(a, {"ELECTED"}, 10)
+        _ghost(op, path, "ghost")
+        assert lib.zkelect_volunteer(b) == 0
+        api.wait_event(b, {"FOLLOWING"}, 10)
+        a_node = _line(op, path)[0][0]
+        assert [i for _, i in _line(op, path)] == ["a", "ghost", "b"]
+        got = []
+        t = threading.Thread(target=lambda: got.append(lib.zkelect_transfer(a, b"b", 3000)),
+                             daemon=True)
+        began = time.monotonic()
+        t.start()
+        time.sleep(0.5)  # the transfer is under way: its marker is written
+        ens.stop_server(0)
+        # The transfer's deadline passes while the client is disconnected:
+        # a hands over, its old node is garbage, it waits for a session.
+        t.join(max(0.1, 3.5 - (time.monotonic() - began)))
+        time.sleep(max(0.0, 3.5 - (time.monotonic() - began)))
+        zkc.until(lambda: api.stats(a)["engine_state"] == "awaiting-session",
+                  "a waits for a session after its hand-over", 5)
+        handles["e"].remove(a)
+        t0 = time.monotonic()
+        assert lib.zkelect_election_destroy(a) == 0
+        destroy_ms = 1000 * (time.monotonic() - t0)
+        t.join(T / 1000)
+        ens.start_servers([0])
+        op2 = kz.kazoo(ens, timeout=20.0)
+        try:
+            zkc.until(lambda: lib.zkelect_client_await_connected(ca, 0) == 0, "a's client back", 30)
+            for n, i in _line(op2, path):
+                if i == "ghost":
+                    op2.delete(f"{path}/{n}")
+            bound = 3 * T // 4
+            rc = lib.zkelect_await_leader(b, bound)
+            print(f"\nRELEASE destroy-awaiting: destroy {destroy_ms:.0f} ms, transfer {got}, "
+                  f"line after: {_line(op2, path)}")
+            assert rc == 0, f"b does not lead {bound} ms after the ghost went: " \
+                            f"{_line(op2, path)} (a's node was {a_node})"
+            assert all(i != "a" for _, i in _line(op2, path)), "a's node is still there"
+        finally:
+            op2.stop()
+            op2.close()
+    finally:
+        try:
+            op.stop()
+            op.close()
+        except Exception:
+            pass
