@@ -97,3 +97,55 @@ def test_destroy_while_awaiting_a_session_still_deletes_the_old_node(api, handle
             op.close()
         except Exception:
             pass
+
+
+def test_an_error_while_recovering_a_lost_create_still_deletes_its_node(api, handles, zk, proxies):
+    """READ withheld on the path (an operator's ACL that grants creating
+    and deleting, not listing); the reply to the candidate's create is
+    dropped and the connection reset: the create landed, and the recovery's
+    listing is refused. The candidacy errs (ERROR), but its node, which it
+    never learnt the name of, must not stay first in line: once READ is
+    back it is found by its uuid and deleted, and only then RESIGNED."""
+    T = 4000
+    lib = api.lib
+    path = f"/release-{uuid.uuid4().hex[:8]}"
+    op = kz.kazoo(zk, "op:pw-o")
+    me = make_digest_acl_credential("op", "pw-o")
+    everyone_but_read = Permissions.CREATE | Permissions.DELETE | Permissions.WRITE | Permissions.ADMIN
+    try:
+        op.create(path, b"", acl=[ACL(Permissions.ALL, Id("digest", me)),
+                                  ACL(everyone_but_read, Id("world", "anyone"))])
+        ca = zkc.connected_client(api, handles, proxies.connect_string, timeout_ms=T)
+        a = zkc.new_election(api, handles, ca, path, "a")
+        rule = proxies.drop_reply(["create", "create2"], then="reset", match="-latch-")
+        assert lib.zkelect_volunteer(a) == 0
+        assert rule.done.wait(10), "the candidate's create never went through the proxy"
+        err, seen = api.wait_event(a, {"ERROR"}, 3 * T / 1000)
+        mine = [n for n, i in _line(op, path) if i == "a"]
+        assert len(mine) == 1, f"the create whose reply was dropped landed: {_line(op, path)}"
+        # The node is there: no RESIGNED may come while it is (a session
+        # timeout is longer than any retry before READ is back).
+        time.sleep(T / 1000)  # a window for a RESIGNED that must not come
+        later = []
+        for _ in range(100):
+            ev = api.next_event(a, 0)
+            if ev is None:
+                break
+            later.append(ev["type"])
+        print(f"\nRELEASE error-recovering: events {[e['type'] for e in seen]} then {later}")
+        assert "RESIGNED" not in later, f"RESIGNED while a's node {mine[0]} is still there"
+        op.set_acls(path, [ACL(Permissions.ALL, Id("world", "anyone"))])
+        cb = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
+        b = zkc.new_election(api, handles, cb, path, "b")
+        assert lib.zkelect_volunteer(b) == 0
+        bound = 3 * T
+        t0 = time.monotonic()
+        rc = lib.zkelect_await_leader(b, bound)
+        assert rc == 0, f"b does not lead {bound} ms after READ came back: {_line(op, path)}"
+        print(f"RELEASE error-recovering: b led {1000 * (time.monotonic() - t0):.0f} ms "
+              f"after READ came back")
+        assert all(i != "a" for _, i in _line(op, path)), "a's node is still there"
+        api.wait_event(a, {"RESIGNED"}, T / 1000)
+    finally:
+        op.stop()
+        op.close()
