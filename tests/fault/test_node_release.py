@@ -149,3 +149,39 @@ def test_an_error_while_recovering_a_lost_create_still_deletes_its_node(api, han
     finally:
         op.stop()
         op.close()
+
+
+def test_a_found_node_that_may_not_be_read_errs_and_is_deleted(api, handles, zk, proxies):
+    """Finding 4 (on_adopt): the recovery found the node of a create whose
+    reply was lost, but its read (which checks the owner and arms the watch)
+    is refused: an operator took READ on the node away meanwhile. The
+    candidacy stayed in "recovering" for good, said nothing, kept its node
+    first in line and its turn to join. Now: ERROR, the node is released
+    (deleted: DELETE is the path's, still granted), then RESIGNED."""
+    T = 4000
+    lib = api.lib
+    path = f"/release-{uuid.uuid4().hex[:8]}"
+    op = kz.kazoo(zk, "op:pw-o")
+    me = make_digest_acl_credential("op", "pw-o")
+    try:
+        op.create(path, b"")
+        ca = zkc.connected_client(api, handles, proxies.connect_string, timeout_ms=T,
+                                  election_acl="open")
+        a = zkc.new_election(api, handles, ca, path, "a")
+        rule = proxies.drop_reply(["create", "create2"], then="reset", match="-latch-")
+        proxies.refuse()  # the reconnect waits until the operator is done
+        try:
+            assert lib.zkelect_volunteer(a) == 0
+            assert rule.done.wait(10), "the candidate's create never went through the proxy"
+            node = zkc.until(lambda: [n for n, i in _line(op, path) if i == "a"],
+                             "the node of the create whose reply was dropped", 5)[0]
+            op.set_acls(f"{path}/{node}", [ACL(Permissions.ALL, Id("digest", me))])
+        finally:
+            proxies.set_pass()
+        err, seen = api.wait_event(a, {"ERROR"}, 3 * T / 1000)
+        print(f"\nRELEASE adopt-noauth: {[e['type'] for e in seen]}: {err.get('message')}")
+        api.wait_event(a, {"RESIGNED"}, 3 * T / 1000)
+        assert all(i != "a" for _, i in _line(op, path)), "a's node is still there"
+    finally:
+        op.stop()
+        op.close()
