@@ -116,6 +116,21 @@ void Candidacy::garbage_refused(int rc, const std::string &name) {
                  {}, {}, 0, kEAuth, rc);
         }
         if (closing_ && !name.empty()) return;  // handed to the client (keep_removing)
+        if (name.empty()) {
+            // A lost create of a session that ended goes with that session's
+            // close: no listing needs to find it, and a closed handle must
+            // not wait for one that may never be allowed.
+            for (auto it = garbage_.begin(); it != garbage_.end();)
+                it = it->second.empty() && ended_session_.count(it->first) ? garbage_.erase(it)
+                                                                            : std::next(it);
+            account();
+            bool unknown = false;
+            for (const auto &g : garbage_) unknown = unknown || g.second.empty();
+            if (!unknown) {
+                if (garbage_.empty() && state_ == State::kResigning) finish_resign();
+                return;
+            }
+        }
     } else {
         // ZTHROTTLEDOP (the server's throttledOpWaitTime) and the like:
         // refused unexecuted. T/24, doubling, then once a session timeout.

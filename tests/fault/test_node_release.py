@@ -185,3 +185,34 @@ def test_a_found_node_that_may_not_be_read_errs_and_is_deleted(api, handles, zk,
     finally:
         op.stop()
         op.close()
+
+
+def test_a_margin_too_large_for_a_shorter_reconnect_still_deletes_a_lost_create(
+        api, handles, zk, proxies):
+    """Finding 2's other route: the create's reply lost with the connection,
+    and the reconnect negotiates a session timeout under which the
+    configured lease.margin.ms leaves no lease: ERROR (EINVAL) while the
+    create's outcome is unknown. The node it made must go, then RESIGNED."""
+    T = 4000
+    lib = api.lib
+    path = f"/release-{uuid.uuid4().hex[:8]}"
+    op = kz.kazoo(zk)
+    try:
+        op.create(path, b"")
+        ca = zkc.connected_client(api, handles, proxies.connect_string, timeout_ms=T,
+                                  lease_margin_ms=1500)
+        a = zkc.new_election(api, handles, ca, path, "a")
+        shorter = proxies.rewrite_reconnect(request_timeout_ms=2000)
+        rule = proxies.drop_reply(["create", "create2"], then="reset", match="-latch-")
+        assert lib.zkelect_volunteer(a) == 0
+        assert rule.done.wait(10), "the candidate's create never went through the proxy"
+        err, seen = api.wait_event(a, {"ERROR"}, 3 * T / 1000)
+        assert "lease.margin.ms" in err.get("message", ""), err
+        assert shorter.done.wait(1)
+        api.wait_event(a, {"RESIGNED"}, 3 * T / 1000)
+        left = _line(op, path)
+        print(f"\nRELEASE margin: {[e['type'] for e in seen]}, line at RESIGNED {left}")
+        assert all(i != "a" for _, i in left), f"RESIGNED with a's node still there: {left}"
+    finally:
+        op.stop()
+        op.close()
