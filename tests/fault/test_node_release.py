@@ -216,3 +216,70 @@ def test_a_margin_too_large_for_a_shorter_reconnect_still_deletes_a_lost_create(
     finally:
         op.stop()
         op.close()
+
+
+ZTHROTTLEDOP = -127
+
+
+def test_a_throttled_delete_of_a_resigned_node_is_tried_again(api, handles, zk, proxies):
+    """Finding 4: the reply to the resign's delete is ZTHROTTLEDOP (the
+    proxy turns the server's answer into one, as a server past its
+    throttledOpWaitTime answers). It was taken for connection trouble: the
+    candidacy waited for a reconnect that never came, and RESIGNED never
+    came. Now the delete is sent again after a pause (ZNONODE: done)."""
+    T = 4000
+    lib = api.lib
+    path = f"/release-{uuid.uuid4().hex[:8]}"
+    op = kz.kazoo(zk)
+    try:
+        op.create(path, b"")
+        ca = zkc.connected_client(api, handles, proxies.connect_string, timeout_ms=T)
+        a = zkc.new_election(api, handles, ca, path, "a")
+        assert lib.zkelect_volunteer(a) == 0
+        api.wait_event(a, {"ELECTED"}, 10)
+        node = _line(op, path)[0][0]
+        rule = proxies.answer_error("delete", ZTHROTTLEDOP, match=node)
+        t0 = time.monotonic()
+        assert lib.zkelect_resign(a) == 0
+        api.wait_event(a, {"RESIGNED"}, T / 1000)
+        assert rule.done.is_set(), "the delete's reply was not rewritten"
+        print(f"\nRELEASE throttled delete: RESIGNED {1000 * (time.monotonic() - t0):.0f} ms "
+              f"after the resign")
+        assert _line(op, path) == []
+    finally:
+        op.stop()
+        op.close()
+
+
+def test_a_throttled_listing_for_a_lost_create_is_tried_again(api, handles, zk, proxies):
+    """Finding 4 (on_garbage_children): a resign while the create's outcome
+    is unknown looks for the node by its uuid; that listing answered
+    ZTHROTTLEDOP was dropped for good: the node stayed first in line and
+    RESIGNED never came. Now it is listed again after a pause."""
+    T = 4000
+    lib = api.lib
+    path = f"/release-{uuid.uuid4().hex[:8]}"
+    op = kz.kazoo(zk)
+    try:
+        op.create(path, b"")
+        ca = zkc.connected_client(api, handles, proxies.connect_string, timeout_ms=T)
+        a = zkc.new_election(api, handles, ca, path, "a")
+        rule = proxies.drop_reply(["create", "create2"], then="reset", match="-latch-")
+        proxies.refuse()  # no reconnect until the resign is in
+        try:
+            assert lib.zkelect_volunteer(a) == 0
+            assert rule.done.wait(10), "the candidate's create never went through the proxy"
+            zkc.until(lambda: [n for n, i in _line(op, path) if i == "a"],
+                      "the node of the create whose reply was dropped", 5)
+            api.wait_event(a, {"SUSPENDED"}, 5)
+            assert lib.zkelect_resign(a) == 0
+            listing = proxies.answer_error(["getChildren", "getChildren2"], ZTHROTTLEDOP,
+                                           match=path)
+        finally:
+            proxies.set_pass()
+        api.wait_event(a, {"RESIGNED"}, 2 * T / 1000)
+        assert listing.done.is_set(), "the listing's reply was not rewritten"
+        assert _line(op, path) == [], "RESIGNED with a's node still there"
+    finally:
+        op.stop()
+        op.close()
