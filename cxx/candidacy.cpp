@@ -99,10 +99,7 @@ ReplyFn Candidacy::route(Handler h) {
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
     return client_.on_loop([weak, gen, h](Reply &&r) {
-        if (auto self = weak.lock()) {
-            if (r.rc != ZTHROTTLEDOP) self->throttled_ = 0;
-            ((*self).*h)(gen, std::move(r));
-        }
+        if (auto self = weak.lock()) ((*self).*h)(gen, std::move(r));
     });
 }
 
@@ -110,10 +107,7 @@ ListingFn Candidacy::route(ListingHandler h) {
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
     return [weak, gen, h](const Listing &l) {
-        if (auto self = weak.lock()) {
-            if (l.rc != ZTHROTTLEDOP) self->throttled_ = 0;
-            ((*self).*h)(gen, l);
-        }
+        if (auto self = weak.lock()) ((*self).*h)(gen, l);
     };
 }
 
@@ -444,6 +438,11 @@ void Candidacy::refused(int rc, const std::string &what, std::function<void()> a
         fail(kEAuth, rc, "not allowed to " + what);
         return;
     }
+    // In a row: each within 2T of the one before (the longest pause is T),
+    // whatever answers came between (a retry may be several requests).
+    int64_t now = boottime_ns();
+    if (now - throttled_at_ > 2 * timeout_ns()) throttled_ = 0;
+    throttled_at_ = now;
     if (++throttled_ > kMaxThrottled) {
         throttled_ = 0;
         fail(kEZk, rc, "ZooKeeper refused " + std::to_string(kMaxThrottled + 1) +
@@ -453,7 +452,7 @@ void Candidacy::refused(int rc, const std::string &what, std::function<void()> a
     int64_t pause = std::min(timeout_ns(), (timeout_ns() / 24) << std::min(throttled_ - 1, 5));
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
-    client_.at(boottime_ns() + pause, [weak, gen, again = std::move(again)] {
+    client_.at(now + pause, [weak, gen, again = std::move(again)] {
         auto self = weak.lock();
         if (self && gen == self->gen_ && self->client_.connected()) again();
     });

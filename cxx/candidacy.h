@@ -302,6 +302,7 @@ private:
     // with ERROR after kMaxThrottled; garbage is never given up.
     static constexpr int kMaxThrottled = 8;
     int throttled_ = 0;
+    int64_t throttled_at_ = 0;  // CLOCK_BOOTTIME of the last one
     int garbage_throttled_ = 0;
     int64_t garbage_retry_at_ = 0;  // the pending garbage retry's time; 0: none
 

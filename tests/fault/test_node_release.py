@@ -17,6 +17,8 @@ import threading
 import time
 import uuid
 
+import pytest
+
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
 from bed import kz, zkc
@@ -280,6 +282,42 @@ def test_a_throttled_listing_for_a_lost_create_is_tried_again(api, handles, zk, 
         api.wait_event(a, {"RESIGNED"}, 2 * T / 1000)
         assert listing.done.is_set(), "the listing's reply was not rewritten"
         assert _line(op, path) == [], "RESIGNED with a's node still there"
+    finally:
+        op.stop()
+        op.close()
+
+
+@pytest.mark.parametrize("refusals", [1, 9])
+def test_a_throttled_read_of_a_found_node(api, handles, zk, proxies, refusals):
+    """Finding 4 (on_adopt): the recovery's read of the node it found
+    answered ZTHROTTLEDOP left the candidacy in "recovering" for good,
+    silent, its node first in line. Now it asks again after a pause that
+    doubles (1 refusal: it goes on and leads), and after 8 refusals in a
+    row it gives up with ERROR and releases the node (9: RESIGNED with no
+    node left)."""
+    T = 2000
+    lib = api.lib
+    path = f"/release-{uuid.uuid4().hex[:8]}"
+    op = kz.kazoo(zk)
+    try:
+        op.create(path, b"")
+        ca = zkc.connected_client(api, handles, proxies.connect_string, timeout_ms=T)
+        a = zkc.new_election(api, handles, ca, path, "a")
+        reads = proxies.answer_error("getData", ZTHROTTLEDOP, count=refusals, match="-latch-")
+        rule = proxies.drop_reply(["create", "create2"], then="reset", match="-latch-")
+        assert lib.zkelect_volunteer(a) == 0
+        assert rule.done.wait(10), "the candidate's create never went through the proxy"
+        if refusals == 1:
+            api.wait_event(a, {"ELECTED"}, 3 * T / 1000)
+            assert reads.done.is_set()
+            assert [i for _, i in _line(op, path)] == ["a"]
+        else:
+            # T/24 doubling up to T: 8 pauses within 5 T.
+            err, seen = api.wait_event(a, {"ERROR"}, 6 * T / 1000)
+            print(f"\nRELEASE throttled adopt: {err.get('message')}")
+            assert reads.done.is_set()
+            api.wait_event(a, {"RESIGNED"}, 2 * T / 1000)
+            assert _line(op, path) == [], "RESIGNED with a's node still there"
     finally:
         op.stop()
         op.close()
