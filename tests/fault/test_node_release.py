@@ -9,8 +9,17 @@ candidate followed it and never led.
    disconnected (hand-over, back of the line, the old node in garbage);
    close() then finished at once and forgot that node.
 2. An ERROR while the create's outcome was unknown: the recovery listing
-   refused for lack of READ on the path; fail() kept only a node whose
-   name it knew, forgot the create that had landed, and said RESIGNED.
+   refused for lack of READ on the path, or a reconnect's shorter session
+   timeout under a configured lease.margin.ms; fail() kept only a node
+   whose name it knew, forgot the create that had landed, and said
+   RESIGNED.
+
+Finding 4, refusals dropped with neither a retry nor an ERROR, is here too:
+the recovery's read of the node it found refused (READ taken off the node,
+or throttled), a throttled delete of a resigned node, a throttled listing
+for a lost create. ZTHROTTLEDOP comes from the fault proxy (answer_error),
+which turns the server's reply into one: a real server's
+throttledOpWaitTime refuses only under load.
 """
 
 import threading
