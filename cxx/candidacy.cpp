@@ -131,8 +131,7 @@ void Candidacy::fail(int code, int zk_rc, const std::string &message) {
     // report rather than retry forever.
     depose(Reason::kNone);
     ++gen_;
-    if (!node_.empty()) garbage_[uuid_] = node_;
-    node_.clear();
+    release_nodes();
     want_ = false;
     shared_->set_error(code);
     emit(EventType::kError, Reason::kNone, message, {}, {}, 0, code, zk_rc);
@@ -216,15 +215,7 @@ void Candidacy::stop_resigning() {
     depose(Reason::kResigned);
     forget_neighbours();
     pred_gone_at_ = 0;
-    if (!node_.empty()) {
-        garbage_[uuid_] = node_;
-    } else if (state_ == State::kCreating || state_ == State::kRecovering) {
-        // The create may have landed: find it by its uuid and delete it.
-        garbage_[uuid_] = "";
-        unknown_since_[uuid_] = garbage_listings_;
-        abandoned_.insert(uuid_);
-    }
-    node_.clear();
+    release_nodes();
     shared_->stats.update([](ElectionCounts &st) { st.queue_position = -1; });
     set_state(State::kResigning);
 }
@@ -238,12 +229,8 @@ void Candidacy::close(uint64_t command, std::function<void()> done) {
         want_ = false;
         depose(Reason::kClosed);
     }
-    if (state_ == State::kIdle || state_ == State::kAwaitingSession) {
-        want_ = false;
-        set_state(State::kResigning);
-        finish_resign();
-        return;
-    }
+    // Waiting for a session or a turn to join may still leave old nodes to
+    // delete (a hand-over's, a step back's): the same way out as any state.
     if (state_ != State::kResigning) stop_resigning();
     collect_garbage();
     account();
@@ -254,10 +241,9 @@ void Candidacy::close(uint64_t command, std::function<void()> done) {
 void Candidacy::begin_enrollment() {
     // A node still held is deleted, never forgotten: forgetting it would
     // leave a ghost that blocks everyone behind it for the session's life.
-    if (!node_.empty()) garbage_[uuid_] = node_;
+    release_nodes();
     ++gen_;
     forget_neighbours();
-    node_.clear();
     own_armed_ = false;
     update_hold();
     uuid_ = make_uuid(client_.settings().priority);
@@ -296,6 +282,7 @@ void Candidacy::send_create() {
     }
     create_sent_ = boottime_ns();
     create_until_ = client_.lease().earns(create_sent_);
+    create_out_ = true;
     zk().create_candidate(node_path(node_prefix(uuid_)), shared_->id,
                                        route(&Candidacy::on_create));
     // Answered after the create (one session's requests are answered in
@@ -314,6 +301,9 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
         }
         return;
     }
+    // Known from here on, but after connection trouble (kRecovering finds
+    // it) or a session's end (on_expired).
+    create_out_ = connection_trouble(r.rc) || r.rc == ZRUNTIMEINCONSISTENCY;
     switch (r.rc) {
         case ZOK:
             node_ = basename_of(r.value);
@@ -403,6 +393,7 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
     if (r.rc == ZNONODE) {
         // No election path, so no node of ours: start over, safely.
         abandoned_.insert(uuid_);
+        create_out_ = false;
         begin_enrollment();
         return;
     }
@@ -413,6 +404,7 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
     for (const auto &child : r.children) {
         if (has_uuid(child, uuid_)) {
             node_ = child;
+            create_out_ = false;
             // Adopt only a node of this session (a lagging server may list
             // one whose session is ending). The read sets the own-node watch.
             ++own_seq_;
@@ -422,6 +414,7 @@ void Candidacy::on_recover_children(uint64_t gen, const Listing &r) {
         }
     }
     abandoned_.insert(uuid_);
+    create_out_ = false;
     begin_enrollment();
 }
 
@@ -435,17 +428,31 @@ void Candidacy::recover() {
 
 // A request ZooKeeper answered with an error on a live connection: a lack
 // of permission ends the candidacy with ERROR (no retry can fix it); any
-// other refusal (a throttled server, ZTHROTTLEDOP) is retried after T/24
-// unless something else happened to the candidacy meanwhile.
+// other refusal (a throttled server, ZTHROTTLEDOP) is retried after T/24,
+// doubling up to T, unless something else happened to the candidacy
+// meanwhile, and ends it with ERROR after kMaxThrottled in a row: a loop
+// bounded in count, and a candidacy never left waiting without a word.
 void Candidacy::refused(int rc, const std::string &what, std::function<void()> again) {
     if (connection_trouble(rc)) return;  // the reconnect sends it again
     if (rc == ZNOAUTH) {
         fail(kEAuth, rc, "not allowed to " + what);
         return;
     }
+    // In a row: each within 2T of the one before (the longest pause is T),
+    // whatever answers came between (a retry may be several requests).
+    int64_t now = boottime_ns();
+    if (now - throttled_at_ > 2 * timeout_ns()) throttled_ = 0;
+    throttled_at_ = now;
+    if (++throttled_ > kMaxThrottled) {
+        throttled_ = 0;
+        fail(kEZk, rc, "ZooKeeper refused " + std::to_string(kMaxThrottled + 1) +
+                           " times in a row to " + what + ": " + zerror(rc));
+        return;
+    }
+    int64_t pause = std::min(timeout_ns(), (timeout_ns() / 24) << std::min(throttled_ - 1, 5));
     std::weak_ptr<Candidacy> weak = weak_from_this();
     uint64_t gen = gen_;
-    client_.at(boottime_ns() + timeout_ns() / 24, [weak, gen, again = std::move(again)] {
+    client_.at(now + pause, [weak, gen, again = std::move(again)] {
         auto self = weak.lock();
         if (self && gen == self->gen_ && self->client_.connected()) again();
     });
@@ -464,7 +471,14 @@ void Candidacy::on_adopt(uint64_t gen, Reply &&r) {
         node_.clear();
         begin_enrollment();
         collect_garbage();
+        return;
     }
+    // ZNOAUTH (READ taken off the path): ERROR, and the node found is
+    // released; a throttled read is asked again from the listing on.
+    refused(r.rc, "read our node " + node_path(node_) + " found after a lost reply",
+            [this] {
+                if (state_ == State::kRecovering) recover();
+            });
 }
 
 // Own-node watch: someone else deleting our node must not go unnoticed
@@ -965,7 +979,7 @@ void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
         case State::kTransferring:
             // Only extends a lease still held: resign may have fenced it
             // from the user's thread.
-            shared_->lease.extend(until);
+            shared_->lease.extend(until, boottime_ns());
             schedule_lease_check(until);
             break;
         case State::kClaiming:
@@ -1156,8 +1170,10 @@ void Candidacy::on_connected(bool new_session) {
         check_margin();
         if (!want_) return;
     }
-    // Nodes of a session given up (on_expired) go first, ahead of our create.
-    if (new_session && !garbage_.empty() && state_ != State::kResigning) collect_garbage();
+    // Nodes of a session given up (on_expired) go first, ahead of our create;
+    // after a reconnect of the same session, deletes and listings that the
+    // broken connection lost are sent again.
+    if (!garbage_.empty() && state_ != State::kResigning) collect_garbage();
     switch (state_) {
         case State::kAwaitingSession:
             if (want_) send_create();
@@ -1213,7 +1229,7 @@ void Candidacy::on_expired() {
     // Creates of an older session cannot land any more: its close is
     // committed behind them. Keeps the set to one session's worth.
     abandoned_.clear();
-    if (!node_.empty() || state_ == State::kCreating || state_ == State::kRecovering) {
+    if (!node_.empty() || create_out_) {
         // The node lives until the quorum commits the session's close, which
         // may come after the word "expired" (client.h), or, for a session
         // given up unconfirmed, after T. The next session deletes it (any
@@ -1221,11 +1237,7 @@ void Candidacy::on_expired() {
         // after any resign. A create in flight may have landed: found by its
         // uuid. The next create takes a new uuid, or it would be taken for
         // that garbage and deleted (the explorer's seed 780710230).
-        garbage_[uuid_] = node_;
-        if (node_.empty()) {
-            abandoned_.insert(uuid_);
-            unknown_since_[uuid_] = garbage_listings_;
-        }
+        release_nodes();
         uuid_ = make_uuid(client_.settings().priority);
     }
     node_lost(Reason::kExpired);
@@ -1660,132 +1672,6 @@ void Candidacy::step_back(const std::string &to, const std::string &id) {
     requeue();
 }
 
-// --- leaving ----------------------------------------------------------------
-
-void Candidacy::collect_garbage() {
-    account();
-    if (garbage_.empty()) {
-        if (state_ == State::kResigning) finish_resign();
-        return;
-    }
-    if (!client_.connected()) return;  // on_connected calls again
-    bool unknown = false;
-    for (auto &[uuid, name] : garbage_) {
-        if (name.empty()) {
-            unknown = true;
-            continue;
-        }
-        // resign() then close() both come here: one delete on the wire.
-        if (!deleting_.insert(name).second) continue;
-        std::weak_ptr<Candidacy> weak = weak_from_this();
-        std::string key = uuid;
-        zk().remove(node_path(name), client_.on_loop([weak, key, name](Reply &&r) {
-            auto self = weak.lock();
-            if (!self) return;
-            self->deleting_.erase(name);
-            auto it = self->garbage_.find(key);
-            if (it == self->garbage_.end() || it->second != name) return;
-            if (r.rc == ZOK || r.rc == ZNONODE) {
-                self->forget(name);
-            } else if (r.rc == ZNOAUTH) {
-                // Deleting a child needs DELETE on the election path. The
-                // node stays, so no RESIGNED: say why once, and try again
-                // once a session timeout (an operator may fix the ACL); the
-                // session's end removes it in any case.
-                if (self->refused_.insert(name).second)
-                    self->emit(EventType::kError, Reason::kNone,
-                               "not allowed to delete our node " + self->node_path(name) +
-                                   " (no DELETE permission on " + self->shared_->path +
-                                   "): trying again every session timeout until it is gone or this client's "
-                                   "session ends",
-                               {}, {}, 0, kEAuth, r.rc);
-                if (self->closing_) {
-                    // A closed handle waits for no one; its client keeps at it.
-                    self->client_.keep_removing(self->node_path(name));
-                    self->forget(name);
-                } else {
-                    self->client_.at(boottime_ns() + self->timeout_ns(), [weak] {
-                        if (auto again = weak.lock()) again->collect_garbage();
-                    });
-                    return;
-                }
-            } else {
-                return;  // connection trouble: retried on reconnect
-            }
-            if (self->garbage_.empty() && self->state_ == State::kResigning) self->finish_resign();
-        }));
-    }
-    if (unknown) {
-        shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
-        std::weak_ptr<Candidacy> weak = weak_from_this();
-        uint64_t asked = ++garbage_listings_;
-        client_.list(shared_->path, ListingFn([weak, asked](const Listing &l) {
-                         if (auto self = weak.lock()) self->on_garbage_children(asked, l);
-                     }), true);
-    }
-    if (garbage_.empty() && state_ == State::kResigning) finish_resign();
-}
-
-void Candidacy::forget(const std::string &name) {
-    refused_.erase(name);
-    for (auto it = garbage_.begin(); it != garbage_.end();)
-        it = it->second == name ? garbage_.erase(it) : std::next(it);
-    account();
-}
-
-void Candidacy::on_garbage_children(uint64_t asked, const Listing &r) {
-    if (r.rc != ZOK && r.rc != ZNONODE) return;
-    bool found = false, unjudged = false;
-    for (auto it = garbage_.begin(); it != garbage_.end();) {
-        if (!it->second.empty()) {
-            ++it;
-            continue;
-        }
-        if (auto s = unknown_since_.find(it->first); s != unknown_since_.end() && s->second >= asked) {
-            unjudged = true;  // this listing was asked for before its create was sent
-            ++it;
-            continue;
-        }
-        std::string name;
-        // Never our live node, whatever a uuid says: deleting it would
-        // depose us for nothing.
-        for (const auto &child : r.children)
-            if (has_uuid(child, it->first) && child != node_) name = child;
-        unknown_since_.erase(it->first);
-        if (name.empty()) {
-            it = garbage_.erase(it);  // abandoned_ still catches a late one
-        } else {
-            it->second = name;
-            found = true;
-            ++it;
-        }
-    }
-    account();
-    if (found || unjudged || (garbage_.empty() && state_ == State::kResigning)) collect_garbage();
-}
-
-void Candidacy::finish_resign() {
-    if (state_ != State::kResigning) return;
-    if (closing_) {
-        set_state(State::kClosed);
-        shared_->changed();
-        auto done = std::move(close_done_);
-        client_.remove_member(member_id_);
-        if (done) done();
-        return;
-    }
-    set_state(State::kIdle);
-    if (want_) {
-        // volunteer() came while the old node was going: the resign is
-        // done all the same, and its RESIGNED comes before the new node's
-        // events. The phase stays the volunteer's (candidate).
-        emit(EventType::kResigned, Reason::kNone, "resigned: node removed");
-        begin_enrollment();
-        return;
-    }
-    // Idle before RESIGNED is seen: a volunteer made on that event succeeds.
-    shared_->settle(applied_);
-    emit(EventType::kResigned, Reason::kNone, "resigned: node removed");
-}
+// --- leaving: cxx/node_release.cpp ---------------------------------------------
 
 }  // namespace zkelect

@@ -115,7 +115,11 @@ private:
     void node_lost(Reason why);
     void retry_claim_at(int64_t at);
     void schedule_lease_check(int64_t at);
+    // cxx/node_release.cpp: the one way a node of this candidacy (known,
+    // or a create whose outcome is unknown) is let go, and its deletion.
+    void release_nodes();
     void collect_garbage();
+    void garbage_refused(int rc, const std::string &name);
     void finish_resign();
     // The node slots this candidacy holds of the client's
     // zk.session.nodes.max.bytes follow what it may have in ZooKeeper: one
@@ -290,6 +294,17 @@ private:
     // create was still to land).
     uint64_t garbage_listings_ = 0;
     Lazy<std::map<std::string, uint64_t>> unknown_since_;
+    // A create of uuid_ was sent and its outcome is not known (no reply, or
+    // connection trouble): what release_nodes() must not forget.
+    bool create_out_ = false;
+    // Refusals in a row of a throttled server (ZTHROTTLEDOP): the pause
+    // before asking again doubles, and the candidacy's own requests give up
+    // with ERROR after kMaxThrottled; garbage is never given up.
+    static constexpr int kMaxThrottled = 8;
+    int throttled_ = 0;
+    int64_t throttled_at_ = 0;  // CLOCK_BOOTTIME of the last one
+    int garbage_throttled_ = 0;
+    int64_t garbage_retry_at_ = 0;  // the pending garbage retry's time; 0: none
 
     // The transfer this leader runs (done set while it runs); made by a
     // transfer's start, dropped at its end: most candidacies never run one.

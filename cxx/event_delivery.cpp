@@ -188,12 +188,11 @@ void EventDelivery::stop_background() {
         std::lock_guard<std::mutex> lock(mu_);
         if (!bg_.joinable()) return;
         bg = std::move(bg_);
-        bg_stop_.store(true);
+        bg_stop_->store(true);
+        bg_stop_.reset();
     }
     queue_.recheck();
     bg.join();
-    std::lock_guard<std::mutex> lock(mu_);
-    bg_stop_.store(false);
 }
 
 int EventDelivery::set_background(Callback cb) {
@@ -205,9 +204,10 @@ int EventDelivery::set_background(Callback cb) {
     std::lock_guard<std::mutex> lock(mu_);
     if (bg_.joinable()) return kEState;  // another thread started one meanwhile
     if (!cb) return kOk;
-    bg_ = std::thread([this, cb = std::move(cb)] {
-        while (!bg_stop_.load()) {
-            auto ev = queue_.pop(-1, &bg_stop_);
+    auto stop = std::make_shared<std::atomic<bool>>(false);
+    bg_ = std::thread([this, stop, cb = std::move(cb)] {
+        while (!stop->load()) {
+            auto ev = queue_.pop(-1, stop.get());
             if (!ev) continue;
             try {
                 deliver(cb, std::move(ev));
@@ -215,6 +215,7 @@ int EventDelivery::set_background(Callback cb) {
             }
         }
     });
+    bg_stop_ = std::move(stop);
     return kOk;
 }
 

@@ -72,7 +72,10 @@ private:
     std::mutex mu_;  // cb_, bg_
     std::shared_ptr<const Callback> cb_;
     std::thread bg_;
-    std::atomic<bool> bg_stop_{false};
+    // Each background thread's own stop flag: a thread started while an
+    // older one is still being stopped must not see that one's flag (two
+    // set_background calls at once: the new callback never ran).
+    std::shared_ptr<std::atomic<bool>> bg_stop_;
     // Which threads run which handles' callbacks, and which of them wait in
     // a close(), is process-wide (event_delivery.cpp): one thread may be
     // in callbacks of several handles, and several threads in one handle's.

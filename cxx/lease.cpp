@@ -93,9 +93,9 @@ bool LeaseCell::publish(int64_t until) {
 #endif
 }
 
-void LeaseCell::extend(int64_t until) {
+void LeaseCell::extend(int64_t until, int64_t now) {
     int64_t cur = v_.load(std::memory_order_acquire);
-    while (cur > 0 && cur < until &&
+    while (cur > 0 && now < cur && cur < until &&
            !v_.compare_exchange_weak(cur, until, std::memory_order_acq_rel)) {
     }
 }

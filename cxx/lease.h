@@ -145,8 +145,10 @@ public:
     // Loop thread. Start a term: false when fenced (a resign is on its way).
     bool publish(int64_t until);
     // Loop thread. Push the deadline of a held lease later; never revives
-    // one that was revoked or fenced.
-    void extend(int64_t until);
+    // one that was revoked or fenced, nor one that ran out by now (its
+    // DEPOSED may still be on its way: is_leader() must not go 1, 0, 1
+    // with no event between; a new term begins only with publish()).
+    void extend(int64_t until, int64_t now);
     // Loop thread. End the term; returns the deadline it had (0 if none).
     // A fence stays.
     int64_t revoke();

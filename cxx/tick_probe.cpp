@@ -88,11 +88,20 @@ void TickProbe::run() {
             r = next_;
             pending_ = false;
         }
-        std::string reply;
-        bool complete = false;
-        if (!query(r, &reply, &complete)) continue;  // abandoned: no answer due
         ServerConf conf;
-        bool ok = parse_conf_reply(reply.data(), reply.size(), complete, &conf);
+        bool ok = false;
+        // The reply's buffer is the thread's allocation: out of memory there
+        // answers !ok, as a server that did not answer, rather than end the
+        // process in std::terminate (nothing catches on this thread).
+        try {
+            std::string reply;
+            bool complete = false;
+            if (!query(r, &reply, &complete)) continue;  // abandoned: no answer due
+            ok = parse_conf_reply(reply.data(), reply.size(), complete, &conf);
+        } catch (...) {
+            ok = false;
+            conf = ServerConf{};
+        }
         if (abandoned()) continue;
         try {
             done_(r.ticket, ok, conf);

@@ -161,7 +161,9 @@ void ZkSession::finish(const void *data, Reply &&reply) {
             p->owner->last_answered_sent_ = own->sent;
         if (answered)
             lease::record(p->owner->answered_, {own->sent, now},
-                          int64_t(p->owner->settings_.session_timeout_ms) * 1000000 / 24);
+                          p->owner->answered_spacing_ns_ > 0
+                              ? p->owner->answered_spacing_ns_
+                              : int64_t(p->owner->settings_.session_timeout_ms) * 1000000 / 24);
     }
     // Handlers only copy and forward; nothing may unwind into C frames.
     try {
@@ -263,6 +265,7 @@ void ZkSession::on_watch(zhandle_t *zh, int type, int state, const char *path, v
             // The handle as libzookeeper passes it: zh_ may not be stored yet
             // (the constructor sets it after zookeeper_init2 returns).
             timeout_ms = zh ? zoo_recv_timeout(zh) : 0;
+            if (timeout_ms > 0) self->answered_spacing_ns_ = int64_t(timeout_ms) * 1000000 / 24;
             // Not zoo_get_current_server: it takes the handle's reconfig
             // lock, which libzookeeper holds across name lookups, and formats
             // into one buffer shared by every handle of the process.

@@ -84,6 +84,10 @@ private:
     std::unordered_map<Pending *, std::unique_ptr<Pending>> pending_;
     std::deque<AckedWrite> answered_;  // under mu_ (lease::record)
     int64_t last_answered_sent_ = 0;   // under mu_
+    // answered_'s spacing, T/24 of the timeout the server granted (the
+    // configured one until a handshake says): a shorter negotiated T must
+    // not leave the lease with answers older than its own T/24. Under mu_.
+    int64_t answered_spacing_ns_ = 0;
     // What zk.sasl.* gives the handle's SASL callbacks: kept until the
     // handle is closed (libzookeeper references, not copies, them).
     std::shared_ptr<SaslParams> sasl_;

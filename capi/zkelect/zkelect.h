@@ -595,7 +595,12 @@ ZKELECT_API zkelect_election_t *zkelect_election_new(zkelect_client_t *client, c
  * client is disconnected; the client keeps retrying in the background until
  * it succeeds or the session ends (which removes the node too), also when
  * ZooKeeper refuses the delete (no DELETE permission on the path): then once
- * every session timeout, so the node goes once an operator allows it.
+ * every session timeout, so the node goes once an operator allows it. So
+ * too for a node the handle no longer knows the name of (a create whose
+ * reply the broken connection lost, an old node a transfer or step back
+ * left while the client was disconnected): it is found by the uuid in its
+ * name, listing the path (once every session timeout while ZooKeeper
+ * refuses that for lack of READ permission), and deleted.
  * Threads blocked in zkelect_next_event(), zkelect_await_leader() or
  * zkelect_dispatch() on this handle are woken (NULL, ZKELECT_ECLOSED) and
  * destroy waits for them to return before it frees anything; no call may
@@ -648,7 +653,11 @@ ZKELECT_API int zkelect_volunteer(zkelect_election_t *election);
  * permission on the election path), an ERROR event (ZKELECT_EAUTH) says so
  * once, the node stays and the delete is tried again once every session
  * timeout; RESIGNED comes only when the node is gone (the session's end
- * removes it), and a volunteer meanwhile waits behind it. Returns 0,
+ * removes it), and a volunteer meanwhile waits behind it. The same after an
+ * ERROR that stops a candidacy: its node goes this way, also one whose
+ * create's reply was lost (found by the uuid in its name; without READ
+ * permission on the path one more ERROR says so and the path is listed
+ * again once every session timeout), and RESIGNED comes once it is gone. Returns 0,
  * ZKELECT_ESTATE when not a candidate (a second resign), ZKELECT_EINVAL for
  * NULL.
  */

@@ -68,6 +68,14 @@ and one-shot actions:
                            then="reset" resets the connection right after the
                            drop, so the client sees connection loss for the
                            request at once and reconnects with its session.
+  answer_error(op, err, count=1, match=None)
+                           like drop_reply, but the client does hear: the
+                           server's reply to each of the next `count`
+                           matching requests reaches it as an error reply
+                           with code `err` (e.g. -127, ZTHROTTLEDOP: a
+                           server's throttledOpWaitTime without the load),
+                           its body cut. The request took effect on the
+                           server all the same.
 
 ZooKeeper framing: 4-byte big-endian length, then the packet. The client's
 first packet is the ConnectRequest, the server's first is the ConnectResponse
@@ -198,7 +206,7 @@ class DropRule:
     opcode 0 ("notification") drops the next `count` watch notifications.
     """
 
-    def __init__(self, opcode, count=1, then=None, match=None):
+    def __init__(self, opcode, count=1, then=None, match=None, err=None):
         if then not in (None, "reset"):
             raise ValueError("then must be None or 'reset'")
         if count < 1:
@@ -210,6 +218,8 @@ class DropRule:
         self.match = match.encode() if isinstance(match, str) else match
         self.count = count
         self.then = then
+        # Not None: the reply is not dropped but turned into this error.
+        self.err = err
         self.lock = threading.Lock()
         self.armed = count       # matching requests still to be marked
         self.dropped = 0         # replies actually dropped
@@ -402,8 +412,11 @@ class _Conn:
                 self._on_request(first, pkt)
                 self._emit(direction, pkt)
             else:
-                if self._on_reply(first, pkt):
+                out = self._on_reply(first, pkt)
+                if out is True:
                     self._emit(direction, pkt)
+                elif out:
+                    self._emit(direction, out)
 
     def _rewrite_handshake(self, direction, pkt):
         # ConnectRequest: len, protocolVersion:int, lastZxidSeen:long,
@@ -459,7 +472,8 @@ class _Conn:
                 break
 
     def _on_reply(self, first, pkt):
-        """Returns False when the packet must be dropped."""
+        """Returns False when the packet must be dropped, True to forward
+        it, or the bytes to forward in its place."""
         p = self.proxy
         st = p._stats
         if first:
@@ -487,6 +501,10 @@ class _Conn:
             rule = self.marked.pop(xid, None)
         if rule is None:
             return True
+        if rule.err is not None and xid != XID_NOTIFICATION:
+            st["replies_rewritten"] += 1
+            rule.note_dropped()
+            return struct.pack(">iiqi", 16, xid, _zxid, rule.err)
         st["replies_dropped"] += 1
         rule.note_dropped()
         if rule.then == "reset":
@@ -592,7 +610,7 @@ def _new_stats():
         "bytes_discarded_c2s": 0, "bytes_discarded_s2c": 0,
         "packets_c2s": 0, "packets_s2c": 0,
         "requests": {}, "notifications": 0, "reply_errors": 0,
-        "replies_dropped": 0, "resets": 0,
+        "replies_dropped": 0, "replies_rewritten": 0, "resets": 0,
     }
 
 
@@ -789,6 +807,14 @@ class FaultProxy:
         self._lt.call(self._rules.append, rule)
         return rule
 
+    def answer_error(self, opcode, err, count=1, match=None, rule=None):
+        """The replies to the next `count` requests of `opcode` reach the
+        client as error replies with code `err` (module docstring).
+        Returns the DropRule; rule.done is set once all were rewritten."""
+        rule = rule or DropRule(opcode, count, None, match, err=err)
+        self._lt.call(self._rules.append, rule)
+        return rule
+
     def rewrite_reconnect(self, request_timeout_ms=None, reply_timeout_ms=None, rule=None):
         """Rewrite the handshake of the next reconnect through this proxy
         (see the module docstring). Returns the ConnectRule; rule.done is
@@ -918,6 +944,13 @@ class ProxiedEnsemble:
         rule = DropRule(opcode, count, then, match)
         for p in self.proxies:
             p.drop_reply(opcode, rule=rule)
+        return rule
+
+    def answer_error(self, opcode, err, count=1, match=None):
+        """One rule shared by all proxies: `count` rewrites in total."""
+        rule = DropRule(opcode, count, None, match, err=err)
+        for p in self.proxies:
+            p.answer_error(opcode, err, rule=rule)
         return rule
 
     def rewrite_reconnect(self, request_timeout_ms=None, reply_timeout_ms=None):

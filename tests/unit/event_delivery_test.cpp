@@ -362,3 +362,38 @@ TEST(EventDelivery, ClosingAnotherHandleFromACallbackStillWorks) {
     EXPECT_EQ(rc.load(), kOk);
     EXPECT_EQ(x.close([&] { qx.close(); }), kOk);
 }
+
+// Issue 50, 7(b): while one thread stops the background thread (its
+// callback still running), another sets a new one. The new thread used to
+// start with the old one's stop flag still raised, end at once, and its
+// callback never ran although set_background answered 0.
+TEST(EventDelivery, ABackgroundCallbackSetWhileAnotherStopsStillRuns) {
+    EventQueue q;
+    EventDelivery d(q);
+    Flag entered, release_first;
+    ASSERT_EQ(d.set_background([&](std::unique_ptr<Event>) {
+        entered.raise();
+        release_first.wait();
+    }), kOk);
+    q.push(make(1));
+    ASSERT_TRUE(entered.wait());
+    // X stops the first thread: it joins, the first callback still blocked.
+    auto x = std::async(std::launch::async, [&] { return d.set_background({}); });
+    // Time for X to get into its join (it holds no lock there); a test
+    // pause, not a wait for the engine's state.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::atomic<int> ran{0};
+    auto y = std::async(std::launch::async, [&] {
+        return d.set_background([&](std::unique_ptr<Event>) { ++ran; });
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    release_first.raise();
+    ASSERT_EQ(y.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    ASSERT_EQ(x.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    ASSERT_EQ(y.get(), kOk);
+    x.get();  // kEState: it found Y's thread, which it did not start
+    q.push(make(2));
+    EXPECT_TRUE(eventually([&] { return ran.load() > 0; }))
+        << "set_background answered 0 and its callback never ran";
+    ASSERT_EQ(d.set_background({}), kOk);
+}

@@ -250,7 +250,7 @@ TEST(LeaseCell, FenceBeatsALaterClaim) {
     c.fence();
     EXPECT_FALSE(c.publish(1000));
     EXPECT_FALSE(c.held(1));
-    c.extend(2000);
+    c.extend(2000, 1);
     EXPECT_FALSE(c.held(1));
     EXPECT_EQ(c.revoke(), 0);
     EXPECT_EQ(c.value(), LeaseCell::kFenced);  // revoke keeps the fence
@@ -268,16 +268,34 @@ TEST(LeaseCell, FenceEndsAHeldLease) {
 
 TEST(LeaseCell, ExtendNeverRevivesOrShortens) {
     LeaseCell c;
-    c.extend(1000);
+    c.extend(1000, 1);
     EXPECT_FALSE(c.held(1));  // nothing to extend
     ASSERT_TRUE(c.publish(1000));
-    c.extend(500);
+    c.extend(500, 1);
     EXPECT_EQ(c.value(), 1000);
-    c.extend(2000);
+    c.extend(2000, 1);
     EXPECT_EQ(c.value(), 2000);
     EXPECT_EQ(c.revoke(), 2000);
-    c.extend(3000);
+    c.extend(3000, 1);
     EXPECT_EQ(c.value(), 0);
+}
+
+// Issue 50, 7(a): a lease that ran out (is_leader answered 0, its DEPOSED
+// not yet posted: the lease check runs after the keepalive acknowledgement
+// already in the loop's mailbox) stays out. Extending it made is_leader go
+// 1, 0, 1 with neither DEPOSED nor ELECTED between.
+TEST(LeaseCell, ExtendNeverRevivesALapsedLease) {
+    LeaseCell c;
+    ASSERT_TRUE(c.publish(1000));
+    EXPECT_TRUE(c.held(999));
+    EXPECT_FALSE(c.held(1000));  // ran out: is_leader 0
+    c.extend(5000, 1200);        // the acknowledgement handled after that
+    EXPECT_FALSE(c.held(1200)) << "a lapsed lease came back to life";
+    EXPECT_FALSE(c.held(4000));
+    LeaseCell d;
+    ASSERT_TRUE(d.publish(1000));
+    d.extend(6000, 999);  // one still held is pushed on
+    EXPECT_TRUE(d.held(5999));
 }
 
 TEST(LeaseCell, CapLowersButNeverEndsSilently) {
