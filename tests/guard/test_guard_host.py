@@ -1,0 +1,191 @@
+"""The crash guard must never hurt its host (issue 51), tried from outside
+as a user would: a host program of the library (guard_host.py, many
+clients in one process) on the real ensemble, its guard stopped, crowded or
+broken.
+
+- Never a stall: with the guard SIGSTOPped, no library call, client
+  creation or fork() waits on it (before: zkelect_client_crash_guard_wait
+  blocked after 2,416 calls, once the pipe's 64 KiB were full, and a fork()
+  from another thread with it); a guard that takes nothing for 2 s is
+  declared lost and replaced, and the clients are guarded again.
+- Never a storm: 1,030 clients (past the old table of 1,024) are all
+  guarded by one guard, started once, with no warning; a guard that dies
+  early, or refuses the protocol's version, is restarted with a growing
+  pause (before: every second, and each start reset the pause).
+"""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bed.participant import Participant, candidate_argv
+from guardprocs import guards_of
+
+HERE = Path(__file__).resolve().parent
+STALL_S = 2.0        # kStallMs in cxx/crash_guard.cpp
+T_MS = 6000
+
+
+@pytest.fixture
+def guard_bin():
+    return os.environ["ZKELECT_GUARD"]
+
+
+class Host:
+    def __init__(self, build_dir, zk, env=None):
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "guard_host.py"),
+             str(build_dir / "capi" / "libzkelect.so.1"), zk.connect_string],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.pid = self.proc.pid
+
+    def ask(self, cmd, timeout):
+        """The answer to cmd, or None when none came within timeout s."""
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not r:
+            return None
+        line = self.proc.stdout.readline()
+        assert line, f"the host exited on {cmd!r}"
+        return json.loads(line)
+
+    def until_guarded(self, n, timeout):
+        deadline = time.monotonic() + timeout
+        s = None
+        while time.monotonic() < deadline:
+            s = self.ask("stats", 30)
+            if s["guarded"] == n:
+                return s
+            time.sleep(0.05)
+        pytest.fail(f"{n} clients not all guarded within {timeout} s: {s}")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def hosts(build_dir, zk):
+    made = []
+
+    def make(env=None):
+        h = Host(build_dir, zk, env)
+        made.append(h)
+        return h
+    yield make
+    for h in made:
+        h.close()
+
+
+def _one_guard(guard_bin, pid, timeout=5, other_than=()):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        g = [p for p in guards_of(guard_bin, pid) if p not in other_than]
+        if g:
+            return g
+        time.sleep(0.01)
+    pytest.fail(f"no zkelect-guard for {pid} within {timeout} s")
+
+
+def test_a_stopped_guard_stalls_no_call_no_fork_and_is_replaced(hosts, guard_bin):
+    h = hosts()
+    assert h.ask("clients 1", 60)
+    h.until_guarded(1, 10)
+    [stopped] = _one_guard(guard_bin, h.pid)
+    os.kill(stopped, signal.SIGSTOP)
+    try:
+        # Each WAIT line is about 30 bytes: 5,000 are more than the pipe's
+        # 64 KiB. None of these calls waits on the stopped guard.
+        got = h.ask("waits 5000", 10)
+        assert got is not None, "crash_guard_wait blocked on a stopped guard"
+        got = h.ask("fork", 5)
+        assert got is not None and got["ms"] < 1000, f"fork() waited on the guard: {got}"
+        got = h.ask("clients 2", 30)
+        assert got is not None, "a client's creation blocked on a stopped guard"
+        # Lost after STALL_S without reading, and replaced: every client is
+        # guarded again by a new guard, and was told once.
+        new = _one_guard(guard_bin, h.pid, STALL_S + 5, other_than=(stopped,))
+        assert len(new) == 1, new
+        s = h.until_guarded(3, STALL_S + 5)
+        assert 1 <= s["warnings"] <= 3 * 2, s
+        got = h.ask("fork", 5)
+        assert got is not None and got["ms"] < 1000, got
+    finally:
+        os.kill(stopped, signal.SIGCONT)
+    # Resumed, the lost guard finds its pipe closed by a live owner: it
+    # exits, closing nothing.
+    deadline = time.monotonic() + 5
+    while stopped in guards_of(guard_bin, h.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stopped not in guards_of(guard_bin, h.pid)
+
+
+def test_1030_clients_in_one_process_are_all_guarded_by_one_guard(hosts, guard_bin):
+    h = hosts()
+    assert h.ask("clients 1", 60)
+    h.until_guarded(1, 10)
+    [first] = _one_guard(guard_bin, h.pid)
+    n = 1030
+    got = h.ask(f"clients {n - 1}", 600)
+    assert got is not None
+    s = h.until_guarded(n, 30)
+    assert s["warnings"] == 0, s
+    # One guard, the first one: never restarted.
+    assert guards_of(guard_bin, h.pid) == [first]
+
+
+def _flaky_guard(tmp_path, body):
+    """A stand-in for zkelect-guard: a script that notes each start in a
+    file and then does body (it gets no environment: absolute paths)."""
+    starts = tmp_path / "starts"
+    script = tmp_path / "guard.sh"
+    script.write_text(f"#!/bin/sh\n/bin/echo start >> {starts}\n{body}\n")
+    script.chmod(0o755)
+    return script, starts
+
+
+def test_a_guard_that_dies_early_is_restarted_with_a_growing_pause(hosts, build_dir, zk, tmp_path,
+                                                                   test_env):
+    # It starts as a guard should (the child exits 0, something holds the
+    # pipe's read end) and dies 0.3 s later, as a guard fed garbage would.
+    script, starts = _flaky_guard(tmp_path, "( /bin/sleep 0.3 ) &\nexit 0")
+    h = hosts(dict(test_env, ZKELECT_GUARD=str(script)))
+    assert h.ask("clients 3", 60)
+    time.sleep(12)
+    n = len(starts.read_text().split())
+    # 0, then 1, 2, 4 s (+0.3 s each) after each death: 4 starts in 12 s
+    # (before: every 1.3 s, 9 or 10).
+    assert 2 <= n <= 5, f"{n} guard starts in 12 s"
+    s = h.ask("stats", 30)
+    # Two per client per start at most (down, then up again).
+    assert s["warnings"] <= 3 * 2 * n, s
+
+
+def test_a_guard_of_another_version_is_refused_with_the_reason(zk, zk_path, zkelect_bin, test_env,
+                                                               tmp_path):
+    # What the guard does on a hello of another version (exit status 5:
+    # test_guard.py tests the real one).
+    script, starts = _flaky_guard(tmp_path, "exit 5")
+    env = dict(test_env, ZKELECT_GUARD=str(script))
+    a = Participant(candidate_argv(zkelect_bin, zk.connect_string, zk_path, 1, 1, T_MS),
+                    env, "auto", stderr="pipe")
+    try:
+        m = a.mark()
+        a.send("join")
+        _, words = a.wait_info("1", "WARNING", 10, since=m)
+        assert "another version of the guard protocol" in " ".join(words), words
+        a.wait_event(("LEADER",), "1", 10, since=m)
+        time.sleep(4)
+        n = len(starts.read_text().split())
+        assert n <= 4, f"{n} starts of a refusing guard in about 4 s"
+    finally:
+        a.close()
