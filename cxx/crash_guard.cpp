@@ -388,6 +388,7 @@ private:
         int64_t started_at = 0;   // the running helper's start
         std::string why_down;     // why the helper is down, for the clients
         std::string cause;        // what brought a running helper down, for the clients
+        uid_t ruid = 0, euid = 0;  // this process's users when it started the helper
         bool up() const { return pipe != nullptr; }
     };
     struct Member {
@@ -408,6 +409,7 @@ private:
     // them). False when the helper is down, or lost as its queue is full.
     bool queue(int delay, Guard &g, Secret &&lines, Mark *mark) {
         Secret l = std::move(lines);
+        if (g.up() && changed_user(g)) down(delay, g, changed_user_cause(), false);
         if (!g.up()) {
             wipe(l);
             return false;
@@ -465,6 +467,15 @@ private:
             zk_log_message(line.c_str());
         }
         wake();
+    }
+
+    // The process changed its user since it started the helper (setuid
+    // after its clients began): a helper must never stay more privileged
+    // than its owner, who could still send it records. It is replaced by
+    // one of the new user (the helper checks it too, on each read).
+    static bool changed_user(const Guard &g) { return getuid() != g.ruid || geteuid() != g.euid; }
+    static std::string changed_user_cause() {
+        return "was started as another user than this process now runs as";
     }
 
     void backoff(Guard &g, const std::string &why) {
@@ -536,6 +547,8 @@ private:
         if (!g.pipe) return false;
         g.serial = ++serials_;
         g.started_at = boottime_ns();
+        g.ruid = getuid();
+        g.euid = geteuid();
         wipe(g.out);
         g.queued = g.written = 0;
         for (auto &[t, m] : members_)
@@ -590,6 +603,7 @@ private:
     void tend() {
         const int64_t now = boottime_ns();
         for (auto &[delay, g] : guards_) {
+            if (g.up() && changed_user(g)) down(delay, g, changed_user_cause(), false);
             if (g.up() && !g.out.empty() && now - g.progress_at >= kStallMs * kNsPerMs)
                 down(delay, g,
                      "took nothing from its pipe for " + std::to_string(kStallMs) +

@@ -485,6 +485,41 @@ static int pidfd_readable(int pidfd, int timeout_ms)
     return 0;
 }
 
+/* The owner's user ids (real, effective, saved) as /proc shows them: 0, or
+ * -1 when they cannot be read. */
+static int owner_ids(long owner, long ids[3])
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", owner);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int found = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Uid:", 4) == 0) {
+            found = sscanf(line + 4, "%ld %ld %ld", &ids[0], &ids[1], &ids[2]) == 3 ? 0 : -1;
+            break;
+        }
+    fclose(f);
+    return found;
+}
+
+/* Whether the owner still has the user ids the guard was started with. An
+ * owner that changed its user (setuid after its clients started) must not
+ * keep a guard more privileged than itself, to which it could still write
+ * records: the guard exits, closing nothing, and the library starts
+ * another as the owner's new user. Asked before each read of the pipe
+ * (rare: a record per session change) and never at death. Unknowable (no
+ * /proc): the guard goes on. */
+static int owner_changed_user(long owner)
+{
+    uid_t r, e, s;
+    long ids[3];
+    if (getresuid(&r, &e, &s) != 0 || owner_ids(owner, ids) != 0)
+        return 0;
+    return ids[0] != (long)r || ids[1] != (long)e || ids[2] != (long)s;
+}
+
 /* Nothing of the guard is for another process to read, write or trace:
  * not dumpable (its /proc files, the pipe's fd among them, become root's,
  * and a process of the same user can neither ptrace it nor open them), no
@@ -678,6 +713,11 @@ int main(int argc, char **argv)
             break;
         }
         if (p[1].revents) {
+            /* Alive (its pidfd not readable): its /proc is its own. */
+            if (!pidfd_readable(pidfd, 0) && owner_changed_user(owner)) {
+                say("the owner %ld changed its user: exiting, nothing closed", owner);
+                return EXIT_OK;
+            }
             int rc = read_pipe(buf, &len);
             if (rc < 0) {
                 say("protocol error on the pipe: exiting, nothing closed");

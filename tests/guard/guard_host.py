@@ -15,6 +15,8 @@ Obeys lines on stdin, each answered by one JSON line on stdout:
                 this process): {"ms"}
     fork        fork() on a thread of its own; the child exits at once:
                 {"ms": until fork() returned in the parent}
+    setuid U    becomes user U (all three ids, no groups) as a server
+                does once it has started: {"uid": U}
     exit        destroys the clients and exits
 """
 
@@ -91,6 +93,12 @@ def main():
             t.start()
             t.join()
             say(got)
+        elif cmd[0] == "setuid":
+            u = int(cmd[1])
+            os.setgroups([])
+            os.setresgid(u, u, u)
+            os.setresuid(u, u, u)
+            say({"uid": os.getuid()})
         elif cmd[0] == "exit":
             for c in clients:
                 lib.zkelect_client_destroy(c)

@@ -11,6 +11,8 @@ nothing while its owner lives.
   directory / and an empty environment.
 - A password the guard was given and then told to forget (ADD, DEL) is in
   none of its memory (before: the hex stayed in the read buffer).
+- An owner that drops root makes its root guard exit at its next record,
+  closing nothing (it is not to stay more privileged than its owner).
 - A hello of another protocol version, or none, is refused at the start,
   with its own exit status.
 """
@@ -36,7 +38,8 @@ PASSWD = bytes.fromhex("5ec2e7a1b2c3d4e5f60718293a4b5c6d")
 
 # The owner: the pipe with the hello and the records given on its command
 # line, the guard spawned with an environment of its own; it prints the
-# start's verdict and waits for its stdin to close.
+# start's verdict, then sends each line of its stdin as a record ("!setuid":
+# it becomes uid 65534 instead) until its stdin closes.
 OWNER = r"""
 import json, os, sys
 guard, hello, records = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -47,11 +50,19 @@ pid = os.posix_spawn(guard, [guard, str(os.getpid())], {"HOST_SECRET": "do-not-k
 os.close(r)
 _, st = os.waitpid(pid, 0)
 status = os.waitstatus_to_exitcode(st)
+def send(rec):
+    if rec == "!setuid":
+        os.setgroups([])
+        os.setresgid(65534, 65534, 65534)
+        os.setresuid(65534, 65534, 65534)
+    else:
+        os.write(w, (rec + "\n").encode())
 if status == 0:
     for rec in records:
-        os.write(w, (rec + "\n").encode())
+        send(rec)
 print(json.dumps({"pid": os.getpid(), "status": status}), flush=True)
-sys.stdin.read()
+for line in sys.stdin:
+    send(line.rstrip("\n"))
 """
 
 HELLO = "HELLO zkelect-guard 2"
@@ -83,6 +94,7 @@ def owner(guard_bin):
         assert r, "the owner said nothing"
         info = json.loads(p.stdout.readline())
         info["guard"] = None
+        info["proc"] = p
         if info["status"] == 0:
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline and not info["guard"]:
@@ -186,3 +198,17 @@ def test_a_withdrawn_password_is_in_none_of_the_guards_memory(owner):
 def test_a_hello_of_another_version_is_refused_at_the_start(owner, hello, status):
     info = owner(hello=hello)
     assert info["status"] == status, info
+
+
+def test_a_root_guard_exits_once_its_owner_dropped_root(owner, guard_bin):
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to drop it")
+    info = owner(records=[ADD])
+    g = info["guard"]
+    assert g in guards_of(guard_bin, info["pid"])
+    info["proc"].stdin.write(f"!setuid\n{DEL}\n")
+    info["proc"].stdin.flush()
+    deadline = time.monotonic() + 5
+    while g in guards_of(guard_bin, info["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert g not in guards_of(guard_bin, info["pid"]), "the root guard stayed"

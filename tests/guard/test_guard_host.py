@@ -8,6 +8,10 @@ broken.
   blocked after 2,416 calls, once the pipe's 64 KiB were full, and a fork()
   from another thread with it); a guard that takes nothing for 2 s is
   declared lost and replaced, and the clients are guarded again.
+- Never more privileged than its owner: a host that changes its user
+  after its clients started (a server dropping root) gets a guard of its
+  new user (before: the root guard stayed, and took the now unprivileged
+  host's records).
 - Never a storm: 1,030 clients (past the old table of 1,024) are all
   guarded by one guard, started once, with no warning; a guard that dies
   early, or refuses the protocol's version, is restarted with a growing
@@ -189,3 +193,33 @@ def test_a_guard_of_another_version_is_refused_with_the_reason(zk, zk_path, zkel
         assert n <= 4, f"{n} starts of a refusing guard in about 4 s"
     finally:
         a.close()
+
+
+def _uid(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+
+
+def test_a_host_that_drops_root_gets_a_guard_of_its_new_user(hosts, guard_bin):
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to drop it")
+    h = hosts()
+    assert h.ask("clients 1", 60)
+    h.until_guarded(1, 10)
+    [root_guard] = _one_guard(guard_bin, h.pid)
+    assert _uid(root_guard) == 0
+    assert h.ask("setuid 65534", 10) == {"uid": 65534}
+    # The next line for the guard finds the user changed.
+    assert h.ask("waits 1", 10)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        g = guards_of(guard_bin, h.pid)
+        if g and root_guard not in g:
+            break
+        time.sleep(0.02)
+    g = guards_of(guard_bin, h.pid)
+    assert root_guard not in g, "the root guard stayed after its host dropped root"
+    assert len(g) == 1 and _uid(g[0]) == 65534, [(p, _uid(p)) for p in g]
+    h.until_guarded(1, 5)
