@@ -39,7 +39,8 @@ PASSWD = bytes.fromhex("5ec2e7a1b2c3d4e5f60718293a4b5c6d")
 # The owner: the pipe with the hello and the records given on its command
 # line, the guard spawned with an environment of its own; it prints the
 # start's verdict, then sends each line of its stdin as a record ("!setuid":
-# it becomes uid 65534 instead) until its stdin closes.
+# it becomes uid 65534 instead; "!sync": it prints "synced", everything
+# before is in the pipe) until its stdin closes.
 OWNER = r"""
 import json, os, sys
 guard, hello, records = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -51,7 +52,9 @@ os.close(r)
 _, st = os.waitpid(pid, 0)
 status = os.waitstatus_to_exitcode(st)
 def send(rec):
-    if rec == "!setuid":
+    if rec == "!sync":
+        print("synced", flush=True)
+    elif rec == "!setuid":
         os.setgroups([])
         os.setresgid(65534, 65534, 65534)
         os.setresuid(65534, 65534, 65534)
@@ -212,3 +215,19 @@ def test_a_root_guard_exits_once_its_owner_dropped_root(owner, guard_bin):
     while g in guards_of(guard_bin, info["pid"]) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert g not in guards_of(guard_bin, info["pid"]), "the root guard stayed"
+
+
+def test_the_guard_takes_10000_sessions(owner, guard_bin):
+    # Past the old table of 1,024, whose 1,025th ADD made the guard exit
+    # (and its owner's library start it again, and again).
+    info = owner(records=[ADD])
+    g = info["guard"]
+    lines = "".join(f"ADD {i:016x} {PASSWD.hex()} 6000 127.0.0.1:1\n" for i in range(1, 10001))
+    lines += "".join(f"DEL {i:016x}\n" for i in range(1, 5001))
+    info["proc"].stdin.write(lines + "!sync\n")
+    info["proc"].stdin.flush()
+    r, _, _ = select.select([info["proc"].stdout], [], [], 30)
+    assert r and info["proc"].stdout.readline().strip() == "synced", "the owner could not write them"
+    # All in the pipe; the guard reads them in milliseconds.
+    time.sleep(0.5)
+    assert g in guards_of(guard_bin, info["pid"]), "the guard exited past 1,024 sessions"
