@@ -223,3 +223,26 @@ def test_a_host_that_drops_root_gets_a_guard_of_its_new_user(hosts, guard_bin):
     assert root_guard not in g, "the root guard stayed after its host dropped root"
     assert len(g) == 1 and _uid(g[0]) == 65534, [(p, _uid(p)) for p in g]
     h.until_guarded(1, 5)
+
+
+def test_commands_that_only_read_start_no_guard(zk, zk_path, zkelect_bin, test_env, tmp_path):
+    # Before, each `zkelect status` started a guard for a process that never
+    # holds a node (and under a non-reaping init left a zombie each).
+    script, starts = _flaky_guard(tmp_path, "( /bin/sleep 30 ) >/dev/null 2>&1 &\nexit 0")
+    starts.write_text("")
+    env = dict(test_env, ZKELECT_GUARD=str(script))
+    for argv in (["status", "--connect", zk.connect_string, "--path", zk_path],
+                 ["observe", "--connect", zk.connect_string, "--path", zk_path, "--count", "1"],
+                 ["observe", "--connect", zk.connect_string, "--path", zk_path, "--prometheus"]):
+        r = subprocess.run([str(zkelect_bin), *argv], env=env, capture_output=True, text=True,
+                           timeout=30)
+        assert r.returncode in (0, 1), (argv, r.returncode, r.stderr)
+    assert starts.read_text().split() == [], "a command that only reads started a guard"
+    # The control: a candidate starts one.
+    a = Participant(candidate_argv(zkelect_bin, zk.connect_string, zk_path, 1, 1, T_MS),
+                    env, "candidate", stderr="pipe")
+    try:
+        a.wait_event(("CONNECTED",), "1", 20)
+        assert starts.read_text().split() == ["start"]
+    finally:
+        a.close()
