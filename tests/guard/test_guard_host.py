@@ -246,3 +246,33 @@ def test_commands_that_only_read_start_no_guard(zk, zk_path, zkelect_bin, test_e
         assert starts.read_text().split() == ["start"]
     finally:
         a.close()
+
+
+def test_a_client_that_joined_while_no_guard_could_start_is_guarded_once_one_runs(
+        zk, zk_path, zkelect_bin, test_env, tmp_path, guard_bin):
+    # The first start fails (as when the guard's binary is being upgraded),
+    # the next ones run the real guard. Before, the client that joined
+    # during the failure was never a member: never guarded, even after.
+    once = tmp_path / "failed-once"
+    script, starts = _flaky_guard(
+        tmp_path, f"if [ ! -e {once} ]; then : > {once}; exit 1; fi\nexec {guard_bin} \"$@\"")
+    env = dict(test_env, ZKELECT_GUARD=str(script))
+    p = Participant(candidate_argv(zkelect_bin, zk.connect_string, zk_path, 1, 1, T_MS),
+                    env, "late", stderr="pipe")
+    try:
+        p.wait_event(("CONNECTED",), "1", 20)
+        m = p.mark()
+        p.send("status 1")
+        assert p.info("1", "crash_guarded", 10, since=m) == "0"
+        # Tried again after the backoff's first pause (1 s).
+        deadline = time.monotonic() + 8
+        got = "0"
+        while got != "1" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            m = p.mark()
+            p.send("status 1")
+            got = p.info("1", "crash_guarded", 10, since=m)
+        assert got == "1", "the client was not guarded once the guard could start"
+        assert len(starts.read_text().split()) == 2
+    finally:
+        p.close()
