@@ -172,6 +172,7 @@ void zt_format_time_ms(int64_t epoch_ms, char *buf, size_t len);
 
 /* Sends sig to every live (not zombie) process below root, found by parent
  * links in the proc filesystem, skipping `except` (but not its descendants) when > 0.
+ * This process's crash guard, orphaned below it, is left alone.
  * Returns how many were signalled; *failed counts kill() failures other than
  * ESRCH, and *first_err and *first_pid name the first. -1 when /proc cannot be
  * read (errno set). */

@@ -85,3 +85,65 @@ def test_run_kills_the_command_with_its_guard_stopped_and_its_pipe_full(zk, zk_p
         for p in left:
             if pid_alive(p):
                 os.kill(p, signal.SIGKILL)
+
+
+def _ppid(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def test_runs_orphan_sweep_leaves_a_restarted_guard_alone(zk, zk_path, zkelect_bin, test_env,
+                                                          tmp_path):
+    """A guard the library starts again once run is a subreaper is orphaned
+    below run. Before, run's orphan sweep (the keeper died) SIGKILLed it with
+    the command's leftovers, and the library started yet another."""
+    guard_bin = os.environ["ZKELECT_GUARD"]
+    child = tmp_path / "child.sh"
+    child.write_text(CHILD)
+    child.chmod(0o755)
+    log = tmp_path / "log"
+    log.write_text("")
+    run = Proc([zkelect_bin, "run", "--connect", zk.connect_string, "--path", zk_path, "--id", "a",
+                "--session-timeout-ms", 6000, "--", child, log], test_env, stdin=False)
+    left = []
+    try:
+        deadline = time.monotonic() + 20
+        while not log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        _, cmd, keeper, grandchild = log.read_text().split()[:4]
+        keeper, grandchild = int(keeper), int(grandchild)
+        left.append(grandchild)
+        deadline = time.monotonic() + 5
+        first = []
+        while not first and time.monotonic() < deadline:
+            first = guards_of(guard_bin, run.pid)
+            time.sleep(0.01)
+        assert len(first) == 1, first
+        os.kill(first[0], signal.SIGKILL)
+        # The new guard proper (not the short-lived child that starts it):
+        # the same one seen twice, 0.2 s apart.
+        deadline = time.monotonic() + 5
+        second, seen = [], None
+        while time.monotonic() < deadline:
+            second = [p for p in guards_of(guard_bin, run.pid) if p not in first]
+            if second and second == seen:
+                break
+            seen = second
+            time.sleep(0.2)
+        assert len(second) == 1, second
+        assert _ppid(second[0]) == run.pid, "the new guard is not below run (no subreaper?)"
+        # Held stopped, the guard outlives run unless something kills it:
+        # run exits once its keeper is gone, and a running guard would then
+        # exit by itself.
+        os.kill(second[0], signal.SIGSTOP)
+        left.append(second[0])
+        os.kill(keeper, signal.SIGKILL)
+        assert wait_gone(grandchild, 3), "run's orphan sweep did not run"
+        run.proc.wait(10)
+        assert guards_of(guard_bin, run.pid) == second, \
+            "run's orphan sweep killed its own crash guard"
+    finally:
+        run.kill()
+        for p in left:
+            if pid_alive(p):
+                os.kill(p, signal.SIGKILL)
