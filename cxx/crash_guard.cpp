@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,19 +89,38 @@ void wipe(Secret &s) {
 // helper go: it sees EOF with its owner alive and exits without closing
 // anything. Shared: the watcher writes outside the registry's lock, and the
 // descriptor must not close (and be reused) under that write.
+//
+// The host may close the descriptor behind our back (a daemon closing
+// every descriptor, say) and open something else at its number: each
+// write and the close first check that the number is still our pipe, so
+// that no session's password goes into a host's file and no host's file
+// is closed.
 class GuardPipe {
 public:
-    explicit GuardPipe(int fd) : fd_(fd) {}
+    explicit GuardPipe(int fd) : fd_(fd) {
+        struct stat st{};
+        if (::fstat(fd, &st) == 0) {
+            dev_ = st.st_dev;
+            ino_ = st.st_ino;
+        }
+    }
     ~GuardPipe() {
-        if (fd_ >= 0) ::close(fd_);
+        if (fd_ >= 0 && ours()) ::close(fd_);
     }
     GuardPipe(const GuardPipe &) = delete;
     GuardPipe &operator=(const GuardPipe &) = delete;
     int fd() const { return fd_; }
+    bool ours() const {
+        struct stat st{};
+        return ::fstat(fd_, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_dev == dev_ &&
+               st.st_ino == ino_;
+    }
     // What the pipe takes now: bytes written, 0 when it is full, -1 when the
-    // helper is gone (EPIPE). SIGPIPE is blocked for this thread during the
-    // write and a SIGPIPE it raised is taken back, so the host never sees one.
+    // helper is gone (EPIPE) or the number is no longer our pipe. SIGPIPE is
+    // blocked for this thread during the write and a SIGPIPE it raised is
+    // taken back, so the host never sees one.
     ssize_t write_some(const char *p, size_t n) {
+        if (!ours()) return -1;
         sigset_t pipe_set, old, pending;
         sigemptyset(&pipe_set);
         sigaddset(&pipe_set, SIGPIPE);
@@ -122,6 +142,8 @@ public:
 
 private:
     int fd_;
+    dev_t dev_ = 0;
+    ino_t ino_ = 0;
 };
 
 std::string hello_line() { return "HELLO zkelect-guard " + std::to_string(kProtocolVersion) + "\n"; }
@@ -584,7 +606,10 @@ private:
             if (it == guards_.end() || it->second.serial != serial || !it->second.up()) continue;
             Guard &g = it->second;
             if (n < 0) {
-                down(delay, g, "died", true);
+                if (g.pipe->ours())
+                    down(delay, g, "died", true);
+                else
+                    down(delay, g, "lost its pipe (this process closed the descriptor)", false);
                 continue;
             }
             if (done > 0) {
@@ -664,6 +689,13 @@ private:
                 // The pipe may have been closed or replaced while we polled.
                 if (g == guards_.end() || !g->second.up() || g->second.serial != polled[i - 1].second)
                     continue;
+                if (!g->second.pipe->ours()) {
+                    // Closed by the host (POLLNVAL), or another file at its
+                    // number: not ours to write to or close.
+                    down(g->first, g->second, "lost its pipe (this process closed the descriptor)",
+                         false);
+                    continue;
+                }
                 down(g->first, g->second, "died", true);
             }
         }

@@ -15,6 +15,10 @@ Obeys lines on stdin, each answered by one JSON line on stdout:
                 this process): {"ms"}
     fork        fork() on a thread of its own; the child exits at once:
                 {"ms": until fork() returned in the parent}
+    steal INODE FILE   puts FILE (opened for writing) at the number of its
+                descriptor of pipe INODE, as a host that closes every
+                descriptor and opens its log would: {"fd"}
+    fdino N     {"ino": the inode descriptor N refers to, or null}
     setuid U    becomes user U (all three ids, no groups) as a server
                 does once it has started: {"uid": U}
     exit        destroys the clients and exits
@@ -93,6 +97,19 @@ def main():
             t.start()
             t.join()
             say(got)
+        elif cmd[0] == "steal":
+            want = f"pipe:[{cmd[1]}]"
+            fd = next(int(n) for n in os.listdir("/proc/self/fd")
+                      if os.readlink(f"/proc/self/fd/{n}") == want)
+            f = os.open(cmd[2], os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            os.dup2(f, fd)
+            os.close(f)
+            say({"fd": fd})
+        elif cmd[0] == "fdino":
+            try:
+                say({"ino": os.fstat(int(cmd[1])).st_ino})
+            except OSError:
+                say({"ino": None})
         elif cmd[0] == "setuid":
             u = int(cmd[1])
             os.setgroups([])

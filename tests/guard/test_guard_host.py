@@ -276,3 +276,24 @@ def test_a_client_that_joined_while_no_guard_could_start_is_guarded_once_one_run
         assert len(starts.read_text().split()) == 2
     finally:
         p.close()
+
+
+def test_a_host_that_reuses_the_pipes_number_gets_no_line_and_keeps_its_file(hosts, guard_bin,
+                                                                            tmp_path):
+    # A daemon that closes every descriptor and opens its log at the freed
+    # number. Before, the library wrote the next lines (passwords among
+    # them, on a restart) into that file.
+    h = hosts()
+    assert h.ask("clients 1", 60)
+    h.until_guarded(1, 10)
+    [g] = _one_guard(guard_bin, h.pid)
+    ino = os.readlink(f"/proc/{g}/fd/3").split("[")[1].rstrip("]")
+    log = tmp_path / "host.log"
+    fd = h.ask(f"steal {ino} {log}", 10)["fd"]
+    assert h.ask("waits 10", 10)
+    # The library saw the number is not its pipe: a new guard, every client
+    # guarded again, nothing written into the host's file, which stays open.
+    _one_guard(guard_bin, h.pid, 5, other_than=(g,))
+    h.until_guarded(1, 5)
+    assert log.read_bytes() == b"", "the library wrote its lines into the host's file"
+    assert h.ask(f"fdino {fd}", 10)["ino"] == os.stat(log).st_ino, "the host's file was closed"
