@@ -297,3 +297,34 @@ def test_a_host_that_reuses_the_pipes_number_gets_no_line_and_keeps_its_file(hos
     h.until_guarded(1, 5)
     assert log.read_bytes() == b"", "the library wrote its lines into the host's file"
     assert h.ask(f"fdino {fd}", 10)["ino"] == os.stat(log).st_ino, "the host's file was closed"
+
+
+def _sessions(zk):
+    """The ensemble's live sessions, as its leader's `dump` counts them."""
+    from bed.zkbed import four_letter
+    for hp in zk.connect_string.split(","):
+        if "Mode: leader" in four_letter(hp, "srvr") or "Mode: standalone" in four_letter(hp, "srvr"):
+            for line in four_letter(hp, "dump").splitlines():
+                if line.startswith("Session Sets"):
+                    return int(line.split("(")[-1].rstrip("):"))
+    raise AssertionError("no leader answered srvr and dump")
+
+
+def test_1030_sessions_of_a_killed_host_are_all_closed_at_once(hosts, zk):
+    # The guard opens them a window at a time (its descriptor limit allows
+    # fewer handles than sessions) and closes each: well before T = 6 s.
+    h = hosts()
+    n = 1030
+    assert h.ask(f"clients {n}", 600)
+    h.until_guarded(n, 30)
+    before = _sessions(zk)
+    t0 = time.monotonic()
+    os.kill(h.pid, signal.SIGKILL)
+    h.proc.wait(10)
+    left = before
+    while time.monotonic() - t0 < 4.5 and left > before - n:
+        time.sleep(0.1)
+        left = _sessions(zk)
+    took = time.monotonic() - t0
+    assert left <= before - n, f"{before - left} of {n} sessions closed in {took:.1f} s (T = 6 s)"
+    print(f"\n{n} sessions closed {took:.2f} s after the host's SIGKILL")
