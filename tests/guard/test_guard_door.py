@@ -11,6 +11,9 @@ nothing while its owner lives.
   directory / and an empty environment.
 - A password the guard was given and then told to forget (ADD, DEL) is in
   none of its memory (before: the hex stayed in the read buffer).
+- The guard takes 10,000 sessions (before: it exited at the 1,025th) and
+  looks up no host name while its owner lives (strace: no /etc/hosts, no
+  socket; before: a lookup per ADD, in the read loop).
 - An owner that drops root makes its root guard exit at its next record,
   closing nothing (it is not to stay more privileged than its owner).
 - A hello of another protocol version, or none, is refused at the start,
@@ -98,6 +101,7 @@ def owner(guard_bin):
         info = json.loads(p.stdout.readline())
         info["guard"] = None
         info["proc"] = p
+        info["guard_bin"] = guard_bin
         if info["status"] == 0:
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline and not info["guard"]:
@@ -231,3 +235,39 @@ def test_the_guard_takes_10000_sessions(owner, guard_bin):
     # All in the pipe; the guard reads them in milliseconds.
     time.sleep(0.5)
     assert g in guards_of(guard_bin, info["pid"]), "the guard exited past 1,024 sessions"
+
+
+def test_the_guard_looks_up_no_name_while_its_owner_lives(owner, tmp_path):
+    # A name lookup in the read loop would hold the guard (and, before
+    # issue 51, its owner's writes to it) for as long as DNS takes. Watched
+    # with strace: reading an ADD with a host name and an SRV with an
+    # address opens nothing (no /etc/hosts, resolv.conf or nsswitch.conf)
+    # and makes no socket.
+    if os.geteuid() != 0 or not os.access("/usr/bin/strace", os.X_OK):
+        pytest.skip("needs root and strace, to trace the guard")
+    info = owner(records=[ADD])
+    g = info["guard"]
+    out = tmp_path / "trace"
+    tracer = subprocess.Popen(["/usr/bin/strace", "-f", "-qq", "-s", "4096", "-e", "trace=%file,%network,read",
+                               "-o", str(out), "-p", str(g)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # strace attaches in far less than this; what it missed, the check
+        # below that it saw the records' read() would show.
+        time.sleep(1.0)
+        sid = f"{SID + 1:016x}"
+        info["proc"].stdin.write(f"ADD {sid} {PASSWD.hex()} 6000 zk1.example.invalid:2181,"
+                                 f"zk2.example.invalid:2181/chroot\n"
+                                 f"SRV {sid} 127.0.0.1:2181,[::1]:2181\n!sync\n")
+        info["proc"].stdin.flush()
+        r, _, _ = select.select([info["proc"].stdout], [], [], 10)
+        assert r and info["proc"].stdout.readline().strip() == "synced"
+        time.sleep(0.5)
+    finally:
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(10)
+    trace = out.read_text()
+    assert "zk1.example.invalid" in trace, f"strace did not see the records read: {trace}"
+    assert g in guards_of(info["guard_bin"], info["pid"]), "the guard exited on the records"
+    for needle in ("/etc/hosts", "resolv.conf", "nsswitch", "socket("):
+        assert needle not in trace, f"the guard's read loop did {needle}: {trace}"
