@@ -33,7 +33,8 @@
  * The process the owner started makes itself closed to other processes
  * (not dumpable: its /proc files are root's and a process of the same user
  * can neither open its pipe through /proc/PID/fd nor trace it; no new
- * privileges, no core, the working directory /, an empty environment),
+ * privileges, no capability, no core, the working directory /, an empty
+ * environment),
  * raises its descriptor limit to the hard one, checks the above, closes
  * every other file descriptor it inherited (close_range(4, ~0)), puts
  * /dev/null on 0, 1 and (unless --debug) 2, ignores SIGINT, SIGHUP and
@@ -149,6 +150,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -530,6 +532,19 @@ static void harden(void)
 {
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    /* No capability: it needs none (its own sockets in sock_diag, pidfds,
+     * /proc/OWNER/status, its owner's files as their owner). A guard of a
+     * root owner keeps uid 0, not root's powers. The bounding set first
+     * (that takes CAP_SETPCAP), then the ambient, effective, permitted and
+     * inheritable sets. */
+    for (int cap = 0; cap <= 63; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL)
+            break;
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct no_caps[2];
+    memset(no_caps, 0, sizeof no_caps);
+    syscall(SYS_capset, &head, no_caps);
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
     if (chdir("/") != 0)

@@ -271,3 +271,13 @@ def test_the_guard_looks_up_no_name_while_its_owner_lives(owner, tmp_path):
     assert g in guards_of(info["guard_bin"], info["pid"]), "the guard exited on the records"
     for needle in ("/etc/hosts", "resolv.conf", "nsswitch", "socket("):
         assert needle not in trace, f"the guard's read loop did {needle}: {trace}"
+
+
+def test_a_guard_of_a_root_owner_has_no_capability(owner):
+    if os.geteuid() != 0:
+        pytest.skip("needs root, for capabilities to drop")
+    info = owner(records=[ADD])
+    with open(f"/proc/{info['guard']}/status") as f:
+        status = dict(line.split(":", 1) for line in f.read().splitlines())
+    for field in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        assert int(status[field], 16) == 0, f"{field} {status[field].strip()}"
