@@ -8,7 +8,8 @@ nothing while its owner lives.
   /proc/GUARD/fd/3 (before: it could, and inject DEL or garbage, or read the
   next ADD's password) nor /proc/GUARD/environ: the guard is not dumpable
   (its /proc files are root's), has no_new_privs, no core, the working
-  directory / and an empty environment.
+  directory / and an empty environment; a root owner's guard has no
+  capability.
 - A password the guard was given and then told to forget (ADD, DEL) is in
   none of its memory (before: the hex stayed in the read buffer).
 - The guard takes 10,000 sessions (before: it exited at the 1,025th) and
