@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +61,8 @@ constexpr int64_t kStallMs = 2000;
 // anew, about 100 bytes each plus the connect string).
 constexpr size_t kQueueMax = size_t(64) << 20;
 constexpr size_t kWriteChunk = 65536;
+// The start's verdict (the exit of the child posix_spawn made), at most.
+constexpr int64_t kStartBoundMs = 2000;
 
 // Memory that held a session's password is wiped before it is freed.
 template <class T>
@@ -205,10 +208,42 @@ std::shared_ptr<GuardPipe> spawn_guard(int delay_ms, std::string *why) {
         *why = "cannot start the crash guard " + path + ": " + std::strerror(rc);
         return {};
     }
+    // The child's verdict comes in milliseconds; a helper that gives none
+    // (hung, stopped, a wrong program) is killed rather than waited for:
+    // the registry's lock, which fork() takes too, is held meanwhile.
+    bool hung = false;
+    int pfd = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
+    if (pfd >= 0) {
+        // Still our unreaped child (a host that reaps its own children may
+        // have taken it): then the pidfd is its, not a reused pid's.
+        siginfo_t peek{};
+        if (waitid(P_PID, static_cast<id_t>(child), &peek, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            peek.si_pid != 0) {
+            ::close(pfd);
+            pfd = -1;
+        }
+    }
+    if (pfd >= 0) {
+        pollfd pf{pfd, POLLIN, 0};
+        const int64_t until = boottime_ns() + kStartBoundMs * kNsPerMs;
+        int r;
+        do r = ::poll(&pf, 1, static_cast<int>(std::max<int64_t>(0, (until - boottime_ns()) / kNsPerMs)));
+        while (r < 0 && errno == EINTR);
+        if (r == 0) {
+            hung = true;
+            syscall(SYS_pidfd_send_signal, pfd, SIGKILL, nullptr, 0);
+        }
+        ::close(pfd);
+    }
     int st = 0;
     pid_t got;
     do got = waitpid(child, &st, 0);
     while (got < 0 && errno == EINTR);
+    if (hung) {
+        *why = "the crash guard " + path + " gave no verdict within " +
+               std::to_string(kStartBoundMs) + " ms of its start and was killed";
+        return {};
+    }
     if (got == child) {
         if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return w;
         if (WIFEXITED(st) && WEXITSTATUS(st) == kExitVersion)

@@ -328,3 +328,18 @@ def test_1030_sessions_of_a_killed_host_are_all_closed_at_once(hosts, zk):
     took = time.monotonic() - t0
     assert left <= before - n, f"{before - left} of {n} sessions closed in {took:.1f} s (T = 6 s)"
     print(f"\n{n} sessions closed {took:.2f} s after the host's SIGKILL")
+
+
+def test_a_guard_that_gives_no_verdict_at_its_start_stalls_nothing(hosts, test_env, tmp_path):
+    # A helper that neither exits nor forks (hung, or the wrong program):
+    # before, the library waited for it under the lock fork() takes, here
+    # for 60 s; now it is killed after 2 s and the client runs without a
+    # guard for now (tried again with the backoff).
+    script, starts = _flaky_guard(tmp_path, "exec /bin/sleep 60")
+    h = hosts(dict(test_env, ZKELECT_GUARD=str(script)))
+    got = h.ask("clients 1", 10)
+    assert got is not None, "a client's creation waited on a guard that gave no verdict"
+    got = h.ask("fork", 10)
+    assert got is not None and got["ms"] < 3000, got
+    s = h.ask("stats", 10)
+    assert s["guarded"] == 0 and s["warnings"] >= 1, s
