@@ -111,7 +111,7 @@ Client::~Client() {
 }
 
 // The guard's lines carry the connect string and, over TLS, the zk.tls.*
-// files' names (at most 4096 bytes in all: one atomic write to its pipe).
+// files' names (the guard takes lines of at most 4096 bytes).
 constexpr size_t kGuardHostsMax = 3900;
 
 void Client::join_crash_guard() {
@@ -131,8 +131,10 @@ void Client::join_crash_guard() {
         guard_ticket_ = crash_guard::join(
             settings_.guard_delay_ms,
             [this](const std::string &what) { post([this, what] { warn_about_guard(what); }); },
-            &why);
-        if (guard_ticket_) return;
+            settings_.guard == GuardMode::kOn, &why);
+        // With a place but no guard running (auto): the session goes to the
+        // guard once one runs again.
+        if (guard_ticket_ && why.empty()) return;
     }
     if (settings_.guard == GuardMode::kOn) throw std::runtime_error("crash.guard is \"on\": " + why);
     bump(kCrashGuardWarnings);
@@ -157,10 +159,12 @@ void Client::guard_session() {
     g.timeout_ms = session_->negotiated_timeout_ms();
     // The servers in use: after a reconfiguration zk.hosts may name none.
     g.hosts = hosts();
+    // The server connected to, as an address: the guard resolves no name
+    // (its drain leaves this process's connections to it out).
+    g.servers = last_peer_.text();
     // Over TLS the guard connects as this client does (its CA, certificate
     // and key), so that a TLS-only ensemble takes its close.
     g.tls = settings_.tls;
-    // Both lines in one write of at most PIPE_BUF bytes: whole or nothing.
     if (g.hosts.size() + g.tls.size() > kGuardHostsMax) return;
     crash_guard::add(guard_ticket_, g);
 }
@@ -776,12 +780,14 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
         // Stamped on ZooKeeper's thread when it delivered the event: the
         // handshake was before that, however late the loop gets here.
         connected_at_ = stamp;
+        const bool moved = !first && peer.text() != last_peer_.text();
         last_peer_ = peer;
         timeout_ms_.store(session_->negotiated_timeout_ms());
         session_id_.store(session_->session_id());
         // In the guard before anyone hears of the session: a client that
-        // says it is connected says whether it is guarded (the stats).
-        if (first) guard_session();
+        // says it is connected says whether it is guarded (the stats). A
+        // reconnect to another server tells the guard that server's address.
+        if (first || moved) guard_session();
         {
             std::lock_guard<std::mutex> lock(mu_);
             connected_.store(true, std::memory_order_release);

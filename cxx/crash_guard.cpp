@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,12 +18,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "clock.h"
+#include "log_sink.h"
 
 extern char **environ;
 
@@ -42,71 +46,126 @@ namespace crash_guard {
 namespace {
 
 constexpr int kGuardFd = 3;  // where the helper reads (zkelect-guard.c)
-constexpr int64_t kRetryFirstMs = 1000, kRetryMaxMs = 30000;
+// The protocol's version, in the hello line the helper reads first
+// (zkelect-guard.c): a helper of another release refuses with kExitVersion.
+constexpr int kProtocolVersion = 2;
+constexpr int kExitProtocol = 4, kExitVersion = 5;
+constexpr int64_t kRetryFirstMs = 1000, kRetryMaxMs = 60000;
+// A helper that ran this long before it died was not refusing us: the next
+// one starts at once and the backoff starts over.
+constexpr int64_t kHealthyMs = 30000;
+// A helper with lines waiting that takes none of them for this long is
+// stopped, traced or starved: declared lost and replaced.
+constexpr int64_t kStallMs = 2000;
+// Lines waiting for a helper, at most (a replacement gets every session
+// anew, about 100 bytes each plus the connect string).
+constexpr size_t kQueueMax = size_t(64) << 20;
+constexpr size_t kWriteChunk = 65536;
+// The start's verdict (the exit of the child posix_spawn made), at most.
+constexpr int64_t kStartBoundMs = 2000;
 
-// The write end of one helper's pipe. Closing it lets the helper go: it
-// sees EOF with its owner alive and exits without closing anything.
+// Memory that held a session's password is wiped before it is freed.
+template <class T>
+struct Wiping {
+    using value_type = T;
+    Wiping() = default;
+    template <class U>
+    Wiping(const Wiping<U> &) {}
+    T *allocate(size_t n) { return std::allocator<T>().allocate(n); }
+    void deallocate(T *p, size_t n) {
+        explicit_bzero(p, n * sizeof(T));
+        std::allocator<T>().deallocate(p, n);
+    }
+    template <class U>
+    bool operator==(const Wiping<U> &) const { return true; }
+    template <class U>
+    bool operator!=(const Wiping<U> &) const { return false; }
+};
+using Secret = std::basic_string<char, std::char_traits<char>, Wiping<char>>;
+
+void wipe(Secret &s) {
+    explicit_bzero(s.data(), s.size());
+    s.clear();
+}
+
+// The write end of one helper's pipe, non-blocking. Closing it lets the
+// helper go: it sees EOF with its owner alive and exits without closing
+// anything. Shared: the watcher writes outside the registry's lock, and the
+// descriptor must not close (and be reused) under that write.
+//
+// The host may close the descriptor behind our back (a daemon closing
+// every descriptor, say) and open something else at its number: each
+// write and the close first check that the number is still our pipe, so
+// that no session's password goes into a host's file and no host's file
+// is closed.
 class GuardPipe {
 public:
-    GuardPipe() = default;
-    explicit GuardPipe(int fd) : fd_(fd) {}
-    ~GuardPipe() { reset(); }
-    GuardPipe(GuardPipe &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-    GuardPipe &operator=(GuardPipe &&o) noexcept {
-        if (this != &o) {
-            reset();
-            fd_ = o.fd_;
-            o.fd_ = -1;
+    explicit GuardPipe(int fd) : fd_(fd) {
+        struct stat st{};
+        if (::fstat(fd, &st) == 0) {
+            dev_ = st.st_dev;
+            ino_ = st.st_ino;
         }
-        return *this;
     }
+    ~GuardPipe() {
+        if (fd_ >= 0 && ours()) ::close(fd_);
+    }
+    GuardPipe(const GuardPipe &) = delete;
+    GuardPipe &operator=(const GuardPipe &) = delete;
     int fd() const { return fd_; }
-    bool up() const { return fd_ >= 0; }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
+    bool ours() const {
+        struct stat st{};
+        return ::fstat(fd_, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_dev == dev_ &&
+               st.st_ino == ino_;
     }
-    // One whole line, or false: the helper is gone (EPIPE) or not reading
-    // (a full pipe). SIGPIPE is blocked for this thread during the write
-    // and a SIGPIPE it raised is taken back, so the host never sees one.
-    bool write_line(const std::string &line) {
-        if (fd_ < 0) return false;
+    // What the pipe takes now: bytes written, 0 when it is full, -1 when the
+    // helper is gone (EPIPE) or the number is no longer our pipe. SIGPIPE is
+    // blocked for this thread during the write and a SIGPIPE it raised is
+    // taken back, so the host never sees one.
+    ssize_t write_some(const char *p, size_t n) {
+        if (!ours()) return -1;
         sigset_t pipe_set, old, pending;
         sigemptyset(&pipe_set);
         sigaddset(&pipe_set, SIGPIPE);
         pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
         sigpending(&pending);
         const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-        ssize_t n;
-        do n = ::write(fd_, line.data(), line.size());
-        while (n < 0 && errno == EINTR);
+        ssize_t got;
+        do got = ::write(fd_, p, n);
+        while (got < 0 && errno == EINTR);
         const int e = errno;
-        if (n < 0 && e == EPIPE && !was_pending) {
+        if (got < 0 && e == EPIPE && !was_pending) {
             timespec zero{};
             sigtimedwait(&pipe_set, nullptr, &zero);
         }
         pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        // A pipe's write of at most PIPE_BUF bytes is whole or nothing.
-        return n == static_cast<ssize_t>(line.size());
+        if (got >= 0) return got;
+        return e == EAGAIN ? 0 : -1;
     }
 
 private:
-    int fd_ = -1;
+    int fd_;
+    dev_t dev_ = 0;
+    ino_t ino_ = 0;
 };
 
+std::string hello_line() { return "HELLO zkelect-guard " + std::to_string(kProtocolVersion) + "\n"; }
+
 // Starts the helper: posix_spawn (no fork of a threaded host), the pipe's
-// read end as fd 3, the write end O_CLOEXEC (no other child of the host
-// inherits it through exec). The child posix_spawn made exits at once with
-// the start's verdict (the helper proper is its child, in a session of its
-// own); it is reaped here.
-GuardPipe spawn_guard(int delay_ms, std::string *why) {
+// read end as fd 3 with the hello line in it already, the write end
+// O_CLOEXEC (no other child of the host inherits it through exec) and
+// non-blocking, an empty environment. The child posix_spawn made exits at
+// once with the start's verdict (the helper proper is its child, in a
+// session of its own); it is reaped here.
+std::shared_ptr<GuardPipe> spawn_guard(int delay_ms, std::string *why) {
     const std::string path = crash_guard_path();
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         *why = std::string("cannot make the crash guard's pipe: ") + std::strerror(errno);
         return {};
     }
-    GuardPipe w(p[1]);
+    auto w = std::make_shared<GuardPipe>(p[1]);
+    fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
     int rd = p[0];
     if (rd == kGuardFd) {
         // dup2(3, 3) would leave FD_CLOEXEC set on some C libraries.
@@ -116,6 +175,12 @@ GuardPipe spawn_guard(int delay_ms, std::string *why) {
             *why = std::string("cannot make the crash guard's pipe: ") + std::strerror(errno);
             return {};
         }
+    }
+    const std::string hello = hello_line();
+    if (w->write_some(hello.data(), hello.size()) != static_cast<ssize_t>(hello.size())) {
+        ::close(rd);
+        *why = "cannot write to the crash guard's pipe";
+        return {};
     }
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
@@ -132,8 +197,10 @@ GuardPipe spawn_guard(int delay_ms, std::string *why) {
     std::string delay = std::to_string(delay_ms), owner = std::to_string(getpid());
     char *argv[] = {const_cast<char *>(path.c_str()), const_cast<char *>("--delay-ms"),
                     delay.data(), owner.data(), nullptr};
+    // Nothing of the host's environment: the helper needs none of it.
+    char *envp[] = {nullptr};
     pid_t child = -1;
-    int rc = posix_spawn(&child, path.c_str(), &fa, &at, argv, environ);
+    int rc = posix_spawn(&child, path.c_str(), &fa, &at, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     ::close(rd);
@@ -141,21 +208,61 @@ GuardPipe spawn_guard(int delay_ms, std::string *why) {
         *why = "cannot start the crash guard " + path + ": " + std::strerror(rc);
         return {};
     }
+    // The child's verdict comes in milliseconds; a helper that gives none
+    // (hung, stopped, a wrong program) is killed rather than waited for:
+    // the registry's lock, which fork() takes too, is held meanwhile.
+    bool hung = false;
+    int pfd = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
+    if (pfd >= 0) {
+        // Still our unreaped child (a host that reaps its own children may
+        // have taken it): then the pidfd is its, not a reused pid's.
+        siginfo_t peek{};
+        if (waitid(P_PID, static_cast<id_t>(child), &peek, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            peek.si_pid != 0) {
+            ::close(pfd);
+            pfd = -1;
+        }
+    }
+    if (pfd >= 0) {
+        pollfd pf{pfd, POLLIN, 0};
+        const int64_t until = boottime_ns() + kStartBoundMs * kNsPerMs;
+        int r;
+        do r = ::poll(&pf, 1, static_cast<int>(std::max<int64_t>(0, (until - boottime_ns()) / kNsPerMs)));
+        while (r < 0 && errno == EINTR);
+        if (r == 0) {
+            hung = true;
+            syscall(SYS_pidfd_send_signal, pfd, SIGKILL, nullptr, 0);
+        }
+        ::close(pfd);
+    }
     int st = 0;
     pid_t got;
     do got = waitpid(child, &st, 0);
     while (got < 0 && errno == EINTR);
+    if (hung) {
+        *why = "the crash guard " + path + " gave no verdict within " +
+               std::to_string(kStartBoundMs) + " ms of its start and was killed";
+        return {};
+    }
     if (got == child) {
         if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return w;
-        *why = "the crash guard " + path +
-               (WIFEXITED(st) ? " refused to start (exit status " + std::to_string(WEXITSTATUS(st)) + ")"
-                              : " was killed at start (signal " + std::to_string(WTERMSIG(st)) + ")");
+        if (WIFEXITED(st) && WEXITSTATUS(st) == kExitVersion)
+            *why = "the crash guard " + path + " speaks another version of the guard protocol "
+                   "than this library (" + std::to_string(kProtocolVersion) +
+                   ") and refused to start: install the zkelect-guard of this library's release";
+        else if (WIFEXITED(st) && WEXITSTATUS(st) == kExitProtocol)
+            *why = "the crash guard " + path + " did not take this library's hello line and "
+                   "refused to start: install the zkelect-guard of this library's release";
+        else
+            *why = "the crash guard " + path +
+                   (WIFEXITED(st) ? " refused to start (exit status " + std::to_string(WEXITSTATUS(st)) + ")"
+                                  : " was killed at start (signal " + std::to_string(WTERMSIG(st)) + ")");
         return {};
     }
     // The host reaps its children itself (a SIGCHLD handler, or SIGCHLD
     // ignored): the child has exited by now, and a helper that runs holds
     // the pipe's read end; none does when the start failed.
-    pollfd pf{w.fd(), 0, 0};
+    pollfd pf{w->fd(), 0, 0};
     if (::poll(&pf, 1, 0) > 0 && (pf.revents & (POLLERR | POLLHUP | POLLNVAL))) {
         *why = "the crash guard " + path + " refused to start";
         return {};
@@ -163,40 +270,66 @@ GuardPipe spawn_guard(int delay_ms, std::string *why) {
     return w;
 }
 
-std::string add_line(const GuardedSession &s) {
-    char head[96];
-    std::snprintf(head, sizeof head, "ADD %016" PRIx64 " ", static_cast<uint64_t>(s.id));
-    std::string line = head;
+void hex_of(Secret &line, int64_t id) {
+    char b[24];
+    std::snprintf(b, sizeof b, "%016" PRIx64, static_cast<uint64_t>(id));
+    line += b;
+}
+
+// What a guard is told of a member's session: ADD, its servers' addresses
+// (SRV: the guard resolves no name), TLS, and its WAIT if any.
+Secret session_lines(const GuardedSession &s, int wait_pid) {
     static const char hex[] = "0123456789abcdef";
+    Secret line;
+    line.reserve(96 + 2 * s.passwd.size() + s.hosts.size() + s.servers.size() + s.tls.size());
+    line += "ADD ";
+    hex_of(line, s.id);
+    line += ' ';
     for (unsigned char c : s.passwd) {
         line += hex[c >> 4];
         line += hex[c & 15];
     }
-    line += ' ' + std::to_string(s.timeout_ms) + ' ' + s.hosts + '\n';
+    line += ' ';
+    line += std::to_string(s.timeout_ms);
+    line += ' ';
+    line += s.hosts;
+    line += '\n';
+    if (!s.servers.empty()) {
+        line += "SRV ";
+        hex_of(line, s.id);
+        line += ' ';
+        line += s.servers;
+        line += '\n';
+    }
+    if (!s.tls.empty()) {
+        line += "TLS ";
+        hex_of(line, s.id);
+        line += ' ';
+        line += s.tls;
+        line += '\n';
+    }
+    if (wait_pid) {
+        line += "WAIT ";
+        hex_of(line, s.id);
+        line += ' ' + std::to_string(wait_pid) + '\n';
+    }
     return line;
 }
 
-std::string wait_line(int64_t id, int pid) {
-    char b[64];
-    std::snprintf(b, sizeof b, "WAIT %016" PRIx64 " %d\n", static_cast<uint64_t>(id), pid);
-    return b;
+Secret wait_line(int64_t id, int pid) {
+    Secret line = "WAIT ";
+    hex_of(line, id);
+    line += ' ';
+    line += std::to_string(pid);
+    line += '\n';
+    return line;
 }
 
-// What a guard is told of a member's session: ADD, and its WAIT if any.
-std::string session_lines(const GuardedSession &s, int wait_pid) {
-    std::string tls;
-    if (!s.tls.empty()) {
-        char head[32];
-        std::snprintf(head, sizeof head, "TLS %016" PRIx64 " ", static_cast<uint64_t>(s.id));
-        tls = head + s.tls + '\n';
-    }
-    return add_line(s) + tls + (wait_pid ? wait_line(s.id, wait_pid) : std::string());
-}
-
-std::string del_line(int64_t id) {
-    char b[40];
-    std::snprintf(b, sizeof b, "DEL %016" PRIx64 "\n", static_cast<uint64_t>(id));
-    return b;
+Secret del_line(int64_t id) {
+    Secret line = "DEL ";
+    hex_of(line, id);
+    line += '\n';
+    return line;
 }
 
 class Registry {
@@ -204,23 +337,33 @@ public:
     static Registry &self();
     Registry() { pthread_atfork(&Registry::prepare, &Registry::parent, &Registry::child); }
 
-    uint64_t join(int delay_ms, Listener l, std::string *why) {
+    uint64_t join(int delay_ms, Listener l, bool required, std::string *why) {
         std::lock_guard<std::mutex> lock(mu_);
         Guard &g = guards_[delay_ms];
-        if (!g.pipe.up()) {
-            // A guard that was down (being retried) comes back for every
-            // client it has.
-            const bool was_down = !no_members_of(delay_ms);
-            if (!start(delay_ms, g, why)) {
-                if (!was_down) guards_.erase(delay_ms);
-                return 0;
+        const int64_t now = boottime_ns();
+        if (!g.up()) {
+            // While a helper is being backed off, a new client does not start
+            // one of its own (1,000 clients would be 1,000 starts), unless
+            // it cannot go on without.
+            if (!required && g.retry_ms > 0 && g.retry_at > now) {
+                *why = g.why_down;
+            } else if (start(delay_ms, g, why)) {
+                told_up(delay_ms, g);
+            } else {
+                backoff(g, *why);
             }
-            if (was_down)
-                tell(delay_ms, "the crash guard of this process (" + crash_guard_path() +
-                                   ") runs again and guards this client's session");
+        }
+        if (!g.up() && required) {
+            if (no_members_of(delay_ms)) guards_.erase(delay_ms);
+            return 0;
         }
         uint64_t t = next_ticket_++;
-        members_[t] = Member{delay_ms, std::move(l), std::nullopt, 0};
+        Member m;
+        m.delay_ms = delay_ms;
+        m.listener = std::move(l);
+        // The client says itself that it runs without the guard (why).
+        m.told_down = !g.up();
+        members_.emplace(t, std::move(m));
         start_watcher();
         return t;
     }
@@ -253,10 +396,8 @@ public:
         if (m.session && m.session->id != s.id) withdraw(m);
         m.session = s;
         Guard &g = guards_[m.delay_ms];
-        if (!g.pipe.up()) return false;  // the watcher's new guard gets it
-        if (g.pipe.write_line(session_lines(s, m.wait_pid))) return true;
-        lost(g);
-        return false;
+        // Down: the watcher's new guard gets it.
+        return queue(m.delay_ms, g, session_lines(s, m.wait_pid), &m.mark);
     }
 
     bool wait_for(uint64_t ticket, int pid) {
@@ -266,11 +407,9 @@ public:
         Member &m = it->second;
         m.wait_pid = pid;
         Guard &g = guards_[m.delay_ms];
-        if (!g.pipe.up()) return false;
+        if (!g.up()) return false;
         if (!m.session) return true;  // goes with the session's ADD
-        if (g.pipe.write_line(wait_line(m.session->id, pid))) return true;
-        lost(g);
-        return false;
+        return queue(m.delay_ms, g, wait_line(m.session->id, pid), &m.mark);
     }
 
     void remove(uint64_t ticket) {
@@ -279,32 +418,71 @@ public:
         if (it != members_.end()) withdraw(it->second);
     }
 
+    // The session is in a running helper: its lines are written to the
+    // pipe, not waiting in the queue.
     bool guarded(uint64_t ticket) {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = members_.find(ticket);
         if (it == members_.end() || !it->second.session) return false;
         auto g = guards_.find(it->second.delay_ms);
-        return g != guards_.end() && g->second.pipe.up();
+        return g != guards_.end() && g->second.up() && g->second.serial == it->second.mark.serial &&
+               g->second.written >= it->second.mark.bytes;
     }
 
 private:
+    struct Mark {
+        uint64_t serial = 0;  // the helper the member's lines were queued for
+        uint64_t bytes = 0;   // its queue's length, in bytes ever queued, after them
+    };
     struct Guard {
-        GuardPipe pipe;       // down (-1): being started again
-        uint64_t serial = 0;  // which helper the pipe is to (its fd may be reused)
-        int64_t retry_at = 0;  // CLOCK_BOOTTIME ns, while down
-        int64_t retry_ms = 0;  // the wait before the next start, while down
-        int64_t started_at = 0;  // CLOCK_BOOTTIME ns of the running helper's start
+        std::shared_ptr<GuardPipe> pipe;  // null: down (being started again)
+        uint64_t serial = 0;     // which helper the pipe is to (its fd may be reused)
+        Secret out;              // lines queued, not yet written
+        uint64_t queued = 0, written = 0;  // bytes, since this helper's start
+        int64_t progress_at = 0;  // CLOCK_BOOTTIME ns: out turned non-empty, or the pipe took some
+        int64_t retry_at = 0;     // while down: the next start
+        int64_t retry_ms = 0;     // the backoff; 0: start at once
+        int64_t started_at = 0;   // the running helper's start
+        std::string why_down;     // why the helper is down, for the clients
+        std::string cause;        // what brought a running helper down, for the clients
+        uid_t ruid = 0, euid = 0;  // this process's users when it started the helper
+        bool up() const { return pipe != nullptr; }
     };
     struct Member {
-        int delay_ms;
+        int delay_ms = 0;
         Listener listener;
         std::optional<GuardedSession> session;
-        int wait_pid;  // WAIT (0: none)
+        int wait_pid = 0;  // WAIT (0: none)
+        Mark mark;
+        bool told_down = false;  // warned that it is not guarded, and not since that it is
     };
 
     bool no_members_of(int delay) const {
         return std::none_of(members_.begin(), members_.end(),
                             [delay](const auto &m) { return m.second.delay_ms == delay; });
+    }
+
+    // Under mu_: the lines go to the helper's queue (the watcher writes
+    // them). False when the helper is down, or lost as its queue is full.
+    bool queue(int delay, Guard &g, Secret &&lines, Mark *mark) {
+        Secret l = std::move(lines);
+        if (g.up() && changed_user(g)) down(delay, g, changed_user_cause(), false);
+        if (!g.up()) {
+            wipe(l);
+            return false;
+        }
+        if (g.out.empty()) g.progress_at = boottime_ns();
+        g.out += l;
+        g.queued += l.size();
+        wipe(l);
+        if (mark) *mark = Mark{g.serial, g.queued};
+        if (g.out.size() > kQueueMax) {
+            down(delay, g, "its pipe was not read (more than " + std::to_string(kQueueMax >> 20) +
+                               " MiB waiting)", false);
+            return false;
+        }
+        wake();
+        return true;
     }
 
     // Under mu_. DEL of the member's session, if any.
@@ -313,18 +491,54 @@ private:
         const int64_t id = m.session->id;
         m.session.reset();
         auto g = guards_.find(m.delay_ms);
-        if (g != guards_.end() && g->second.pipe.up() && !g->second.pipe.write_line(del_line(id)))
-            lost(g->second);
+        if (g != guards_.end()) queue(m.delay_ms, g->second, del_line(id), nullptr);
     }
 
-    // Under mu_: the guard stopped reading. Its pipe closes (should it
-    // merely be stopped, it exits on EOF once resumed, closing nothing) and
-    // the watcher starts another at once.
-    void lost(Guard &g) {
+    // Under mu_: the helper is gone (died), or declared lost (it stopped
+    // reading). Its pipe closes: should it merely be stopped, it exits on
+    // EOF once resumed, closing nothing. The watcher starts another: at
+    // once after a helper that ran a while, after the backoff after one
+    // that died early (a helper refusing what it is sent, or killed by a
+    // watchdog, would otherwise be started again and again).
+    void down(int delay, Guard &g, const std::string &cause, bool died) {
         g.pipe.reset();
-        g.retry_at = 0;
-        g.retry_ms = 0;
+        wipe(g.out);
+        const int64_t now = boottime_ns();
+        const bool early = died && now - g.started_at < kHealthyMs * kNsPerMs;
+        if (!early) {
+            g.retry_ms = 0;
+            g.retry_at = now;
+        } else {
+            backoff(g, "it " + cause + " " + std::to_string((now - g.started_at) / kNsPerMs) +
+                           " ms after its start");
+        }
+        g.cause = cause;
+        if (g.why_down.empty()) g.why_down = "it " + cause;
+        if (!died) {
+            // Once, to the process's log as well: a stopped helper is
+            // something an operator looks into.
+            std::string line = "zkelect:ZOO_WARN@crash_guard: the crash guard of process " +
+                               std::to_string(getpid()) + " (" + crash_guard_path() + ", drain " +
+                               std::to_string(delay) + " ms) " + cause +
+                               ": declared lost, a new one is started";
+            zk_log_message(line.c_str());
+        }
         wake();
+    }
+
+    // The process changed its user since it started the helper (setuid
+    // after its clients began): a helper must never stay more privileged
+    // than its owner, who could still send it records. It is replaced by
+    // one of the new user (the helper checks it too, on each read).
+    static bool changed_user(const Guard &g) { return getuid() != g.ruid || geteuid() != g.euid; }
+    static std::string changed_user_cause() {
+        return "was started as another user than this process now runs as";
+    }
+
+    void backoff(Guard &g, const std::string &why) {
+        g.retry_ms = g.retry_ms ? std::min(g.retry_ms * 2, kRetryMaxMs) : kRetryFirstMs;
+        g.retry_at = boottime_ns() + g.retry_ms * kNsPerMs;
+        g.why_down = why;
     }
 
     void wake() {
@@ -341,87 +555,160 @@ private:
         watcher_.emplace([this, gen] { watch(gen); });
     }
 
-    // Tells each member of the guard of delay (under mu_: a listener only
-    // posts to its client's loop).
-    void tell(int delay, const std::string &what) {
-        for (auto &[t, m] : members_)
-            if (m.delay_ms == delay && m.listener) m.listener(what);
+    // Under mu_: one WARNING per member per change of its guarded state (a
+    // listener only posts to its client's loop).
+    void told_up(int delay, Guard &g) {
+        const std::string path = crash_guard_path();
+        for (auto &[t, m] : members_) {
+            if (m.delay_ms != delay || !m.told_down) continue;
+            m.told_down = false;
+            if (m.listener)
+                m.listener("the crash guard of this process (" + path +
+                           ") runs again and guards this client's session");
+        }
+        g.why_down.clear();
+        g.cause.clear();
+    }
+
+    void told_down(int delay, Guard &g) {
+        for (auto &[t, m] : members_) {
+            if (m.delay_ms != delay || m.told_down) continue;
+            m.told_down = true;
+            if (m.listener)
+                m.listener("the crash guard of this process (" + crash_guard_path() +
+                           ") is down (" + g.why_down +
+                           "); it is started again, with a growing pause while it fails: until "
+                           "it runs, a crash of this process hands over only after the "
+                           "session timeout");
+        }
+    }
+
+    // Under mu_: a helper that replaced one that went down while running;
+    // its members hear it in one WARNING (down and up again).
+    void told_replaced(int delay, Guard &g) {
+        const std::string path = crash_guard_path();
+        for (auto &[t, m] : members_) {
+            if (m.delay_ms != delay || m.told_down || !m.listener) continue;
+            m.listener("the crash guard of this process (" + path + ") " + g.cause +
+                       "; a new one was started and guards this client's session again "
+                       "(meanwhile a crash of this process would have handed over only after "
+                       "the session timeout)");
+        }
+        told_up(delay, g);
     }
 
     // Under mu_: a helper for a guard that is down, given every session its
-    // members hold. False with *why.
+    // members hold (queued). False with *why.
     bool start(int delay, Guard &g, std::string *why) {
         g.pipe = spawn_guard(delay, why);
-        if (!g.pipe.up()) return false;
+        if (!g.pipe) return false;
         g.serial = ++serials_;
         g.started_at = boottime_ns();
-        for (auto &[t, m] : members_) {
-            if (m.delay_ms == delay && m.session &&
-                !g.pipe.write_line(session_lines(*m.session, m.wait_pid))) {
-                g.pipe.reset();
-                *why = "the new crash guard stopped reading at once";
-                return false;
-            }
-        }
-        g.retry_ms = 0;
-        return true;
+        g.ruid = getuid();
+        g.euid = geteuid();
+        wipe(g.out);
+        g.queued = g.written = 0;
+        for (auto &[t, m] : members_)
+            if (m.delay_ms == delay && m.session)
+                queue(delay, g, session_lines(*m.session, m.wait_pid), &m.mark);
+        return g.up();
     }
 
-    // Under mu_: a new helper for a guard that is down. At most three tries
-    // now; then later, less often.
-    void restart(int delay, Guard &g, bool died) {
-        std::string why;
-        // A helper that dies as soon as it starts (killed by a watchdog, or
-        // refusing what it is sent) is not started again at once, or the
-        // two would loop.
-        const bool short_lived = died && g.started_at > boottime_ns() - kRetryFirstMs * kNsPerMs;
-        for (int attempt = 0; attempt < 3 && !short_lived; ++attempt) {
-            why.clear();
-            if (start(delay, g, &why)) break;
+    // Under mu_, on the watcher: writes what the pipes take now, outside
+    // the lock (the writes do not block, but a fork() waits for nothing of
+    // the guard's). A helper that has taken nothing for kStallMs is lost.
+    void flush(std::unique_lock<std::mutex> &lock) {
+        std::vector<std::pair<int, uint64_t>> due;  // delay, serial
+        for (auto &[delay, g] : guards_)
+            if (g.up() && !g.out.empty()) due.emplace_back(delay, g.serial);
+        for (auto [delay, serial] : due) {
+            auto it = guards_.find(delay);
+            if (it == guards_.end() || it->second.serial != serial || !it->second.up()) continue;
+            std::shared_ptr<GuardPipe> pipe = it->second.pipe;
+            Secret chunk(it->second.out, 0, std::min(it->second.out.size(), kWriteChunk));
+            inflight_fd_ = pipe->fd();
+            lock.unlock();
+            size_t done = 0;
+            ssize_t n = 0;
+            while (done < chunk.size() &&
+                   (n = pipe->write_some(chunk.data() + done, chunk.size() - done)) > 0)
+                done += static_cast<size_t>(n);
+            wipe(chunk);
+            lock.lock();
+            inflight_fd_ = -1;
+            it = guards_.find(delay);
+            // Closed, replaced or gone meanwhile: nothing of this is owed.
+            if (it == guards_.end() || it->second.serial != serial || !it->second.up()) continue;
+            Guard &g = it->second;
+            if (n < 0) {
+                if (g.pipe->ours())
+                    down(delay, g, "died", true);
+                else
+                    down(delay, g, "lost its pipe (this process closed the descriptor)", false);
+                continue;
+            }
+            if (done > 0) {
+                char *p = g.out.data();
+                const size_t left = g.out.size() - done;
+                std::memmove(p, p + done, left);
+                explicit_bzero(p + left, done);
+                g.out.resize(left);
+                g.written += done;
+                g.progress_at = boottime_ns();
+            }
         }
-        const std::string path = crash_guard_path();
-        if (short_lived) why = "it died within a second of its start";
-        if (g.pipe.up()) {
-            tell(delay, died ? "the crash guard of this process (" + path +
-                                   ") died; a new one was started and guards this client's "
-                                   "session again (meanwhile a crash of this process would "
-                                   "have handed over only after the session timeout)"
-                             : "the crash guard of this process (" + path +
-                                   ") runs again and guards this client's session");
-            return;
+    }
+
+    // Under mu_: the watcher's pass over the guards after a poll.
+    void tend() {
+        const int64_t now = boottime_ns();
+        for (auto &[delay, g] : guards_) {
+            if (g.up() && changed_user(g)) down(delay, g, changed_user_cause(), false);
+            if (g.up() && !g.out.empty() && now - g.progress_at >= kStallMs * kNsPerMs)
+                down(delay, g,
+                     "took nothing from its pipe for " + std::to_string(kStallMs) +
+                         " ms (stopped, traced or starved)",
+                     false);
+            if (!g.up() && g.retry_at <= now) {
+                const bool replacing = g.retry_ms == 0 && !g.cause.empty();
+                std::string why;
+                if (start(delay, g, &why)) {
+                    if (replacing) told_replaced(delay, g);
+                    else told_up(delay, g);
+                    continue;
+                }
+                backoff(g, why);
+            }
+            if (!g.up()) told_down(delay, g);
         }
-        const bool first = g.retry_ms == 0;
-        g.retry_ms = first ? kRetryFirstMs : std::min(g.retry_ms * 2, kRetryMaxMs);
-        g.retry_at = boottime_ns() + g.retry_ms * kNsPerMs;
-        if (first)
-            tell(delay, std::string(died ? "the crash guard of this process died and "
-                                         : "the crash guard of this process ") +
-                            "could not be started again (" + why +
-                            "): until it can (it is tried again), a crash of this process "
-                            "hands over only after the session timeout");
     }
 
     void watch(uint64_t gen) {
         std::unique_lock<std::mutex> lock(mu_);
         for (;;) {
             if (gen != watcher_gen_) return;
+            flush(lock);
+            if (gen != watcher_gen_) return;
+            tend();
             std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
             std::vector<std::pair<int, uint64_t>> polled;  // delay, serial
-            int64_t next_retry = INT64_MAX;
+            int64_t next = INT64_MAX;
             for (auto &[delay, g] : guards_) {
-                if (g.pipe.up()) {
-                    // events 0: a pipe's write end reports POLLERR once no
-                    // reader is left, i.e. the helper is gone.
-                    fds.push_back({g.pipe.fd(), 0, 0});
+                if (g.up()) {
+                    // A pipe's write end reports POLLERR once no reader is
+                    // left, i.e. the helper is gone.
+                    const short ev = g.out.empty() ? 0 : POLLOUT;
+                    fds.push_back({g.pipe->fd(), ev, 0});
                     polled.emplace_back(delay, g.serial);
+                    if (ev) next = std::min(next, g.progress_at + kStallMs * kNsPerMs);
                 } else {
-                    next_retry = std::min(next_retry, g.retry_at);
+                    next = std::min(next, g.retry_at);
                 }
             }
             int timeout = -1;
-            if (next_retry != INT64_MAX)
+            if (next != INT64_MAX)
                 timeout = static_cast<int>(std::clamp<int64_t>(
-                    (next_retry - boottime_ns()) / kNsPerMs + 1, 0, kRetryMaxMs));
+                    (next - boottime_ns()) / kNsPerMs + 1, 0, kRetryMaxMs));
             lock.unlock();
             int rc = ::poll(fds.data(), fds.size(), timeout);
             lock.lock();
@@ -435,15 +722,17 @@ private:
                 if (!(fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))) continue;
                 auto g = guards_.find(polled[i - 1].first);
                 // The pipe may have been closed or replaced while we polled.
-                if (g == guards_.end() || !g->second.pipe.up() ||
-                    g->second.serial != polled[i - 1].second)
+                if (g == guards_.end() || !g->second.up() || g->second.serial != polled[i - 1].second)
                     continue;
-                g->second.pipe.reset();
-                restart(g->first, g->second, true);
+                if (!g->second.pipe->ours()) {
+                    // Closed by the host (POLLNVAL), or another file at its
+                    // number: not ours to write to or close.
+                    down(g->first, g->second, "lost its pipe (this process closed the descriptor)",
+                         false);
+                    continue;
+                }
+                down(g->first, g->second, "died", true);
             }
-            const int64_t now = boottime_ns();
-            for (auto &[delay, g] : guards_)
-                if (!g.pipe.up() && g.retry_at <= now) restart(delay, g, g.retry_ms == 0);
         }
     }
 
@@ -451,12 +740,15 @@ private:
     static void parent() { self().mu_.unlock(); }
     // The child has none of the parent's threads, and the parent's guards
     // watch the parent: the child keeps none of it. Its copies of the
-    // pipes close (the parent's helpers keep theirs); the watcher's thread
-    // object is left behind unjoined, as its thread is not in this process.
+    // pipes close (the parent's helpers keep theirs; so does a write the
+    // watcher had under way); the watcher's thread object is left behind
+    // unjoined, as its thread is not in this process.
     static void child() {
         Registry &r = self();
         r.guards_.clear();
         r.members_.clear();
+        if (r.inflight_fd_ >= 0) ::close(r.inflight_fd_);
+        r.inflight_fd_ = -1;
         if (r.watcher_) {
             new std::thread(std::move(*r.watcher_));  // never joined, never destroyed
             r.watcher_.reset();
@@ -475,6 +767,7 @@ private:
     std::optional<std::thread> watcher_;
     uint64_t watcher_gen_ = 0;
     int wake_fd_ = -1;
+    int inflight_fd_ = -1;  // the pipe the watcher writes to outside mu_
 };
 
 Registry &Registry::self() {
@@ -486,8 +779,8 @@ Registry &Registry::self() {
 
 }  // namespace
 
-uint64_t join(int delay_ms, Listener on_warning, std::string *why) {
-    return Registry::self().join(delay_ms, std::move(on_warning), why);
+uint64_t join(int delay_ms, Listener on_warning, bool required, std::string *why) {
+    return Registry::self().join(delay_ms, std::move(on_warning), required, why);
 }
 void leave(uint64_t ticket) { Registry::self().leave(ticket); }
 bool add(uint64_t ticket, const GuardedSession &s) { return Registry::self().add(ticket, s); }

@@ -24,6 +24,7 @@ struct GuardedSession {
     std::string passwd;  // the session password's bytes
     int timeout_ms = 0;  // negotiated
     std::string hosts;   // the connect string
+    std::string servers; // the addresses connected to, "1.2.3.4:2181,[::1]:2181": the guard resolves no name
     std::string tls;     // zk.tls.*'s "ca,cert,key[,password]"; empty: plain TCP
 };
 
@@ -39,16 +40,21 @@ namespace crash_guard {
 using Listener = std::function<void(const std::string &warning)>;
 
 // A client's place with the guard of delay_ms, which is started when none
-// runs. 0 with *why when no guard can run (the helper cannot be started, or
-// it refused to start).
-uint64_t join(int delay_ms, Listener on_warning, std::string *why);
+// runs (unless one failed a moment ago and is being backed off). With *why
+// set when no guard runs now (the helper cannot be started, or it refused
+// to start): 0 when required, else a place all the same, whose session the
+// guard gets once one runs again.
+uint64_t join(int delay_ms, Listener on_warning, bool required, std::string *why);
 // Withdraws the client's session (DEL) and its place; the last to leave a
 // guard lets it go (it exits without closing anything). Once it returns the
 // listener is not called again.
 void leave(uint64_t ticket);
 // Guards s for the client in place of its previous session (ADD, and DEL of
 // the old one). False when the guard is down for now: the watcher starts a
-// new one, which gets every client's session.
+// new one, which gets every client's session. No call here waits on the
+// helper: lines go to a queue that the registry's thread writes into the
+// pipe without blocking; a helper that takes none of them for 2 s is
+// declared lost and replaced.
 bool add(uint64_t ticket, const GuardedSession &s);
 // The client's session ended: withdrawn (DEL).
 void remove(uint64_t ticket);
@@ -57,7 +63,8 @@ void remove(uint64_t ticket);
 // session of the client. The pidfd is the guard's, taken when it reads the
 // record. False when the guard is down for now (the new one gets it).
 bool wait_for(uint64_t ticket, int pid);
-// True while the client's session is in a running guard.
+// True while the client's session is in a running guard (its lines are in
+// the pipe, not waiting in the queue).
 bool guarded(uint64_t ticket);
 
 }  // namespace crash_guard

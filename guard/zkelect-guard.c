@@ -1,5 +1,7 @@
 /*
  * zkelect-guard: closes a dead process's ZooKeeper sessions (issue 37).
+ * This file: the start, the records and the wait for evidence; drain.c the
+ * drain, close.c the closing (guard.h what they share).
  *
  * When a process dies, ZooKeeper keeps its sessions (and their ephemeral
  * nodes) for one session timeout, since a client whose connection broke may
@@ -28,15 +30,23 @@
  *   --debug   write what it does to stderr (otherwise it writes nothing).
  *   --dry-run TEST ONLY: do everything but close the sessions.
  *
- * The process the owner started checks the above, closes every other file
- * descriptor it inherited (close_range(4, ~0)), puts /dev/null on 0, 1 and
- * (unless --debug) 2, ignores SIGINT, SIGHUP and SIGPIPE, starts a session
- * of its own (setsid: a signal to the owner's process group does not reach
- * it) and forks: the guard proper is the grandchild, and the child the
- * owner started exits at once. Its exit status is the start's verdict:
+ * The process the owner started makes itself closed to other processes
+ * (not dumpable: its /proc files are root's and a process of the same user
+ * can neither open its pipe through /proc/PID/fd nor trace it; no new
+ * privileges, no capability, no core, the working directory /, an empty
+ * environment),
+ * raises its descriptor limit to the hard one, checks the above, closes
+ * every other file descriptor it inherited (close_range(4, ~0)), puts
+ * /dev/null on 0, 1 and (unless --debug) 2, ignores SIGINT, SIGHUP and
+ * SIGPIPE, reads the hello line, starts a session of its own (setsid: a
+ * signal to the owner's process group does not reach it) and forks: the
+ * guard proper is the grandchild (its memory locked where the limits
+ * allow), and the child the owner started exits at once. Its exit status
+ * is the start's verdict:
  *
  *   0  the guard runs      1  bad arguments   2  the parent is not OWNER_PID
  *   (or died meanwhile)    3  a system call failed (pidfd_open, fork, ...)
+ *   4  no hello line       5  the hello names another protocol version
  *
  * The owner reaps that child (waitpid on its pid); the guard proper is an
  * orphan of init (or of the nearest subreaper), never a zombie of the owner.
@@ -44,9 +54,17 @@
  * and an exit signal of 0 (then waitpid(pid, &st, __WALL)); with fork or
  * posix_spawn it gets the one SIGCHLD of that child's exit, at start.
  *
- * The pipe carries lines, each a record, in ASCII, ending in '\n':
+ * The pipe carries lines, each a record, in ASCII, ending in '\n'. The
+ * first, written by the owner before the start, is the hello:
+ *
+ *   HELLO zkelect-guard <version>     (this guard: 2)
+ *
+ * A guard of another version refuses to start (status 5) and a library of
+ * this release says so to its clients; it restarts none more often than its
+ * backoff allows. Then, any number of:
  *
  *   ADD <sid> <passwd> <timeout_ms> <connect string>
+ *   SRV <sid> <address>:<port>[,<address>:<port>...]
  *   TLS <sid> <ca>,<cert>,<key>[,<key password>]
  *   WAIT <sid> <pid>
  *   DEL <sid>
@@ -58,7 +76,10 @@
  *   <connect string>  the rest of the line (host:port,...[/chroot])
  *
  * ADD guards a session (again: replaces what was given for that id, TLS
- * and WAIT included), DEL withdraws it. TLS (after the session's ADD) says
+ * and WAIT included), DEL withdraws it. SRV gives the addresses (numbers:
+ * the guard looks up no name) of the servers the session is connected to,
+ * which the drain leaves out; the numeric hosts of the connect string count
+ * too. TLS (after the session's ADD) says
  * the session's servers take TLS only: the guard connects to them as the
  * owner did, with the owner's CA file, certificate and key (their paths,
  * as zk.tls.* named them; the key's password too when it has one), the
@@ -70,9 +91,12 @@
  * gone before the session, and the leadership, is. <pid> 0 withdraws it;
  * a pid that is gone already holds nothing back. The guard opens a pidfd on
  * it when it reads the record, so a later reuse of the number is not
- * mistaken for it. A line longer than 4096 bytes, a malformed line or more than
- * 1024 sessions is a protocol error: the guard exits (status 4) without
- * closing anything. Nothing goes back over the pipe. The credentials travel
+ * mistaken for it. A line longer than 4096 bytes or a malformed line is a protocol error:
+ * the guard exits (status 4) without closing anything. There is no bound on
+ * the sessions but memory (the table grows); a WAIT whose pidfd cannot be
+ * opened for want of descriptors withdraws its session (it is then not
+ * closed early, merely not guarded). Each record is wiped from the read
+ * buffer once parsed, and a session's password from the table when it goes. Nothing goes back over the pipe. The credentials travel
  * in the pipe only: never argv, the environment or a file.
  *
  * The evidence, and what the guard does on it:
@@ -86,14 +110,15 @@
  *     closed, or it exec'd) and the guard exits 0 without closing anything.
  *
  * Once the owner is dead, the guard drains (below), then opens every session
- * without a WAIT at once (zookeeper_init with the session's id and
- * password) and closes each as soon as it is CONNECTED: zookeeper_close,
+ * without a WAIT (zookeeper_init with the session's id and password; at
+ * most 128 handles at a time, fewer when the descriptor limit is lower) and
+ * closes each as soon as it is CONNECTED: zookeeper_close,
  * which sends closeSession and waits for its answer (the C client bounds
  * that: 3 s to send, 1.5 s for the answer). Up to 8 closes run at a time (7
  * threads and the main one), so neither a session slow to connect nor one
  * slow to close holds the others back (issue 35). A session the server
  * reports expired (or refuses) is done too; one not connected within 5 s of
- * the start of the closing is given up (its handle freed: ZooKeeper
+ * its opening is given up (its handle freed: ZooKeeper
  * expires it after its timeout). Then the sessions with a WAIT:
  * once every process they wait for has ended (at most the longest of their
  * session timeouts, after which ZooKeeper has expired them anyway), it
@@ -104,7 +129,7 @@
  * their FIN. The guard asks the kernel (sock_diag) for this user's orphaned
  * TCP connections in FIN_WAIT1, CLOSING or LAST_ACK, the states in which
  * something they sent is still unacknowledged, leaving out those to the
- * guarded sessions' ZooKeeper servers (resolved when each ADD is read):
+ * guarded sessions' ZooKeeper servers (as ADD and SRV gave them):
  * ZooKeeper orders what the owner sent it against the guard's close. None left: everything the
  * owner wrote has reached its receivers, and the guard closes at once.
  * Otherwise it asks again every millisecond, for at most the drain delay.
@@ -119,161 +144,48 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <linux/inet_diag.h>
-#include <netdb.h>
-#include <linux/netlink.h>
-#include <linux/sock_diag.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <zookeeper/zookeeper.h>
+#include "guard.h"
+
+extern char **environ;
 
 #define PIPE_FD 3
-#define MAX_LINE 4096
-#define MAX_SESSIONS 1024
-#define DEFAULT_DELAY_MS 100
-#define MAX_DELAY_MS 150
 #define EOF_GRACE_MS 1000
-#define CONNECT_BOUND_MS 5000
-#define CLOSERS 8       /* sessions closed at a time (issue 35) */
+#define HELLO_WAIT_MS 1000
+/* The protocol's version, in the hello line (cxx/crash_guard.cpp). */
+#define PROTOCOL_VERSION 2
 
-enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_NOT_OWNER = 2, EXIT_SYS = 3, EXIT_PROTOCOL = 4 };
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_NOT_OWNER = 2, EXIT_SYS = 3, EXIT_PROTOCOL = 4, EXIT_VERSION = 5 };
 
-struct session {
-    clientid_t id;
-    int timeout_ms;
-    char *hosts;
-    char *tls;          /* "ca,cert,key[,password]"; NULL: plain TCP */
-    zhandle_t *zh;
-    int state;          /* last state the watcher saw; 0 = none yet */
-    int wait_fd;        /* pidfd of the WAIT process; -1: none */
-    int picked;         /* in the closing round under way */
-    int opened;         /* in that round: zookeeper_init has returned */
-    int taken;          /* in that round: a closer has it (or nothing to close) */
-};
+struct session *sessions;
+static size_t n_allocated;
 
-static struct session sessions[MAX_SESSIONS];
-
-/* The ZooKeeper servers of the guarded sessions, resolved as each ADD is
- * read: the dead owner's own connections to them are not waited for in the
- * drain (what it sent ZooKeeper is ordered before the guard's close or
- * refused after it; a successor acts only after the close). Waiting for
- * them would cost a round trip to the ensemble on every crash. */
-#define MAX_SERVERS 64
-struct server {
-    int family;
-    unsigned char addr[16];
-    uint16_t port; /* network order */
-};
-static struct server servers[MAX_SERVERS];
-static size_t n_servers;
-
-static void add_server(const struct sockaddr *sa)
-{
-    struct server v = {.family = sa->sa_family};
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        memcpy(v.addr, &in->sin_addr, 4);
-        v.port = in->sin_port;
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-        memcpy(v.addr, &in6->sin6_addr, 16);
-        v.port = in6->sin6_port;
-    } else {
-        return;
-    }
-    for (size_t i = 0; i < n_servers; i++)
-        if (memcmp(&servers[i], &v, sizeof v) == 0)
-            return;
-    if (n_servers < MAX_SERVERS)
-        servers[n_servers++] = v;
-}
-
-/* host:port,host:port[/chroot]; [v6]:port too. Names are resolved here,
- * once, not when the owner has died. What cannot be resolved is left out:
- * its connections are then waited for like any other (never less). */
-static void learn_servers(const char *hosts)
-{
-    char buf[MAX_LINE + 1];
-    snprintf(buf, sizeof buf, "%s", hosts);
-    char *slash = strchr(buf, '/');
-    if (slash)
-        *slash = '\0';
-    char *save = NULL;
-    int items = 0;
-    for (char *h = strtok_r(buf, ",", &save); h && items < MAX_SERVERS; h = strtok_r(NULL, ",", &save), items++) {
-        char *port = NULL;
-        if (*h == '[') {
-            char *close = strchr(h, ']');
-            if (!close)
-                continue;
-            *close = '\0';
-            h++;
-            if (close[1] == ':')
-                port = close + 2;
-        } else {
-            char *colon = strrchr(h, ':');
-            if (colon && strchr(h, ':') == colon) {
-                *colon = '\0';
-                port = colon + 1;
-            }
-        }
-        struct addrinfo hint = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
-        if (getaddrinfo(h, port && *port ? port : "2181", &hint, &res) != 0)
-            continue;
-        int n = 0;
-        for (struct addrinfo *a = res; a && n < 16; a = a->ai_next, n++)
-            add_server(a->ai_addr);
-        freeaddrinfo(res);
-    }
-}
-
-/* An IPv4 address also appears as ::ffff:a.b.c.d on a dual-stack socket. */
-static int is_server(int family, const uint32_t dst[4], uint16_t dport)
-{
-    unsigned char a[16];
-    memcpy(a, dst, 16);
-    for (size_t i = 0; i < n_servers; i++) {
-        const struct server *v = &servers[i];
-        if (v->port != dport)
-            continue;
-        if (family == v->family && memcmp(a, v->addr, family == AF_INET ? 4 : 16) == 0)
-            return 1;
-        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        if (family == AF_INET6 && v->family == AF_INET && memcmp(a, mapped, 12) == 0 &&
-            memcmp(a + 12, v->addr, 4) == 0)
-            return 1;
-    }
-    return 0;
-}
-static size_t n_sessions;
-static int debug;
+size_t n_sessions;
+int debug;
 static struct timespec t_start;
 
-static pthread_mutex_t state_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t state_cv = PTHREAD_COND_INITIALIZER;
-
-static int64_t now_ms(void)
+int64_t now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void say(const char *fmt, ...)
+void say(const char *fmt, ...)
 {
     if (!debug)
         return;
@@ -288,7 +200,7 @@ static void say(const char *fmt, ...)
     fprintf(stderr, "zkelect-guard[%ld] %.3f %s\n", (long)getpid(), t, buf);
 }
 
-static void drop_log(const char *message)
+void drop_log(const char *message)
 {
     (void)message;
 }
@@ -299,6 +211,7 @@ static void usage(void)
         fprintf(stderr, "usage: zkelect-guard [--delay-ms N] [--debug] [--dry-run] OWNER_PID "
                         "(the pipe on fd 3)\n");
 }
+
 
 /* ---- the records --------------------------------------------------------- */
 
@@ -368,9 +281,38 @@ static void forget(struct session *s)
     drop_tls(s);
     free(s->hosts);
     /* The credentials do not outlive their use. */
-    memset(s, 0, sizeof *s);
+    explicit_bzero(s, sizeof *s);
     *s = sessions[--n_sessions];
-    memset(&sessions[n_sessions], 0, sizeof sessions[n_sessions]);
+    explicit_bzero(&sessions[n_sessions], sizeof sessions[n_sessions]);
+}
+
+/* Kept out of swap where the limits allow (a failure changes nothing). */
+static void lock_memory(const void *p, size_t n)
+{
+    if (n)
+        (void)mlock(p, n);
+}
+
+/* One more place in the table, grown as the owner's sessions come: NULL
+ * when memory is out. The old table is wiped before it is freed. */
+static struct session *new_session(void)
+{
+    if (n_sessions == n_allocated) {
+        size_t more = n_allocated ? n_allocated * 2 : 64;
+        struct session *t = calloc(more, sizeof *t);
+        if (!t)
+            return NULL;
+        if (n_sessions) {
+            memcpy(t, sessions, n_sessions * sizeof *t);
+            explicit_bzero(sessions, n_allocated * sizeof *t);
+            munlock(sessions, n_allocated * sizeof *t);
+        }
+        free(sessions);
+        sessions = t;
+        n_allocated = more;
+        lock_memory(sessions, n_allocated * sizeof *t);
+    }
+    return &sessions[n_sessions++];
 }
 
 /* One record, NUL-terminated, without its '\n'. 0, or -1 on a protocol error. */
@@ -402,9 +344,28 @@ static int record(char *line)
         drop_wait(s);
         if (pid > 0) {
             s->wait_fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+            if (s->wait_fd < 0 && errno != ESRCH) {
+                /* Out of descriptors: closing it without the wait would
+                 * hand over before that process is gone. Not guarded
+                 * (ZooKeeper expires it after its timeout) rather than
+                 * closed too soon. */
+                say("WAIT %016llx: pidfd_open: %s: no longer guarded", (unsigned long long)sid, strerror(errno));
+                forget(s);
+                return 0;
+            }
             say("WAIT %016llx for %ld%s", (unsigned long long)sid, pid,
                 s->wait_fd < 0 ? " (gone already)" : "");
         }
+        return 0;
+    }
+    if (strncmp(line, "SRV ", 4) == 0) {
+        const char *p = line + 4;
+        if (parse_sid(p, &sid) != 0 || p[16] != ' ' || p[17] == '\0')
+            return -1;
+        if (!find(sid))
+            return -1;
+        learn_servers(p + 17);
+        say("SRV %016llx %s", (unsigned long long)sid, p + 17);
         return 0;
     }
     if (strncmp(line, "TLS ", 4) == 0) {
@@ -418,6 +379,7 @@ static int record(char *line)
         s->tls = strdup(p + 17);
         if (!s->tls)
             return -1;
+        lock_memory(s->tls, strlen(s->tls));
         say("TLS %016llx", (unsigned long long)sid);
         return 0;
     }
@@ -428,38 +390,41 @@ static int record(char *line)
         return -1;
     p += 17;
     unsigned char pw[16];
-    if (parse_hex(p, 32, pw) != 0 || p[32] != ' ')
+    if (parse_hex(p, 32, pw) != 0 || p[32] != ' ') {
+        explicit_bzero(pw, sizeof pw);
         return -1;
+    }
     p += 33;
     char *end;
     errno = 0;
     long t = strtol(p, &end, 10);
-    if (errno || end == p || *end != ' ' || t < 1 || t > 3600000)
-        return -1;
-    p = end + 1;
-    if (*p == '\0')
-        return -1;
-    char *hosts = strdup(p);
-    if (!hosts)
-        return -1;
-    struct session *s = find(sid);
-    if (!s) {
-        if (n_sessions == MAX_SESSIONS) {
-            free(hosts);
-            return -1;
+    char *hosts = NULL;
+    struct session *s = NULL;
+    if (!errno && end != p && *end == ' ' && t >= 1 && t <= 3600000 && end[1] != '\0')
+        hosts = strdup(end + 1);
+    if (hosts) {
+        s = find(sid);
+        if (!s) {
+            s = new_session();
+        } else {
+            drop_wait(s);
+            drop_tls(s);
+            free(s->hosts);
         }
-        s = &sessions[n_sessions++];
-    } else {
-        drop_wait(s);
-        drop_tls(s);
-        free(s->hosts);
+    }
+    if (!s) {
+        free(hosts);
+        explicit_bzero(pw, sizeof pw);
+        return -1;
     }
     memset(s, 0, sizeof *s);
     s->wait_fd = -1;
     s->id.client_id = sid;
     memcpy(s->id.passwd, pw, sizeof pw);
+    explicit_bzero(pw, sizeof pw);
     s->timeout_ms = (int)t;
     s->hosts = hosts;
+    /* Addresses given as numbers; names are not looked up (SRV). */
     learn_servers(hosts);
     say("ADD %016llx timeout %ld ms on %s", (unsigned long long)sid, t, hosts);
     return 0;
@@ -482,347 +447,14 @@ static int read_pipe(char *buf, size_t *len)
                 return -1;
             size_t used = (size_t)(nl - buf) + 1;
             memmove(buf, nl + 1, *len - used);
+            /* What moved left its copy behind: a password, say. */
+            explicit_bzero(buf + *len - used, used);
             *len -= used;
         }
         if (*len > MAX_LINE)
             return -1;
     }
     return 0;
-}
-
-/* ---- closing ----------------------------------------------------------- */
-
-static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
-{
-    (void)zh;
-    (void)path;
-    if (type != ZOO_SESSION_EVENT)
-        return;
-    struct session *s = ctx;
-    pthread_mutex_lock(&state_mu);
-    s->state = state;
-    pthread_cond_broadcast(&state_cv);
-    pthread_mutex_unlock(&state_mu);
-}
-
-/* The closing round under way (close_picked): guarded by state_mu, like
- * each session's zh, state, opened and taken. */
-static int64_t round_deadline;  /* CONNECT_BOUND_MS after the round began */
-static size_t round_left;       /* picked sessions no closer has taken yet */
-
-static int connected_or_done(int state)
-{
-    return state == ZOO_CONNECTED_STATE || state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE;
-}
-
-/* A picked session a closer may take now: its handle is open and it is
- * connected, reported expired or refused, or the bound is over. */
-static int ready(const struct session *s, int64_t now)
-{
-    return s->picked && s->opened && !s->taken && (connected_or_done(s->state) || now >= round_deadline);
-}
-
-static void close_one(struct session *s, zhandle_t *zh, int st)
-{
-    int64_t t0 = now_ms();
-    int rc = zookeeper_close(zh);
-    say("%016llx: %s, zookeeper_close %d (%lld ms)", (unsigned long long)s->id.client_id,
-        st == ZOO_CONNECTED_STATE           ? "connected, closed"
-        : st == ZOO_EXPIRED_SESSION_STATE   ? "expired already"
-        : st == ZOO_AUTH_FAILED_STATE       ? "refused"
-                                            : "no connection within the bound",
-        rc, (long long)(now_ms() - t0));
-}
-
-/* A closer: takes each session as soon as it is ready and closes it
- * (zookeeper_close sends closeSession and waits for its answer, a round
- * trip and a commit; the C client bounds that wait), until every picked
- * session is taken, or the bound is over and nothing is ready (what is left
- * is not opened yet, and the opener, a closer too once it has opened them
- * all, takes it). Never holds state_mu across zookeeper_close: the handle's
- * watcher takes it, and the close joins the watcher's thread. Its waits end
- * at the bound. */
-static void *closer(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&state_mu);
-    while (round_left > 0) {
-        int64_t now = now_ms();
-        struct session *s = NULL;
-        for (size_t i = 0; i < n_sessions && !s; i++)
-            if (ready(&sessions[i], now))
-                s = &sessions[i];
-        if (s) {
-            s->taken = 1;
-            round_left--;
-            zhandle_t *zh = s->zh;
-            int st = s->state;
-            s->zh = NULL;
-            pthread_mutex_unlock(&state_mu);
-            close_one(s, zh, st);
-            pthread_mutex_lock(&state_mu);
-            continue;
-        }
-        if (now >= round_deadline)
-            break;
-        /* Until a watcher or the opener says something, or the bound. */
-        int64_t left = round_deadline - now;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += left / 1000;
-        ts.tv_nsec += (left % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&state_cv, &state_mu, &ts);
-    }
-    pthread_mutex_unlock(&state_mu);
-    return NULL;
-}
-
-/* Closes the picked sessions: opens them all at once (zookeeper_init with
- * each one's id and password) and closes each as soon as it is connected
- * (or reported expired, or refused), up to CLOSERS at a time (CLOSERS - 1
- * threads and this one); one slow to connect holds no other back. What
- * is not connected within CONNECT_BOUND_MS of the round's start is given
- * up (its handle freed). Returns once every picked session is done. */
-static void close_picked(int dry_run)
-{
-    if (dry_run) {
-        for (size_t i = 0; i < n_sessions; i++)
-            if (sessions[i].picked)
-                say("dry run: would close %016llx", (unsigned long long)sessions[i].id.client_id);
-        return;
-    }
-    size_t picked = 0;
-    pthread_mutex_lock(&state_mu);
-    round_deadline = now_ms() + CONNECT_BOUND_MS;
-    for (size_t i = 0; i < n_sessions; i++) {
-        struct session *s = &sessions[i];
-        s->opened = s->taken = 0;
-        s->state = 0;
-        s->zh = NULL;
-        picked += (size_t)s->picked;
-    }
-    round_left = picked;
-    pthread_mutex_unlock(&state_mu);
-
-    /* The closers first, so that the first session connected is closed
-     * while the others are still being opened. */
-    pthread_t threads[CLOSERS];
-    size_t n_threads = 0;
-    while (n_threads + 1 < CLOSERS && n_threads + 1 < picked) {
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, 256 * 1024);
-        int rc = pthread_create(&threads[n_threads], &attr, closer, NULL);
-        pthread_attr_destroy(&attr);
-        if (rc != 0) {
-            say("pthread_create: %s (%zu closer(s))", strerror(rc), n_threads);
-            break;
-        }
-        n_threads++;
-    }
-
-    for (size_t i = 0; i < n_sessions; i++) {
-        struct session *s = &sessions[i];
-        if (!s->picked)
-            continue;
-        zhandle_t *zh = NULL;
-        if (s->tls) {
-#ifdef ZKELECT_HAVE_ZK_TLS
-            /* zookeeper_init_ssl takes no log callback: what it says before
-             * the one set here goes to stderr, /dev/null without --debug. */
-            zh = zookeeper_init_ssl(s->hosts, s->tls, watcher, s->timeout_ms, &s->id, s, 0);
-            if (zh)
-                zoo_set_log_callback(zh, drop_log);
-            else
-                say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
-#else
-            say("%016llx: this guard was built without TLS; not closed",
-                (unsigned long long)s->id.client_id);
-#endif
-        } else {
-            zh = zookeeper_init2(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log);
-            if (!zh)
-                say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
-        }
-        pthread_mutex_lock(&state_mu);
-        s->zh = zh;
-        s->opened = 1;
-        if (!zh) {
-            /* Nothing to close. */
-            s->taken = 1;
-            round_left--;
-        }
-        pthread_cond_broadcast(&state_cv);
-        pthread_mutex_unlock(&state_mu);
-    }
-
-    closer(NULL);
-    for (size_t k = 0; k < n_threads; k++)
-        pthread_join(threads[k], NULL);
-}
-
-/* ---- draining ------------------------------------------------------------ */
-
-/* How many of this user's orphaned TCP connections (no file refers to them:
- * their process closed them, or died) to anything but the guarded sessions'
- * ZooKeeper servers still have something unacknowledged: in FIN_WAIT1,
- * CLOSING or LAST_ACK. -1 when the kernel cannot be asked. */
-static int unacked_orphans(void)
-{
-    int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (nl < 0)
-        return -1;
-    struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
-    setsockopt(nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    const uid_t uid = geteuid(), ruid = getuid();
-    int found = 0;
-    static const int families[] = {AF_INET, AF_INET6};
-    for (size_t f = 0; f < 2 && found >= 0; f++) {
-        struct {
-            struct nlmsghdr h;
-            struct inet_diag_req_v2 r;
-        } req;
-        memset(&req, 0, sizeof req);
-        req.h.nlmsg_len = sizeof req;
-        req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-        req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-        req.h.nlmsg_seq = (unsigned)(f + 1);
-        req.r.sdiag_family = (uint8_t)families[f];
-        req.r.sdiag_protocol = IPPROTO_TCP;
-        req.r.idiag_states = 1u << TCP_FIN_WAIT1 | 1u << TCP_CLOSING | 1u << TCP_LAST_ACK;
-        struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-        if (sendto(nl, &req, sizeof req, 0, (struct sockaddr *)&kernel, sizeof kernel) != (ssize_t)sizeof req) {
-            found = -1;
-            break;
-        }
-        /* A dump ends in NLMSG_DONE; bounded in reads all the same. */
-        int done = 0;
-        for (int reads = 0; reads < 4096 && !done; reads++) {
-            static char buf[32768] __attribute__((aligned(8)));
-            ssize_t n = recv(nl, buf, sizeof buf, 0);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                found = -1;
-                break;
-            }
-            for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-                if (h->nlmsg_type == NLMSG_DONE) {
-                    done = 1;
-                    break;
-                }
-                if (h->nlmsg_type == NLMSG_ERROR) {
-                    /* A kernel without IPv6 answers the AF_INET6 dump with an
-                     * error: nothing of that family to wait for. */
-                    struct nlmsgerr *e = NLMSG_DATA(h);
-                    if (h->nlmsg_len < NLMSG_LENGTH(sizeof *e) || families[f] != AF_INET6)
-                        found = -1;
-                    done = 1;
-                    break;
-                }
-                if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
-                    continue;
-                const struct inet_diag_msg *m = NLMSG_DATA(h);
-                if (m->idiag_inode == 0 && (m->idiag_uid == uid || m->idiag_uid == ruid) &&
-                    !is_server(m->idiag_family, m->id.idiag_dst, m->id.idiag_dport))
-                    found++;
-            }
-        }
-        if (!done && found >= 0)
-            found = -1;
-    }
-    close(nl);
-    return found;
-}
-
-/* Until nothing the dead owner sent is unacknowledged, or delay_ms from
- * since: whichever is first. */
-static void drain(int64_t since, long delay_ms)
-{
-    int64_t until = since + delay_ms;
-    for (int round = 0; round <= MAX_DELAY_MS; round++) {
-        int64_t left = until - now_ms();
-        if (left <= 0) {
-            say("drain: the delay is over (%ld ms)", delay_ms);
-            return;
-        }
-        int n = unacked_orphans();
-        if (n == 0) {
-            say("drain: nothing unacknowledged after %lld ms", (long long)(now_ms() - since));
-            return;
-        }
-        /* Unknowable (-1): the whole delay, as without the check. */
-        struct timespec ts = n < 0 ? (struct timespec){.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000}
-                                   : (struct timespec){.tv_sec = 0, .tv_nsec = 1000000};
-        if (n < 0)
-            say("drain: sock_diag unavailable (%s): waiting out the delay", strerror(errno));
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-            ;
-    }
-}
-
-/* Waits until every picked session's WAIT process has ended, or the longest
- * of their timeouts has passed since the evidence. The time the last one
- * ended. */
-static int64_t wait_for_waits(int64_t evidence)
-{
-    int64_t longest = 0;
-    for (size_t i = 0; i < n_sessions; i++)
-        if (sessions[i].picked && sessions[i].timeout_ms > longest)
-            longest = sessions[i].timeout_ms;
-    const int64_t until = evidence + longest;
-    for (int rounds = 0; rounds < 100000; rounds++) {
-        struct pollfd p[MAX_SESSIONS];
-        nfds_t n = 0;
-        for (size_t i = 0; i < n_sessions; i++)
-            if (sessions[i].picked && sessions[i].wait_fd >= 0)
-                p[n++] = (struct pollfd){.fd = sessions[i].wait_fd, .events = POLLIN};
-        if (n == 0)
-            break;
-        int64_t left = until - now_ms();
-        if (left <= 0) {
-            say("a waited-for process is still there at the session timeout: closing anyway");
-            break;
-        }
-        int r = poll(p, n, (int)left);
-        if (r < 0 && errno != EINTR)
-            break;
-        for (nfds_t k = 0; r > 0 && k < n; k++) {
-            if (!p[k].revents)
-                continue;
-            for (size_t i = 0; i < n_sessions; i++)
-                if (sessions[i].wait_fd == p[k].fd) {
-                    say("%016llx: the process it waits for has ended", (unsigned long long)sessions[i].id.client_id);
-                    drop_wait(&sessions[i]);
-                }
-        }
-    }
-    return now_ms();
-}
-
-/* The owner is dead (first evidence at `evidence`): the sessions that wait
- * for nobody first, then the others once what they wait for has ended. */
-static void close_all(int64_t evidence, long delay_ms, int dry_run)
-{
-    for (int phase = 0; phase < 2; phase++) {
-        size_t picked = 0;
-        for (size_t i = 0; i < n_sessions; i++) {
-            sessions[i].picked = (sessions[i].wait_fd >= 0) == (phase == 1);
-            picked += (size_t)sessions[i].picked;
-        }
-        if (picked == 0)
-            continue;
-        int64_t since = evidence;
-        if (phase == 1)
-            since = wait_for_waits(evidence);
-        drain(since, delay_ms);
-        say("closing %zu session(s)%s", picked, phase == 1 ? " that waited" : "");
-        close_picked(dry_run);
-    }
 }
 
 /* ---- the start ---------------------------------------------------------- */
@@ -855,8 +487,132 @@ static int pidfd_readable(int pidfd, int timeout_ms)
     return 0;
 }
 
+/* The owner's user ids (real, effective, saved) as /proc shows them: 0, or
+ * -1 when they cannot be read. */
+static int owner_ids(long owner, long ids[3])
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", owner);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int found = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Uid:", 4) == 0) {
+            found = sscanf(line + 4, "%ld %ld %ld", &ids[0], &ids[1], &ids[2]) == 3 ? 0 : -1;
+            break;
+        }
+    fclose(f);
+    return found;
+}
+
+/* Whether the owner still has the user ids the guard was started with. An
+ * owner that changed its user (setuid after its clients started) must not
+ * keep a guard more privileged than itself, to which it could still write
+ * records: the guard exits, closing nothing, and the library starts
+ * another as the owner's new user. Asked before each read of the pipe
+ * (rare: a record per session change) and never at death. Unknowable (no
+ * /proc): the guard goes on. */
+static int owner_changed_user(long owner)
+{
+    uid_t r, e, s;
+    long ids[3];
+    if (getresuid(&r, &e, &s) != 0 || owner_ids(owner, ids) != 0)
+        return 0;
+    return ids[0] != (long)r || ids[1] != (long)e || ids[2] != (long)s;
+}
+
+/* Nothing of the guard is for another process to read, write or trace:
+ * not dumpable (its /proc files, the pipe's fd among them, become root's,
+ * and a process of the same user can neither ptrace it nor open them), no
+ * core, no privilege gained through an exec, no capability kept beyond
+ * what it was started with, no host directory held, no environment, and its
+ * memory (the credentials) kept out of swap where the limits allow. */
+static void harden(void)
+{
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    /* No capability: it needs none (its own sockets in sock_diag, pidfds,
+     * /proc/OWNER/status, its owner's files as their owner). A guard of a
+     * root owner keeps uid 0, not root's powers. The bounding set first
+     * (that takes CAP_SETPCAP), then the ambient, effective, permitted and
+     * inheritable sets. */
+    for (int cap = 0; cap <= 63; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL)
+            break;
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct no_caps[2];
+    memset(no_caps, 0, sizeof no_caps);
+    syscall(SYS_capset, &head, no_caps);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    if (chdir("/") != 0)
+        say("chdir /: %s", strerror(errno));
+    /* Wiped, not only dropped: /proc/PID/environ shows the strings the
+     * exec left (the library passes none; another starter may). */
+    for (char **e = environ; e && *e; e++)
+        explicit_bzero(*e, strlen(*e));
+    clearenv();
+    /* As many sessions as the descriptor limit allows: the soft limit up
+     * to the hard one (the closing opens a window of handles at a time). */
+    struct rlimit fds;
+    if (getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max) {
+        fds.rlim_cur = fds.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &fds);
+    }
+}
+
+/* The first line in the pipe, written by the owner before the start:
+ * "HELLO zkelect-guard <version>". Read here, by the process whose exit
+ * status is the start's verdict, so that a guard of another release
+ * refuses at once and says why (EXIT_VERSION), rather than dying later on
+ * a record it does not know. Read a byte at a time: nothing after the line
+ * is taken. */
+static int hello(void)
+{
+    char line[64];
+    size_t n = 0;
+    int64_t until = now_ms() + HELLO_WAIT_MS;
+    while (n < sizeof line - 1) {
+        ssize_t got = read(PIPE_FD, line + n, 1);
+        if (got == 1) {
+            if (line[n] == '\n')
+                break;
+            n++;
+            continue;
+        }
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && errno == EAGAIN) {
+            int64_t left = until - now_ms();
+            struct pollfd p = {.fd = PIPE_FD, .events = POLLIN};
+            if (left > 0 && poll(&p, 1, (int)left) >= 0)
+                continue;
+        }
+        say("no hello line in the pipe");
+        return EXIT_PROTOCOL;
+    }
+    line[n] = '\0';
+    const char *prefix = "HELLO zkelect-guard ";
+    if (strncmp(line, prefix, strlen(prefix)) != 0) {
+        say("not a hello line: the owner speaks another protocol");
+        return EXIT_PROTOCOL;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(line + strlen(prefix), &end, 10);
+    if (errno || *end || v != PROTOCOL_VERSION) {
+        say("the owner speaks version %s of the protocol, this guard %d: refusing",
+            line + strlen(prefix), PROTOCOL_VERSION);
+        return EXIT_VERSION;
+    }
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
+    harden();
     clock_gettime(CLOCK_MONOTONIC, &t_start);
     long delay_ms = DEFAULT_DELAY_MS;
     int dry_run = 0;
@@ -890,9 +646,11 @@ int main(int argc, char **argv)
     }
 
     /* None of the host's descriptors but the pipe; then 0, 1, 2 on /dev/null. */
-    if (syscall(SYS_close_range, PIPE_FD + 1, ~0U, 0) != 0)
-        for (int fd = PIPE_FD + 1; fd < 65536; fd++)
-            close(fd);
+    if (syscall(SYS_close_range, PIPE_FD + 1, ~0U, 0) != 0) {
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = PIPE_FD + 1; fd < (max > 0 ? max : 1048576); fd++)
+            close((int)fd);
+    }
     null_fds();
 
     struct sigaction ign = {.sa_handler = SIG_IGN};
@@ -910,6 +668,10 @@ int main(int argc, char **argv)
     /* Non-blocking: once the owner is dead the guard reads what is left
      * without waiting on a writer the owner may have leaked. */
     fcntl(PIPE_FD, F_SETFL, fcntl(PIPE_FD, F_GETFL) | O_NONBLOCK);
+
+    int said = hello();
+    if (said != EXIT_OK)
+        return said;
 
     if (getppid() != (pid_t)owner) {
         say("the parent is %ld, not the owner %ld", (long)getppid(), owner);
@@ -937,12 +699,15 @@ int main(int argc, char **argv)
     }
     if (child > 0)
         _exit(EXIT_OK);
+    /* Memory locks are not inherited through fork: taken here. */
+    (void)mlockall(MCL_CURRENT);
 
     zoo_set_debug_level((ZooLogLevel)0);
     zoo_set_log_stream(NULL);
     say("guarding owner %ld (drain delay %ld ms%s)", owner, delay_ms, dry_run ? ", dry run" : "");
 
     static char buf[MAX_LINE + 2];
+    lock_memory(buf, sizeof buf);
     size_t len = 0;
     int64_t evidence = -1;
     for (;;) {
@@ -963,6 +728,11 @@ int main(int argc, char **argv)
             break;
         }
         if (p[1].revents) {
+            /* Alive (its pidfd not readable): its /proc is its own. */
+            if (!pidfd_readable(pidfd, 0) && owner_changed_user(owner)) {
+                say("the owner %ld changed its user: exiting, nothing closed", owner);
+                return EXIT_OK;
+            }
             int rc = read_pipe(buf, &len);
             if (rc < 0) {
                 say("protocol error on the pipe: exiting, nothing closed");

@@ -115,6 +115,9 @@ zkelect_conf_t *zt_conf(const struct zt_opts *o, int *exit_code);
  * $ZKELECT_ZK_LOG_LEVEL asks). Does not wait for the connection. NULL after
  * printing one line, with *exit_code set (untouched on success). */
 zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code);
+/* zt_client for a command that only reads (status, observe): no crash
+ * guard (crash.guard off) unless --set names crash.guard. */
+zkelect_client_t *zt_observer_client(const struct zt_opts *o, int *exit_code);
 
 /* Waits for the session; returns -1 when connected, else an exit code after
  * printing one line (the wording of every subcommand). */
@@ -169,6 +172,7 @@ void zt_format_time_ms(int64_t epoch_ms, char *buf, size_t len);
 
 /* Sends sig to every live (not zombie) process below root, found by parent
  * links in the proc filesystem, skipping `except` (but not its descendants) when > 0.
+ * This process's crash guard, orphaned below it, is left alone.
  * Returns how many were signalled; *failed counts kill() failures other than
  * ESRCH, and *first_err and *first_pid name the first. -1 when /proc cannot be
  * read (errno set). */

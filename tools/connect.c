@@ -118,11 +118,38 @@ bad:
     return NULL;
 }
 
+static zkelect_client_t *client_of(zkelect_conf_t *conf, const struct zt_opts *o, int *exit_code);
+
 zkelect_client_t *zt_client(const struct zt_opts *o, int *exit_code)
 {
     zkelect_conf_t *conf = zt_conf(o, exit_code);
     if (!conf)
         return NULL;
+    return client_of(conf, o, exit_code);
+}
+
+zkelect_client_t *zt_observer_client(const struct zt_opts *o, int *exit_code)
+{
+    zkelect_conf_t *conf = zt_conf(o, exit_code);
+    if (!conf)
+        return NULL;
+    /* It never holds a node: nothing of it for a crash guard to close, so
+     * no guard process for it, unless --set asks for one. */
+    int named = 0;
+    for (int i = 0; i < o->nsettings; i++)
+        named |= strncmp(o->settings[i], "crash.guard=", strlen("crash.guard=")) == 0;
+    char err[256];
+    if (!named && zkelect_conf_set(conf, "crash.guard", "off", err, sizeof err) != 0) {
+        zt_err("%s", err);
+        zkelect_conf_destroy(conf);
+        *exit_code = ZT_EXIT_FAILURE;
+        return NULL;
+    }
+    return client_of(conf, o, exit_code);
+}
+
+static zkelect_client_t *client_of(zkelect_conf_t *conf, const struct zt_opts *o, int *exit_code)
+{
     /* The library's log (libzookeeper's own) goes nowhere unless asked for:
      * --verbose prints it at info level, ZKELECT_ZK_LOG_LEVEL at any. */
     const char *zk_log = getenv("ZKELECT_ZK_LOG_LEVEL");

@@ -86,7 +86,7 @@ int zt_cmd_status(int argc, char **argv)
         return ZT_EXIT_USAGE;
     }
     int exit_code = ZT_EXIT_FAILURE;
-    zkelect_client_t *client = zt_client(&o, &exit_code);
+    zkelect_client_t *client = zt_observer_client(&o, &exit_code);
     if (!client) {
         if (exit_code == ZT_EXIT_USAGE)
             status_usage(stderr);
@@ -230,7 +230,7 @@ static int observe_prometheus(const struct zt_opts *o)
         return ZT_EXIT_USAGE;
     }
     int exit_code = ZT_EXIT_FAILURE;
-    zkelect_client_t *client = zt_client(o, &exit_code);
+    zkelect_client_t *client = zt_observer_client(o, &exit_code);
     if (!client) {
         if (exit_code == ZT_EXIT_USAGE)
             observe_usage(stderr);
@@ -274,7 +274,7 @@ int zt_cmd_observe(int argc, char **argv)
     if (sfd < 0)
         return ZT_EXIT_FAILURE;
     int exit_code = ZT_EXIT_FAILURE;
-    zkelect_client_t *client = zt_client(&o, &exit_code);
+    zkelect_client_t *client = zt_observer_client(&o, &exit_code);
     if (!client) {
         if (exit_code == ZT_EXIT_USAGE)
             observe_usage(stderr);

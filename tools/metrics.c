@@ -359,7 +359,7 @@ char *zt_metrics_render(const char *client_json, size_t *len)
                    "session_timeout_below_two_ticks",
                    "Servers that granted a session timeout below 2 x their tickTime.");
     client_counter(&b, doc, "zkelect_crash_guard_warnings_total", "crash_guard_warnings",
-                   "WARNING events: the crash guard could not be started, or died and was restarted.");
+                   "WARNING events: the crash guard could not be started, or died or stopped reading and was replaced.");
     // END gen/vocab.py client counters
     json_object_put(doc);
     if (b.oom) {

@@ -90,6 +90,37 @@ static int scan_procs(struct proc_ent **out, size_t *nout)
     return 0;
 }
 
+/* Whether pid is this process's crash guard (zkelect-guard, whose last
+ * argument is its owner's pid). A guard the library starts again while we
+ * are a subreaper is orphaned below us: it is not the command's, and
+ * killing it would only make the library start another. */
+static int is_our_guard(pid_t pid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0 || (buf[n] = '\0', strcmp(buf, "zkelect-guard\n") != 0))
+        return 0;
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 1 || buf[n - 1] != '\0')
+        return 0;
+    buf[n - 1] = '\0';
+    const char *last = buf;
+    for (ssize_t i = 0; i < n - 1; i++)
+        if (buf[i] == '\0')
+            last = buf + i + 1;
+    return atol(last) == (long)getpid();
+}
+
 int zt_signal_tree(pid_t root, pid_t except, int sig, int *failed, int *first_err,
                    pid_t *first_pid)
 {
@@ -114,7 +145,7 @@ int zt_signal_tree(pid_t root, pid_t except, int sig, int *failed, int *first_er
             if (v[i].ppid != parent || v[i].pid == root)
                 continue;
             todo[tail++] = v[i].pid;
-            if (v[i].pid == except)
+            if (v[i].pid == except || (parent == getpid() && is_our_guard(v[i].pid)))
                 continue;
             if (kill(v[i].pid, sig) == 0) {
                 count++;

@@ -549,7 +549,7 @@ enum zkelect_counter {
     ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP = 11,
     /** WARNING events: a server granted a timeout below 2 x its tickTime (since 1.2) */
     ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS = 12,
-    /** WARNING events: the crash guard could not start or died (since 1.2) */
+    /** WARNING events: the crash guard could not start, died or was lost (since 1.2) */
     ZKELECT_COUNTER_CRASH_GUARD_WARNINGS = 13,
     /** How many counters there are. */
     ZKELECT_COUNTER__COUNT = 14

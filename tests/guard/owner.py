@@ -3,14 +3,15 @@
 program using libzkelect will be once the library starts the guard.
 
     owner.py GUARD HOSTS PATH [--sessions N] [--timeout-ms T] [--guard-hosts H]
-             [--guard-hosts-of I H]... [-- GUARD ARGS...]
+             [--guard-hosts-of I H]... [--hello LINE] [-- GUARD ARGS...]
 
 Opens N kazoo sessions (timeout T, default 10 s; to HOSTS, while the guard
 is told H when given, or for session I the H of --guard-hosts-of I H: a
 fault proxy in front of the same server, say), each with an ephemeral
 node PATH/s<i>, starts the guard as the guard's start protocol says (the
-read end of an O_CLOEXEC pipe on fd 3, its own pid as argument, the child
-it started reaped at once) and hands it every session (ADD). It also holds
+read end of an O_CLOEXEC pipe on fd 3 with the hello line in it, LINE or
+this release's, its own pid as argument, the child it started reaped at
+once) and hands it every session (ADD). It also holds
 an inheritable file descriptor of its own (a temporary file), which the
 guard must not keep. Then prints one JSON line:
 
@@ -50,6 +51,7 @@ def main():
     n, timeout_ms = 1, 10000
     guard_hosts = None
     guard_hosts_of = {}
+    hello = "HELLO zkelect-guard 2"
     rest = args[3:]
     while rest:
         if rest[0] == "--sessions":
@@ -58,6 +60,8 @@ def main():
             timeout_ms = int(rest[1])
         elif rest[0] == "--guard-hosts":
             guard_hosts = rest[1]
+        elif rest[0] == "--hello":
+            hello = rest[1]
         elif rest[0] == "--guard-hosts-of":
             guard_hosts_of[int(rest[1])] = rest[2]
             rest = rest[1:]
@@ -82,6 +86,8 @@ def main():
     os.set_inheritable(extra.fileno(), True)
 
     r, w = os.pipe()            # both O_CLOEXEC (not inheritable)
+    # The hello line first: the guard reads it before it says it runs.
+    os.write(w, (hello + "\n").encode())
     pid = os.posix_spawn(guard, [guard, *guard_args, str(os.getpid())], os.environ,
                          file_actions=[(os.POSIX_SPAWN_DUP2, r, 3)])
     os.close(r)

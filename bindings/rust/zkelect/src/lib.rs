@@ -400,7 +400,7 @@ pub enum Counter {
     SequenceNearWrap,
     /// WARNING events: a server granted a timeout below 2 x its tickTime (since 1.2).
     SessionTimeoutBelowTwoTicks,
-    /// WARNING events: the crash guard could not start or died (since 1.2).
+    /// WARNING events: the crash guard could not start, died or was lost (since 1.2).
     CrashGuardWarnings,
     // END gen/vocab.py counter variants
 }

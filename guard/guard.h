@@ -1,0 +1,49 @@
+/*
+ * What the parts of zkelect-guard share: the guarded sessions, the log and
+ * the clock. The program, its protocol and its evidence of death are
+ * described at the top of zkelect-guard.c.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zookeeper/zookeeper.h>
+
+#define MAX_LINE 4096
+#define DEFAULT_DELAY_MS 100
+#define MAX_DELAY_MS 150
+#define CONNECT_BOUND_MS 5000
+
+struct session {
+    clientid_t id;
+    int timeout_ms;
+    char *hosts;
+    char *tls;          /* "ca,cert,key[,password]"; NULL: plain TCP */
+    zhandle_t *zh;
+    int state;          /* last state the watcher saw; 0 = none yet */
+    int wait_fd;        /* pidfd of the WAIT process; -1: none */
+    int picked;         /* in the closing round under way */
+    int opened;         /* in that round: zookeeper_init has returned */
+    int taken;          /* in that round: a closer has it (or nothing to close) */
+    int64_t deadline;   /* in that round: given up if not connected by then */
+};
+
+/* The table grows with the sessions (zkelect-guard.c): as many as the
+ * owner has, bounded by memory and, for the WAITs' pidfds, descriptors. */
+extern struct session *sessions;
+extern size_t n_sessions;
+extern int debug;
+
+int64_t now_ms(void);
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void drop_log(const char *message);
+
+/* drain.c: the ZooKeeper servers' addresses, as numbers only (the guard
+ * resolves no name: the owner sends the addresses it connected to), and
+ * the wait for a dead owner's unacknowledged writes. */
+void learn_servers(const char *list);
+void drain(int64_t since, long delay_ms);
+
+/* close.c: closes every session once the owner is dead. */
+void close_all(int64_t evidence, long delay_ms, int dry_run);
