@@ -116,6 +116,8 @@ def test_follower_that_may_not_read_its_predecessor_leads_when_it_goes(api, hand
     try:
         op.create(path, b"")  # open ACL: both identities may list, create, delete
         a, b, cb = _leader_and_follower(api, handles, zk, path)
+        # alice's server may be behind the ones the candidates created on.
+        alice.sync(path)
         node = min(alice.get_children(path), key=lambda n: n[-10:])  # the leader's: first
         assert alice.get(f"{path}/{node}")[0] == b"alice"
         before = api.stats(b)
@@ -162,6 +164,7 @@ def test_follower_behind_an_unreadable_grandpredecessor_becomes_heir(api, handle
         c = zkc.new_election(api, handles, _client(api, handles, zk, "carol:pw-c"), path, "carol")
         assert lib.zkelect_volunteer(c) == 0
         api.wait_event(c, {"FOLLOWING"}, 10)
+        alice.sync(path)
         node = min(alice.get_children(path), key=lambda n: n[-10:])
         alice_cred = make_digest_acl_credential("alice", "pw-a")
         bob_cred = make_digest_acl_credential("bob", "pw-b")
