@@ -1155,7 +1155,9 @@ void Candidacy::on_connected(bool new_session) {
         shared_->lease.cap(cap);
         schedule_lease_check(shared_->lease.value());
     }
-    if (state_ == State::kTransferring && !xfer_.get().handed) {
+    if (xfer_.get().done && xfer_.get().closing) {
+        close_hand_over();  // the last listing went with the connection or session
+    } else if (state_ == State::kTransferring && !xfer_.get().handed) {
         client_.watch(shared_->path, member_id_);
         zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
     } else if (state_ == State::kLeading) {
@@ -1483,13 +1485,18 @@ void Candidacy::hand_over(int code) {
 
 void Candidacy::close_hand_over() {
     if (!xfer_.get().done) return;
+    // Until answered: a listing that a new session dropped, or that the
+    // connection's loss answered, is sent again by on_connected.
+    xfer_.mut().closing = true;
     std::string to = xfer_.get().to;
+    uint64_t seq = xfer_.get().seq;
     // Answered after the delete and the new create: who is first now.
     shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
     std::weak_ptr<Candidacy> weak = weak_from_this();
-    client_.list(shared_->path, [weak, to](const Listing &l) {
+    client_.list(shared_->path, [weak, to, seq](const Listing &l) {
         auto self = weak.lock();
-        if (!self || !self->xfer_.get().done) return;
+        if (!self || !self->xfer_.get().done || self->xfer_.get().seq != seq) return;
+        if (connection_trouble(l.rc)) return;  // on_connected asks again
         int result = self->xfer_.get().result;
         if (l.rc == ZOK && !l.order.empty() && l.order[0].name == to) result = kOk;
         else if (result == kOk) result = kETargetLost;

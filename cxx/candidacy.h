@@ -314,6 +314,7 @@ private:
         int result = 0;           // once handed over: what done will say
         bool handed = false;
         bool written = false;     // the request may be in P's data
+        bool closing = false;     // the hand-over's last listing is asked for
         // Asked from outside: the version of P's data that held the
         // request (our marker replaces it only if unchanged), and the
         // outcome is written back as a result line. -1: our user asked.
