@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from bed.toolutil import CApi, Proc, wait_gone
+from bed.faultproxy import ProxiedEnsemble
+from bed.toolutil import CApi, Proc, pid_alive, wait_gone
 
 SESSION_MS = 4000
 GRACE_MS = 5000
@@ -30,7 +31,7 @@ def w(kind):
         f.write(f"{kind} {os.getpid()} {os.environ['ZKELECT_ID']} {time.time_ns()}\n")
 def term(*_):
     w("term")
-    time.sleep(%r)
+    time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else %r)
     w("stop")
     sys.exit(0)
 signal.signal(signal.SIGTERM, term)
@@ -89,10 +90,11 @@ def runs():
         p.kill()
 
 
-def start_run(runs, zkelect_bin, env, hosts, path, zid, job, log, *opts):
+def start_run(runs, zkelect_bin, env, hosts, path, zid, job, log, *opts, shutdown_s=SHUTDOWN_S,
+              grace_ms=GRACE_MS):
     p = Proc([zkelect_bin, "run", "--connect", hosts, "--path", path, "--id", zid,
-              "--session-timeout-ms", SESSION_MS, "--grace", GRACE_MS, *opts, "--",
-              sys.executable, job, log.path], env, stdin=False)
+              "--session-timeout-ms", SESSION_MS, "--grace", grace_ms, *opts, "--",
+              sys.executable, job, log.path, str(shutdown_s)], env, stdin=False)
     runs.append(p)
     return p
 
@@ -162,3 +164,42 @@ def test_priority_takeover_drains_the_old_job_first(zk, zk_path, zkelect_bin, te
               "--set", "election.priority.holddown.ms=500")
     assert_drained_then_started(log, "a", "p", t_asked)
     wait_line_of(capi, hosts, zk_path, ["p", "a"])
+
+
+def test_a_drain_whose_session_is_in_doubt_kills_before_the_next_leader(
+        zk, zk_path, zkelect_bin, test_env, job, log, build_dir, runs):
+    """The old leader's job takes 30 s to stop, within a 60 s --grace; its
+    run is cut off during the drain. The node may then go with the session:
+    zkelect_is_draining() turns 0 with the lease and the job is killed,
+    before the new leader's job starts."""
+    hosts = zk.connect_string
+    capi = CApi(build_dir)
+    with ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)]) as prox:
+        start_run(runs, zkelect_bin, test_env, prox.connect_string, zk_path, "a", job, log,
+                  "--set", "zk.hosts.follow=false", shutdown_s=30, grace_ms=60000)
+        log.wait(lambda r: r["kind"] == "start" and r["id"] == "a", 20, "a's job")
+        start_run(runs, zkelect_bin, test_env, hosts, zk_path, "b", job, log)
+        wait_line_of(capi, hosts, zk_path, ["a", "b"])
+        asker = subprocess.Popen([str(zkelect_bin), "transfer", "--connect", hosts, "--path",
+                                  zk_path, "--to", "b", "--timeout", "5000"], env=test_env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            term = log.wait(lambda r: r["kind"] == "term" and r["id"] == "a", 20,
+                            "a's job's SIGTERM")
+            prox.blackhole()
+            # The job's death, seen by polling its pid (it gets SIGKILL: it
+            # writes nothing more).
+            died_ns = None
+            deadline = time.monotonic() + SESSION_MS / 1000 + 10
+            while time.monotonic() < deadline and died_ns is None:
+                if not pid_alive(term["pid"]):
+                    died_ns = time.time_ns()
+                time.sleep(0.005)
+            assert died_ns is not None, "a's job outlived its session's lease"
+            start = log.wait(lambda r: r["kind"] == "start" and r["id"] == "b",
+                             SESSION_MS / 1000 + 15, "b's job")
+            assert start["ns"] > died_ns, (start["ns"] - died_ns) / 1e6
+            assert not log.of("stop", "a"), log.records()
+        finally:
+            asker.kill()
+            asker.wait(10)
