@@ -84,6 +84,7 @@ struct runner {
 
     int leading; /* between ELECTED and DEPOSED, per the events */
     int draining; /* deposed by a transfer: our node waits for zkelect_release */
+    int drain_lost; /* ... but zkelect_is_draining() said 0 once: no more grace */
     int64_t token;
 
     pid_t keeper; /* 0: none */
@@ -209,7 +210,7 @@ static void signal_tree(struct runner *r, int sig)
  * a yes like is_leader()'s, for the same deadlines. */
 static int still_draining(struct runner *r)
 {
-    if (!r->draining)
+    if (!r->draining || r->drain_lost)
         return 0;
     int64_t t = zt_boottime_ms();
     if (!zkelect_is_draining(r->election))
@@ -504,8 +505,10 @@ static void on_event(struct runner *r, zkelect_event_t *ev)
             r->lost = 1;
         r->leading = 0;
         /* Our node stays until we release it: the tree gets its --grace. */
-        if (reason == ZKELECT_REASON_TRANSFERRED)
+        if (reason == ZKELECT_REASON_TRANSFERRED) {
             r->draining = 1;
+            r->drain_lost = 0;
+        }
         {
             /* A deleted node or an expired session may mean another leader
              * already runs: no grace. */
@@ -697,7 +700,7 @@ int zt_cmd_run(int argc, char **argv)
             } else {
                 tree_lost(&r, "leadership lost (lease)", 0);
             }
-        } else if (r.keeper && r.draining && !r.killed) {
+        } else if (r.keeper && r.draining && !r.drain_lost && !r.killed) {
             if (still_draining(&r)) {
                 if (now - r.last_sent >= r.beat / 2) {
                     send_msg(&r, ZT_K_LEASE, r.last_yes + r.keeper_window);
@@ -705,8 +708,10 @@ int zt_cmd_run(int argc, char **argv)
                 }
             } else {
                 /* The drain's bound, or the session in doubt: the node may
-                 * go; the lease's bound applies from the last yes. */
-                r.draining = 0;
+                 * go; the lease's bound applies from the last yes. The
+                 * release still follows the tree's end (a session that
+                 * comes back keeps the node until then). */
+                r.drain_lost = 1;
                 stop_tree(&r, "leadership transferred, the drain ended", 0);
             }
         }
@@ -755,7 +760,7 @@ int zt_cmd_run(int argc, char **argv)
         }
         int timeout = -1;
         now = zt_boottime_ms();
-        if (r.keeper && (!r.tree_lost || r.draining) && !r.killed)
+        if (r.keeper && (!r.tree_lost || (r.draining && !r.drain_lost)) && !r.killed)
             timeout = (int)r.beat;
         if (r.stopping && !r.killed) {
             int64_t left = r.kill_at - now;
