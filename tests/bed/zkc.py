@@ -58,6 +58,7 @@ def load(build_dir):
         "zkelect_event_type_name": (S, [I]), "zkelect_reason_name": (S, [I]),
         "zkelect_counter_name": (S, [I]),
         "zkelect_transfer": (I, [P, S, I]), "zkelect_err_name": (S, [I]),
+        "zkelect_client_transfer": (I, [P, S, S, I]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
