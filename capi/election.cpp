@@ -135,6 +135,18 @@ int zkelect_client_transfer(zkelect_client_t *client, const char *path, const ch
     });
 }
 
+int zkelect_release(zkelect_election_t *e) {
+    return guarded_code([&]() -> int {
+        if (!e) return ZKELECT_EINVAL;
+        if (inherited(e)) return refuse_inherited("the election");
+        return e->election->release();
+    });
+}
+
+int zkelect_is_draining(const zkelect_election_t *e) {
+    return e && !inherited(e) && e->election->is_draining() ? 1 : 0;
+}
+
 int zkelect_fencing_token(const zkelect_election_t *e, int64_t *token) {
     return guarded_code([&]() -> int {
         if (!e || !token) return ZKELECT_EINVAL;

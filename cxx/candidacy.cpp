@@ -2,6 +2,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include "drain.h"
 #include "names.h"
 
 #include <algorithm>
@@ -39,6 +40,7 @@ const char *Candidacy::state_name(State s) {
         case State::kResigning: return "resigning";
         case State::kClosed: return "closed";
         case State::kTransferring: return "transferring";
+        case State::kDraining: return "draining";
     }
     return "?";
 }
@@ -77,6 +79,7 @@ static bool joining(Candidacy::State s) {
 
 void Candidacy::set_state(State s) {
     if (join_turn_ && !joining(s)) end_join_turn();
+    if (state_ == State::kDraining && s != State::kDraining) leave_drain();
     if (s != state_) {
         state_ = s;
         int64_t now = realtime_ns();
@@ -148,7 +151,8 @@ int64_t Candidacy::margin_ns() const {
 void Candidacy::update_hold() {
     bool want = !node_.empty() &&
                 (state_ == State::kLeading || state_ == State::kTransferring ||
-                 state_ == State::kClaiming || state_ == State::kHeir);
+                 state_ == State::kClaiming || state_ == State::kHeir ||
+                 state_ == State::kDraining);
     if (want) client_.lease().hold(member_id_, node_path(node_), state_ == State::kClaiming);
     else if (holding_) client_.lease().release(member_id_);
     holding_ = want;
@@ -995,6 +999,11 @@ void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
             }
             become_leader(until);
             break;
+        case State::kDraining:
+            // The node stands as long as the session does: no longer than
+            // the drain's bound, though (drain.h).
+            shared_->drain.extend(drain::until(until, drain_bound_), boottime_ns());
+            break;
         default: break;
     }
 }
@@ -1160,7 +1169,9 @@ void Candidacy::on_connected(bool new_session) {
         shared_->lease.cap(cap);
         schedule_lease_check(shared_->lease.value());
     }
-    if (state_ == State::kTransferring && !xfer_.get().handed) {
+    if (xfer_.get().done && xfer_.get().closing) {
+        close_hand_over();  // the last listing went with the connection or session
+    } else if (state_ == State::kTransferring && !xfer_.get().handed) {
         client_.watch(shared_->path, member_id_);
         zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
     } else if (state_ == State::kLeading) {
@@ -1194,6 +1205,7 @@ void Candidacy::on_connected(bool new_session) {
             list();
             break;
         case State::kResigning: collect_garbage(); break;
+        case State::kDraining: client_.lease().renew_now(); break;  // it holds on
         case State::kIdle:
         case State::kClosed: break;
     }
@@ -1464,7 +1476,9 @@ void Candidacy::on_leader_marker(uint64_t gen, Reply &&r) {
 void Candidacy::hand_over(int code) {
     xfer_.mut().handed = true;
     xfer_.mut().result = code;
-    std::string to = xfer_.get().to;
+    // transfer.drain.ms: the node stays until the holder has stopped its
+    // work (drain.cpp); set up before DEPOSED is said.
+    bool draining = begin_drain(shared_->lease.value());
     depose(Reason::kTransferred);
     // Clear the marker before the delete: by the time anyone is elected the
     // request is gone (a leftover would be harmless: it names our old node).
@@ -1475,13 +1489,26 @@ void Candidacy::hand_over(int code) {
                                               : "",
              -1,
              ReplyFn([](Reply &&) {}));
-    requeue();
+    if (!draining) {
+        requeue();
+        close_hand_over();
+    }
+}
+
+void Candidacy::close_hand_over() {
+    if (!xfer_.get().done) return;
+    // Until answered: a listing that a new session dropped, or that the
+    // connection's loss answered, is sent again by on_connected.
+    xfer_.mut().closing = true;
+    std::string to = xfer_.get().to;
+    uint64_t seq = xfer_.get().seq;
     // Answered after the delete and the new create: who is first now.
     shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
     std::weak_ptr<Candidacy> weak = weak_from_this();
-    client_.list(shared_->path, [weak, to](const Listing &l) {
+    client_.list(shared_->path, [weak, to, seq](const Listing &l) {
         auto self = weak.lock();
-        if (!self || !self->xfer_.get().done) return;
+        if (!self || !self->xfer_.get().done || self->xfer_.get().seq != seq) return;
+        if (connection_trouble(l.rc)) return;  // on_connected asks again
         int result = self->xfer_.get().result;
         if (l.rc == ZOK && !l.order.empty() && l.order[0].name == to) result = kOk;
         else if (result == kOk) result = kETargetLost;

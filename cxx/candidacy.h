@@ -17,11 +17,14 @@
 //   any ──resign──▶ Resigning ──nodes gone──▶ Idle
 //   Leading ──transfer: target found, marker written──▶ Transferring
 //   Transferring ──target heir (ack), target gone, or deadline──▶ Creating (at the back)
+//   Transferring ──the same, transfer.drain.ms > 0──▶ Draining ──release or bound──▶ Creating
 //   Heir ──marker: the leader hands over to a candidate behind us──▶ Creating (stepped back)
 //   Leading ──a request from outside in P's data names our node──▶ as transfer
 //
 // Transferring is a leader's state: it leads on (lease, keepalives) until
-// it hands over; docs/semantics.md, "Transferring leadership".
+// it hands over; docs/semantics.md, "Transferring leadership". Draining is
+// a deposed leader's that keeps its node for its holder to stop its work
+// (drain.cpp; docs/semantics.md, "Draining before the hand-over").
 //
 // Nodes this candidacy may have in ZooKeeper but no longer wants (a resigned
 // node, a create whose reply was lost, a late create after a resign) are kept
@@ -63,6 +66,9 @@ public:
     // kEConnLoss (nothing changed), kETimedOut or kETargetLost (leadership
     // went on as after a resign).
     void transfer(const std::string &target, int64_t deadline, std::function<void(int)> done);
+    // The holder has drained (zkelect_release): the node of drain number
+    // seq goes now (drain.cpp).
+    void release(uint64_t seq);
 
     void on_connected(bool new_session) override;
     void on_suspended() override;
@@ -89,6 +95,7 @@ public:
         kResigning,
         kClosed,
         kTransferring,
+        kDraining,
     };
     static const char *state_name(State s);
 
@@ -176,6 +183,12 @@ private:
     void start_transfer(const std::string &target, int64_t deadline, std::function<void(int)> done,
                         int32_t request_version);
     void hand_over(int code);
+    // The hand-over's last step: who is first once our node is gone.
+    void close_hand_over();
+    // drain.cpp: keep the node after a hand-over (false: no drain asked),
+    // and what every way out of kDraining does (set_state calls it).
+    bool begin_drain(int64_t lease_until);
+    void leave_drain();
     void end_transfer(int code);
     // A transfer asked from outside: a request line in P's data naming our
     // live node, read through the leader's data watch on P.
@@ -316,6 +329,7 @@ private:
         int result = 0;           // once handed over: what done will say
         bool handed = false;
         bool written = false;     // the request may be in P's data
+        bool closing = false;     // the hand-over's last listing is asked for
         // Asked from outside: the version of P's data that held the
         // request (our marker replaces it only if unchanged), and the
         // outcome is written back as a result line. -1: our user asked.
@@ -324,6 +338,10 @@ private:
     };
     Boxed<Transfer> xfer_;
     uint64_t xfer_seq_ = 0;
+    // The drain under way (kDraining): its number (shared_->drain_seq while
+    // releasable) and its bound (CLOCK_BOOTTIME; drain.h).
+    uint64_t drain_seq_ = 0;
+    int64_t drain_bound_ = 0;
     // A read of this connection armed the watch on the election path's data
     // (the transfer marker) and it has not fired.
     bool marker_armed_ = false;

@@ -1176,13 +1176,22 @@ int Client::ask_transfer(const std::string &path, const std::string &target, int
     };
     const int t_ms = effective_timeout_ms();
     const auto T = std::chrono::milliseconds(t_ms);
+    // Every wait below shares one deadline, the bound docs/api.md gives:
+    // timeout_ms plus three session timeouts from the call. Each step waits
+    // at most T, and never past it.
+    const auto final_end = clock::now() + std::chrono::milliseconds(timeout_ms) + 3 * T;
+    const auto step = [&] { return std::min(final_end, clock::now() + T); };
+    const auto step_ms = [&] {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(step() - clock::now());
+        return int(std::max<int64_t>(left.count(), 1));
+    };
     const auto no_answer = [&] {
         *why = "ZooKeeper did not answer within " + std::to_string(t_ms) + " ms";
         return connected() ? kETimedOut : kEConnLoss;
     };
     // Who leads, and where the target stands (synced, with every id).
     std::vector<ParticipantInfo> line;
-    if (int rc = participants(path, t_ms, &line, why); rc != kOk) return rc;
+    if (int rc = participants(path, step_ms(), &line, why); rc != kOk) return rc;
     if (line.empty()) {
         *why = "no candidate under " + path;
         return kENoLeader;
@@ -1215,7 +1224,7 @@ int Client::ask_transfer(const std::string &path, const std::string &target, int
         return kEInval;
     }
     Reply r;
-    if (!call(clock::now() + T, [&](ReplyFn f) { zk()->get(path, false, std::move(f)); }, &r))
+    if (!call(step(), [&](ReplyFn f) { zk()->get(path, false, std::move(f)); }, &r))
         return no_answer();
     if (r.rc == ZNONODE) {
         *why = "no candidate under " + path;
@@ -1262,7 +1271,7 @@ int Client::ask_transfer(const std::string &path, const std::string &target, int
     };
     // Version-checked: whatever was in P's data a moment ago is not lost
     // unseen (another asker's request, a leader's marker).
-    if (!call(clock::now() + T,
+    if (!call(step(),
               [&](ReplyFn f) { zk()->set(path, request, r.stat.version, std::move(f)); }, &r))
         return no_answer();
     if (r.rc == ZBADVERSION) {
@@ -1278,7 +1287,10 @@ int Client::ask_transfer(const std::string &path, const std::string &target, int
     // the leader's node goes (a leader that went before reading the request
     // never will: withdraw it then), and at least every T in case a watch
     // went with a connection.
-    const auto end = clock::now() + std::chrono::milliseconds(timeout_ms) + T;
+    // Its wait leaves the last T of the bound for a withdrawal, or for the
+    // clear and the confirmation after an outcome.
+    const auto end = std::min(clock::now() + std::chrono::milliseconds(timeout_ms) + T,
+                              final_end - T);
     std::optional<TransferLine> result;
     int32_t result_version = -1;
     bool taken = false;
@@ -1296,7 +1308,7 @@ int Client::ask_transfer(const std::string &path, const std::string &target, int
         Reply x;
         if (!taken && watched(path + "/" + leader, false, std::min(end, clock::now() + T), &x) &&
             x.rc == ZNONODE &&
-            call(clock::now() + T, [&](ReplyFn f) { zk()->set(path, "", mine, std::move(f)); }, &x) &&
+            call(step(), [&](ReplyFn f) { zk()->set(path, "", mine, std::move(f)); }, &x) &&
             x.rc == ZOK) {
             *why = "the leader stopped leading before it took the request up; withdrawn, "
                    "nothing was changed";
@@ -1307,7 +1319,7 @@ int Client::ask_transfer(const std::string &path, const std::string &target, int
     }
     if (!result) {
         // Withdrawn only if untouched: a leader that took it up runs on.
-        if (!taken && call(clock::now() + T,
+        if (!taken && call(step(),
                            [&](ReplyFn f) { zk()->set(path, "", mine, std::move(f)); }, &r) &&
             r.rc == ZOK) {
             *why = "the leader did not take up the request within " +
@@ -1317,14 +1329,15 @@ int Client::ask_transfer(const std::string &path, const std::string &target, int
             return kETimedOut;
         }
         *why = "no outcome from the leader within " + std::to_string(timeout_ms + t_ms) + " ms";
-        if (participants(path, t_ms, &line, why) == kOk && !line.empty() && line[0].id == target) {
+        if (participants(path, step_ms(), &line, why) == kOk && !line.empty() &&
+            line[0].id == target) {
             *why = "the target leads";
             return kOk;
         }
         return kETimedOut;
     }
     // Ours to clear, if nobody wrote since (a new leader's own transfer).
-    call(clock::now() + T, [&](ReplyFn f) { zk()->set(path, "", result_version, std::move(f)); },
+    call(step(), [&](ReplyFn f) { zk()->set(path, "", result_version, std::move(f)); },
          &r);
     int code = result->number;
     *why = transfer_outcome(code);
@@ -1333,7 +1346,7 @@ int Client::ask_transfer(const std::string &path, const std::string &target, int
     // target once that delete lands, or someone else if the target left.
     // The path's children are watched before each listing, so a change
     // after it wakes the next.
-    const auto confirm_end = clock::now() + 2 * T;
+    const auto confirm_end = std::min(clock::now() + 2 * T, final_end);
     for (int round = 0; round < 100000 && clock::now() < confirm_end; ++round) {
         const uint64_t seen = waiter->seen();
         post([this, waiter, path] {
@@ -1341,7 +1354,7 @@ int Client::ask_transfer(const std::string &path, const std::string &target, int
             session().get_children(path, true, [](Reply &&) {});
         });
         std::string ignored;
-        if (participants(path, t_ms, &line, &ignored) == kOk) {
+        if (participants(path, step_ms(), &line, &ignored) == kOk) {
             if (!line.empty() && line[0].id == target) return kOk;
             if (line.empty() || line[0].node != leader) {
                 *why = "the leader handed over, but the target was not first in line (it left)";

@@ -46,6 +46,9 @@ constexpr Key kKeys[] = {
     {"election.priority.holddown.ms", "30000", Kind::kInt, 100, 3600000, false,
      nullptr,
      "election.priority.holddown.ms must be an integer from 100 to 3600000"},
+    {"transfer.drain.ms", "0", Kind::kInt, 0, 86400000, false,
+     nullptr,
+     "transfer.drain.ms must be an integer from 0 to 86400000"},
     {"leadership", "lease", Kind::kChoice, 0, 0, false,
      "lease|strict",
      "leadership must be \"lease\" or \"strict\""},
@@ -246,6 +249,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->priority = n;
     } else if (key == "election.priority.holddown.ms") {
         s->priority_holddown_ms = n;
+    } else if (key == "transfer.drain.ms") {
+        s->transfer_drain_ms = n;
     } else if (key == "zk.sasl.mechanism") {
         s->sasl.mechanism = value;
     } else if (key == "zk.sasl.user") {

@@ -15,6 +15,7 @@ constexpr int kDefaultZkSessionTimeoutMs = 10000;
 constexpr int kDefaultZkConnectTimeoutMs = 15000;
 constexpr int kDefaultElectionPriority = 0;
 constexpr int kDefaultElectionPriorityHolddownMs = 30000;
+constexpr int kDefaultTransferDrainMs = 0;
 constexpr int kDefaultZkSessionNodesMaxBytes = 1000000;
 constexpr int kDefaultEventsQueueMax = 1024;
 constexpr int kDefaultCrashGuardDelayMs = 100;
@@ -57,6 +58,9 @@ struct Settings {
     // Preferred leaders (election.priority, election.priority.holddown.ms).
     int priority = kDefaultElectionPriority;
     int priority_holddown_ms = kDefaultElectionPriorityHolddownMs;
+    // How long a leader deposed by a transfer keeps its node for its
+    // holder to drain (transfer.drain.ms; drain.h). 0: no drain.
+    int transfer_drain_ms = kDefaultTransferDrainMs;
 };
 
 class Conf {

@@ -192,7 +192,9 @@ int Election::transfer(const std::string &target, int timeout_ms) {
     // The loop answers by the deadline, plus the handover's delete and a
     // synced listing; the bound past that covers a loop that cannot (a
     // connection lost meanwhile): the transfer then ends there on its own.
-    int64_t bound = deadline + 2 * int64_t(client_.effective_timeout_ms()) * kNsPerMs;
+    // A drain (transfer.drain.ms) comes between the handover and its delete.
+    int64_t bound = deadline + 2 * int64_t(client_.effective_timeout_ms()) * kNsPerMs +
+                    int64_t(client_.settings().transfer_drain_ms) * kNsPerMs;
     while (outcome.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
         if (events_.waiters().closing()) return kEClosed;
         if (boottime_ns() > bound) return kETimedOut;
@@ -202,6 +204,18 @@ int Election::transfer(const std::string &target, int timeout_ms) {
     } catch (const std::future_error &) {
         return kEClosed;  // the candidacy went with its client
     }
+}
+
+int Election::release() {
+    if (shared_->phase.load() == Phase::kClosed) return kEClosed;
+    uint64_t seq = shared_->drain_seq.exchange(0);
+    if (seq == 0) return kEState;
+    // The node no longer stands for the holder once this returns: its
+    // delete is on its way.
+    shared_->drain.revoke();
+    auto cand = candidacy_;
+    client_.post([cand, seq] { cand->release(seq); });
+    return kOk;
 }
 
 int Election::fencing_token(int64_t *token) const {

@@ -69,6 +69,10 @@ public:
     // simulation's one thread): kOk once the transfer is handed to the
     // loop, which calls done(outcome) there; else the code at once.
     int begin_transfer(const std::string &target, int timeout_ms, std::function<void(int)> done);
+    // The holder of a transfer's drain is done (zkelect_release): kOk, or
+    // kEState when no drain waits for it, kEClosed. Any thread.
+    int release();
+    bool is_draining() const { return shared_->is_draining(); }
 
     ElectionShared &shared() { return *shared_; }
     EventDelivery &events() { return events_; }

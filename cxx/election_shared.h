@@ -43,6 +43,18 @@ struct ElectionShared {
         return lease.held(now) && (!handshake_cap || handshake_cap->allows(now));
     }
 
+    // A transfer's drain (drain.h): while a deposed leader keeps its node
+    // for its holder to stop its work, the deadline until which that node
+    // surely stands, on the same rules as the lease (is_draining()), and
+    // the drain's number for zkelect_release() (0: none to release).
+    LeaseCell drain;
+    std::atomic<uint64_t> drain_seq{0};
+
+    bool is_draining() const {
+        int64_t now = boottime_ns();
+        return drain.held(now) && (!handshake_cap || handshake_cap->allows(now));
+    }
+
     // Figures for zkelect_election_stats(); the loop writes, anyone copies.
     StatsCell stats;
 

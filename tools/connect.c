@@ -90,6 +90,15 @@ zkelect_conf_t *zt_conf(const struct zt_opts *o, int *exit_code)
     if (auth && zkelect_conf_set(conf, "zk.auth", auth, err, sizeof err) != 0)
         goto bad;
     explicit_bzero(authbuf, sizeof authbuf);
+    /* run (the one command with a CMD): a transfer's target is elected only
+     * once CMD's whole tree is gone, within --grace and a second for the
+     * SIGKILL and the release (run.c); --set may say otherwise. */
+    if (o->cmd) {
+        int64_t drain = o->grace_ms + 1000;
+        snprintf(num, sizeof num, "%" PRId64, drain < 86400000 ? drain : 86400000);
+        if (zkelect_conf_set(conf, "transfer.drain.ms", num, err, sizeof err) != 0)
+            goto bad;
+    }
     for (int i = 0; i < o->nsettings; i++) {
         char key[128];
         const char *eq = strchr(o->settings[i], '=');

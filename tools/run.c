@@ -18,6 +18,15 @@
  * by a signal), --grace applies in full. A node deleted by someone else or an
  * expired session may mean a successor already leads: SIGKILL at once.
  *
+ * A transfer (asked by anyone, or a priority takeover) deposes run with
+ * reason TRANSFERRED but keeps its node for a drain (transfer.drain.ms,
+ * which zt_conf sets from --grace): the target is elected only once run
+ * calls zkelect_release(), which it does when the whole tree is gone. So
+ * --grace applies in full there too, on the same arithmetic with
+ * zkelect_is_draining() in place of is_leader(): while it answers 1 the
+ * keeper's deadline is renewed; once it answers 0 (the drain's bound, or a
+ * session in doubt) SIGKILL comes by margin/2 as after a lost lease.
+ *
  * One thread makes every decision: poll(2) over the election's event fd, a
  * signalfd and the keeper's socket. Nothing on the kill path waits on
  * stderr: messages go through the log thread of log.c.
@@ -53,6 +62,8 @@ static void usage(FILE *f)
              "On loss of leadership every descendant of CMD gets SIGTERM at once and SIGKILL\n"
              "after --grace ms (default 5000), but never later than lease.margin.ms/2 after\n"
              "run last saw itself leading; then it waits to lead again (--once: exits 4).\n"
+             "On a transfer (zkelect transfer, --priority) --grace applies in full and the\n"
+             "next leader starts only once every process of CMD is gone.\n"
              "When CMD exits by itself: its leftover descendants get SIGKILL, run resigns\n"
              "and exits with CMD's status (128+N if killed by signal N).\n"
              "SIGTERM/SIGINT/SIGHUP: stop CMD the same way, resign, exit 128+N.\n",
@@ -72,6 +83,8 @@ struct runner {
     int64_t beat;        /* how often is_leader() is asked while CMD runs */
 
     int leading; /* between ELECTED and DEPOSED, per the events */
+    int draining; /* deposed by a transfer: our node waits for zkelect_release */
+    int drain_lost; /* ... but zkelect_is_draining() said 0 once: no more grace */
     int64_t token;
 
     pid_t keeper; /* 0: none */
@@ -193,6 +206,19 @@ static void signal_tree(struct runner *r, int sig)
                sigabbrev_np(sig), (int)who, strerror(err), failed - 1);
 }
 
+/* Whether the node stands for our drain (no successor before the margin):
+ * a yes like is_leader()'s, for the same deadlines. */
+static int still_draining(struct runner *r)
+{
+    if (!r->draining || r->drain_lost)
+        return 0;
+    int64_t t = zt_boottime_ms();
+    if (!zkelect_is_draining(r->election))
+        return 0;
+    r->last_yes = t;
+    return 1;
+}
+
 /* hard: SIGKILL at once (a successor may already lead). */
 static void stop_tree(struct runner *r, const char *why, int hard)
 {
@@ -210,7 +236,8 @@ static void stop_tree(struct runner *r, const char *why, int hard)
     } else {
         did = "the command is stopping";
     }
-    if (!zkelect_is_leader(r->election) && r->kill_at > r->last_yes + r->window)
+    if (!zkelect_is_leader(r->election) && !still_draining(r) &&
+        r->kill_at > r->last_yes + r->window)
         r->kill_at = r->last_yes + r->window;
     if (hard)
         r->kill_at = now;
@@ -477,6 +504,11 @@ static void on_event(struct runner *r, zkelect_event_t *ev)
         if (r->leading && reason != ZKELECT_REASON_RESIGNED)
             r->lost = 1;
         r->leading = 0;
+        /* Our node stays until we release it: the tree gets its --grace. */
+        if (reason == ZKELECT_REASON_TRANSFERRED) {
+            r->draining = 1;
+            r->drain_lost = 0;
+        }
         {
             /* A deleted node or an expired session may mean another leader
              * already runs: no grace. */
@@ -668,6 +700,20 @@ int zt_cmd_run(int argc, char **argv)
             } else {
                 tree_lost(&r, "leadership lost (lease)", 0);
             }
+        } else if (r.keeper && r.draining && !r.drain_lost && !r.killed) {
+            if (still_draining(&r)) {
+                if (now - r.last_sent >= r.beat / 2) {
+                    send_msg(&r, ZT_K_LEASE, r.last_yes + r.keeper_window);
+                    r.last_sent = now;
+                }
+            } else {
+                /* The drain's bound, or the session in doubt: the node may
+                 * go; the lease's bound applies from the last yes. The
+                 * release still follows the tree's end (a session that
+                 * comes back keeps the node until then). */
+                r.drain_lost = 1;
+                stop_tree(&r, "leadership transferred, the drain ended", 0);
+            }
         }
         if (r.stopping && !r.killed && zt_boottime_ms() >= r.kill_at)
             stop_tree(&r, "grace period over", 0);
@@ -683,6 +729,13 @@ int zt_cmd_run(int argc, char **argv)
                 r.orphans = 0;
         }
         if (!r.keeper && !r.orphans) {
+            if (r.draining) {
+                /* Every process of the command is gone: the target may lead. */
+                r.draining = 0;
+                int rrc = zkelect_release(r.election);
+                if (rrc == 0)
+                    note(&r, "leadership transferred: the command stopped, node released");
+            }
             if (r.child_done) {
                 exit_code = r.child_status;
                 break;
@@ -707,7 +760,7 @@ int zt_cmd_run(int argc, char **argv)
         }
         int timeout = -1;
         now = zt_boottime_ms();
-        if (r.keeper && !r.tree_lost && !r.killed)
+        if (r.keeper && (!r.tree_lost || (r.draining && !r.drain_lost)) && !r.killed)
             timeout = (int)r.beat;
         if (r.stopping && !r.killed) {
             int64_t left = r.kill_at - now;

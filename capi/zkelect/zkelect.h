@@ -239,6 +239,16 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            follows before it asks for the lead, and at
  *                            least how long between two of its requests (a
  *                            restarting host does not make leadership flap).
+ *  - "transfer.drain.ms"     0..86400000 (default 0: no drain): how long a
+ *                            leader deposed by a transfer (its own, one asked
+ *                            from outside, or a priority takeover) may keep
+ *                            its node after its DEPOSED event while it stops
+ *                            its work: the target leads only once the holder
+ *                            calls zkelect_release() or this bound passes
+ *                            (plus the lease margin). zkelect_is_draining()
+ *                            says while the node surely stands. 0: the node
+ *                            is deleted at once (docs/semantics.md, "Draining
+ *                            before the hand-over").
  *  - "leadership"            "lease" (default) or "strict"; see
  *                            docs/semantics.md. Strict deposes at the first
  *                            disconnect; lease keeps leading while the lease
@@ -714,7 +724,9 @@ ZKELECT_API int zkelect_await_leader(zkelect_election_t *election, int timeout_m
  * is next in line this candidacy stops leading (is_leader() answers 0, a
  * DEPOSED event with reason TRANSFERRED), its node is deleted before the
  * target can be elected, and it joins again at the back of the line, still
- * a candidate (FOLLOWING follows). The target's fencing token is larger.
+ * a candidate (FOLLOWING follows). With transfer.drain.ms above 0 the node
+ * is deleted only at zkelect_release() or that bound (a drain; the call's
+ * wait grows by it). The target's fencing token is larger.
  * If the target leaves, or is not next within timeout_ms, this candidacy
  * stops leading all the same and whoever is next leads, as after
  * zkelect_resign(). Costs and guarantees: docs/semantics.md,
@@ -779,6 +791,45 @@ ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *targe
  */
 ZKELECT_API int zkelect_client_transfer(zkelect_client_t *client, const char *path,
                                         const char *target_id, int timeout_ms);
+
+/**
+ * End a transfer's drain: this candidacy, deposed by a transfer (its own
+ * zkelect_transfer(), one asked from outside, or a priority takeover: the
+ * DEPOSED event with reason TRANSFERRED) under a client whose
+ * transfer.drain.ms is above 0, has stopped its work, and its node may go
+ * now. Until this call (or the bound) the node stays, so the target, which
+ * waits for that node's deletion, cannot be elected while the old leader
+ * still works; zkelect_is_draining() says while that holds.
+ *
+ * The node is then deleted and the candidacy joins again at the back of
+ * the line (FOLLOWING follows, as after any transfer). Without this call
+ * the library deletes the node transfer.drain.ms plus the lease margin
+ * after the DEPOSED event; a resign, a destroy, an expired session or a
+ * deleted node end the drain too. docs/semantics.md, "Draining before the
+ * hand-over".
+ *
+ * Returns 0 (zkelect_is_draining() answers 0 when this returns),
+ * ZKELECT_ESTATE when no drain waits for a release (none began,
+ * transfer.drain.ms is 0, it was released already, or it ended
+ * otherwise), ZKELECT_ECLOSED while the handle is being destroyed,
+ * ZKELECT_EINVAL for NULL. Any thread, including callbacks; non-blocking.
+ * Since 1.2.
+ */
+ZKELECT_API int zkelect_release(zkelect_election_t *election);
+
+/**
+ * 1 while this candidacy, deposed by a transfer, keeps its node for a
+ * drain (zkelect_release()) and that node surely stands, else 0 (also for
+ * NULL). It is a lease, like zkelect_is_leader()'s: when it answers 1 at
+ * time t, no other candidate can be elected before t plus the lease margin
+ * (zkelect_client_lease_margin_ms()). It answers 0 once the drain ends, at
+ * its bound, and as soon as the session's lease runs out (a lost
+ * connection): then the node may go with the session, so stop the work
+ * within the margin as after a lost lease. Always 0 with transfer.drain.ms
+ * 0, and in a child of fork() for a handle made before it. Lock-free and
+ * wait-free; any thread, including callbacks. Since 1.2.
+ */
+ZKELECT_API int zkelect_is_draining(const zkelect_election_t *election);
 
 /**
  * The fencing token of the current leadership term: the creation zxid

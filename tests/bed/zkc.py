@@ -29,6 +29,7 @@ def load(build_dir):
         "zkelect_election_new": (P, [P, S, S, S, C.c_size_t]),
         "zkelect_election_destroy": (I, [P]), "zkelect_volunteer": (I, [P]),
         "zkelect_resign": (I, [P]), "zkelect_is_leader": (I, [P]),
+        "zkelect_release": (I, [P]), "zkelect_is_draining": (I, [P]),
         # Every function a test calls through this library needs its line
         # here: without argtypes ctypes passes a handle as a C int, and a
         # pointer above 4 GiB arrives cut to 32 bits (a segfault in CI,
@@ -57,6 +58,7 @@ def load(build_dir):
         "zkelect_event_type_name": (S, [I]), "zkelect_reason_name": (S, [I]),
         "zkelect_counter_name": (S, [I]),
         "zkelect_transfer": (I, [P, S, I]), "zkelect_err_name": (S, [I]),
+        "zkelect_client_transfer": (I, [P, S, S, I]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

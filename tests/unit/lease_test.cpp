@@ -4,6 +4,7 @@
 
 #include <deque>
 
+#include "drain.h"
 #include "election_shared.h"
 #include "handshake_cap.h"
 #include "lease.h"
@@ -361,4 +362,24 @@ TEST(LeaseHistory, ABurstKeepsAnAnswerOldEnoughForTheNextSend) {
     lease::record(sparse, {T, T + kMs}, spacing);
     ASSERT_EQ(sparse.size(), 2u);
     EXPECT_EQ(sparse.back().sent, T);
+}
+
+// A transfer's drain (drain.h): its deadline follows the session's lease
+// but never passes the bound, and a node not released is deleted only a
+// margin after the bound, so a yes of is_draining() just before the bound
+// leaves the holder the margin, as a yes of is_leader() does.
+TEST(Drain, DeadlineIsTheLeaseCappedAtTheBound) {
+    EXPECT_EQ(drain::until(kSent + T / 2, kSent + T), kSent + T / 2);
+    EXPECT_EQ(drain::until(kSent + T, kSent + T / 2), kSent + T / 2);
+    EXPECT_EQ(drain::until(0, kSent), 0);                      // no lease: no drain
+    EXPECT_EQ(drain::until(LeaseCell::kFenced, kSent), 0);     // resigned meanwhile
+    EXPECT_EQ(drain::delete_at(kSent, M), kSent + M);
+    // The cell keeps the drain's deadline like the lease's: a revoke ends
+    // it, and no later keepalive revives it.
+    ElectionShared sh("/p", "a");
+    ASSERT_TRUE(sh.drain.publish(drain::until(boottime_ns() + T, boottime_ns() + T / 2)));
+    EXPECT_TRUE(sh.is_draining());
+    sh.drain.revoke();
+    sh.drain.extend(boottime_ns() + T, boottime_ns());
+    EXPECT_FALSE(sh.is_draining());
 }

@@ -202,6 +202,7 @@ return function(M, raw)
     { "acl", "election.acl" },
     { "priority", "election.priority" },
     { "priority_holddown_ms", "election.priority.holddown.ms" },
+    { "transfer_drain_ms", "transfer.drain.ms" },
     { "leadership", "leadership" },
     { "lease_margin_ms", "lease.margin.ms" },
     { "session_nodes_max_bytes", "zk.session.nodes.max.bytes" },

@@ -13,9 +13,9 @@ extern
 #ifdef __cplusplus
   "C"
 #endif
-  void cgo_panic__capi_8afd3a3cdb293103(const char*);
+  void cgo_panic__capi_932d9b96ff0bea87(const char*);
 static void _swig_gopanic(const char *p) {
-  cgo_panic__capi_8afd3a3cdb293103(p);
+  cgo_panic__capi_932d9b96ff0bea87(p);
 }
 
 
@@ -372,7 +372,7 @@ static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_8afd3a3cdb293103(void *_swig_go_0) {
+void _wrap_Swig_free_capi_932d9b96ff0bea87(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -382,7 +382,7 @@ void _wrap_Swig_free_capi_8afd3a3cdb293103(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_8afd3a3cdb293103(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_932d9b96ff0bea87(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -395,7 +395,7 @@ void *_wrap_Swig_malloc_capi_8afd3a3cdb293103(intgo _swig_go_0) {
 }
 
 
-void _wrap_delete_NativeConf_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0) {
+void _wrap_delete_NativeConf_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0) {
   struct zkelect_conf *arg1 = (struct zkelect_conf *) 0 ;
   
   arg1 = *(struct zkelect_conf **)&_swig_go_0; 
@@ -405,7 +405,7 @@ void _wrap_delete_NativeConf_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go
 }
 
 
-void _wrap_delete_NativeClient_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
+void _wrap_delete_NativeClient_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
   struct zkelect_client *arg1 = (struct zkelect_client *) 0 ;
   
   arg1 = *(struct zkelect_client **)&_swig_go_0; 
@@ -415,7 +415,7 @@ void _wrap_delete_NativeClient_capi_8afd3a3cdb293103(struct zkelect_client *_swi
 }
 
 
-void _wrap_delete_NativeElection_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+void _wrap_delete_NativeElection_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   struct zkelect_election *arg1 = (struct zkelect_election *) 0 ;
   
   arg1 = *(struct zkelect_election **)&_swig_go_0; 
@@ -425,7 +425,7 @@ void _wrap_delete_NativeElection_capi_8afd3a3cdb293103(struct zkelect_election *
 }
 
 
-void _wrap_delete_NativeObserver_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0) {
+void _wrap_delete_NativeObserver_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0) {
   struct zkelect_observer *arg1 = (struct zkelect_observer *) 0 ;
   
   arg1 = *(struct zkelect_observer **)&_swig_go_0; 
@@ -435,7 +435,7 @@ void _wrap_delete_NativeObserver_capi_8afd3a3cdb293103(struct zkelect_observer *
 }
 
 
-void _wrap_delete_NativeEvent_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+void _wrap_delete_NativeEvent_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   struct zkelect_event *arg1 = (struct zkelect_event *) 0 ;
   
   arg1 = *(struct zkelect_event **)&_swig_go_0; 
@@ -445,7 +445,7 @@ void _wrap_delete_NativeEvent_capi_8afd3a3cdb293103(struct zkelect_event *_swig_
 }
 
 
-void _wrap_delete_NativeParticipants_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0) {
+void _wrap_delete_NativeParticipants_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0) {
   struct zkelect_participants *arg1 = (struct zkelect_participants *) 0 ;
   
   arg1 = *(struct zkelect_participants **)&_swig_go_0; 
@@ -455,7 +455,7 @@ void _wrap_delete_NativeParticipants_capi_8afd3a3cdb293103(struct zkelect_partic
 }
 
 
-void _wrap_delete_NativeStats_capi_8afd3a3cdb293103(struct zkelect_stats *_swig_go_0) {
+void _wrap_delete_NativeStats_capi_932d9b96ff0bea87(struct zkelect_stats *_swig_go_0) {
   struct zkelect_stats *arg1 = (struct zkelect_stats *) 0 ;
   
   arg1 = *(struct zkelect_stats **)&_swig_go_0; 
@@ -465,7 +465,7 @@ void _wrap_delete_NativeStats_capi_8afd3a3cdb293103(struct zkelect_stats *_swig_
 }
 
 
-intgo _wrap_OK_capi_8afd3a3cdb293103() {
+intgo _wrap_OK_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -477,7 +477,7 @@ intgo _wrap_OK_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EINVAL_capi_8afd3a3cdb293103() {
+intgo _wrap_EINVAL_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -489,7 +489,7 @@ intgo _wrap_EINVAL_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ENOMEM_capi_8afd3a3cdb293103() {
+intgo _wrap_ENOMEM_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -501,7 +501,7 @@ intgo _wrap_ENOMEM_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ESTATE_capi_8afd3a3cdb293103() {
+intgo _wrap_ESTATE_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -513,7 +513,7 @@ intgo _wrap_ESTATE_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ECLOSED_capi_8afd3a3cdb293103() {
+intgo _wrap_ECLOSED_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -525,7 +525,7 @@ intgo _wrap_ECLOSED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ETIMEDOUT_capi_8afd3a3cdb293103() {
+intgo _wrap_ETIMEDOUT_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -537,7 +537,7 @@ intgo _wrap_ETIMEDOUT_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ECONNLOSS_capi_8afd3a3cdb293103() {
+intgo _wrap_ECONNLOSS_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -549,7 +549,7 @@ intgo _wrap_ECONNLOSS_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ESESSION_EXPIRED_capi_8afd3a3cdb293103() {
+intgo _wrap_ESESSION_EXPIRED_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -561,7 +561,7 @@ intgo _wrap_ESESSION_EXPIRED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EAUTH_capi_8afd3a3cdb293103() {
+intgo _wrap_EAUTH_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -573,7 +573,7 @@ intgo _wrap_EAUTH_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ENOTSUP_capi_8afd3a3cdb293103() {
+intgo _wrap_ENOTSUP_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -585,7 +585,7 @@ intgo _wrap_ENOTSUP_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EDEADLK_capi_8afd3a3cdb293103() {
+intgo _wrap_EDEADLK_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -597,7 +597,7 @@ intgo _wrap_EDEADLK_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EZK_capi_8afd3a3cdb293103() {
+intgo _wrap_EZK_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -609,7 +609,7 @@ intgo _wrap_EZK_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EINTERNAL_capi_8afd3a3cdb293103() {
+intgo _wrap_EINTERNAL_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -621,7 +621,7 @@ intgo _wrap_EINTERNAL_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ENOLEADER_capi_8afd3a3cdb293103() {
+intgo _wrap_ENOLEADER_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -633,7 +633,7 @@ intgo _wrap_ENOLEADER_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ERANGE_capi_8afd3a3cdb293103() {
+intgo _wrap_ERANGE_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -645,7 +645,7 @@ intgo _wrap_ERANGE_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ENOTLEADER_capi_8afd3a3cdb293103() {
+intgo _wrap_ENOTLEADER_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -657,7 +657,7 @@ intgo _wrap_ENOTLEADER_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ENOCANDIDATE_capi_8afd3a3cdb293103() {
+intgo _wrap_ENOCANDIDATE_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -669,7 +669,7 @@ intgo _wrap_ENOCANDIDATE_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ETARGET_LOST_capi_8afd3a3cdb293103() {
+intgo _wrap_ETARGET_LOST_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -681,7 +681,7 @@ intgo _wrap_ETARGET_LOST_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_ELIMIT_capi_8afd3a3cdb293103() {
+intgo _wrap_ELIMIT_capi_932d9b96ff0bea87() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -693,7 +693,7 @@ intgo _wrap_ELIMIT_capi_8afd3a3cdb293103() {
 }
 
 
-_gostring_ _wrap_strerror_capi_8afd3a3cdb293103(intgo _swig_go_0) {
+_gostring_ _wrap_strerror_capi_932d9b96ff0bea87(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -706,7 +706,7 @@ _gostring_ _wrap_strerror_capi_8afd3a3cdb293103(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_err_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
+_gostring_ _wrap_err_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -719,7 +719,7 @@ _gostring_ _wrap_err_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_last_error_capi_8afd3a3cdb293103() {
+_gostring_ _wrap_last_error_capi_932d9b96ff0bea87() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -730,7 +730,7 @@ _gostring_ _wrap_last_error_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_LOG_NONE_capi_8afd3a3cdb293103() {
+intgo _wrap_LOG_NONE_capi_932d9b96ff0bea87() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -742,7 +742,7 @@ intgo _wrap_LOG_NONE_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_LOG_ERROR_capi_8afd3a3cdb293103() {
+intgo _wrap_LOG_ERROR_capi_932d9b96ff0bea87() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -754,7 +754,7 @@ intgo _wrap_LOG_ERROR_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_LOG_WARN_capi_8afd3a3cdb293103() {
+intgo _wrap_LOG_WARN_capi_932d9b96ff0bea87() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -766,7 +766,7 @@ intgo _wrap_LOG_WARN_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_LOG_INFO_capi_8afd3a3cdb293103() {
+intgo _wrap_LOG_INFO_capi_932d9b96ff0bea87() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -778,7 +778,7 @@ intgo _wrap_LOG_INFO_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_LOG_DEBUG_capi_8afd3a3cdb293103() {
+intgo _wrap_LOG_DEBUG_capi_932d9b96ff0bea87() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -790,7 +790,7 @@ intgo _wrap_LOG_DEBUG_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_set_log_cb_capi_8afd3a3cdb293103(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
+intgo _wrap_set_log_cb_capi_932d9b96ff0bea87(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
   int arg1 ;
   zkelect_log_cb arg2 = (zkelect_log_cb) 0 ;
   void *arg3 = (void *) 0 ;
@@ -807,7 +807,7 @@ intgo _wrap_set_log_cb_capi_8afd3a3cdb293103(intgo _swig_go_0, void* _swig_go_1,
 }
 
 
-intgo _wrap_version_capi_8afd3a3cdb293103() {
+intgo _wrap_version_capi_932d9b96ff0bea87() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -818,7 +818,7 @@ intgo _wrap_version_capi_8afd3a3cdb293103() {
 }
 
 
-_gostring_ _wrap_version_string_capi_8afd3a3cdb293103() {
+_gostring_ _wrap_version_string_capi_932d9b96ff0bea87() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -829,7 +829,7 @@ _gostring_ _wrap_version_string_capi_8afd3a3cdb293103() {
 }
 
 
-struct zkelect_conf *_wrap_conf_new_capi_8afd3a3cdb293103() {
+struct zkelect_conf *_wrap_conf_new_capi_932d9b96ff0bea87() {
   zkelect_conf_t *result = 0 ;
   struct zkelect_conf *_swig_go_result;
   
@@ -849,7 +849,7 @@ struct zkelect_conf *_wrap_conf_new_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_conf_set_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_conf_set_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -882,7 +882,7 @@ intgo _wrap_conf_set_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0, _gos
 }
 
 
-void _wrap_conf_destroy_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0) {
+void _wrap_conf_destroy_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
@@ -892,7 +892,7 @@ void _wrap_conf_destroy_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_conf_key_capi_8afd3a3cdb293103(long long _swig_go_0) {
+_gostring_ _wrap_conf_key_capi_932d9b96ff0bea87(long long _swig_go_0) {
   size_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -905,7 +905,7 @@ _gostring_ _wrap_conf_key_capi_8afd3a3cdb293103(long long _swig_go_0) {
 }
 
 
-struct zkelect_client *_wrap_client_new_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0) {
+struct zkelect_client *_wrap_client_new_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -934,7 +934,7 @@ struct zkelect_client *_wrap_client_new_capi_8afd3a3cdb293103(struct zkelect_con
 }
 
 
-intgo _wrap_client_destroy_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_destroy_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -955,7 +955,7 @@ intgo _wrap_client_destroy_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go
 }
 
 
-intgo _wrap_client_await_connected_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_await_connected_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -978,7 +978,7 @@ intgo _wrap_client_await_connected_capi_8afd3a3cdb293103(struct zkelect_client *
 }
 
 
-intgo _wrap_client_is_connected_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_is_connected_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -991,7 +991,7 @@ intgo _wrap_client_is_connected_capi_8afd3a3cdb293103(struct zkelect_client *_sw
 }
 
 
-intgo _wrap_client_session_timeout_ms_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_session_timeout_ms_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1004,7 +1004,7 @@ intgo _wrap_client_session_timeout_ms_capi_8afd3a3cdb293103(struct zkelect_clien
 }
 
 
-intgo _wrap_client_lease_margin_ms_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_lease_margin_ms_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1017,7 +1017,7 @@ intgo _wrap_client_lease_margin_ms_capi_8afd3a3cdb293103(struct zkelect_client *
 }
 
 
-intgo _wrap_client_crash_guard_wait_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_crash_guard_wait_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -1032,7 +1032,7 @@ intgo _wrap_client_crash_guard_wait_capi_8afd3a3cdb293103(struct zkelect_client 
 }
 
 
-long long _wrap_client_session_id_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
+long long _wrap_client_session_id_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1045,7 +1045,7 @@ long long _wrap_client_session_id_capi_8afd3a3cdb293103(struct zkelect_client *_
 }
 
 
-intgo _wrap_COUNTER_TERMS_WON_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_TERMS_WON_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1057,7 +1057,7 @@ intgo _wrap_COUNTER_TERMS_WON_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1069,7 +1069,7 @@ intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1081,7 +1081,7 @@ intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1093,7 +1093,7 @@ intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1105,7 +1105,7 @@ intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1117,7 +1117,7 @@ intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1129,7 +1129,7 @@ intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_RECONNECTS_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_RECONNECTS_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1141,7 +1141,7 @@ intgo _wrap_COUNTER_RECONNECTS_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_EXPIRIES_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_EXPIRIES_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1153,7 +1153,7 @@ intgo _wrap_COUNTER_EXPIRIES_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_ZK_REQUESTS_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_ZK_REQUESTS_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1165,7 +1165,7 @@ intgo _wrap_COUNTER_ZK_REQUESTS_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_KEEPALIVES_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_KEEPALIVES_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1177,7 +1177,7 @@ intgo _wrap_COUNTER_KEEPALIVES_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1189,7 +1189,7 @@ intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1201,7 +1201,7 @@ intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1213,7 +1213,7 @@ intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_COUNTER__COUNT_capi_8afd3a3cdb293103() {
+intgo _wrap_COUNTER__COUNT_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1225,7 +1225,7 @@ intgo _wrap_COUNTER__COUNT_capi_8afd3a3cdb293103() {
 }
 
 
-_gostring_ _wrap_counter_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
+_gostring_ _wrap_counter_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1238,7 +1238,7 @@ _gostring_ _wrap_counter_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
 }
 
 
-struct zkelect_election *_wrap_election_new_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct zkelect_election *_wrap_election_new_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1273,7 +1273,7 @@ struct zkelect_election *_wrap_election_new_capi_8afd3a3cdb293103(struct zkelect
 }
 
 
-intgo _wrap_election_destroy_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+intgo _wrap_election_destroy_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1294,7 +1294,7 @@ intgo _wrap_election_destroy_capi_8afd3a3cdb293103(struct zkelect_election *_swi
 }
 
 
-intgo _wrap_volunteer_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+intgo _wrap_volunteer_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1315,7 +1315,7 @@ intgo _wrap_volunteer_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_resign_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+intgo _wrap_resign_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1336,7 +1336,7 @@ intgo _wrap_resign_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_requeue_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+intgo _wrap_requeue_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1357,7 +1357,7 @@ intgo _wrap_requeue_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_leader_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_leader_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1370,7 +1370,7 @@ intgo _wrap_is_leader_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_await_leader_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_await_leader_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1393,7 +1393,7 @@ intgo _wrap_await_leader_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go
 }
 
 
-intgo _wrap_transfer_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+intgo _wrap_transfer_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -1419,7 +1419,7 @@ intgo _wrap_transfer_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0, 
 }
 
 
-intgo _wrap_client_transfer_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_client_transfer_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1448,7 +1448,41 @@ intgo _wrap_client_transfer_capi_8afd3a3cdb293103(struct zkelect_client *_swig_g
 }
 
 
-struct zkelect_participants *_wrap_participants_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+intgo _wrap_release_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (int)zkelect_release(arg1);
+    if (result < 0) {
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(result, zkelect_swig_msg(result));
+      /*@SWIG@*/;
+    }
+  }
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_is_draining_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  
+  result = (int)zkelect_is_draining((struct zkelect_election const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct zkelect_participants *_wrap_participants_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1477,7 +1511,7 @@ struct zkelect_participants *_wrap_participants_capi_8afd3a3cdb293103(struct zke
 }
 
 
-struct zkelect_participants *_wrap_client_participants_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_participants *_wrap_client_participants_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1509,7 +1543,7 @@ struct zkelect_participants *_wrap_client_participants_capi_8afd3a3cdb293103(str
 }
 
 
-long long _wrap_participants_count_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0) {
+long long _wrap_participants_count_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1522,7 +1556,7 @@ long long _wrap_participants_count_capi_8afd3a3cdb293103(struct zkelect_particip
 }
 
 
-_gostring_ _wrap_participants_id_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_id_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1537,7 +1571,7 @@ _gostring_ _wrap_participants_id_capi_8afd3a3cdb293103(struct zkelect_participan
 }
 
 
-_gostring_ _wrap_participants_node_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_node_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1552,7 +1586,7 @@ _gostring_ _wrap_participants_node_capi_8afd3a3cdb293103(struct zkelect_particip
 }
 
 
-long long _wrap_participants_token_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_token_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1567,7 +1601,7 @@ long long _wrap_participants_token_capi_8afd3a3cdb293103(struct zkelect_particip
 }
 
 
-long long _wrap_participants_ctime_ms_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_ctime_ms_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1582,7 +1616,7 @@ long long _wrap_participants_ctime_ms_capi_8afd3a3cdb293103(struct zkelect_parti
 }
 
 
-intgo _wrap_participants_priority_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_participants_priority_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int result;
@@ -1597,7 +1631,7 @@ intgo _wrap_participants_priority_capi_8afd3a3cdb293103(struct zkelect_participa
 }
 
 
-void _wrap_participants_destroy_capi_8afd3a3cdb293103(struct zkelect_participants *_swig_go_0) {
+void _wrap_participants_destroy_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
   arg1 = *(zkelect_participants_t **)&_swig_go_0; 
@@ -1607,7 +1641,7 @@ void _wrap_participants_destroy_capi_8afd3a3cdb293103(struct zkelect_participant
 }
 
 
-struct zkelect_stats *_wrap_election_stats_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+struct zkelect_stats *_wrap_election_stats_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1636,7 +1670,7 @@ struct zkelect_stats *_wrap_election_stats_capi_8afd3a3cdb293103(struct zkelect_
 }
 
 
-struct zkelect_stats *_wrap_client_stats_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0) {
+struct zkelect_stats *_wrap_client_stats_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1665,7 +1699,7 @@ struct zkelect_stats *_wrap_client_stats_capi_8afd3a3cdb293103(struct zkelect_cl
 }
 
 
-_gostring_ _wrap_stats_json_capi_8afd3a3cdb293103(struct zkelect_stats *_swig_go_0) {
+_gostring_ _wrap_stats_json_capi_932d9b96ff0bea87(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1678,7 +1712,7 @@ _gostring_ _wrap_stats_json_capi_8afd3a3cdb293103(struct zkelect_stats *_swig_go
 }
 
 
-void _wrap_stats_destroy_capi_8afd3a3cdb293103(struct zkelect_stats *_swig_go_0) {
+void _wrap_stats_destroy_capi_932d9b96ff0bea87(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   
   arg1 = *(zkelect_stats_t **)&_swig_go_0; 
@@ -1688,7 +1722,7 @@ void _wrap_stats_destroy_capi_8afd3a3cdb293103(struct zkelect_stats *_swig_go_0)
 }
 
 
-intgo _wrap_EV_ELECTED_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_ELECTED_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1700,7 +1734,7 @@ intgo _wrap_EV_ELECTED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_DEPOSED_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_DEPOSED_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1712,7 +1746,7 @@ intgo _wrap_EV_DEPOSED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_FOLLOWING_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_FOLLOWING_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1724,7 +1758,7 @@ intgo _wrap_EV_FOLLOWING_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_SUSPENDED_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_SUSPENDED_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1736,7 +1770,7 @@ intgo _wrap_EV_SUSPENDED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_RECONNECTED_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_RECONNECTED_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1748,7 +1782,7 @@ intgo _wrap_EV_RECONNECTED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_EXPIRED_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_EXPIRED_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1760,7 +1794,7 @@ intgo _wrap_EV_EXPIRED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_LEADER_CHANGED_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_LEADER_CHANGED_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1772,7 +1806,7 @@ intgo _wrap_EV_LEADER_CHANGED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_ERROR_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_ERROR_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1784,7 +1818,7 @@ intgo _wrap_EV_ERROR_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_RESIGNED_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_RESIGNED_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1796,7 +1830,7 @@ intgo _wrap_EV_RESIGNED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_OVERFLOW_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_OVERFLOW_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1808,7 +1842,7 @@ intgo _wrap_EV_OVERFLOW_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_WARNING_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_WARNING_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1820,7 +1854,7 @@ intgo _wrap_EV_WARNING_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_EV_STEPPED_BACK_capi_8afd3a3cdb293103() {
+intgo _wrap_EV_STEPPED_BACK_capi_932d9b96ff0bea87() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1832,7 +1866,7 @@ intgo _wrap_EV_STEPPED_BACK_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_REASON_NONE_capi_8afd3a3cdb293103() {
+intgo _wrap_REASON_NONE_capi_932d9b96ff0bea87() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1844,7 +1878,7 @@ intgo _wrap_REASON_NONE_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_REASON_RESIGNED_capi_8afd3a3cdb293103() {
+intgo _wrap_REASON_RESIGNED_capi_932d9b96ff0bea87() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1856,7 +1890,7 @@ intgo _wrap_REASON_RESIGNED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_REASON_SUSPENDED_capi_8afd3a3cdb293103() {
+intgo _wrap_REASON_SUSPENDED_capi_932d9b96ff0bea87() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1868,7 +1902,7 @@ intgo _wrap_REASON_SUSPENDED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_REASON_LEASE_ENDED_capi_8afd3a3cdb293103() {
+intgo _wrap_REASON_LEASE_ENDED_capi_932d9b96ff0bea87() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1880,7 +1914,7 @@ intgo _wrap_REASON_LEASE_ENDED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_REASON_EXPIRED_capi_8afd3a3cdb293103() {
+intgo _wrap_REASON_EXPIRED_capi_932d9b96ff0bea87() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1892,7 +1926,7 @@ intgo _wrap_REASON_EXPIRED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_REASON_NODE_DELETED_capi_8afd3a3cdb293103() {
+intgo _wrap_REASON_NODE_DELETED_capi_932d9b96ff0bea87() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1904,7 +1938,7 @@ intgo _wrap_REASON_NODE_DELETED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_REASON_CLOSED_capi_8afd3a3cdb293103() {
+intgo _wrap_REASON_CLOSED_capi_932d9b96ff0bea87() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1916,7 +1950,7 @@ intgo _wrap_REASON_CLOSED_capi_8afd3a3cdb293103() {
 }
 
 
-intgo _wrap_REASON_TRANSFERRED_capi_8afd3a3cdb293103() {
+intgo _wrap_REASON_TRANSFERRED_capi_932d9b96ff0bea87() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1928,7 +1962,7 @@ intgo _wrap_REASON_TRANSFERRED_capi_8afd3a3cdb293103() {
 }
 
 
-struct zkelect_event *_wrap_next_event_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_next_event_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -1943,7 +1977,7 @@ struct zkelect_event *_wrap_next_event_capi_8afd3a3cdb293103(struct zkelect_elec
 }
 
 
-intgo _wrap_event_fd_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+intgo _wrap_event_fd_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1964,7 +1998,7 @@ intgo _wrap_event_fd_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) 
 }
 
 
-intgo _wrap_wake_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+intgo _wrap_wake_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1985,7 +2019,7 @@ intgo _wrap_wake_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_event_type_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_type_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1998,7 +2032,7 @@ intgo _wrap_event_type_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
 }
 
 
-intgo _wrap_event_reason_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_reason_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2011,7 +2045,7 @@ intgo _wrap_event_reason_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0)
 }
 
 
-long long _wrap_event_token_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_token_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2024,7 +2058,7 @@ long long _wrap_event_token_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_error_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_error_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2037,7 +2071,7 @@ intgo _wrap_event_error_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) 
 }
 
 
-intgo _wrap_event_zk_rc_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_zk_rc_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2050,7 +2084,7 @@ intgo _wrap_event_zk_rc_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_event_message_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_message_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2063,7 +2097,7 @@ _gostring_ _wrap_event_message_capi_8afd3a3cdb293103(struct zkelect_event *_swig
 }
 
 
-_gostring_ _wrap_event_node_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_node_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2076,7 +2110,7 @@ _gostring_ _wrap_event_node_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_priority_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_priority_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2089,7 +2123,7 @@ intgo _wrap_event_priority_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_
 }
 
 
-_gostring_ _wrap_event_id_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_id_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2102,7 +2136,7 @@ _gostring_ _wrap_event_id_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0
 }
 
 
-long long _wrap_event_time_ns_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_time_ns_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2115,7 +2149,7 @@ long long _wrap_event_time_ns_capi_8afd3a3cdb293103(struct zkelect_event *_swig_
 }
 
 
-_gostring_ _wrap_event_type_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
+_gostring_ _wrap_event_type_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2128,7 +2162,7 @@ _gostring_ _wrap_event_type_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_reason_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
+_gostring_ _wrap_reason_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2141,7 +2175,7 @@ _gostring_ _wrap_reason_name_capi_8afd3a3cdb293103(intgo _swig_go_0) {
 }
 
 
-void _wrap_event_destroy_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0) {
+void _wrap_event_destroy_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   
   arg1 = *(zkelect_event_t **)&_swig_go_0; 
@@ -2151,7 +2185,7 @@ void _wrap_event_destroy_capi_8afd3a3cdb293103(struct zkelect_event *_swig_go_0)
 }
 
 
-struct zkelect_observer *_wrap_observer_new_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_observer *_wrap_observer_new_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2183,7 +2217,7 @@ struct zkelect_observer *_wrap_observer_new_capi_8afd3a3cdb293103(struct zkelect
 }
 
 
-struct zkelect_event *_wrap_observer_next_event_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_observer_next_event_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -2198,7 +2232,7 @@ struct zkelect_event *_wrap_observer_next_event_capi_8afd3a3cdb293103(struct zke
 }
 
 
-intgo _wrap_observer_event_fd_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_event_fd_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2219,7 +2253,7 @@ intgo _wrap_observer_event_fd_capi_8afd3a3cdb293103(struct zkelect_observer *_sw
 }
 
 
-intgo _wrap_observer_wake_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_wake_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2240,7 +2274,7 @@ intgo _wrap_observer_wake_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_g
 }
 
 
-intgo _wrap_observer_destroy_capi_8afd3a3cdb293103(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_destroy_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2261,7 +2295,7 @@ intgo _wrap_observer_destroy_capi_8afd3a3cdb293103(struct zkelect_observer *_swi
 }
 
 
-long long _wrap_fencing_token_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+long long _wrap_fencing_token_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2283,7 +2317,7 @@ long long _wrap_fencing_token_capi_8afd3a3cdb293103(struct zkelect_election *_sw
 }
 
 
-_gostring_ _wrap_leader_id_capi_8afd3a3cdb293103(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_id_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2306,7 +2340,7 @@ _gostring_ _wrap_leader_id_capi_8afd3a3cdb293103(struct zkelect_election *_swig_
 }
 
 
-long long _wrap_client_counter_capi_8afd3a3cdb293103(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_client_counter_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int64_t result;
@@ -2330,7 +2364,7 @@ long long _wrap_client_counter_capi_8afd3a3cdb293103(struct zkelect_client *_swi
 }
 
 
-_gostring_ _wrap_conf_get_capi_8afd3a3cdb293103(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
+_gostring_ _wrap_conf_get_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *result = 0 ;
