@@ -8,6 +8,7 @@
 #include <string>
 
 #include "boundary.h"
+#include "tls_sniff.h"
 #include "handles.h"
 #include "sasl.h"
 #include "tls_check.h"
@@ -71,6 +72,16 @@ int zkelect_client_await_connected(zkelect_client_t *client, int timeout_ms) {
         if (inherited(client)) return refuse_inherited("the client");
         int rc = client->client->await_connected(timeout_ms);
         if (rc == ZKELECT_EAUTH) return fail(rc, client->client->auth_failure());
+        if (rc == ZKELECT_ETIMEDOUT && client->client->settings().tls.empty() &&
+            client->client->session_id() == 0) {
+            // A TLS-only port closes a plain handshake without a word: the
+            // one thing that says why nothing connected (tls_sniff.h).
+            std::string tls = zkelect::first_tls_server(client->client->settings().hosts, 1000);
+            if (!tls.empty())
+                return fail(rc, "ZKELECT_ETIMEDOUT: no session: " + tls +
+                                    " answers in TLS, not in plain ZooKeeper: set zk.tls.ca "
+                                    "(docs/tls.md)");
+        }
         return rc;
     });
 }

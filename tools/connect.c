@@ -271,7 +271,11 @@ int zt_await_for(zkelect_client_t *client, const struct zt_opts *o, int64_t wait
     int rc = zkelect_client_await_connected(client, (int)(wait_ms < 1 ? 1 : wait_ms));
     if (rc == 0)
         return -1;
-    if (rc == ZKELECT_ETIMEDOUT)
+    if (rc == ZKELECT_ETIMEDOUT && strstr(zkelect_last_error(), "answers in TLS"))
+        /* The port speaks TLS: the library's message says which and what to set. */
+        zt_err("cannot connect to ZooKeeper at %s within %" PRId64 " ms: %s", o->hosts,
+               o->connect_ms, zkelect_last_error() + strlen("ZKELECT_ETIMEDOUT: "));
+    else if (rc == ZKELECT_ETIMEDOUT)
         zt_err("cannot connect to ZooKeeper at %s within %" PRId64 " ms", o->hosts,
                o->connect_ms);
     else if (rc == ZKELECT_EAUTH)

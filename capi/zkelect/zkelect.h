@@ -488,6 +488,11 @@ ZKELECT_API int zkelect_client_destroy(zkelect_client_t *client);
  * Wait until the session is connected. timeout_ms < 0 waits for
  * zk.connect.timeout.ms. Returns 0 when connected, ZKELECT_ETIMEDOUT,
  * ZKELECT_EAUTH when authentication failed, ZKELECT_EINVAL for NULL.
+ * A client without zk.tls.* that never had a session asks, on
+ * ZKELECT_ETIMEDOUT, whether the servers speak TLS (one TLS hello to at
+ * most three of them, at most 1 s more): a TLS-only port closes a plain
+ * handshake without a word, so zkelect_last_error() then names the server
+ * that answered in TLS and zk.tls.ca. Any thread; blocks.
  */
 ZKELECT_API int zkelect_client_await_connected(zkelect_client_t *client, int timeout_ms);
 

@@ -185,3 +185,23 @@ def test_ca_only_client(native_bed, zkelect_bin, test_env):
     assert "ZKELECT_EAUTH" in r.stderr and "client certificate" in r.stderr, r.stderr
     assert "zk.tls.cert" in r.stderr and "zk.tls.key" in r.stderr, r.stderr
     assert took < 5, took
+
+
+def test_a_plain_client_at_a_tls_port_is_told_so(native_bed, zkelect_bin, test_env):
+    """A client without zk.tls.* pointed at a TLS-only port gets no session
+    (the server closes a plain handshake without a word): at its connect
+    timeout it is told that the port answers in TLS, and what to set, not
+    only that it timed out. A plain port that is merely unreachable says
+    nothing of TLS."""
+    ens, _keys = native_bed
+    r = subprocess.run([str(zkelect_bin), "status", "--connect", ens.secure_connect_string,
+                        "--path", "/x", "--connect-timeout-ms", "1500"], env=test_env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    first = ens.secure_connect_string.split(",")[0]
+    assert f"{first} answers in TLS" in r.stderr and "zk.tls.ca" in r.stderr, r.stderr
+    from bed.zkbed import free_port
+    r = subprocess.run([str(zkelect_bin), "status", "--connect", f"127.0.0.1:{free_port()}",
+                        "--path", "/x", "--connect-timeout-ms", "800"], env=test_env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3 and "TLS" not in r.stderr, r.stderr
