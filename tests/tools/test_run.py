@@ -29,7 +29,10 @@ else
 fi
 echo "start $$ $PPID $ZKELECT_TOKEN $ZKELECT_ID $ZKELECT_PATH $(date +%s%N)" >> "$log"
 i=0
-while [ $i -lt 6000 ]; do sleep 0.05; i=$((i+1)); done
+# sleep in the background and wait for it: a trap runs as soon as a signal
+# comes during `wait`, not after a foreground sleep ends (up to 50 ms later,
+# which a SIGKILL margin/2 after the SIGTERM can beat on a loaded machine).
+while [ $i -lt 6000 ]; do sleep 0.05 & wait $!; i=$((i+1)); done
 """
 
 
@@ -151,8 +154,11 @@ def test_cut_off_leader_stops_child_before_other_starts(zk, zk_path, zkelect_bin
     """The leader's connections are blackholed past its lease: its child gets
     SIGTERM no later than the other child starts."""
     with ProxiedEnsemble([zk.client_port(i) for i in range(zk.n)]) as prox:
+        # A margin of 600 ms: the SIGKILL comes 300 ms after the SIGTERM, time
+        # enough for the child to write that it got the SIGTERM (with the
+        # default 100 ms, 50 ms or less: a loaded machine lost that race).
         a = start_run(runs, zkelect_bin, test_env, prox.connect_string, zk_path, "a", child,
-                      log, "--grace", 1000)
+                      log, "--grace", 1000, "--set", "lease.margin.ms=600")
         sa = log.wait(lambda r: r["kind"] == "start" and r["id"] == a.zid, 20, "a's child")
         b = start_run(runs, zkelect_bin, test_env, zk.connect_string, zk_path, "b", child, log,
                       "--grace", 1000)
