@@ -148,9 +148,7 @@ private:
     void pred_deleted();
     void gpred_deleted();
     void keep_rechecking();
-    void schedule_recheck();
-    void recheck_neighbours();
-    void recheck(std::string Candidacy::*name, void (Candidacy::*gone)());
+    bool recheck_targets(std::vector<NeighbourCheck::Target> &out);
     void watch_queue(const std::string &pred, const std::string &gpred,
                      bool gpred_after_pred = false);
     void read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h);
@@ -241,10 +239,9 @@ private:
     bool gpred_armed_ = false;
     // gpred_'s read waits for pred_'s reply (watch_queue).
     bool gpred_waits_ = false;
-    // CLOCK_BOOTTIME of the pending re-check of pred_ and gpred_ (an exists
-    // read once a session timeout while following), 0 when none is pending:
-    // one chain of re-checks per candidacy, whatever the listings.
-    int64_t recheck_due_ = 0;
+    // Enlisted in the session's re-check of watched nodes (NeighbourCheck):
+    // once per candidacy, whatever the listings, until it stops following.
+    bool rechecking_ = false;
     int64_t lease_check_at_ = 0;  // the pending lease check's time; 0: none
     int64_t retry_at_ = 0;        // the pending claim retry's time; 0: none
     uint64_t retry_gen_ = 0;      // and the gen_ it was armed in
