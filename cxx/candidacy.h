@@ -138,6 +138,7 @@ private:
     void on_parent(uint64_t gen, Reply &&r);
     void on_children(uint64_t gen, const Listing &l);
     void on_recover_children(uint64_t gen, const Listing &l);
+    void take_place(uint64_t gen, const Listing &r);
     void on_adopt(uint64_t gen, Reply &&r);
     void on_pred(uint64_t gen, Reply &&r);
     void on_gpred(uint64_t gen, Reply &&r);
@@ -255,6 +256,9 @@ private:
     // it has not fired; own_seq_ tells that read's reply from older ones.
     bool own_armed_ = false;
     uint64_t own_seq_ = 0;
+    // A new node's own-node read waits for the listing sent with its create
+    // (on_create says why).
+    bool own_after_listing_ = false;
     int parent_attempts_ = 0;
     // Node slots held of the client's reservation (account()).
     int64_t slots_ = 0;
