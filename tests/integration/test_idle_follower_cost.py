@@ -82,6 +82,7 @@ def test_a_followers_requests_at_rest_do_not_grow_with_its_elections(api, handle
         assert counts[300][k] <= 20, (role, counts)
 
 
+@pytest.mark.zk_versions
 def test_batched_recheck_still_finds_an_unreadable_predecessor_gone(api, handles, zk):
     """Five elections led by alice, bob heir in each; READ on one of alice's
     nodes is taken from bob, and that election's leader resigns: bob's
