@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""The idle cost of holding leadership: what ZooKeeper writes per second
-while one session leads E elections and nothing else happens.
+"""The idle cost of holding leadership and of waiting in line: what
+ZooKeeper writes and receives per second while one session leads E
+elections (and, with --follow-holder, a second session waits as heir in
+each and a third behind it) and nothing else happens.
 
   bench/idle_cost.py --connect HOSTS --zk-ports P1,P2,.. --json OUT
                      --holder NAME=CMD [--holder ...] [--elections 1,100,1000]
@@ -12,7 +14,17 @@ them until its stdin ends, then exits 0 if it still led all of them
 (bench/idlehold.c for libzkelect, participants/kazoo/kazoo_idle.py,
 participants/curator/CuratorIdle.java). The writes are counted as the
 servers count them: the growth of the quorum's last zxid (one per write,
-keepalives included) over the window, read from the leader's `srvr`.
+keepalives included) over the window, read from the leader's `srvr`;
+the requests as the servers count them: the growth of the packets every
+server received (`srvr`'s "Received", pings included) over the window.
+
+  --follow-holder NAME=CMD  the same holder's follower (it takes --follow 1
+                            and prints "READY E" once FOLLOWING in every
+                            election): after the leader's window, one joins
+                            (the heir's window), then another (the third's);
+                            each role's figures are its window's less the
+                            window before (issue 50 finding 8: a follower's
+                            requests at rest grew with E).
 """
 import argparse
 import json
@@ -44,6 +56,16 @@ def zxid_of_leader(ports):
     raise RuntimeError("no leader answered srvr on %s" % ports)
 
 
+def received(ports):
+    """Packets received by all the servers (srvr's Received)."""
+    n = 0
+    for p in ports:
+        m = re.search(r"Received: (\d+)", four_letter(p, "srvr"))
+        if m:
+            n += int(m.group(1))
+    return n
+
+
 def read_line(proc, timeout):
     """The holder's next stdout line, or None after `timeout` seconds."""
     got = []
@@ -69,39 +91,76 @@ def remove_tree(connect, path):
         zk.close()
 
 
-def measure(cmd, connect, ports, path, e, session_ms, window, settle, env=None):
-    argv = cmd + ["--connect", connect, "--path", path, "--elections", str(e),
-                  "--session-timeout-ms", str(session_ms)]
+def start(argv, env=None):
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-    res = {"elections": e}
-    try:
-        t0 = time.monotonic()
-        line = read_line(p, 180)
-        if not line or not line.startswith("READY"):
-            raise RuntimeError("holder did not get ready: %r %s" % (line, p.stderr.read()
-                                                                   if p.poll() is not None else ""))
-        res["ready_s"] = round(time.monotonic() - t0, 3)
-        time.sleep(settle)    # the joins' writes are over; count only the rest
-        z0, port = zxid_of_leader(ports)
-        m0 = time.monotonic()
-        time.sleep(window)    # a rate over a window, not a wait for a state
-        z1, port1 = zxid_of_leader(ports)
-        m1 = time.monotonic()
-        if port1 != port or (z1 >> 32) != (z0 >> 32):
-            raise RuntimeError("the ensemble's leader changed during the window")
-        res["writes"] = (z1 & 0xFFFFFFFF) - (z0 & 0xFFFFFFFF)
-        res["window_s"] = round(m1 - m0, 3)
-        res["writes_per_s"] = round(res["writes"] / (m1 - m0), 3)
-        out, err = p.communicate(timeout=120)   # closes stdin: the holder ends
-        res["held_throughout"] = p.returncode == 0
-        if p.returncode != 0:
-            res["holder_exit"] = p.returncode
-            res["holder_said"] = (out + err)[-500:]
-    finally:
+    t0 = time.monotonic()
+    line = read_line(p, 180)
+    if not line or not line.startswith("READY"):
         if p.poll() is None:
             os.killpg(p.pid, 9)
             p.wait(10)
+        raise RuntimeError("holder did not get ready: %r %s" % (line, p.stderr.read()))
+    return p, round(time.monotonic() - t0, 3)
+
+
+def window_rates(ports, window):
+    """(writes/s, requests/s) over a window at rest, and the writes."""
+    z0, port = zxid_of_leader(ports)
+    r0 = received(ports)
+    m0 = time.monotonic()
+    time.sleep(window)    # a rate over a window, not a wait for a state
+    z1, port1 = zxid_of_leader(ports)
+    r1 = received(ports)
+    m1 = time.monotonic()
+    if port1 != port or (z1 >> 32) != (z0 >> 32):
+        raise RuntimeError("the ensemble's leader changed during the window")
+    w = (z1 & 0xFFFFFFFF) - (z0 & 0xFFFFFFFF)
+    return w / (m1 - m0), (r1 - r0) / (m1 - m0), w, round(m1 - m0, 3)
+
+
+def measure(cmd, connect, ports, path, e, session_ms, window, settle, env=None, follow_cmd=None,
+            base_rps=0.0):
+    """The leader's row; with follow_cmd, the heir's and the third's too.
+    base_rps: the packets the servers receive with no holder (the srvr
+    asks of this script among them), taken off the leader's requests."""
+    base = ["--connect", connect, "--path", path, "--elections", str(e),
+            "--session-timeout-ms", str(session_ms)]
+    roles = [("leader", cmd + base)]
+    if follow_cmd:
+        roles += [("heir", follow_cmd + base + ["--follow", "1"]),
+                  ("third", follow_cmd + base + ["--follow", "1"])]
+    res = {"elections": e}
+    procs = []
+    try:
+        before_w, before_r = 0.0, base_rps
+        for role, argv in roles:
+            p, ready = start(argv, env)
+            procs.append((role, p))
+            time.sleep(settle)    # the joins' writes are over; count only the rest
+            wps, rps, writes, win = window_rates(ports, window)
+            row = {"ready_s": ready, "writes_per_s": round(wps - before_w, 3),
+                   "requests_per_s": round(rps - before_r, 3)}
+            before_w, before_r = wps, rps
+            if role == "leader":
+                # The row as it always was, for the report's target.
+                res.update(ready_s=ready, writes=writes, window_s=win,
+                           writes_per_s=round(wps, 3), requests_per_s=round(rps - base_rps, 3))
+            res.setdefault("roles", {})[role] = row
+        held = True
+        # The followers end first: the leader's end would make them lead.
+        for role, p in reversed(procs):
+            out, err = p.communicate(timeout=120)   # closes stdin: the holder ends
+            if p.returncode != 0:
+                held = False
+                res.setdefault("holder_exit", {})[role] = p.returncode
+                res.setdefault("holder_said", {})[role] = (out + err)[-500:]
+        res["held_throughout"] = held
+    finally:
+        for _, p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, 9)
+                p.wait(10)
     return res
 
 
@@ -112,6 +171,8 @@ def main():
     ap.add_argument("--zk-ports", required=True, help="client ports of the servers, for srvr")
     ap.add_argument("--json", required=True)
     ap.add_argument("--holder", action="append", required=True, help="NAME=CMD")
+    ap.add_argument("--follow-holder", action="append", default=[],
+                    help="NAME=CMD: that holder's follower (see above)")
     ap.add_argument("--elections", default="1,100,1000")
     ap.add_argument("--session-timeout-ms", type=int, default=10000)
     ap.add_argument("--window", type=float, default=8.0)
@@ -122,10 +183,14 @@ def main():
     # What the ensemble writes with no holder at all: every row is read
     # against it (it should be 0).
     z0, _ = zxid_of_leader(ports)
+    r0 = received(ports)
     m0 = time.monotonic()
     time.sleep(a.window)
     z1, _ = zxid_of_leader(ports)
+    r1 = received(ports)
     doc["baseline_writes_per_s"] = round(((z1 - z0) & 0xFFFFFFFF) / (time.monotonic() - m0), 3)
+    doc["baseline_requests_per_s"] = round((r1 - r0) / (time.monotonic() - m0), 3)
+    follow = dict(h.partition("=")[::2] for h in a.follow_holder)
     for h in a.holder:
         name, _, cmd = h.partition("=")
         doc["results"][name] = []
@@ -133,7 +198,9 @@ def main():
             path = "/idle_%s_%d_%d" % (name, e, os.getpid())
             try:
                 r = measure(shlex.split(cmd), a.connect, ports, path, e, a.session_timeout_ms,
-                            a.window, a.settle)
+                            a.window, a.settle,
+                            follow_cmd=shlex.split(follow[name]) if name in follow else None,
+                            base_rps=doc["baseline_requests_per_s"])
             except Exception as ex:      # one holder failing must not lose the others
                 r = {"elections": e, "error": str(ex)[:500]}
             remove_tree(a.connect, path)

@@ -1,13 +1,16 @@
 /* The idle-cost bench's libzkelect holder (bench/idle_cost.py): one client
  * (one ZooKeeper session) leading E elections on distinct paths, then doing
  * nothing until stdin ends, so the driver can count what ZooKeeper writes
- * meanwhile.
+ * and receives meanwhile.
  *
  *   zkelect-bench-idlehold --connect HOSTS --path P --elections E
- *                          --session-timeout-ms T
+ *                          --session-timeout-ms T [--follow 1]
  *
  * Prints "READY E" once every election is led, "LOST i" if one stops
- * leading before stdin ends, and exits 0 at the end of stdin. */
+ * leading before stdin ends, and exits 0 at the end of stdin. With
+ * --follow 1 it joins the same E elections behind a holder already there:
+ * "READY E" once each is FOLLOWING, and at the end of stdin "LOST i" for
+ * one that leads (a follower must not). */
 #include "bcommon.h"
 
 int main(int argc, char **argv)
@@ -16,6 +19,7 @@ int main(int argc, char **argv)
     const char *path = opt(argc, argv, "--path", "/idle");
     long n = opt_long(argc, argv, "--elections", 1);
     long t = opt_long(argc, argv, "--session-timeout-ms", 10000);
+    int follow = opt_long(argc, argv, "--follow", 0) != 0;
     if (n < 1 || n > 100000) die("--elections must be 1..100000");
     zkelect_client_t *cl = client_open(hosts, (int)t);
     client_wait(cl);
@@ -29,9 +33,18 @@ int main(int argc, char **argv)
         int rc = zkelect_volunteer(es[i]);
         if (rc) die("volunteer %s: %s", p, zkelect_strerror(rc));
     }
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < n && !follow; i++) {
         int rc = zkelect_await_leader(es[i], 60000);
         if (rc) die("await_leader e%ld: %s", i, zkelect_strerror(rc));
+    }
+    for (long i = 0; i < n && follow; i++) {
+        int ty = 0;
+        for (int k = 0; k < 600 && ty != ZKELECT_EV_FOLLOWING; k++) {
+            zkelect_event_t *ev = zkelect_next_event(es[i], 100);
+            ty = ev ? zkelect_event_type(ev) : 0;
+            zkelect_event_destroy(ev);
+        }
+        if (ty != ZKELECT_EV_FOLLOWING) die("e%ld: no FOLLOWING within 60 s", i);
     }
     printf("READY %ld\n", n);
     fflush(stdout);
@@ -40,7 +53,7 @@ int main(int argc, char **argv)
     }
     long lost = 0;
     for (long i = 0; i < n; i++)
-        if (!zkelect_is_leader(es[i])) {
+        if (zkelect_is_leader(es[i]) == follow) {
             printf("LOST %ld\n", i);
             lost++;
         }

@@ -410,6 +410,9 @@ def run_all(a):
                    "--window", "4" if a.quick else "8", "--session-timeout-ms", "10000"]
             for name, hcmd in holders.items():
                 cmd += ["--holder", "%s=%s" % (name, hcmd)]
+            # libzkelect's waiting sessions too: an heir and a third in line
+            # in each of the E elections (issue 50 finding 8).
+            cmd += ["--follow-holder", "libzkelect=%s" % holders["libzkelect"]]
             rc = run_logged(cmd, runlog, 1800)
             if rc != 0:
                 meta["failures"].append("idle_cost exited %d" % rc)
@@ -1471,6 +1474,37 @@ def write_idle(R, idle):
                 f(r.get("writes_per_s"), 2), "yes" if r.get("held_throughout") else "NO"))
         rows.append([name] + cells)
     R.table(["writes/s at rest"] + ["E = %d" % e for e in es], rows)
+    # The sessions that wait: libzkelect's heir and third (bench/idle_cost.py
+    # --follow-holder), each its window less the window before.
+    lzr = {r["elections"]: r for r in idle["results"].get("libzkelect", [])}
+    if any("roles" in r for r in lzr.values()):
+        R.p()
+        R.p("The same at rest by role, libzkelect: the leader's session alone, then a second "
+            "session waiting as heir in each of the E elections, then a third behind it (each "
+            "row its window less the window before). Requests: packets the servers received "
+            "(`srvr`'s Received, pings included); with no holder at all %s/s."
+            % f(idle.get("baseline_requests_per_s"), 2))
+        R.p()
+        rrows = []
+        for role in ("leader", "heir", "third"):
+            cells = []
+            for e in es:
+                ro = lzr.get(e, {}).get("roles", {}).get(role)
+                cells.append("-" if not ro else "%s / %s" % (f(ro.get("requests_per_s"), 2),
+                                                              f(ro.get("writes_per_s"), 2)))
+            rrows.append([role] + cells)
+        R.table(["libzkelect requests/s / writes/s at rest"] + ["E = %d" % e for e in es], rrows)
+        fol = {e: max(r["roles"][k]["requests_per_s"] for k in ("heir", "third")
+                      if k in r["roles"]) for e, r in lzr.items()
+               if len(r.get("roles", {})) == 3}
+        # Flat in E: a waiting session sends a probe every T/3 or (the heir)
+        # a keepalive every T/6, and one re-check per T for all its elections.
+        per_t = 1000.0 / idle["session_timeout_ms"]
+        R.target(None if len(fol) < 2
+                 else max(fol.values()) <= min(fol.values()) + 2 * per_t + 1.0 / idle["window_s"],
+                 "idle cost of waiting: a follower session's requests at rest do not grow with E "
+                 "(within two per T of E = %d): %s" % (
+                     min(fol), ", ".join("E=%d %s/s" % (e, f(v, 2)) for e, v in sorted(fol.items()))))
     lz = {r["elections"]: r.get("writes_per_s") for r in idle["results"].get("libzkelect", [])}
     per_period = 6000.0 / idle["session_timeout_ms"]
     # One write more or less falls into a window by where it starts.

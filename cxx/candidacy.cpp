@@ -248,7 +248,7 @@ void Candidacy::begin_enrollment() {
     release_nodes();
     ++gen_;
     forget_neighbours();
-    own_armed_ = false;
+    own_armed_ = own_after_listing_ = false;
     update_hold();
     uuid_ = make_uuid(client_.settings().priority);
     parent_attempts_ = 0;
@@ -324,8 +324,16 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
             // lease just as a keepalive does: if the listing finds us first,
             // we lead with no further round trip.
             client_.lease().acknowledged(create_sent_, create_until_);
-            watch_own();
-            // The listing sent with the create follows.
+            // The listing sent with the create follows, answered at once
+            // (one session's requests are answered in order), and the
+            // own-node read goes out after the reads it leads to: sent now,
+            // it went ahead of the predecessor's read that FOLLOWING waits
+            // for, into the same server queue, for every session of a
+            // burst of joins (issue 50 finding 9: convergence at +10 ms
+            // each way took about one round trip more). The watch is armed
+            // a moment later; until then an heir claims only after a
+            // listing (claim_or_list) and the keepalive checks our node.
+            own_after_listing_ = true;
             set_state(State::kListing);
             return;
         case ZNONODE:
@@ -491,6 +499,7 @@ void Candidacy::on_adopt(uint64_t gen, Reply &&r) {
 // checks every holder's node, is what finds a deletion.
 void Candidacy::watch_own() {
     own_armed_ = false;
+    own_after_listing_ = false;
     uint64_t seq = ++own_seq_;
     std::string node = node_;
     client_.watch(node_path(node), member_id_);
@@ -557,6 +566,13 @@ void Candidacy::list(bool still_following) {
 }
 
 void Candidacy::on_children(uint64_t gen, const Listing &r) {
+    bool current = gen == gen_;
+    take_place(gen, r);
+    // A new node's own-node read, behind the reads of its place in line.
+    if (current && own_after_listing_ && !node_.empty()) watch_own();
+}
+
+void Candidacy::take_place(uint64_t gen, const Listing &r) {
     if (gen != gen_ || node_.empty()) return;
     if (r.rc == ZNONODE) {
         // The election path is gone, and our node with it.
@@ -847,67 +863,48 @@ void Candidacy::pred_deleted() {
 // an operator takes READ on our predecessor (or the node before it) away
 // from our identity, its deletion is never notified to us, and we would wait
 // in line while nobody leads (explorer seeds 903, 616487803). So while we
-// follow, an exists read that sets no watch (no watcher is added to any
-// node: the herd rule holds) asks whether they are still there; a node
-// found gone counts as its deletion heard. "No node" comes READ or not;
-// while the node is there, some servers answer NOAUTH instead (3.8.6,
-// 3.9.5; docs/limits.md), which says it is there all the same. A reply on our
+// follow, the session checks once a session timeout, for all its waiting
+// candidacies in one request, whether the nodes they watch are still there
+// (cxx/neighbour_check.h: no watcher is added to any node, the herd rule
+// holds); a node found gone counts as its deletion heard. A reply on our
 // connection comes after every notification ZooKeeper sent before it, so a
-// deletion our armed watch does hear is handled first and the re-check's
-// reply then finds the neighbour changed or our state moved on.
-//
-// The cadence is one session timeout T: a follower already waits up to T
-// when a leader's process dies (its session must expire), so this rare case
-// costs no more than an ordinary crash, for one read per watched node per T
-// (one for the heir, two for a follower further back). An heir's session
-// already writes a keepalive every T/6 and a quiet session probes every
-// T/3; a read every T adds little to either. A shorter cadence would buy a
-// faster failover only in this rare case, at a cost paid by every waiting
-// candidacy all the time.
+// deletion our armed watch does hear is handled first, and the check's
+// answer then finds the neighbour changed or our state moved on.
 void Candidacy::keep_rechecking() {
-    if (recheck_due_ == 0) schedule_recheck();
-}
-
-void Candidacy::schedule_recheck() {
-    int64_t at = boottime_ns() + timeout_ns();
-    recheck_due_ = at;
+    if (rechecking_) return;
+    rechecking_ = true;
     std::weak_ptr<Candidacy> weak = weak_from_this();
-    client_.at(at, [weak, at] {
+    client_.neighbour_check().enlist(member_id_, [weak](std::vector<NeighbourCheck::Target> &out) {
         auto self = weak.lock();
-        if (self && self->recheck_due_ == at) self->recheck_neighbours();
+        return self && self->recheck_targets(out);
     });
 }
 
-void Candidacy::recheck_neighbours() {
+bool Candidacy::recheck_targets(std::vector<NeighbourCheck::Target> &out) {
     if (state_ != State::kFollowing && state_ != State::kHeir) {
         // The chain ends; the listing that makes us follow again starts one.
-        recheck_due_ = 0;
-        return;
+        rechecking_ = false;
+        return false;
     }
-    // Disconnected: the reconnect's listing reads the neighbours anyway.
-    if (client_.connected()) {
-        recheck(&Candidacy::pred_, &Candidacy::pred_deleted);
-        if (state_ == State::kFollowing && !gpred_.empty())
-            recheck(&Candidacy::gpred_, &Candidacy::gpred_deleted);
-    }
-    schedule_recheck();
-}
-
-// One exists read of the neighbour *name, without a watch. Its reply counts
-// only while that is still the neighbour and nothing made in-flight replies
-// stale (gen_); only ZNONODE says anything: any other answer leaves the
-// watch, the next re-check or a reconnect's listing to act.
-void Candidacy::recheck(std::string Candidacy::*name, void (Candidacy::*gone)()) {
-    std::string node = this->*name;
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    uint64_t gen = gen_;
-    zk().exists(node_path(node), false,
-                client_.on_loop([weak, gen, node, name, gone](Reply &&r) {
-                    auto self = weak.lock();
-                    if (!self || gen != self->gen_ || node != (*self).*name || r.rc != ZNONODE)
-                        return;
-                    ((*self).*gone)();
-                }));
+    // The answer counts only while that node is still the neighbour and
+    // nothing made in-flight replies stale (gen_).
+    auto target = [this, &out](std::string Candidacy::*name, void (Candidacy::*gone)()) {
+        std::weak_ptr<Candidacy> weak = weak_from_this();
+        std::string node = this->*name;
+        uint64_t gen = gen_;
+        out.push_back({node_path(node), [weak, gen, node, name, gone] {
+                           auto self = weak.lock();
+                           if (self && gen == self->gen_ && node == (*self).*name) ((*self).*gone)();
+                       }});
+    };
+    size_t before = out.size();
+    if (!pred_.empty()) target(&Candidacy::pred_, &Candidacy::pred_deleted);
+    if (state_ == State::kFollowing && !gpred_.empty())
+        target(&Candidacy::gpred_, &Candidacy::gpred_deleted);
+    // The election's requests count the session's check once: it asks for
+    // this election's nodes too.
+    if (out.size() > before) shared_->stats.update([](ElectionCounts &st) { ++st.requests; });
+    return true;
 }
 
 void Candidacy::on_node_event(int type, const std::string &path) {
@@ -1091,7 +1088,7 @@ void Candidacy::node_lost(Reason why) {
     ++gen_;
     pred_gone_at_ = 0;
     node_.clear();
-    own_armed_ = false;
+    own_armed_ = own_after_listing_ = false;
     forget_neighbours();
     update_hold();
 }

@@ -149,6 +149,7 @@ private:
     void on_parent(uint64_t gen, Reply &&r);
     void on_children(uint64_t gen, const Listing &l);
     void on_recover_children(uint64_t gen, const Listing &l);
+    void take_place(uint64_t gen, const Listing &r);
     void on_adopt(uint64_t gen, Reply &&r);
     void on_pred(uint64_t gen, Reply &&r);
     void on_gpred(uint64_t gen, Reply &&r);
@@ -159,9 +160,7 @@ private:
     void pred_deleted();
     void gpred_deleted();
     void keep_rechecking();
-    void schedule_recheck();
-    void recheck_neighbours();
-    void recheck(std::string Candidacy::*name, void (Candidacy::*gone)());
+    bool recheck_targets(std::vector<NeighbourCheck::Target> &out);
     void watch_queue(const std::string &pred, const std::string &gpred,
                      bool gpred_after_pred = false);
     void read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h);
@@ -258,10 +257,9 @@ private:
     bool gpred_armed_ = false;
     // gpred_'s read waits for pred_'s reply (watch_queue).
     bool gpred_waits_ = false;
-    // CLOCK_BOOTTIME of the pending re-check of pred_ and gpred_ (an exists
-    // read once a session timeout while following), 0 when none is pending:
-    // one chain of re-checks per candidacy, whatever the listings.
-    int64_t recheck_due_ = 0;
+    // Enlisted in the session's re-check of watched nodes (NeighbourCheck):
+    // once per candidacy, whatever the listings, until it stops following.
+    bool rechecking_ = false;
     int64_t lease_check_at_ = 0;  // the pending lease check's time; 0: none
     int64_t retry_at_ = 0;        // the pending claim retry's time; 0: none
     uint64_t retry_gen_ = 0;      // and the gen_ it was armed in
@@ -275,6 +273,9 @@ private:
     // it has not fired; own_seq_ tells that read's reply from older ones.
     bool own_armed_ = false;
     uint64_t own_seq_ = 0;
+    // A new node's own-node read waits for the listing sent with its create
+    // (on_create says why).
+    bool own_after_listing_ = false;
     int parent_attempts_ = 0;
     // Node slots held of the client's reservation (account()).
     int64_t slots_ = 0;

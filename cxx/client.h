@@ -27,6 +27,7 @@
 #include "lease.h"
 #include "names.h"
 #include "session_closer.h"
+#include "neighbour_check.h"
 #include "session_lease.h"
 #include "tick_probe.h"
 #include "zk_session.h"
@@ -251,6 +252,8 @@ public:
     std::atomic<int64_t> &session_gen_ref() { return session_gen_; }
     // The session's lease, shared by every candidacy of this client.
     SessionLease &lease() { return lease_; }
+    // The session's re-check of the nodes its followers watch.
+    NeighbourCheck &neighbour_check() { return neighbour_check_; }
     // Any thread: the bound every lease of this client obeys while a
     // handshake is on its way to the loop.
     const HandshakeCap &handshake_cap() const { return handshake_cap_; }
@@ -395,6 +398,7 @@ private:
     mutable std::mutex hosts_mu_;
     std::string hosts_in_use_;  // under hosts_mu_
     SessionLease lease_{*this};
+    NeighbourCheck neighbour_check_{*this};
     HandshakeCap handshake_cap_;
     // The server's tickTime: the request in flight (0: none), and, for
     // each connection, what its server said.
