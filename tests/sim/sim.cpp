@@ -569,7 +569,9 @@ void Run::requeue(Hand &h) {
 }
 
 // docs/api.md: a transfer's outcome comes within its timeout plus 3 T
-// (stops of its process added: a stopped loop answers nothing).
+// (stops of its process added: a stopped loop answers nothing). The
+// hand-over's own delete and listing wait for a connection, so a fault
+// that lasts past the deadline moves it: 3 T after the latest fault ended.
 void Run::check_transfers() {
     int64_t now = sched_.now();
     for (auto &p : procs_) {
@@ -577,7 +579,7 @@ void Run::check_transfers() {
         for (auto &c : p->clients)
             for (auto &h : c->hands)
                 for (auto &x : h->xfers)
-                    if (!x->done && now > x->deadline) {
+                    if (!x->done && now > x->deadline && now > quiet_since_ + 3 * w_.t_ms * kMs) {
                         x->done = true;
                         violate("transfer-bound", h->id + ": a transfer unanswered at " +
                                                       std::to_string(now / kMs) + " ms, past its bound of " +
