@@ -128,6 +128,17 @@ std::vector<Step> make_schedule(Rng &r, const World &w, int64_t duration) {
         s.op = int(r.next() % 16);
         out.push_back(s);
     }
+    // A server that throttles (0-2 a run), drawn after the rest so that
+    // every seed's other steps stay what they were before this kind came.
+    Rng extra(r.next() ^ 0x7468726f74746c65ULL);
+    for (int i = int(extra.range(0, 2)); i > 0; --i) {
+        Step s;
+        s.at = extra.range(int64_t(w.t_ms) * kMs, duration);
+        s.kind = "throttle";
+        s.a = int(extra.next() % 64);
+        s.d = extra.range(w.t_ms * kMs / 10, 2 * w.t_ms * kMs);
+        out.push_back(s);
+    }
     std::sort(out.begin(), out.end(), [](const Step &x, const Step &y) { return x.at < y.at; });
     return out;
 }
@@ -668,7 +679,7 @@ void Run::apply(const Step &s, bool now_or_never) {
     if (verbose_) fprintf(stderr, "%10.3f  STEP %s\n", double(now) / 1e9, step_text(s).c_str());
     static const std::set<std::string> lasting = {"blackhole", "uphold", "delay", "pstop", "sdown",
                                                   "sstall", "sbehind", "shrink", "quorum", "slow",
-                                                  "acl", "ddis"};
+                                                  "acl", "ddis", "throttle"};
     if (lasting.count(k)) quiet_since_ = std::max(quiet_since_, now + s.d);
     else if (k == "xdis") quiet_since_ = std::max(quiet_since_, now + s.d / 4 + s.d);
     else if (k != "vol" && k != "res" && k != "destroy" && k != "xfer" && k != "newhand")
@@ -698,6 +709,8 @@ void Run::apply(const Step &s, bool now_or_never) {
     } else if (k == "sdown") {
         // A follower: the leader's loss is the "quorum" fault.
         ens_.server_down(1 + s.a % 2, s.d);
+    } else if (k == "throttle") {
+        ens_.server_throttle(s.a % 3, s.d);
     } else if (k == "sstall") {
         ens_.server_stall(1 + s.a % 2, s.d);
     } else if (k == "sbehind") {

@@ -27,6 +27,8 @@ KNOWN_OPEN = {
     ("--without", "ddis"): "issue 50 finding 1 (destroy in kAwaitingSession forgets the node)",
     ("--without", "xdis"): "issue 50 findings 1 and 3 (destroy after a transfer's deadline; a "
                            "transfer interrupted by a session change)",
+    ("--without", "throttle"): "issue 50 finding 4 (ZTHROTTLEDOP refusals dropped with no retry "
+                               "and no ERROR: a resign's delete, an adoption): seeds 252, 1334",
     ("--no-margin",): "issue 50 finding 2 (check_margin's fail() after a shrink, then RESIGNED "
                       "with the node left): seed 489",
     ("--ignore", "flicker"): "issue 50 finding 7a (LeaseCell::extend revives a lapsed lease "

@@ -906,6 +906,12 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
         st.version = n.version;
         return st;
     };
+    if (sv.throttle_until > sched_.now() && rng_.chance(0.5)) {
+        Reply rep;
+        rep.rc = ZTHROTTLEDOP;
+        reply(s, sid, r, std::move(rep));
+        return;
+    }
     switch (r.op) {
     case kGet:
     case kExists:
@@ -1155,6 +1161,11 @@ void Ensemble::operator_create(const std::string &path) {
     append(std::move(t));
 }
 
+void Ensemble::server_throttle(int s, int64_t for_ns) {
+    Server &sv = servers_[size_t(s)];
+    sv.throttle_until = std::max(sv.throttle_until, sched_.now() + for_ns);
+}
+
 void Ensemble::operator_set_acl(const std::string &path, int denied) {
     auto n = truth_.find(path);
     if (!quorum_up() || n == truth_.end() || n->second.denied == denied) return;
@@ -1182,7 +1193,7 @@ void Ensemble::heal() {
     for (auto &[path, n] : truth_)
         if (n.denied) closed.push_back(path);
     for (auto &path : closed) operator_set_acl(path, 0);
-    for (auto &sv : servers_) sv.lag_until = sv.max_until = sv.stall_until = 0;
+    for (auto &sv : servers_) sv.lag_until = sv.max_until = sv.stall_until = sv.throttle_until = 0;
     slow_until_ = 0;
     for (size_t i = 0; i < servers_.size(); i++)
         if (!servers_[i].held_touches.empty()) release_held_touches(int(i));

@@ -284,6 +284,10 @@ public:
     // it answers none of the leader's pings meanwhile, so the touches it
     // holds are reported late.
     void server_stall(int s, int64_t for_ns);
+    // Server s throttles for a while (ZooKeeper 3.7's throttledOpWaitTime
+    // under load): half the requests it takes up are answered ZTHROTTLEDOP,
+    // in order with the others, and not carried out.
+    void server_throttle(int s, int64_t for_ns);
     // What `conf` says on server s now.
     zkelect::ServerConf conf_of(int s) const;
     bool server_up(int s) const { return servers_[size_t(s)].up; }
@@ -333,6 +337,7 @@ private:
         int64_t down_until = 0;
         int64_t max_timeout_ns = 0, max_until = 0;
         int64_t stall_until = 0;
+        int64_t throttle_until = 0;
         // Ping answers waiting in the stalled server's socket: answered the
         // moment the stall ends, however it ends (its time, or heal()).
         std::vector<std::function<void()>> held_touches;
