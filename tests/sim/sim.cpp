@@ -15,12 +15,20 @@
 //                  live candidacy owns.
 //   node-bytes     then, a client's reserved candidate-node bytes
 //                  (zk.session.nodes.max.bytes) are not one node's per
-//                  candidacy.
+//                  candidacy;
+//   orphan-first   during the run, a node no live candidacy owns first in
+//                  line past 4 T + 2 s after the latest fault ended;
+//   transfer-bound a transfer unanswered past its timeout + 3 T;
+//   transfer-estate ESTATE with no other transfer of the handle running;
+//   flicker        is_leader 1, 0, 1 with no DEPOSED or ELECTED between;
+//   events         ELECTED while leading, DEPOSED while not, or no DEPOSED
+//                  100 ms after is_leader went 0.
 // Every violation prints its seed and schedule; --seed replays it, --shrink
 // shortens it and --case writes/reads the shortened schedule.
 //
 //   zkelect-sim [--seed S] [--runs N] [--minutes M] [--shrink SECONDS]
 //               [--case FILE] [--write-case FILE] [--verbose]
+//               [--without KIND]... [--ignore VIOLATION]... [--no-margin]
 #include <sys/time.h>
 #include <zookeeper/zookeeper.h>
 
