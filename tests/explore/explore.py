@@ -509,6 +509,7 @@ class World:
                                   self.env_of(other)))
         self.count = 0
         self.load_stop = threading.Event()
+        self.load_on = threading.Event()   # set while a run's schedule runs
         self.throttled = [0, 0, 0]   # the load's reads answered ZTHROTTLEDOP, per server
         if throttle:
             for i in range(3):
@@ -532,6 +533,8 @@ class World:
         except Exception:
             return
         while not self.load_stop.is_set():
+            if not self.load_on.wait(0.5):
+                continue
             rs = [k.exists_async("/") for _ in range(300)]
             for r in rs:
                 try:
@@ -1132,6 +1135,7 @@ class Run:
 
     # -- the run
     def execute(self):
+        self.w.load_on.set()
         self.t0 = time.monotonic()
         self.links = [[ProxiedEnsemble(self.w.ports) for _ in range(C)] for _ in range(P)]
         checker = threading.Thread(target=self.resigned_checker, daemon=True)
@@ -1203,6 +1207,9 @@ class Run:
 
     def calm_and_settle(self):
         self.note("calm: heal every link, process, server and ACL")
+        # --throttle's load stops too: the calm's own listings (and the
+        # candidates' recovery) are not to be refused (seed 678770794).
+        self.w.load_on.clear()
         for row in self.links:
             for ln in row:
                 ln.set_pass()
