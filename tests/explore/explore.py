@@ -120,6 +120,18 @@ KINDS = {
     "xfer": 2,         # user: the leader of a path transfers to another of its candidates
     "oxfer": 1,        # user: a client asks the leader of a path from outside to transfer
 }
+# Issue 50's steps, drawn from a generator of their own (make_schedule) so
+# that every older seed keeps the schedule it had, with these added:
+#   ddis  a link goes dark (0.3-2 T) and, a moment into it, its process
+#         destroys one of the link's handles, or resigns it and volunteers
+#         again at once (a requeue), while it cannot reach ZooKeeper;
+#   xdis  a client of another process asks path e's leader from outside for
+#         a transfer (timeout T); 50-300 ms later the leader's link goes
+#         dark for T plus 0.3-2 T, so the transfer's deadline meets the cut;
+#         just after the deadline the leader is destroyed or requeued
+#         (finding 1's route: the hand-over waiting for a session).
+#   aclp  READ alone, or DELETE alone, off the election path for 0.2-2 T.
+EXTRA_KINDS = {"ddis": 2, "xdis": 2, "aclp": 2}   # steps per 45 s, on average
 # A transfer's timeout (zkelect_transfer, zkelect_client_transfer): short, so
 # that it often runs out under the faults and hands over to whoever is next.
 XFER_MS = T_MS
@@ -165,8 +177,8 @@ def log(*a):
 
 def make_schedule(seed, duration=DURATION_S, kinds=None):
     rng = random.Random(seed)
-    kinds = kinds or KINDS
-    names = list(kinds)
+    kinds = kinds or {**KINDS, **EXTRA_KINDS}
+    names = [k for k in kinds if k in KINDS]
     weights = [kinds[k] for k in names]
     T = T_MS / 1000
     steps = []
@@ -291,6 +303,22 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
             busy_link[(p, c)] = max(busy_link.get((p, c), 0), t + 1.0)
         steps.append(s)
         t += rng.expovariate(4.0)
+    extra = random.Random(f"issue50-{seed}")
+    T = T_MS / 1000
+    for k, per45 in EXTRA_KINDS.items():
+        if k not in kinds:
+            continue
+        for _ in range(extra.randrange(0, 2 * per45 + 1) if duration >= 20 else 0):
+            s = {"t": round(extra.uniform(1.0, max(1.5, duration - 3)), 3), "kind": k,
+                 "p": extra.randrange(P), "c": extra.randrange(C), "e": extra.randrange(E),
+                 "dur": round(extra.uniform(0.3, 2.0) * T, 3), "requeue": extra.random() < 0.5,
+                 "at": round(extra.uniform(0.05, 0.3), 3)}
+            if k == "aclp":
+                s = {"t": s["t"], "kind": k, "e": s["e"], "on": "path",
+                     "only": extra.choice(["read", "delete"]), "r": 0.0,
+                     "dur": round(extra.uniform(0.2, 2.0) * T, 3)}
+            steps.append(s)
+    steps.sort(key=lambda s: s["t"])
     return steps
 
 
@@ -442,7 +470,7 @@ class World:
     """The ensemble and the operator's kazoo clients, kept across runs."""
 
     def __init__(self, build_dir, workdir, mixed_dir=None, priority=0, tick_ms=200,
-                 min_session_ms=0):
+                 min_session_ms=0, throttle=False, margin_ms=0):
         from kazoo.client import KazooClient
         logging.getLogger("kazoo").setLevel(logging.CRITICAL)
         self.build_dir = Path(build_dir).resolve()
@@ -451,8 +479,22 @@ class World:
         # --tick-ms/--min-session-ms: servers that grant T below two ticks
         # (as tests/integration/test_ticktime.py's), where a follower reports
         # touches half a tick late, more than the T/4 of ZooKeeper's default.
+        # --throttle (issue 50): every server's RequestThrottler lets 4
+        # requests into its pipeline at a time and answers ZTHROTTLEDOP to
+        # any that waited there over 30 ms (throttledOpWaitTime, ZooKeeper
+        # 3.7 on); a load of reads (below) keeps the queue full, so the
+        # candidates' own requests are refused now and then.
+        if throttle:
+            self.know_throttled_op()
+        flags = ["-Dzookeeper.request_throttle_max_requests=4",
+                 "-Dzookeeper.request_throttle_stall_time=20",
+                 "-Dzookeeper.throttled_op_wait_time=30"] if throttle else None
         self.ens = Ensemble(n=3, tick_ms=tick_ms,
-                            extra_cfg={"minSessionTimeout": min_session_ms} if min_session_ms else None)
+                            extra_cfg={"minSessionTimeout": min_session_ms} if min_session_ms else None,
+                            jvm_flags=flags)
+        # --margin-ms: every participant configures lease.margin.ms (with the
+        # shrink step, a reconnect may negotiate a T it does not fit).
+        self.margin_ms = margin_ms
         self.ens.start()
         self.ports = [self.ens.client_port(i) for i in range(3)]
         self.kz = KazooClient(hosts=self.ens.connect_string, timeout=4.0)
@@ -474,6 +516,49 @@ class World:
             self.flavours.append((build_participant(other, self.workdir, "explore_part_mixed"),
                                   self.env_of(other)))
         self.count = 0
+        self.load_stop = threading.Event()
+        self.load_on = threading.Event()   # set while a run's schedule runs
+        self.throttled = [0, 0, 0]   # the load's reads answered ZTHROTTLEDOP, per server
+        if throttle:
+            for i in range(3):
+                threading.Thread(target=self._load, args=(i,), daemon=True).start()
+
+    @staticmethod
+    def know_throttled_op():
+        """kazoo 2.9 has no exception for ZTHROTTLEDOP (-127): its reply
+        kills the client's connection thread ("Invalid error code"). With
+        one, a throttled call of the explorer's raises like any other."""
+        from kazoo import exceptions as ke
+        if -127 not in ke.EXCEPTIONS:
+            ke.EXCEPTIONS[-127] = type("ThrottledOpError", (ke.ZookeeperError,), {})
+
+    def _load(self, i):
+        """Bursts of 300 reads at server i, one burst at a time, until close."""
+        from kazoo.client import KazooClient
+        k = KazooClient(hosts=f"127.0.0.1:{self.ens.client_port(i)}", timeout=4.0)
+        try:
+            k.start(timeout=20)
+        except Exception:
+            return
+        while not self.load_stop.is_set():
+            if not self.load_on.wait(0.5):
+                continue
+            rs = [k.exists_async("/") for _ in range(300)]
+            for r in rs:
+                try:
+                    r.get(timeout=5)
+                except Exception as ex:
+                    # Evidence that the throttle refuses: said at close().
+                    if type(ex).__name__ == "ThrottledOpError":
+                        self.throttled[i] += 1
+                    else:
+                        self.load_stop.wait(0.5)
+                        break
+        try:
+            k.stop()
+            k.close()
+        except Exception:
+            pass
 
     @staticmethod
     def env_of(build_dir):
@@ -500,6 +585,9 @@ class World:
         self.ens.wait_quorum(timeout=60)
 
     def close(self):
+        self.load_stop.set()
+        if any(self.throttled):
+            log(f"throttle: the load's reads answered ZTHROTTLEDOP per server: {self.throttled}")
         for k in (self.kz, self.kz2):
             try:
                 k.stop()
@@ -590,6 +678,8 @@ class Run:
         if self.w.priority and p == P - 1:
             env = dict(env, EXPLORE_PRIORITY=str(self.w.priority),
                        EXPLORE_PRIORITY_HOLDDOWN_MS=str(2 * T_MS))
+        if self.w.margin_ms:
+            env = dict(env, EXPLORE_MARGIN_MS=str(self.w.margin_ms))
         part = Part(binary, env, name, self.paths, self.links[p])
         part.on_line = self.on_line
         part.p = p
@@ -730,7 +820,7 @@ class Run:
         elif k == "foreign":
             self._try(lambda: self.w.kz.create(self.paths[s["e"]] + "/foreign-", b"foreign",
                                                sequence=True, makepath=True))
-        elif k == "acl":
+        elif k in ("acl", "aclp"):
             from kazoo.security import ACL, Id, Permissions
             path = self.paths[s["e"]]
             if s["on"] == "node":
@@ -739,6 +829,14 @@ class Run:
                     return
                 path = path + "/" + kids[int(s["r"] * len(kids))]
                 perms = Permissions.ADMIN
+            elif s.get("only") == "read":
+                # aclp: READ alone off the path (issue 50, finding 2: a
+                # recovery listing refused with ZNOAUTH).
+                perms = Permissions.ALL & ~Permissions.READ
+            elif s.get("only") == "delete":
+                # aclp: DELETE alone off the path: every delete of a
+                # candidate node is refused until it comes back.
+                perms = Permissions.ALL & ~Permissions.DELETE
             else:
                 perms = Permissions.READ | Permissions.ADMIN
             # Restored whatever the call says: one that failed with
@@ -758,6 +856,42 @@ class Run:
                         later(s["back"], lambda part=part, c=c: part.send(f"vol {c} {s['e']}"))
         elif k in ("xfer", "oxfer"):
             self._transfer(s)
+        elif k == "ddis":
+            part = self.parts[s["p"]]
+            if part.killed_mono is not None:
+                return
+            ln = self.links[s["p"]][s["c"]]
+            ln.blackhole(discard=True)
+            later(s["dur"], lambda: ln.set_pass())
+            later(s["at"], lambda: self._drop_or_requeue(part, s["c"], s["e"], s["requeue"]))
+        elif k == "xdis":
+            e = s["e"]
+            leaders = [(pt, c) for pt in self.parts for c in range(C)
+                       if pt.killed_mono is None and pt.current(c, e)]
+            if not leaders or not hasattr(self, "live_ids"):
+                return
+            pt, c = leaders[0]
+            askers = [(q, d) for q in self.parts for d in range(C)
+                      if q is not pt and q.killed_mono is None]
+            ids = self.live_ids()
+            kids = children(self.w.kz, self.paths[e])
+            mine = ids.get((pt, c, e))
+            in_line = [kids[n] for n in sorted((n for n in kids if CANDIDATE.match(n)), key=seqno)]
+            others = [i for i in in_line if i != mine]
+            if not askers or not others:
+                return
+            q, d = askers[s["p"] % len(askers)]
+            q.send(f"oxfer {d} {e} {others[-1]}")
+            self.note(f"  {q.name} c{d} asks leader {pt.name} c{c} for a transfer to {others[-1]}; "
+                      f"its link goes dark in {s['at']} s")
+            ln = self.links[self.parts.index(pt)][c]
+
+            def dark():
+                ln.blackhole(discard=True)
+                later(XFER_MS / 1000 + s["dur"], lambda: ln.set_pass())
+            later(s["at"], dark)
+            later(XFER_MS / 1000 + s["at"] + 0.05,
+                  lambda: self._drop_or_requeue(pt, c, e, s["requeue"]))
         elif k == "resall":
             e = s["e"]
             hs = [(pt, c) for pt in self.parts for c in range(C) if pt.killed_mono is None]
@@ -855,6 +989,16 @@ class Run:
             target = others[int(s["r"] * len(others))]
             self.parts[s["p"]].send(f"oxfer {s['c']} {e} {target}")
             self.note(f"  {self.parts[s['p']].name} c{s['c']} asks for a transfer to {target}")
+
+    def _drop_or_requeue(self, part, c, e, requeue):
+        if part.killed_mono is not None:
+            return
+        if requeue:
+            part.send(f"res {c} {e}")
+            part.send(f"vol {c} {e}")
+        else:
+            part.send(f"des {c} {e}")
+        self.note(f"  {part.name} c{c} e{e} {'requeued' if requeue else 'destroyed'} while cut off")
 
     def _try(self, fn):
         """An operator's call, bounded by OP_TIMEOUT_S: kazoo's own calls
@@ -999,6 +1143,7 @@ class Run:
 
     # -- the run
     def execute(self):
+        self.w.load_on.set()
         self.t0 = time.monotonic()
         self.links = [[ProxiedEnsemble(self.w.ports) for _ in range(C)] for _ in range(P)]
         checker = threading.Thread(target=self.resigned_checker, daemon=True)
@@ -1070,6 +1215,9 @@ class Run:
 
     def calm_and_settle(self):
         self.note("calm: heal every link, process, server and ACL")
+        # --throttle's load stops too: the calm's own listings (and the
+        # candidates' recovery) are not to be refused (seed 678770794).
+        self.w.load_on.clear()
         for row in self.links:
             for ln in row:
                 ln.set_pass()
@@ -1349,6 +1497,24 @@ class Run:
                     self.violations.append((
                         "call-bound", f"{part.name}.c{w[2]}.e{w[3]}: {w[1]} to {w[9]} returned "
                         f"{w[8]} after {(m1 - m0) / 1e6:.0f} ms at {self.rel(m0)}"))
+        # ESTATE only while another transfer on the path ran (zkelect.h: "another
+        # transfer of this handle runs", "a transfer of this leader is under
+        # way, or the path's data changed while asking"): a transfer whose
+        # state was left stuck answers it for good (issue 50, finding 3).
+        # With --priority, transfers start by themselves: not judged.
+        spans = [(int(w[3]), int(w[6]), int(w[7]), part.name, w[1], w[2], w[8])
+                 for part in self.all_parts for w in part.words()
+                 if w[0] == "ACK" and w[1] in xfer_ns and len(w) >= 10]
+        if not getattr(self.w, "priority", 0):
+            for i, (e, m0, m1, name, verb, c, code) in enumerate(spans):
+                if code != "ZKELECT_ESTATE":
+                    continue
+                if any(j != i and e2 == e and a <= m1 and b >= m0
+                       for j, (e2, a, b, *_rest) in enumerate(spans)):
+                    continue
+                self.violations.append((
+                    "transfer-estate", f"{name}.c{c}.e{e}: {verb} answered ZKELECT_ESTATE at "
+                    f"{self.rel(m0)} with no other transfer on the path running"))
         # A child of fork() answers 0 and refuses every other call (issue 27
         # finding 11); a destroy from the handle's own callback, even under
         # a nested dispatch, is refused with EDEADLK (finding 3).
@@ -1383,7 +1549,7 @@ class Run:
 
 
 PRIORITY = ["crash", "two-leaders", "fork", "after-resign", "token", "resigned-node", "events", "call-bound",
-            "api", "hung", "liveness", "history", "bed"]
+            "transfer-estate", "flicker", "orphan-first", "api", "hung", "liveness", "history", "bed"]
 
 
 SYSTEM_FRAME = re.compile(r"sysdeps|libc\.so|libio|_IO_|__GI_|__libc_|pthread_|clone|start_thread|futex|"
@@ -1496,7 +1662,8 @@ def write_case(seed, schedule, violations, rev=None):
 
 def worker(args, wid, results):
     tmp = tempfile.mkdtemp(prefix=f"explore-w{wid}-")
-    world = World(args.build, tmp, args.mixed, args.priority, args.tick_ms, args.min_session_ms)
+    world = World(args.build, tmp, args.mixed, args.priority, args.tick_ms, args.min_session_ms,
+                  args.throttle, args.margin_ms)
     try:
         k = 0
         t_stop = time.monotonic() + args.minutes * 60 if args.minutes else None
@@ -1517,7 +1684,7 @@ def worker(args, wid, results):
             k += 1
             t0 = time.monotonic()
             duration = args.duration
-            schedule = make_schedule(seed, duration, {k: w for k, w in KINDS.items()
+            schedule = make_schedule(seed, duration, {k: w for k, w in {**KINDS, **EXTRA_KINDS}.items()
                                                       if k not in args.without})
             if args.case:
                 case = json.loads(Path(args.case).read_text())
@@ -1570,8 +1737,13 @@ def main(argv=None):
     ap.add_argument("--mutation", default=None,
                     help="the build has this safety rule broken (./dev explore --mutation): "
                          "stop at the first violation; exit 0 when one was found (caught)")
-    ap.add_argument("--without", action="append", default=[], choices=sorted(KINDS),
+    ap.add_argument("--without", action="append", default=[], choices=sorted({**KINDS, **EXTRA_KINDS}),
                     metavar="KIND", help="leave this step kind out of the schedules (repeatable)")
+    ap.add_argument("--throttle", action="store_true",
+                    help="servers with a RequestThrottler of 4 and throttledOpWaitTime 30 ms, "
+                         "under a load of reads: ZTHROTTLEDOP replies occur")
+    ap.add_argument("--margin-ms", type=int, default=0, metavar="MS",
+                    help="every participant configures lease.margin.ms MS")
     ap.add_argument("--case", default=None, help="replay a case file")
     ap.add_argument("--shrink-minutes", type=float, default=0)
     ap.add_argument("--stop-on-violation", action="store_true")

@@ -254,13 +254,17 @@ static zkelect_client_t *new_client(int c)
      * (issue 33), asking for the lead one hold-down after they follow. */
     const char *prio = getenv("EXPLORE_PRIORITY");
     const char *holddown = getenv("EXPLORE_PRIORITY_HOLDDOWN_MS");
+    /* explore.py --margin-ms: a lease margin that a shrink step's shorter
+     * timeout may not fit (issue 50, finding 2's route). */
+    const char *margin = getenv("EXPLORE_MARGIN_MS");
     if (!zkelect_conf_set(conf, "zk.hosts", hosts[c], err, sizeof err) &&
         !zkelect_conf_set(conf, "zk.session.timeout.ms", tms, err, sizeof err) &&
         !zkelect_conf_set(conf, "zk.log.level", "info", err, sizeof err) &&
         (!has_guard || !zkelect_conf_set(conf, "crash.guard", "on", err, sizeof err)) &&
         (!prio || !zkelect_conf_set(conf, "election.priority", prio, err, sizeof err)) &&
         (!prio || !holddown ||
-         !zkelect_conf_set(conf, "election.priority.holddown.ms", holddown, err, sizeof err)))
+         !zkelect_conf_set(conf, "election.priority.holddown.ms", holddown, err, sizeof err)) &&
+        (!margin || !zkelect_conf_set(conf, "lease.margin.ms", margin, err, sizeof err)))
         cl = zkelect_client_new(conf, err, sizeof err);
     zkelect_conf_destroy(conf);
     if (!cl)

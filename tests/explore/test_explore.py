@@ -293,3 +293,16 @@ def test_enotsup_is_accepted_only_while_candidates_that_cannot_step_back_are_in_
     assert _checked(enotsup, {0: [[700_000, None]]}) == []
     assert _checked(enotsup, {1: [[700_000, None]]}) == ["api"]
     assert _checked(enotsup, {0: [[5_700_000, None]]}) == ["api"]
+
+
+def test_estate_is_accepted_only_beside_another_transfer_on_the_path():
+    """ZKELECT_ESTATE says another transfer runs (zkelect.h): beside another
+    xfer or oxfer call on the same path it is no violation; with none, the
+    handle's transfer state was left stuck (issue 50, finding 3)."""
+    h = _transfer_history(code="ZKELECT_ESTATE")
+    assert _checked(h) == ["transfer-estate"]
+    h["p1i1"].insert(-2, "ACK oxfer 1 0 1 0 700000 900000 OK p1i1.c0.e0.h1")
+    assert _checked(h) == []
+    h = _transfer_history(code="ZKELECT_ESTATE")
+    h["p1i1"].insert(-2, "ACK oxfer 1 1 1 0 700000 900000 OK p1i1.c0.e1.h1")   # another path
+    assert _checked(h) == ["transfer-estate"]

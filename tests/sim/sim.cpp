@@ -15,13 +15,22 @@
 //                  live candidacy owns.
 //   node-bytes     then, a client's reserved candidate-node bytes
 //                  (zk.session.nodes.max.bytes) are not one node's per
-//                  candidacy.
+//                  candidacy;
+//   orphan-first   during the run, a node no live candidacy owns first in
+//                  line past 4 T + 2 s after the latest fault ended;
+//   transfer-bound a transfer unanswered past its timeout + 3 T;
+//   transfer-estate ESTATE with no other transfer of the handle running;
+//   flicker        is_leader 1, 0, 1 with no DEPOSED or ELECTED between;
+//   events         ELECTED while leading, DEPOSED while not, or no DEPOSED
+//                  100 ms after is_leader went 0.
 // Every violation prints its seed and schedule; --seed replays it, --shrink
 // shortens it and --case writes/reads the shortened schedule.
 //
 //   zkelect-sim [--seed S] [--runs N] [--minutes M] [--shrink SECONDS]
 //               [--case FILE] [--write-case FILE] [--verbose]
+//               [--without KIND]... [--ignore VIOLATION]... [--no-margin]
 #include <sys/time.h>
+#include <zookeeper/zookeeper.h>
 
 #include <chrono>
 #include <cstdio>
@@ -59,6 +68,7 @@ struct World {
     int64_t t_ms = 0, tick_ms = 0;
     int procs = 0, clients = 0, hands = 0, paths = 0;
     int64_t min_session_ms = 0;  // 0: ZooKeeper's default, 2 x tickTime
+    int margin_ms = -1;          // lease.margin.ms (-1: derived)
 };
 
 World draw_world(Rng &r) {
@@ -87,8 +97,26 @@ World draw_world(Rng &r) {
 
 const char *kKinds[] = {"drop", "reset", "blackhole", "uphold", "delay", "pstop", "pkill", "sdown",
                         "sbehind", "shrink", "quorum", "slow", "odel", "opath", "foreign", "vol",
-                        "res", "destroy", "newhand", "newclient", "xfer", "sstall"};
-const double kWeights[] = {14, 4, 4, 3, 2, 3, 1, 1, 3, 1.5, 0.5, 1, 6, 0.5, 1, 8, 8, 2, 2, 1, 5, 2};
+                        "res", "destroy", "newhand", "newclient", "xfer", "sstall", "acl", "ddis",
+                        "xdis"};
+const double kWeights[] = {14, 4, 4, 3, 2, 3, 1, 1, 3, 1.5, 0.5, 1, 6, 0.5, 1, 8, 8, 2, 2, 1, 5, 2, 3, 2, 3};
+// Step kinds left out (--without): drawn as always, so the other steps keep
+// their places, and then skipped.
+std::set<std::string> &without() {
+    static std::set<std::string> w;
+    return w;
+}
+// Violation kinds not counted (--ignore): a rule whose finding is still open
+// stays out of the short form (tests/sim/test_sim.py's KNOWN_OPEN) and in
+// ./dev explore --sim.
+std::set<std::string> &ignored() {
+    static std::set<std::string> w;
+    return w;
+}
+bool &no_margin() {  // --no-margin: no world configures lease.margin.ms
+    static bool b = false;
+    return b;
+}
 
 std::vector<Step> make_schedule(Rng &r, const World &w, int64_t duration) {
     std::vector<Step> out;
@@ -106,6 +134,17 @@ std::vector<Step> make_schedule(Rng &r, const World &w, int64_t duration) {
         s.b = int(r.next() % 64);
         s.d = r.range(w.t_ms * kMs / 10, 2 * w.t_ms * kMs);
         s.op = int(r.next() % 16);
+        out.push_back(s);
+    }
+    // A server that throttles (0-2 a run), drawn after the rest so that
+    // every seed's other steps stay what they were before this kind came.
+    Rng extra(r.next() ^ 0x7468726f74746c65ULL);
+    for (int i = int(extra.range(0, 2)); i > 0; --i) {
+        Step s;
+        s.at = extra.range(int64_t(w.t_ms) * kMs, duration);
+        s.kind = "throttle";
+        s.a = int(extra.next() % 64);
+        s.d = extra.range(w.t_ms * kMs / 10, 2 * w.t_ms * kMs);
         out.push_back(s);
     }
     std::sort(out.begin(), out.end(), [](const Step &x, const Step &y) { return x.at < y.at; });
@@ -156,6 +195,14 @@ private:
         int64_t lead_since = 0;
         bool told_leading = false;  // the last of ELECTED/DEPOSED was ELECTED
         int64_t lost_at = 0;        // when is_leader() was first seen 0 after 1
+        // is_leader() went 1 -> 0 and neither DEPOSED nor ELECTED came since:
+        // a 1 now is a lead that came back unannounced.
+        bool fell = false;
+        struct Xfer {
+            int64_t deadline;  // timeout + 3 T (docs/api.md), plus stops
+            bool done = false;
+        };
+        std::vector<std::shared_ptr<Xfer>> xfers;  // begun, not answered
     };
     struct Cl {
         std::unique_ptr<Client> c;
@@ -165,6 +212,7 @@ private:
     struct Proc {
         int n = 0;
         bool paused = false, dead = false;
+        int64_t paused_at = 0;
         std::vector<std::unique_ptr<Cl>> clients;
         std::vector<std::weak_ptr<SimPort>> ports;
     };
@@ -186,11 +234,21 @@ private:
     void drain(Cl &c);
     bool excused(int path, const Hand &h, int64_t now) const;
     void violate(const std::string &kind, const std::string &what) {
+        if (ignored().count(kind)) return;
         if (viol_.size() < 20) viol_.push_back({kind, what});
     }
     void heal();
     void resume(Proc &p);
     void check_end();
+    // Issue 50's checks made as the run goes.
+    void check_transfers();
+    void check_first_in_line();
+    Hand *find_hand(const std::string &id, Cl **cl = nullptr, size_t *index = nullptr);
+    void requeue(Hand &h);
+    void begin_transfer(Hand &from, const std::string &to, int64_t ms);
+    int64_t quiet_since_ = 0;    // the end of the latest fault applied
+    int64_t next_line_check_ = 0;
+    std::map<int, std::pair<std::string, int64_t>> orphan_first_;  // path -> node, since
     std::string hname(const Hand &h) const { return h.id; }
 
     uint64_t seed_;
@@ -232,6 +290,7 @@ std::unique_ptr<Run::Cl> Run::new_client(Proc &p) {
     s.probe_ticktime = true;  // the model answers `conf` (SimPort::ask_conf)
     s.follow_hosts = false;
     s.guard = zkelect::GuardMode::kOff;
+    s.lease_margin_ms = w_.margin_ms;
     Proc *pp = &p;
     Ensemble *ens = &ens_;
     auto cl = std::make_unique<Cl>();
@@ -331,8 +390,16 @@ void Run::sample() {
                     }
                     last_term_[h->path] = {tok, h->id};
                     h->lead_since = now;
+                    if (h->fell)
+                        violate("flicker", h->id + ": is_leader 1 again at " + std::to_string(now / kMs) +
+                                               " ms after a 0 since " + std::to_string(h->lost_at / kMs) +
+                                               " ms with no DEPOSED or ELECTED between");
+                    h->fell = false;
                 }
-                if (!l && h->leading) h->lost_at = now;
+                if (!l && h->leading) {
+                    h->lost_at = now;
+                    h->fell = true;
+                }
                 // DEPOSED is queued at the lease's deadline: the loop's
                 // timer, which runs soon after (the loop may be late by
                 // 20 ms now and then), not the next thing that happens.
@@ -370,10 +437,18 @@ void Run::drain(Cl &c) {
                 if (h->told_leading) violate("events", h->id + ": ELECTED while leading");
                 h->told_leading = true;
                 h->lost_at = 0;
+                h->fell = false;
             }
             if (ev->type == EventType::kDeposed) {
                 if (!h->told_leading) violate("events", h->id + ": DEPOSED while not leading");
                 h->told_leading = false;
+                h->fell = false;
+            }
+            if (ev->type == EventType::kError) {
+                // An error ends the candidacy (docs/semantics.md): the
+                // RESIGNED after it must wait for its nodes as a resign's
+                // does. The heal volunteers it again, as a user would.
+                h->resign_volunteers = h->volunteers;
             }
             if (ev->type != EventType::kResigned) continue;
             // A volunteer issued after the resign queues its own node.
@@ -431,6 +506,151 @@ void Run::after_step() {
         }
     }
     sample();
+    check_transfers();
+    if (now >= next_line_check_) {
+        next_line_check_ = now + 10 * kMs;
+        check_first_in_line();
+    }
+}
+
+Run::Hand *Run::find_hand(const std::string &id, Cl **cl, size_t *index) {
+    for (auto &p : procs_) {
+        if (p->dead) continue;
+        for (auto &c : p->clients)
+            for (size_t i = 0; i < c->hands.size(); ++i)
+                if (c->hands[i]->id == id) {
+                    if (cl) *cl = c.get();
+                    if (index) *index = i;
+                    return c->hands[i].get();
+                }
+    }
+    return nullptr;
+}
+
+// Starts a transfer and checks its outcome: ESTATE only while another
+// transfer of the handle runs (issue 50, finding 3: a transfer state left
+// stuck answers ESTATE for good), and within the bound (check_transfers).
+void Run::begin_transfer(Hand &from, const std::string &to, int64_t ms) {
+    int64_t now = sched_.now();
+    auto x = std::make_shared<Hand::Xfer>();
+    x->deadline = now + ms * kMs + 3 * w_.t_ms * kMs;
+    size_t running = 0;
+    for (auto &o : from.xfers) running += !o->done;
+    std::string who = from.id;
+    bool verbose = verbose_;
+    Scheduler *sch = &sched_;
+    Hand *hp = &from;
+    std::weak_ptr<Hand::Xfer> wx = x;
+    from.xfers.push_back(x);
+    int rc = from.e->begin_transfer(to, int(ms), [this, who, to, verbose, sch, hp, wx](int rc) {
+        if (verbose)
+            fprintf(stderr, "%10.3f  %s transfer to %s: %d\n", double(sch->now()) / 1e9, who.c_str(),
+                    to.c_str(), rc);
+        // The handle may be gone (its xfers with it): then so is x.
+        auto x = wx.lock();
+        if (!x) return;
+        x->done = true;
+        size_t others = 0;
+        for (auto &o : hp->xfers) others += !o->done;
+        if (rc == zkelect::kEState && others == 0)
+            violate("transfer-estate", who + ": a transfer to " + to + " answered ESTATE at " +
+                                           std::to_string(sch->now() / kMs) +
+                                           " ms with no other transfer of the handle running");
+        for (size_t i = 0; i < hp->xfers.size();)
+            if (hp->xfers[i]->done) hp->xfers.erase(hp->xfers.begin() + long(i));
+            else ++i;
+    });
+    if (rc != zkelect::kOk) {
+        x->done = true;
+        from.xfers.pop_back();
+        if (rc == zkelect::kEState && running == 0)
+            violate("transfer-estate", who + ": a transfer to " + to + " answered ESTATE at " +
+                                           std::to_string(now / kMs) +
+                                           " ms with no other transfer of the handle running");
+    }
+    ++transfers_;
+    if (verbose_)
+        fprintf(stderr, "%10.3f  %s transfer to %s begins: %d\n", double(now) / 1e9, who.c_str(), to.c_str(), rc);
+}
+
+// A resign and a volunteer at once: the candidacy goes to the back.
+void Run::requeue(Hand &h) {
+    if (h.e->resign() == zkelect::kOk) {
+        h.candidate = false;
+        h.resigned = true;
+        h.resign_volunteers = h.volunteers;
+    }
+    if (h.e->volunteer() == zkelect::kOk) {
+        h.candidate = true;
+        h.resigned = false;
+        h.volunteers++;
+    }
+}
+
+// docs/api.md: a transfer's outcome comes within its timeout plus 3 T
+// (stops of its process added: a stopped loop answers nothing). The
+// hand-over's own delete and listing wait for a connection, so a fault
+// that lasts past the deadline moves it: 3 T after the latest fault ended.
+void Run::check_transfers() {
+    int64_t now = sched_.now();
+    for (auto &p : procs_) {
+        if (p->dead || p->paused) continue;
+        for (auto &c : p->clients)
+            for (auto &h : c->hands)
+                for (auto &x : h->xfers)
+                    if (!x->done && now > x->deadline && now > quiet_since_ + 3 * w_.t_ms * kMs) {
+                        x->done = true;
+                        violate("transfer-bound", h->id + ": a transfer unanswered at " +
+                                                      std::to_string(now / kMs) + " ms, past its bound of " +
+                                                      std::to_string(x->deadline / kMs) + " ms");
+                    }
+    }
+}
+
+// Today's end-of-run liveness check, made continuous (issue 50): a
+// candidate node that no live candidacy owns must not stay first in line
+// for longer than the end-of-run bound once the faults have stopped; the
+// clock starts at the later of its being seen so and the end of the latest
+// fault.
+void Run::check_first_in_line() {
+    int64_t now = sched_.now();
+    for (int pth = 0; pth < w_.paths; ++pth) {
+        std::string base = path(pth), first;
+        uint64_t best = UINT64_MAX;
+        for (auto &name : ens_.children(ens_.truth(), base)) {
+            auto seq = zkelect::parse_sequence(name);
+            if (seq && uint64_t(*seq) < best) {
+                best = uint64_t(*seq);
+                first = name;
+            }
+        }
+        bool orphan = false;
+        if (!first.empty()) {
+            const auto &n = ens_.truth().at(base + "/" + first);
+            Cl *cl = nullptr;
+            Hand *h = find_hand(n.data, &cl);
+            // A candidacy that an error ended (phase idle) owns nothing.
+            orphan = !h || !h->candidate || cl->c->session_id() != n.owner ||
+                     h->e->shared().phase.load() == zkelect::Phase::kIdle;
+        }
+        if (!orphan) {
+            orphan_first_.erase(pth);
+            continue;
+        }
+        auto it = orphan_first_.find(pth);
+        if (it == orphan_first_.end() || it->second.first != first) {
+            orphan_first_[pth] = {first, now};
+            continue;
+        }
+        int64_t from = std::max(it->second.second, quiet_since_);
+        if (now - from > 4 * w_.t_ms * kMs + 2000 * kMs) {
+            violate("orphan-first", base + "/" + first + " (data " + ens_.truth().at(base + "/" + first).data +
+                                        ") is first in line and owned by no live candidacy since " +
+                                        std::to_string(it->second.second / kMs) + " ms, at " +
+                                        std::to_string(now / kMs) + " ms");
+            it->second.second = INT64_MAX / 2;  // once
+        }
+    }
 }
 
 Run::Proc *Run::target(const Step &s) {
@@ -465,6 +685,13 @@ void Run::apply(const Step &s, bool now_or_never) {
     int64_t now = sched_.now();
     const std::string &k = s.kind;
     if (verbose_) fprintf(stderr, "%10.3f  STEP %s\n", double(now) / 1e9, step_text(s).c_str());
+    static const std::set<std::string> lasting = {"blackhole", "uphold", "delay", "pstop", "sdown",
+                                                  "sstall", "sbehind", "shrink", "quorum", "slow",
+                                                  "acl", "ddis", "throttle"};
+    if (lasting.count(k)) quiet_since_ = std::max(quiet_since_, now + s.d);
+    else if (k == "xdis") quiet_since_ = std::max(quiet_since_, now + s.d / 4 + s.d);
+    else if (k != "vol" && k != "res" && k != "destroy" && k != "xfer" && k != "newhand")
+        quiet_since_ = std::max(quiet_since_, now);
     if (k == "drop" && port) {
         static const int ops[] = {kCreate, kGetChildren, kGet, kExists, kCheck, kDelete, kSync};
         port->fault().drop_reply_op = ops[s.op % 7];
@@ -480,6 +707,7 @@ void Run::apply(const Step &s, bool now_or_never) {
         port->fault().delay_until = now + s.d;
     } else if (k == "pstop" && !p.paused) {
         p.paused = true;
+        p.paused_at = now;
         for (auto &w : p.ports)
             if (auto sp = w.lock()) sp->set_paused(true);
         Proc *pp = &p;
@@ -489,6 +717,8 @@ void Run::apply(const Step &s, bool now_or_never) {
     } else if (k == "sdown") {
         // A follower: the leader's loss is the "quorum" fault.
         ens_.server_down(1 + s.a % 2, s.d);
+    } else if (k == "throttle") {
+        ens_.server_throttle(s.a % 3, s.d);
     } else if (k == "sstall") {
         ens_.server_stall(1 + s.a % 2, s.d);
     } else if (k == "sbehind") {
@@ -561,16 +791,75 @@ void Run::apply(const Step &s, bool now_or_never) {
                         if (h->path == from->path && h.get() != from) ids.push_back(h->id);
         std::string to = ids.empty() || s.op % 8 == 7 ? "nobody" : ids[size_t(s.b) % ids.size()];
         int64_t ms = std::max<int64_t>(1, s.d / kMs / 2);
-        std::string who = from->id;
-        bool verbose = verbose_;
-        Scheduler *sch = &sched_;
-        int rc = from->e->begin_transfer(to, int(ms), [who, to, verbose, sch](int rc) {
-            if (verbose)
-                fprintf(stderr, "%10.3f  %s transfer to %s: %d\n", double(sch->now()) / 1e9,
-                        who.c_str(), to.c_str(), rc);
+        begin_transfer(*from, to, ms);
+    } else if (k == "acl") {
+        // An operator takes one permission off the election path (READ,
+        // DELETE or CREATE) or READ off its first node, and gives it back
+        // d later (issue 50, finding 2: a recovery listing refused).
+        int pth = s.b % w_.paths;
+        std::string target = path(pth);
+        static const int perms[] = {ZOO_PERM_READ, ZOO_PERM_DELETE, ZOO_PERM_CREATE, ZOO_PERM_READ};
+        if (s.op % 4 == 3) {
+            auto kids = ens_.children(ens_.truth(), target);
+            if (kids.empty()) return;
+            target += "/" + kids.front();
+        }
+        ens_.operator_set_acl(target, perms[s.op % 4]);
+        sched_.at(now + s.d, [this, target] { ens_.operator_set_acl(target, 0); });
+    } else if (k == "ddis" && cl && port && !p.paused && !cl->hands.empty()) {
+        // While the client is cut off (a black hole of d), one of its
+        // candidacies is destroyed, or goes to the back (a resign and a
+        // volunteer), a moment into the cut.
+        port->fault().hole_until = now + s.d;
+        std::string id = cl->hands[size_t(s.op) % cl->hands.size()]->id;
+        bool destroy = s.op % 2 == 0;
+        sched_.at(now + s.d * (1 + s.op % 4) / 8, [this, id, destroy] {
+            if (!faults_on_) return;
+            Cl *c = nullptr;
+            size_t i = 0;
+            Hand *h = find_hand(id, &c, &i);
+            if (!h) return;
+            for (auto &pp : procs_)
+                for (auto &x : pp->clients)
+                    if (x.get() == c && pp->paused) return;
+            if (verbose_) fprintf(stderr, "%10.3f  %s %s while cut off\n", double(sched_.now()) / 1e9, id.c_str(), destroy ? "destroyed" : "requeued");
+            if (destroy) destroy_hand(*c, i);
+            else requeue(*h);
         });
-        ++transfers_;
-        if (verbose_) fprintf(stderr, "%10.3f  %s transfer to %s begins: %d\n", double(now) / 1e9, who.c_str(), to.c_str(), rc);
+    } else if (k == "xdis" && cl && port && !p.paused) {
+        // The client's leader begins a transfer with a timeout of d/4; the
+        // link goes dark at once for d past the deadline, so the deadline's
+        // hand-over meets the cut; just after the deadline (0-30 ms) the
+        // leader is destroyed, or goes to the back (issue 50, finding 1).
+        Hand *from = nullptr;
+        for (auto &h : cl->hands)
+            if (h->e->is_leader()) from = h.get();
+        if (!from) return;
+        std::vector<std::string> ids;
+        for (auto &q : procs_)
+            if (!q->dead)
+                for (auto &c : q->clients)
+                    for (auto &h : c->hands)
+                        if (h->path == from->path && h.get() != from) ids.push_back(h->id);
+        if (ids.empty()) return;
+        int64_t ms = std::max<int64_t>(1, s.d / kMs / 4);
+        begin_transfer(*from, ids[size_t(s.b) % ids.size()], ms);
+        port->fault().hole_until = now + ms * kMs + s.d;
+        std::string id = from->id;
+        bool destroy = s.op % 2 == 0;
+        sched_.at(now + ms * kMs + (s.op % 4) * 10 * kMs, [this, id, destroy] {
+            if (!faults_on_) return;
+            Cl *c = nullptr;
+            size_t i = 0;
+            Hand *h = find_hand(id, &c, &i);
+            if (!h) return;
+            for (auto &pp : procs_)
+                for (auto &x : pp->clients)
+                    if (x.get() == c && pp->paused) return;
+            if (verbose_) fprintf(stderr, "%10.3f  %s %s after its transfer's deadline\n", double(sched_.now()) / 1e9, id.c_str(), destroy ? "destroyed" : "requeued");
+            if (destroy) destroy_hand(*c, i);
+            else requeue(*h);
+        });
     } else if (k == "newhand" && cl && !p.paused) {
         new_hand(p, *cl, s.op % w_.paths, true);
     } else if (k == "newclient" && !p.paused && !p.clients.empty()) {
@@ -585,6 +874,9 @@ void Run::apply(const Step &s, bool now_or_never) {
 void Run::resume(Proc &p) {
     if (!p.paused) return;
     p.paused = false;
+    for (auto &c : p.clients)
+        for (auto &h : c->hands)
+            for (auto &x : h->xfers) x->deadline += sched_.now() - p.paused_at;
     for (auto &w : p.ports)
         if (auto sp = w.lock()) sp->set_paused(false);
     for (auto &c : p.clients) {
@@ -606,6 +898,14 @@ void Run::heal() {
             }
         resume(*p);
     }
+    // As the real tier's calm does: every candidacy volunteers again (one
+    // that an error ended starts anew; any other answers ESTATE).
+    for (auto &p : procs_) {
+        if (p->dead) continue;
+        for (auto &cl : p->clients)
+            for (auto &h : cl->hands)
+                if (h->candidate && h->e->volunteer() == zkelect::kOk) h->volunteers++;
+    }
 }
 
 void Run::check_end() {
@@ -617,6 +917,11 @@ void Run::check_end() {
             for (auto &cl : p->clients)
                 for (auto &h : cl->hands) {
                     if (h->path != pth) continue;
+                    // One that an error ended again after the heal (a
+                    // margin too large for the timeout its session keeps)
+                    // is no candidate: its user was told.
+                    if (h->candidate && h->e->shared().phase.load() == zkelect::Phase::kIdle)
+                        h->candidate = false;
                     if (h->candidate) cands.push_back(h.get());
                     if (h->e->is_leader()) leaders.push_back(h.get());
                     owners[h->id] = {h.get(), cl->c->session_id()};
@@ -650,7 +955,8 @@ void Run::check_end() {
         for (Hand *h : cands)
             if (count[h->id] != 1)
                 violate("liveness", h->id + " has " + std::to_string(count[h->id]) +
-                                        " nodes after the heal");
+                                        " nodes after the heal (phase " +
+                                        std::to_string(int(h->e->shared().phase.load())) + ")");
     }
     // zk.session.nodes.max.bytes: once every node no candidacy wants is
     // gone, each client holds one node's bytes per candidate, no more, no
@@ -681,7 +987,7 @@ std::vector<Violation> Run::go(int64_t duration) {
         procs_.push_back(std::move(p));
     }
     for (const Step &s : steps_) sched_.at(start + s.at, [this, s] {
-        if (faults_on_) apply(s);
+        if (faults_on_ && !without().count(s.kind)) apply(s);
     });
     sched_.at(start + duration, [this] { heal(); });
     // The bound after the heal: a session timeout for sessions that must
@@ -706,12 +1012,20 @@ Outcome run_one(uint64_t seed, const std::vector<Step> *given, bool verbose,
                 std::vector<Step> *schedule_out) {
     Rng r(seed);
     World w = draw_world(r);
+    // One world in four configures lease.margin.ms at 0.3 T: it fits T but
+    // not the T/2 that a shrink step's reconnect may negotiate (issue 50,
+    // finding 2's route through check_margin). Drawn from a generator of its
+    // own so that a seed's world and schedule are what they were before.
+    // Not where servers grant below two ticks: a report lag of half a tick
+    // there leaves no lease beside such a margin, by design.
+    Rng extra(seed ^ 0x6d617267696eULL);
+    if (!w.min_session_ms && extra.chance(0.25) && !no_margin()) w.margin_ms = int(w.t_ms * 3 / 10);
     int64_t duration = 20 * w.t_ms * kMs;
     std::vector<Step> steps = given ? *given : make_schedule(r, w, duration);
     if (schedule_out) *schedule_out = steps;
     if (verbose)
-        fprintf(stderr, "seed %llu: T %lld ms, tick %lld ms (min session %lld ms), %d processes x %d clients x %d hands, %d paths\n",
-                (unsigned long long)seed, (long long)w.t_ms, (long long)w.tick_ms, (long long)w.min_session_ms, w.procs,
+        fprintf(stderr, "seed %llu: T %lld ms, tick %lld ms (min session %lld ms, margin %d ms), %d processes x %d clients x %d hands, %d paths\n",
+                (unsigned long long)seed, (long long)w.t_ms, (long long)w.tick_ms, (long long)w.min_session_ms, w.margin_ms, w.procs,
                 w.clients, w.hands, w.paths);
     trace() = verbose;
     Run run(seed, w, steps, verbose);
@@ -786,7 +1100,8 @@ std::vector<Step> shrink(uint64_t seed, std::vector<Step> steps, const std::stri
 int usage() {
     fprintf(stderr,
             "usage: zkelect-sim [--seed S] [--runs N] [--minutes M] [--shrink SECONDS]\n"
-            "                   [--case FILE] [--write-case FILE] [--verbose]\n");
+            "                   [--case FILE] [--write-case FILE] [--verbose] [--without KIND]...\n"
+            "                   [--ignore VIOLATION]... [--no-margin]\n");
     return 2;
 }
 
@@ -811,6 +1126,9 @@ int main(int argc, char **argv) {
         else if (a == "--case" && (v = val())) case_file = v;
         else if (a == "--write-case" && (v = val())) write_file = v;
         else if (a == "--verbose") verbose = true;
+        else if (a == "--without" && (v = val())) without().insert(v);
+        else if (a == "--ignore" && (v = val())) ignored().insert(v);
+        else if (a == "--no-margin") no_margin() = true;
         else return usage();
     }
     if (!case_file.empty()) {

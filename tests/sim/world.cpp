@@ -674,6 +674,9 @@ void Ensemble::apply_to(Tree &t, const Txn &x, std::vector<std::pair<int, std::s
         del(x.path);
     } else if (x.kind == 3) {
         for (auto &p : x.deleted) del(p);
+    } else if (x.kind == 5) {
+        auto it = t.find(x.path);
+        if (it != t.end()) it->second.denied = int(x.owner);
     } else if (x.kind == 4) {
         auto it = t.find(x.path);
         if (it != t.end()) {
@@ -903,6 +906,12 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
         st.version = n.version;
         return st;
     };
+    if (sv.throttle_until > sched_.now() && rng_.chance(0.5)) {
+        Reply rep;
+        rep.rc = ZTHROTTLEDOP;
+        reply(s, sid, r, std::move(rep));
+        return;
+    }
     switch (r.op) {
     case kGet:
     case kExists:
@@ -912,6 +921,9 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
         if (n == sv.tree.end()) {
             rep.rc = ZNONODE;
             if (r.op == kExists && r.watch) sv.exist_w[r.path].insert(sid);
+        } else if (r.op != kExists && (n->second.denied & ZOO_PERM_READ)) {
+            // ZooKeeper checks the ACL before it sets the watch.
+            rep.rc = ZNOAUTH;
         } else {
             rep.rc = ZOK;
             rep.has_stat = true;
@@ -963,6 +975,7 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
             auto par = truth_.find(parent);
             if (par == truth_.end()) rep.rc = ZNONODE;
             else if (par->second.owner != 0) rep.rc = ZNOCHILDRENFOREPHEMERALS;
+            else if (par->second.denied & ZOO_PERM_CREATE) rep.rc = ZNOAUTH;
             else {
                 std::string path = r.path;
                 if (r.op == kCreate) {
@@ -983,7 +996,9 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
             }
         } else if (r.op == kDelete) {
             auto n = truth_.find(r.path);
+            auto par = truth_.find(parent_of(r.path));
             if (n == truth_.end()) rep.rc = ZNONODE;
+            else if (par != truth_.end() && (par->second.denied & ZOO_PERM_DELETE)) rep.rc = ZNOAUTH;
             else if (!children(truth_, r.path).empty()) rep.rc = ZNOTEMPTY;
             else {
                 rep.rc = ZOK;
@@ -1146,6 +1161,21 @@ void Ensemble::operator_create(const std::string &path) {
     append(std::move(t));
 }
 
+void Ensemble::server_throttle(int s, int64_t for_ns) {
+    Server &sv = servers_[size_t(s)];
+    sv.throttle_until = std::max(sv.throttle_until, sched_.now() + for_ns);
+}
+
+void Ensemble::operator_set_acl(const std::string &path, int denied) {
+    auto n = truth_.find(path);
+    if (!quorum_up() || n == truth_.end() || n->second.denied == denied) return;
+    Txn t;
+    t.kind = 5;
+    t.path = path;
+    t.owner = denied;
+    append(std::move(t));
+}
+
 void Ensemble::release_held_touches(int server) {
     Server &sv = servers_[size_t(server)];
     if (sv.stall_until > sched_.now()) {  // the stall was extended
@@ -1159,7 +1189,11 @@ void Ensemble::release_held_touches(int server) {
 }
 
 void Ensemble::heal() {
-    for (auto &sv : servers_) sv.lag_until = sv.max_until = sv.stall_until = 0;
+    std::vector<std::string> closed;
+    for (auto &[path, n] : truth_)
+        if (n.denied) closed.push_back(path);
+    for (auto &path : closed) operator_set_acl(path, 0);
+    for (auto &sv : servers_) sv.lag_until = sv.max_until = sv.stall_until = sv.throttle_until = 0;
     slow_until_ = 0;
     for (size_t i = 0; i < servers_.size(); i++)
         if (!servers_[i].held_touches.empty()) release_held_touches(int(i));

@@ -24,7 +24,12 @@
 // - a quorum that loses its leader drops every connection, serves nobody
 //   for a while, forgets closes it had not committed, and then gives every
 //   session a fresh timeout.
-// What it leaves out: ACLs, authentication, the config node, data versions
+// - a node's ACL (only which of READ, CREATE, DELETE it withholds from
+//   everyone; an operator's setACL is a committed write like the others,
+//   enforced as ZooKeeper does: getData and getChildren need READ on the
+//   node, a create CREATE and a delete DELETE on its parent; exists and
+//   sync need nothing).
+// What it leaves out: authentication, the config node, data versions
 // beyond what the engine reads, and the wire's own failure modes.
 #pragma once
 
@@ -237,6 +242,7 @@ public:
         int64_t czxid = 0, mzxid = 0, pzxid = 0, ctime_ms = 0;
         int32_t version = 0;
         int32_t cseq = 0;  // the next sequence number of a child
+        int denied = 0;    // ZOO_PERM_* bits its ACL withholds from everyone
     };
     using Tree = std::map<std::string, Node>;
 
@@ -278,6 +284,10 @@ public:
     // it answers none of the leader's pings meanwhile, so the touches it
     // holds are reported late.
     void server_stall(int s, int64_t for_ns);
+    // Server s throttles for a while (ZooKeeper 3.7's throttledOpWaitTime
+    // under load): half the requests it takes up are answered ZTHROTTLEDOP,
+    // in order with the others, and not carried out.
+    void server_throttle(int s, int64_t for_ns);
     // What `conf` says on server s now.
     zkelect::ServerConf conf_of(int s) const;
     bool server_up(int s) const { return servers_[size_t(s)].up; }
@@ -287,6 +297,10 @@ public:
     // under it first), or add a persistent child.
     void operator_delete(const std::string &path, bool recursive);
     void operator_create(const std::string &path);
+    // An operator's setACL: the node's ACL withholds these ZOO_PERM_* bits
+    // (0: open to all again). Nothing when the node does not exist.
+    void operator_set_acl(const std::string &path, int denied);
+    // heal() also gives every node its full ACL back.
     void heal();
 
     // --- what the checker reads: the committed tree ---
@@ -309,7 +323,7 @@ private:
     };
     struct Txn {
         int64_t zxid;
-        int kind;  // 0 create, 1 delete, 2 none (a check/failed multi), 3 close session, 4 set data
+        int kind;  // 0 create, 1 delete, 2 none (a check/failed multi), 3 close session, 4 set data, 5 set ACL (owner: the denied bits)
         std::string path, data;
         int64_t owner = 0, ctime_ms = 0;
         std::vector<std::string> deleted;  // kind 3: its ephemeral nodes
@@ -323,6 +337,7 @@ private:
         int64_t down_until = 0;
         int64_t max_timeout_ns = 0, max_until = 0;
         int64_t stall_until = 0;
+        int64_t throttle_until = 0;
         // Ping answers waiting in the stalled server's socket: answered the
         // moment the stall ends, however it ends (its time, or heal()).
         std::vector<std::function<void()>> held_touches;

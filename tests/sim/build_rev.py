@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Builds today's simulator (tests/sim/sim.cpp, world.cpp) around the engine
+of another commit: `./dev explore --sim --rev REV`. The engine's sources
+(cxx/) and headers come from REV's worktree under build-rev/; everything
+else (flags, the ZooKeeper client library) from today's build, whose
+compile_commands.json holds the simulator's compile lines. It works for a
+commit whose engine has what the simulator calls (the ZkPort interface,
+Election::begin_transfer, Client::sim_turn ...): 9cb89af has; one much older
+fails to compile, and says so.
+
+    build_rev.py BUILD_DIR REV_SOURCE_DIR OUT_DIR    (writes OUT_DIR/zkelect-sim)
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+
+def main():
+    build, rev_src, out = (os.path.abspath(a) for a in sys.argv[1:4])
+    root = os.path.dirname(build)
+    cc = json.load(open(os.path.join(build, "compile_commands.json")))
+    units = [c for c in cc if "zkelect-sim.p" in c["output"]]
+    if not units:
+        sys.exit(f"build_rev.py: no simulator in {build}/compile_commands.json")
+    os.makedirs(out, exist_ok=True)
+    objs = []
+    for c in units:
+        args, cmd, skip = shlex.split(c["command"]), [], False
+        for a in args:
+            if skip:
+                skip = False
+                continue
+            if a in ("-MQ", "-MF", "-o"):
+                skip = True
+                continue
+            if a in ("-MD", "-c") or a == c["file"]:
+                continue
+            if a == "-I../cxx":
+                a = f"-I{rev_src}/cxx"
+            elif a.startswith("-I") and not a.startswith("-I/"):
+                a = f"-I{os.path.join(build, a[2:])}"
+            cmd.append(a)
+        rel = os.path.normpath(os.path.join(build, c["file"]))
+        src = rel if "/tests/sim/" in rel else os.path.join(rev_src, os.path.relpath(rel, root))
+        obj = os.path.join(out, os.path.basename(src) + ".o")
+        subprocess.run(cmd + ["-w", "-c", src, "-o", obj], check=True, cwd=build)
+        objs.append(obj)
+    exe = os.path.join(out, "zkelect-sim")
+    subprocess.run(["c++", "-o", exe, *objs, "-Wl,--start-group",
+                    os.path.join(build, "zkclient", "libzkclient.a"), "-lssl", "-lcrypto",
+                    "-lsasl2", "-lm", "-pthread", "-Wl,--end-group"], check=True)
+    print(exe)
+
+
+if __name__ == "__main__":
+    main()
