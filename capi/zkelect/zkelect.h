@@ -703,6 +703,31 @@ ZKELECT_API int zkelect_requeue(zkelect_election_t *election);
 ZKELECT_API int zkelect_is_leader(const zkelect_election_t *election);
 
 /**
+ * The lease time left of this candidacy, in ms, rounded down: how much
+ * longer zkelect_is_leader() answers 1 unless a renewal pushes the deadline
+ * later (keepalives normally do, well before it) or the candidacy is
+ * deposed or resigns first. 0 when it does not lead, for NULL, in a child of
+ * fork() for a handle made before it, and for a leader with less than 1 ms
+ * left: never more than the lease holds. To ask "do I still lead for the
+ * next D ms?" before starting work that must finish inside the term, use
+ * zkelect_is_leader_for(), which answers from one reading: calling
+ * zkelect_is_leader() and then this one may straddle the deadline.
+ * Lock-free and wait-free; any thread, including callbacks. Since 1.2.
+ */
+ZKELECT_API int64_t zkelect_lease_left_ms(const zkelect_election_t *election);
+
+/**
+ * 1 if this candidacy leads now and its lease runs at least min_ms more
+ * (as zkelect_lease_left_ms() would count it), else 0 (also for NULL). One
+ * reading of the deadline and one of the clock decide both, so a 1 means
+ * no other candidate can be elected within min_ms plus the lease margin
+ * (zkelect_client_lease_margin_ms()) unless this one resigns. A min_ms of
+ * 0 or less asks the same as zkelect_is_leader(). Lock-free and wait-free;
+ * any thread, including callbacks. Since 1.2.
+ */
+ZKELECT_API int zkelect_is_leader_for(const zkelect_election_t *election, int min_ms);
+
+/**
  * Block until this candidacy leads or timeout_ms passes (timeout_ms < 0:
  * no limit). Returns 0 when leading, ZKELECT_ETIMEDOUT, ZKELECT_ESTATE when
  * the candidacy is not (or stops being) a candidate, ZKELECT_ECLOSED when the
