@@ -252,6 +252,33 @@ func (e *Elector) IsLeader() bool {
 	return leads
 }
 
+// LeaseLeft is the lease time left while this candidacy leads (whole ms),
+// else 0 (also once closed): how much longer IsLeader stays true unless a
+// renewal pushes the deadline later. To decide whether work fits in the
+// term, use IsLeaderFor, which answers from one reading.
+func (e *Elector) LeaseLeft() time.Duration {
+	var ms int64
+	_ = e.use(func(h capi.NativeElection) error { ms = capi.Lease_left_ms(h); return nil })
+	return time.Duration(ms) * time.Millisecond
+}
+
+// IsLeaderFor reports whether this candidacy leads now and its lease runs at
+// least d more (rounded up to whole ms), from one reading of the deadline and
+// the clock: no other candidate can be elected within d plus the lease
+// margin unless this one resigns. d <= 0 asks the same as IsLeader.
+func (e *Elector) IsLeaderFor(d time.Duration) bool {
+	ms := int64(0)
+	if d > 0 {
+		ms = int64((d + time.Millisecond - 1) / time.Millisecond)
+	}
+	if ms > math.MaxInt32 {
+		ms = math.MaxInt32
+	}
+	leads := false
+	_ = e.use(func(h capi.NativeElection) error { leads = capi.Is_leader_for(h, int(ms)) == 1; return nil })
+	return leads
+}
+
 // AwaitLeader blocks until this candidacy leads (nil), ctx ends (ctx.Err()),
 // or the candidacy cannot lead (ErrState when not a candidate, ErrClosed,
 // ErrAuth).

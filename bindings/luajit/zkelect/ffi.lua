@@ -79,6 +79,8 @@ int zkelect_volunteer(zkelect_election_t *election);
 int zkelect_resign(zkelect_election_t *election);
 int zkelect_requeue(zkelect_election_t *election);
 int zkelect_is_leader(const zkelect_election_t *election);
+int64_t zkelect_lease_left_ms(const zkelect_election_t *election);
+int zkelect_is_leader_for(const zkelect_election_t *election, int min_ms);
 int zkelect_await_leader(zkelect_election_t *election, int timeout_ms);
 int zkelect_transfer(zkelect_election_t *election, const char *target_id, int timeout_ms);
 int zkelect_client_transfer(zkelect_client_t *client, const char *path, const char *target_id,
@@ -416,6 +418,8 @@ function raw.volunteer(h) check(C.zkelect_volunteer(h)) end
 function raw.resign(h) check(C.zkelect_resign(h)) end
 function raw.requeue(h) check(C.zkelect_requeue(h)) end
 function raw.is_leader(h) return C.zkelect_is_leader(h) end
+function raw.lease_left_ms(h) return C.zkelect_lease_left_ms(h) end
+function raw.is_leader_for(h, ms) return C.zkelect_is_leader_for(h, ms) end
 function raw.await_leader(h, t) return check(C.zkelect_await_leader(h, t)) end
 function raw.transfer(h, target, t)
   cstring(target, "target id")

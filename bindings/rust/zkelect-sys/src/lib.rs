@@ -186,7 +186,11 @@ extern "C" {
     pub fn zkelect_volunteer(election: *mut zkelect_election_t) -> c_int;
     pub fn zkelect_resign(election: *mut zkelect_election_t) -> c_int;
     pub fn zkelect_requeue(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_release(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_is_draining(election: *const zkelect_election_t) -> c_int;
     pub fn zkelect_is_leader(election: *const zkelect_election_t) -> c_int;
+    pub fn zkelect_lease_left_ms(election: *const zkelect_election_t) -> i64;
+    pub fn zkelect_is_leader_for(election: *const zkelect_election_t, min_ms: c_int) -> c_int;
     pub fn zkelect_await_leader(election: *mut zkelect_election_t, timeout_ms: c_int) -> c_int;
     pub fn zkelect_transfer(
         election: *mut zkelect_election_t,

@@ -710,6 +710,26 @@ impl Election {
         unsafe { sys::zkelect_is_leader(self.raw()) == 1 }
     }
 
+    /// The lease time left while this candidacy leads (whole ms), else
+    /// zero: how much longer `is_leader` stays true unless a renewal pushes
+    /// the deadline later. To decide whether work fits in the term, use
+    /// `is_leader_for`, which answers from one reading. Never blocks.
+    pub fn lease_left(&self) -> Duration {
+        let ms = unsafe { sys::zkelect_lease_left_ms(self.raw()) };
+        Duration::from_millis(ms.max(0) as u64)
+    }
+
+    /// True if this candidacy leads now and its lease runs at least `d` more
+    /// (rounded up to whole ms), from one reading of the deadline and the
+    /// clock: no other candidate can be elected within `d` plus the lease
+    /// margin unless this one resigns. `Duration::ZERO` asks the same as
+    /// `is_leader`. Never blocks.
+    pub fn is_leader_for(&self, d: Duration) -> bool {
+        let ms = timeout_ms(d);
+        let ms = if ms < 0 { c_int::MAX } else { ms };
+        unsafe { sys::zkelect_is_leader_for(self.raw(), ms) == 1 }
+    }
+
     /// Block until this candidacy leads (`Ok`) or `timeout` passes
     /// (`ErrorKind::TimedOut`). Does not consume events.
     pub fn await_leader(&self, timeout: Duration) -> Result<()> {
