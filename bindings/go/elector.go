@@ -27,6 +27,7 @@ const (
 	Overflow      EventType = 10 // the queue was full: Token older events were dropped
 	Warning       EventType = 11 // nothing failed, but an operator should act; Message says what
 	SteppedBack   EventType = 12 // it went to the back of the line, still a candidate; Reason says why, Node/ID the transfer's target
+	LeaseLow      EventType = 13 // the lease runs low (lease.warn.percent): a renewal is late; Token is the term's
 	// END gen/vocab.py events
 )
 

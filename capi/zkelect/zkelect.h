@@ -249,6 +249,15 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            says while the node surely stands. 0: the node
  *                            is deleted at once (docs/semantics.md, "Draining
  *                            before the hand-over").
+ *  - "lease.warn.percent"    0..99 (default 0: never): a leader whose lease
+ *                            has less than this share of its length (session
+ *                            timeout / 2 less the margin) left, because the
+ *                            keepalive that renews it is late, gets a
+ *                            LEASE_LOW event, once per term until a renewal
+ *                            clears it. At rest a renewal comes every T/6
+ *                            and the lowest left is about 60% of the length
+ *                            (less the round trip): 50 warns when a reply is
+ *                            about T/17 late, 30 when about T/7 late.
  *  - "leadership"            "lease" (default) or "strict"; see
  *                            docs/semantics.md. Strict deposes at the first
  *                            disconnect; lease keeps leading while the lease
@@ -561,8 +570,10 @@ enum zkelect_counter {
     ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS = 12,
     /** WARNING events: the crash guard could not start, died or was lost (since 1.2) */
     ZKELECT_COUNTER_CRASH_GUARD_WARNINGS = 13,
+    /** LEASE_LOW events: a leader's lease ran low, its renewal late (since 1.2) */
+    ZKELECT_COUNTER_LEASE_LOW = 14,
     /** How many counters there are. */
-    ZKELECT_COUNTER__COUNT = 14
+    ZKELECT_COUNTER__COUNT = 15
 };
 
 /** Read counter into *value. Returns 0, or ZKELECT_EINVAL for NULL or an
@@ -1028,7 +1039,16 @@ enum zkelect_event_type {
      *  (ZKELECT_REASON_TRANSFERRED: the leader is handing leadership to a
      *  candidate behind this one), _node()/_id() name that candidate.
      *  Since 1.2; older consumers must ignore types they do not know. */
-    ZKELECT_EV_STEPPED_BACK = 12
+    ZKELECT_EV_STEPPED_BACK = 12,
+    /** This leader's lease has less than lease.warn.percent of its
+     *  length left: the keepalive that would renew it is late (a slow or lost
+     *  connection, a paused process). Still leading; it may be DEPOSED
+     *  (reason LEASE_ENDED) at the deadline. zkelect_event_token() is the
+     *  term's, _message() says how many ms are left. Said at most once per
+     *  term until a renewal brings the lease back above the mark. Only with
+     *  lease.warn.percent above 0 (default 0: never).
+     *  Since 1.2; older consumers must ignore types they do not know. */
+    ZKELECT_EV_LEASE_LOW = 13
 };
 
 /**

@@ -203,6 +203,7 @@ return function(M, raw)
     { "priority", "election.priority" },
     { "priority_holddown_ms", "election.priority.holddown.ms" },
     { "transfer_drain_ms", "transfer.drain.ms" },
+    { "lease_warn_percent", "lease.warn.percent" },
     { "leadership", "leadership" },
     { "lease_margin_ms", "lease.margin.ms" },
     { "session_nodes_max_bytes", "zk.session.nodes.max.bytes" },

@@ -138,6 +138,7 @@ extern swig_intgo _wrap_COUNTER_KEEPALIVES_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_932d9b96ff0bea87(void);
+extern swig_intgo _wrap_COUNTER_LEASE_LOW_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_COUNTER__COUNT_capi_932d9b96ff0bea87(void);
 extern swig_type_11 _wrap_counter_name_capi_932d9b96ff0bea87(swig_intgo arg1);
 extern uintptr_t _wrap_election_new_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
@@ -178,6 +179,7 @@ extern swig_intgo _wrap_EV_RESIGNED_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_EV_OVERFLOW_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_EV_WARNING_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_EV_STEPPED_BACK_capi_932d9b96ff0bea87(void);
+extern swig_intgo _wrap_EV_LEASE_LOW_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_REASON_NONE_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_REASON_RESIGNED_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_REASON_SUSPENDED_capi_932d9b96ff0bea87(void);
@@ -824,6 +826,13 @@ func _swig_getCOUNTER_CRASH_GUARD_WARNINGS() (_swig_ret Enum_SS_zkelect_counter)
 }
 
 var COUNTER_CRASH_GUARD_WARNINGS Enum_SS_zkelect_counter = _swig_getCOUNTER_CRASH_GUARD_WARNINGS()
+func _swig_getCOUNTER_LEASE_LOW() (_swig_ret Enum_SS_zkelect_counter) {
+	var swig_r Enum_SS_zkelect_counter
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_LEASE_LOW_capi_932d9b96ff0bea87())
+	return swig_r
+}
+
+var COUNTER_LEASE_LOW Enum_SS_zkelect_counter = _swig_getCOUNTER_LEASE_LOW()
 func _swig_getCOUNTER__COUNT() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
 	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER__COUNT_capi_932d9b96ff0bea87())
@@ -1146,6 +1155,13 @@ func _swig_getEV_STEPPED_BACK() (_swig_ret Enum_SS_zkelect_event_type) {
 }
 
 var EV_STEPPED_BACK Enum_SS_zkelect_event_type = _swig_getEV_STEPPED_BACK()
+func _swig_getEV_LEASE_LOW() (_swig_ret Enum_SS_zkelect_event_type) {
+	var swig_r Enum_SS_zkelect_event_type
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_LEASE_LOW_capi_932d9b96ff0bea87())
+	return swig_r
+}
+
+var EV_LEASE_LOW Enum_SS_zkelect_event_type = _swig_getEV_LEASE_LOW()
 const EVENT_QUEUE_MAX int = 1024
 type Enum_SS_zkelect_reason int
 func _swig_getREASON_NONE() (_swig_ret Enum_SS_zkelect_reason) {

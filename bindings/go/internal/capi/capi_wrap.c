@@ -1213,6 +1213,18 @@ intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_932d9b96ff0bea87() {
 }
 
 
+intgo _wrap_COUNTER_LEASE_LOW_capi_932d9b96ff0bea87() {
+  enum zkelect_counter result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_COUNTER_LEASE_LOW;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
 intgo _wrap_COUNTER__COUNT_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
@@ -1888,6 +1900,18 @@ intgo _wrap_EV_STEPPED_BACK_capi_932d9b96ff0bea87() {
   
   
   result = ZKELECT_EV_STEPPED_BACK;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_EV_LEASE_LOW_capi_932d9b96ff0bea87() {
+  enum zkelect_event_type result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_EV_LEASE_LOW;
   
   _swig_go_result = (intgo)result; 
   return _swig_go_result;
