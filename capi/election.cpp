@@ -90,6 +90,17 @@ int zkelect_is_leader(const zkelect_election_t *e) {
     return e && !inherited(e) && e->shared->is_leader() ? 1 : 0;
 }
 
+int64_t zkelect_lease_left_ms(const zkelect_election_t *e) {
+    if (!e || inherited(e)) return 0;
+    return e->shared->lease_left_ns() / kNsPerMs;
+}
+
+int zkelect_is_leader_for(const zkelect_election_t *e, int min_ms) {
+    if (!e || inherited(e)) return 0;
+    int64_t left = e->shared->lease_left_ns();
+    return left > 0 && left >= int64_t(min_ms < 0 ? 0 : min_ms) * kNsPerMs ? 1 : 0;
+}
+
 int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {
     return guarded_code([&]() -> int {
         if (!e) return ZKELECT_EINVAL;

@@ -982,6 +982,7 @@ void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
             // from the user's thread.
             shared_->lease.extend(until, boottime_ns());
             schedule_lease_check(until);
+            on_lease_renewed(shared_->lease.value());
             break;
         case State::kClaiming:
             if (!client_.lease().may_claim()) break;  // see claim()
@@ -1044,6 +1045,8 @@ void Candidacy::become_leader(int64_t until) {
     emit(EventType::kElected, Reason::kNone, "elected", node_, shared_->id, czxid_);
     shared_->changed();
     schedule_lease_check(until);
+    lease_warned_ = false;
+    schedule_lease_warn(until);
     // A leader holds a data watch on P for transfers asked from outside
     // (one watch per leader per path; only a write of P's data wakes it).
     watch_marker();
@@ -1165,6 +1168,7 @@ void Candidacy::on_connected(bool new_session) {
     if (leading_ && shared_->lease.value() > cap) {
         shared_->lease.cap(cap);
         schedule_lease_check(shared_->lease.value());
+        schedule_lease_warn(shared_->lease.value());
     }
     if (xfer_.get().done && xfer_.get().closing) {
         close_hand_over();  // the last listing went with the connection or session

@@ -122,6 +122,10 @@ private:
     void node_lost(Reason why);
     void retry_claim_at(int64_t at);
     void schedule_lease_check(int64_t at);
+    // LEASE_LOW (lease.warn.percent; lease_warn.cpp): armed for the term's
+    // deadline `until`, and told of every renewal.
+    void schedule_lease_warn(int64_t until);
+    void on_lease_renewed(int64_t until);
     // cxx/node_release.cpp: the one way a node of this candidacy (known,
     // or a create whose outcome is unknown) is let go, and its deletion.
     void release_nodes();
@@ -261,6 +265,8 @@ private:
     // once per candidacy, whatever the listings, until it stops following.
     bool rechecking_ = false;
     int64_t lease_check_at_ = 0;  // the pending lease check's time; 0: none
+    int64_t lease_warn_at_ = 0;   // the pending LEASE_LOW check's time; 0: none
+    bool lease_warned_ = false;   // LEASE_LOW said; a renewal above the mark clears it
     int64_t retry_at_ = 0;        // the pending claim retry's time; 0: none
     uint64_t retry_gen_ = 0;      // and the gen_ it was armed in
     bool pred_announced_ = false;  // FOLLOWING said for pred_ (once per predecessor)

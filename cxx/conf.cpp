@@ -49,6 +49,9 @@ constexpr Key kKeys[] = {
     {"transfer.drain.ms", "0", Kind::kInt, 0, 86400000, false,
      nullptr,
      "transfer.drain.ms must be an integer from 0 to 86400000"},
+    {"lease.warn.percent", "0", Kind::kInt, 0, 99, false,
+     nullptr,
+     "lease.warn.percent must be an integer from 0 to 99"},
     {"leadership", "lease", Kind::kChoice, 0, 0, false,
      "lease|strict",
      "leadership must be \"lease\" or \"strict\""},
@@ -251,6 +254,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->priority_holddown_ms = n;
     } else if (key == "transfer.drain.ms") {
         s->transfer_drain_ms = n;
+    } else if (key == "lease.warn.percent") {
+        s->lease_warn_percent = n;  // 0: never
     } else if (key == "zk.sasl.mechanism") {
         s->sasl.mechanism = value;
     } else if (key == "zk.sasl.user") {

@@ -16,6 +16,7 @@ constexpr int kDefaultZkConnectTimeoutMs = 15000;
 constexpr int kDefaultElectionPriority = 0;
 constexpr int kDefaultElectionPriorityHolddownMs = 30000;
 constexpr int kDefaultTransferDrainMs = 0;
+constexpr int kDefaultLeaseWarnPercent = 0;
 constexpr int kDefaultZkSessionNodesMaxBytes = 1000000;
 constexpr int kDefaultEventsQueueMax = 1024;
 constexpr int kDefaultCrashGuardDelayMs = 100;
@@ -61,6 +62,9 @@ struct Settings {
     // How long a leader deposed by a transfer keeps its node for its
     // holder to drain (transfer.drain.ms; drain.h). 0: no drain.
     int transfer_drain_ms = kDefaultTransferDrainMs;
+    // LEASE_LOW below this share (%) of a full lease left (lease_warn.cpp);
+    // 0: never.
+    int lease_warn_percent = kDefaultLeaseWarnPercent;
 };
 
 class Conf {

@@ -43,6 +43,16 @@ struct ElectionShared {
         return lease.held(now) && (!handshake_cap || handshake_cap->allows(now));
     }
 
+    // The time is_leader() would still answer true for, in ns (0: not
+    // leading), from one reading of the deadline, the cap and the clock, so
+    // "leading, and for how long" cannot straddle the deadline.
+    int64_t lease_left_ns() const {
+        int64_t now = boottime_ns();
+        int64_t until = lease.value();  // > 0 only while held (kFenced, 0)
+        if (handshake_cap && handshake_cap->value() < until) until = handshake_cap->value();
+        return until > 0 && now < until ? until - now : 0;
+    }
+
     // A transfer's drain (drain.h): while a deposed leader keeps its node
     // for its holder to stop its work, the deadline until which that node
     // surely stands, on the same rules as the lease (is_draining()), and

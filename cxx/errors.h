@@ -40,6 +40,7 @@ enum class EventType : int {
     kOverflow = 10,
     kWarning = 11,
     kSteppedBack = 12,
+    kLeaseLow = 13,
 };
 
 enum class Reason : int {
@@ -68,7 +69,8 @@ enum Counter : int {
     kSequenceNearWrap = 11,
     kSessionTimeoutBelowTwoTicks = 12,
     kCrashGuardWarnings = 13,
-    kCounterCount = 14,
+    kLeaseLow = 14,
+    kCounterCount = 15,
 };
 
 // Map a ZooKeeper return code to the closest library code.

@@ -59,6 +59,7 @@ constexpr const char *kEventTypes[] = {
     "OVERFLOW",
     "WARNING",
     "STEPPED_BACK",
+    "LEASE_LOW",
 };
 constexpr const char *kReasons[] = {
     "none",
@@ -85,10 +86,11 @@ constexpr const char *kCounters[] = {
     "sequence_near_wrap",
     "session_timeout_below_two_ticks",
     "crash_guard_warnings",
+    "lease_low",
 };
 // END gen/vocab.py names
 
-static_assert(sizeof kEventTypes / sizeof *kEventTypes == int(EventType::kSteppedBack) + 1,
+static_assert(sizeof kEventTypes / sizeof *kEventTypes == int(EventType::kLeaseLow) + 1,
               "a name for every event type");
 static_assert(sizeof kReasons / sizeof *kReasons == int(Reason::kTransferred) + 1,
               "a name for every reason");

@@ -360,6 +360,8 @@ char *zt_metrics_render(const char *client_json, size_t *len)
                    "Servers that granted a session timeout below 2 x their tickTime.");
     client_counter(&b, doc, "zkelect_crash_guard_warnings_total", "crash_guard_warnings",
                    "WARNING events: the crash guard could not be started, or died or stopped reading and was replaced.");
+    client_counter(&b, doc, "zkelect_lease_low_total", "lease_low",
+                   "LEASE_LOW events: a leader's lease ran low while its renewal was late.");
     // END gen/vocab.py client counters
     json_object_put(doc);
     if (b.oom) {

@@ -27,6 +27,7 @@ const (
 	Overflow      EventType = 10 // the queue was full: Token older events were dropped
 	Warning       EventType = 11 // nothing failed, but an operator should act; Message says what
 	SteppedBack   EventType = 12 // it went to the back of the line, still a candidate; Reason says why, Node/ID the transfer's target
+	LeaseLow      EventType = 13 // the lease runs low (lease.warn.percent): a renewal is late; Token is the term's
 	// END gen/vocab.py events
 )
 
@@ -249,6 +250,33 @@ func (e *Elector) Requeue() error { return e.rc(capi.Requeue) }
 func (e *Elector) IsLeader() bool {
 	leads := false
 	_ = e.use(func(h capi.NativeElection) error { leads = capi.Is_leader(h) == 1; return nil })
+	return leads
+}
+
+// LeaseLeft is the lease time left while this candidacy leads (whole ms),
+// else 0 (also once closed): how much longer IsLeader stays true unless a
+// renewal pushes the deadline later. To decide whether work fits in the
+// term, use IsLeaderFor, which answers from one reading.
+func (e *Elector) LeaseLeft() time.Duration {
+	var ms int64
+	_ = e.use(func(h capi.NativeElection) error { ms = capi.Lease_left_ms(h); return nil })
+	return time.Duration(ms) * time.Millisecond
+}
+
+// IsLeaderFor reports whether this candidacy leads now and its lease runs at
+// least d more (rounded up to whole ms), from one reading of the deadline and
+// the clock: no other candidate can be elected within d plus the lease
+// margin unless this one resigns. d <= 0 asks the same as IsLeader.
+func (e *Elector) IsLeaderFor(d time.Duration) bool {
+	ms := int64(0)
+	if d > 0 {
+		ms = int64((d + time.Millisecond - 1) / time.Millisecond)
+	}
+	if ms > math.MaxInt32 {
+		ms = math.MaxInt32
+	}
+	leads := false
+	_ = e.use(func(h capi.NativeElection) error { leads = capi.Is_leader_for(h, int(ms)) == 1; return nil })
 	return leads
 }
 

@@ -50,6 +50,7 @@ func TestEveryEventTypeHasItsConstant(t *testing.T) {
 		"OVERFLOW":       zkelect.Overflow,
 		"WARNING":        zkelect.Warning,
 		"STEPPED_BACK":   zkelect.SteppedBack,
+		"LEASE_LOW":      zkelect.LeaseLow,
 		// END gen/vocab.py event names
 	}
 	n := 0

@@ -168,6 +168,18 @@ func TestThreeElectorsElectExactlyOne(t *testing.T) {
 	if count != 1 || !leader.IsLeader() {
 		t.Fatalf("%d electors lead, want exactly 1 (%s)", count, leader.ID())
 	}
+	// A session of 4 s: a lease is at most 2 s less the margin.
+	if left := leader.LeaseLeft(); left <= 0 || left > 2*time.Second {
+		t.Fatalf("LeaseLeft of the leader = %v, want in (0, 2s]", left)
+	}
+	if !leader.IsLeaderFor(50*time.Millisecond) || !leader.IsLeaderFor(0) || leader.IsLeaderFor(8*time.Second) {
+		t.Fatal("IsLeaderFor of the leader: want true for 50ms and 0, false for 8s")
+	}
+	for _, e := range es {
+		if e != leader && (e.LeaseLeft() != 0 || e.IsLeaderFor(0)) {
+			t.Fatalf("%s follows but has lease time left %v", e.ID(), e.LeaseLeft())
+		}
+	}
 	for _, e := range es {
 		id, err := e.LeaderID()
 		if err != nil || id != leader.ID() {
@@ -426,8 +438,8 @@ func TestCloseReleasesTheNode(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if e.IsLeader() {
-		t.Fatal("IsLeader after Close")
+	if e.IsLeader() || e.LeaseLeft() != 0 || e.IsLeaderFor(0) {
+		t.Fatal("IsLeader, LeaseLeft or IsLeaderFor after Close")
 	}
 }
 

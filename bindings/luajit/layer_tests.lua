@@ -111,6 +111,9 @@ return function(zk, opts)
     err = catch(e.await_leader, e, 100)
     check(err.code == zk.ESTATE, "await_leader of an idle candidacy gave %s", err.name)
     check(e:fencing_token() == nil, "fencing token of an idle candidacy")
+    check(e:lease_left_ms() == 0 and not e:is_leader_for(0), "lease left of an idle candidacy")
+    err = catch(e.is_leader_for, e, 0 / 0)
+    check(err.code == zk.EINVAL, "is_leader_for(NaN) gave %s", err.name)
     err = catch(e.await_leader, e, 0 / 0)
     check(err.code == zk.EINVAL, "await_leader(NaN) gave %s", err.name)
     err = catch(e.next_event, e, "soon")
@@ -118,7 +121,8 @@ return function(zk, opts)
     c:close() -- closes the elector first
     err = catch(e.volunteer, e)
     check(err.code == zk.ECLOSED, "volunteer after close gave %s", err.name)
-    check(e:is_leader() == false, "is_leader after close")
+    check(e:is_leader() == false and e:lease_left_ms() == 0 and e:is_leader_for(0) == false,
+          "is_leader, lease_left_ms or is_leader_for after close")
     err = catch(c.session_id, c)
     check(err.code == zk.ECLOSED, "session_id after close gave %s", err.name)
     check(zk.version_string() == zk.VERSION and zk.VERSION:find("^%d+%.%d+%.%d+$"), "version %s",
@@ -187,6 +191,16 @@ return function(zk, opts)
     local n = 0
     for _, e in ipairs(es) do if e:is_leader() then n = n + 1 end end
     check(n == 1, "%d electors lead", n)
+    -- A session of 4 s: a lease is at most 2 s less the margin.
+    local left = leader:lease_left_ms()
+    check(type(left) == "number" and left > 0 and left <= 2000, "lease left %s", tostring(left))
+    check(leader:is_leader_for(50) and leader:is_leader_for(0) and leader:is_leader_for(-1)
+          and not leader:is_leader_for(8000), "is_leader_for of the leader")
+    for _, e in ipairs(es) do
+      if e ~= leader then
+        check(e:lease_left_ms() == 0 and not e:is_leader_for(0), "%s has lease time left", e.id)
+      end
+    end
     for _, e in ipairs(es) do
       check(e:leader_id() == leader.id, "%s says %s leads, not %s", e.id, tostring(e:leader_id()),
             leader.id)

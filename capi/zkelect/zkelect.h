@@ -249,6 +249,15 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            says while the node surely stands. 0: the node
  *                            is deleted at once (docs/semantics.md, "Draining
  *                            before the hand-over").
+ *  - "lease.warn.percent"    0..99 (default 0: never): a leader whose lease
+ *                            has less than this share of its length (session
+ *                            timeout / 2 less the margin) left, because the
+ *                            keepalive that renews it is late, gets a
+ *                            LEASE_LOW event, once per term until a renewal
+ *                            clears it. At rest a renewal comes every T/6
+ *                            and the lowest left is about 60% of the length
+ *                            (less the round trip): 50 warns when a reply is
+ *                            about T/17 late, 30 when about T/7 late.
  *  - "leadership"            "lease" (default) or "strict"; see
  *                            docs/semantics.md. Strict deposes at the first
  *                            disconnect; lease keeps leading while the lease
@@ -566,8 +575,10 @@ enum zkelect_counter {
     ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS = 12,
     /** WARNING events: the crash guard could not start, died or was lost (since 1.2) */
     ZKELECT_COUNTER_CRASH_GUARD_WARNINGS = 13,
+    /** LEASE_LOW events: a leader's lease ran low, its renewal late (since 1.2) */
+    ZKELECT_COUNTER_LEASE_LOW = 14,
     /** How many counters there are. */
-    ZKELECT_COUNTER__COUNT = 14
+    ZKELECT_COUNTER__COUNT = 15
 };
 
 /** Read counter into *value. Returns 0, or ZKELECT_EINVAL for NULL or an
@@ -706,6 +717,31 @@ ZKELECT_API int zkelect_requeue(zkelect_election_t *election);
  * Lock-free and wait-free; any thread, including callbacks.
  */
 ZKELECT_API int zkelect_is_leader(const zkelect_election_t *election);
+
+/**
+ * The lease time left of this candidacy, in ms, rounded down: how much
+ * longer zkelect_is_leader() answers 1 unless a renewal pushes the deadline
+ * later (keepalives normally do, well before it) or the candidacy is
+ * deposed or resigns first. 0 when it does not lead, for NULL, in a child of
+ * fork() for a handle made before it, and for a leader with less than 1 ms
+ * left: never more than the lease holds. To ask "do I still lead for the
+ * next D ms?" before starting work that must finish inside the term, use
+ * zkelect_is_leader_for(), which answers from one reading: calling
+ * zkelect_is_leader() and then this one may straddle the deadline.
+ * Lock-free and wait-free; any thread, including callbacks. Since 1.2.
+ */
+ZKELECT_API int64_t zkelect_lease_left_ms(const zkelect_election_t *election);
+
+/**
+ * 1 if this candidacy leads now and its lease runs at least min_ms more
+ * (as zkelect_lease_left_ms() would count it), else 0 (also for NULL). One
+ * reading of the deadline and one of the clock decide both, so a 1 means
+ * no other candidate can be elected within min_ms plus the lease margin
+ * (zkelect_client_lease_margin_ms()) unless this one resigns. A min_ms of
+ * 0 or less asks the same as zkelect_is_leader(). Lock-free and wait-free;
+ * any thread, including callbacks. Since 1.2.
+ */
+ZKELECT_API int zkelect_is_leader_for(const zkelect_election_t *election, int min_ms);
 
 /**
  * Block until this candidacy leads or timeout_ms passes (timeout_ms < 0:
@@ -1008,7 +1044,16 @@ enum zkelect_event_type {
      *  (ZKELECT_REASON_TRANSFERRED: the leader is handing leadership to a
      *  candidate behind this one), _node()/_id() name that candidate.
      *  Since 1.2; older consumers must ignore types they do not know. */
-    ZKELECT_EV_STEPPED_BACK = 12
+    ZKELECT_EV_STEPPED_BACK = 12,
+    /** This leader's lease has less than lease.warn.percent of its
+     *  length left: the keepalive that would renew it is late (a slow or lost
+     *  connection, a paused process). Still leading; it may be DEPOSED
+     *  (reason LEASE_ENDED) at the deadline. zkelect_event_token() is the
+     *  term's, _message() says how many ms are left. Said at most once per
+     *  term until a renewal brings the lease back above the mark. Only with
+     *  lease.warn.percent above 0 (default 0: never).
+     *  Since 1.2; older consumers must ignore types they do not know. */
+    ZKELECT_EV_LEASE_LOW = 13
 };
 
 /**

@@ -30,6 +30,7 @@ def load(build_dir):
         "zkelect_election_destroy": (I, [P]), "zkelect_volunteer": (I, [P]),
         "zkelect_resign": (I, [P]), "zkelect_is_leader": (I, [P]),
         "zkelect_release": (I, [P]), "zkelect_is_draining": (I, [P]),
+        "zkelect_lease_left_ms": (L, [P]), "zkelect_is_leader_for": (I, [P, I]),
         # Every function a test calls through this library needs its line
         # here: without argtypes ctypes passes a handle as a C int, and a
         # pointer above 4 GiB arrives cut to 32 bits (a segfault in CI,

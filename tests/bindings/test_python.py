@@ -67,6 +67,11 @@ def test_two_clients_elect_and_hand_over(zk, zk_path, client):
             a.volunteer()
             a.await_leader(20)
             assert a.is_leader()
+            # Session timeout 6 s: a lease is at most T/2 less the margin.
+            left = a.lease_left()
+            assert 0 < left <= 3.0, left
+            assert a.is_leader_for(0.05) and a.is_leader_for(0) and a.is_leader_for(-1)
+            assert not a.is_leader_for(12.0)
             ev = _until(a, "ELECTED")[-1]
             token = a.fencing_token()
             assert ev.token == token > 0 and ev.id == "py-a-\u00e9"
@@ -74,6 +79,7 @@ def test_two_clients_elect_and_hand_over(zk, zk_path, client):
             follow = _until(b, "FOLLOWING")[-1]
             assert follow.id == "py-a-\u00e9", follow
             assert not b.is_leader()
+            assert b.lease_left() == 0 and not b.is_leader_for(0)
             with pytest.raises(zkelect.NotLeader):
                 b.fencing_token()
             assert b.leader_id() == "py-a-\u00e9"
@@ -89,6 +95,7 @@ def test_two_clients_elect_and_hand_over(zk, zk_path, client):
 
             a.resign()
             assert not a.is_leader()
+            assert a.lease_left() == 0 and not a.is_leader_for(0)
             assert [e.kind for e in _until(a, "RESIGNED")] == ["DEPOSED", "RESIGNED"]
             b.await_leader(20)
             assert b.fencing_token() > token
@@ -259,7 +266,7 @@ def test_close_wakes_blocked_calls(zk, zk_path, client):
     assert took < 3, f"close took {took:.2f} s under three blocked calls"
     with pytest.raises(zkelect.Closed):
         e.volunteer()
-    assert not e.is_leader()
+    assert not e.is_leader() and e.lease_left() == 0 and not e.is_leader_for(0)
     e.close()  # again: nothing
     # Closing the client closes what is still open on it.
     client.close()

@@ -542,6 +542,7 @@ TEST(ErrorText, EveryCodeHasANameAndDescription) {
     EXPECT_STREQ(zkelect_reason_name(ZKELECT_REASON_RESIGNED), "resigned");
     EXPECT_STREQ(zkelect_reason_name(ZKELECT_REASON_TRANSFERRED), "transferred");
     EXPECT_STREQ(zkelect_event_type_name(ZKELECT_EV_STEPPED_BACK), "STEPPED_BACK");
+    EXPECT_STREQ(zkelect_event_type_name(ZKELECT_EV_LEASE_LOW), "LEASE_LOW");
     EXPECT_STREQ(zkelect_reason_name(99), "unknown");
     EXPECT_EQ(zkelect_version(), unsigned(ZKELECT_VERSION_NUMBER));
     EXPECT_STREQ(zkelect_version_string(), ZKELECT_PROJECT_VERSION)

@@ -79,6 +79,8 @@ int zkelect_volunteer(zkelect_election_t *election);
 int zkelect_resign(zkelect_election_t *election);
 int zkelect_requeue(zkelect_election_t *election);
 int zkelect_is_leader(const zkelect_election_t *election);
+int64_t zkelect_lease_left_ms(const zkelect_election_t *election);
+int zkelect_is_leader_for(const zkelect_election_t *election, int min_ms);
 int zkelect_await_leader(zkelect_election_t *election, int timeout_ms);
 int zkelect_transfer(zkelect_election_t *election, const char *target_id, int timeout_ms);
 int zkelect_client_transfer(zkelect_client_t *client, const char *path, const char *target_id,
@@ -163,6 +165,7 @@ M._constants = {
   EV_OVERFLOW = 10,
   EV_WARNING = 11,
   EV_STEPPED_BACK = 12,
+  EV_LEASE_LOW = 13,
   REASON_NONE = 0,
   REASON_RESIGNED = 1,
   REASON_SUSPENDED = 2,
@@ -185,7 +188,8 @@ M._constants = {
   COUNTER_SEQUENCE_NEAR_WRAP = 11,
   COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS = 12,
   COUNTER_CRASH_GUARD_WARNINGS = 13,
-  COUNTER__COUNT = 14,
+  COUNTER_LEASE_LOW = 14,
+  COUNTER__COUNT = 15,
   -- END gen/vocab.py constants
   ID_MAX = 1024,
 }
@@ -416,6 +420,8 @@ function raw.volunteer(h) check(C.zkelect_volunteer(h)) end
 function raw.resign(h) check(C.zkelect_resign(h)) end
 function raw.requeue(h) check(C.zkelect_requeue(h)) end
 function raw.is_leader(h) return C.zkelect_is_leader(h) end
+function raw.lease_left_ms(h) return C.zkelect_lease_left_ms(h) end
+function raw.is_leader_for(h, ms) return C.zkelect_is_leader_for(h, ms) end
 function raw.await_leader(h, t) return check(C.zkelect_await_leader(h, t)) end
 function raw.transfer(h, target, t)
   cstring(target, "target id")

@@ -203,6 +203,7 @@ return function(M, raw)
     { "priority", "election.priority" },
     { "priority_holddown_ms", "election.priority.holddown.ms" },
     { "transfer_drain_ms", "transfer.drain.ms" },
+    { "lease_warn_percent", "lease.warn.percent" },
     { "leadership", "leadership" },
     { "lease_margin_ms", "lease.margin.ms" },
     { "session_nodes_max_bytes", "zk.session.nodes.max.bytes" },
@@ -516,6 +517,28 @@ return function(M, raw)
   function Elector:is_leader()
     local h = self._h
     return h ~= nil and raw.is_leader(h) == 1
+  end
+
+  -- The lease time left in ms while leading (whole ms), else 0 (also once
+  -- closed): how much longer is_leader() stays true unless a renewal pushes
+  -- the deadline later. Lock-free.
+  function Elector:lease_left_ms()
+    local h = self._h
+    if h == nil then return 0 end
+    return tonumber(raw.lease_left_ms(h))
+  end
+
+  -- true if leading now and the lease runs at least ms more (rounded up),
+  -- from one reading of the deadline and the clock: no other candidate can
+  -- be elected within ms plus the lease margin unless this one resigns. 0
+  -- or less asks the same as is_leader(); false once closed. Lock-free.
+  function Elector:is_leader_for(ms)
+    if type(ms) ~= "number" then raise(EINVAL, "ms must be a number, not " .. type(ms)) end
+    if ms ~= ms then raise(EINVAL, "ms is NaN") end
+    local h = self._h
+    if h == nil then return false end
+    local t = ms <= 0 and 0 or (ms > INT_MAX and INT_MAX or math.ceil(ms))
+    return raw.is_leader_for(h, t) == 1
   end
 
   -- true once leading, false when ms ran out (nil, < 0 or past 24.8 days:

@@ -21,6 +21,7 @@ election's event descriptor turns readable (aevents(), await leader()).
 
 import asyncio
 import json
+import math
 import threading
 import time
 import weakref
@@ -537,6 +538,34 @@ class Election(_Closes):
             return lib.zkelect_is_leader(raw) == 1
         finally:
             h.leave()
+
+    def _lease(self, fn, *args):
+        h = self._h
+        try:
+            raw = h.enter()
+        except Error:
+            return 0
+        try:
+            return fn(raw, *args)
+        finally:
+            h.leave()
+
+    def lease_left(self):
+        """The lease time left in seconds (whole ms) while this candidacy
+        leads, else 0.0 (also once closed): how much longer is_leader()
+        stays True unless a renewal pushes the deadline later. To decide
+        whether work fits in the term, use is_leader_for(), which answers
+        from one reading."""
+        return self._lease(lib.zkelect_lease_left_ms) / 1000.0
+
+    def is_leader_for(self, seconds):
+        """True if this candidacy leads now and its lease runs at least
+        `seconds` more (rounded up to whole ms), from one reading of the
+        deadline and the clock: no other candidate can be elected within
+        that time plus the lease margin unless this one resigns. 0 or less
+        asks the same as is_leader(). False once closed."""
+        ms = math.ceil(float(seconds) * 1000) if seconds > 0 else 0
+        return self._lease(lib.zkelect_is_leader_for, min(ms, 2**31 - 1)) == 1
 
     def _sliced(self, fn, timeout, empty):
         """fn(raw, ms) in slices until it returns something else than empty

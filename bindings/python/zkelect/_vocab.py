@@ -42,6 +42,7 @@ EVENTS = (
     'OVERFLOW',
     'WARNING',
     'STEPPED_BACK',
+    'LEASE_LOW',
 )
 REASONS = ('none', 'resigned', 'suspended', 'lease_ended', 'expired', 'node_deleted', 'closed', 'transferred',)
 COUNTERS = (
@@ -59,6 +60,7 @@ COUNTERS = (
     'sequence_near_wrap',
     'session_timeout_below_two_ticks',
     'crash_guard_warnings',
+    'lease_low',
 )
 KEYWORDS = {
     'hosts': 'zk.hosts',
@@ -69,6 +71,7 @@ KEYWORDS = {
     'priority': 'election.priority',
     'priority_holddown_ms': 'election.priority.holddown.ms',
     'transfer_drain_ms': 'transfer.drain.ms',
+    'lease_warn_percent': 'lease.warn.percent',
     'leadership': 'leadership',
     'lease_margin_ms': 'lease.margin.ms',
     'session_nodes_max_bytes': 'zk.session.nodes.max.bytes',

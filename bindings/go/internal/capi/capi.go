@@ -44,34 +44,35 @@ typedef long long swig_type_10;
 typedef _gostring_ swig_type_11;
 typedef _gostring_ swig_type_12;
 typedef _gostring_ swig_type_13;
-typedef _gostring_ swig_type_14;
+typedef long long swig_type_14;
 typedef _gostring_ swig_type_15;
 typedef _gostring_ swig_type_16;
 typedef _gostring_ swig_type_17;
-typedef long long swig_type_18;
-typedef _gostring_ swig_type_19;
-typedef long long swig_type_20;
-typedef _gostring_ swig_type_21;
-typedef long long swig_type_22;
+typedef _gostring_ swig_type_18;
+typedef long long swig_type_19;
+typedef _gostring_ swig_type_20;
+typedef long long swig_type_21;
+typedef _gostring_ swig_type_22;
 typedef long long swig_type_23;
 typedef long long swig_type_24;
 typedef long long swig_type_25;
 typedef long long swig_type_26;
 typedef long long swig_type_27;
-typedef _gostring_ swig_type_28;
-typedef long long swig_type_29;
-typedef _gostring_ swig_type_30;
+typedef long long swig_type_28;
+typedef _gostring_ swig_type_29;
+typedef long long swig_type_30;
 typedef _gostring_ swig_type_31;
 typedef _gostring_ swig_type_32;
-typedef long long swig_type_33;
-typedef _gostring_ swig_type_34;
+typedef _gostring_ swig_type_33;
+typedef long long swig_type_34;
 typedef _gostring_ swig_type_35;
 typedef _gostring_ swig_type_36;
-typedef long long swig_type_37;
-typedef _gostring_ swig_type_38;
-typedef long long swig_type_39;
-typedef _gostring_ swig_type_40;
+typedef _gostring_ swig_type_37;
+typedef long long swig_type_38;
+typedef _gostring_ swig_type_39;
+typedef long long swig_type_40;
 typedef _gostring_ swig_type_41;
+typedef _gostring_ swig_type_42;
 extern void _wrap_Swig_free_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_932d9b96ff0bea87(swig_intgo arg1);
 extern void _wrap_delete_NativeConf_capi_932d9b96ff0bea87(uintptr_t arg1);
@@ -137,6 +138,7 @@ extern swig_intgo _wrap_COUNTER_KEEPALIVES_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_932d9b96ff0bea87(void);
+extern swig_intgo _wrap_COUNTER_LEASE_LOW_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_COUNTER__COUNT_capi_932d9b96ff0bea87(void);
 extern swig_type_11 _wrap_counter_name_capi_932d9b96ff0bea87(swig_intgo arg1);
 extern uintptr_t _wrap_election_new_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
@@ -145,23 +147,25 @@ extern swig_intgo _wrap_volunteer_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_resign_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_requeue_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_is_leader_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_14 _wrap_lease_left_ms_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_intgo _wrap_is_leader_for_capi_932d9b96ff0bea87(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_await_leader_capi_932d9b96ff0bea87(uintptr_t arg1, swig_intgo arg2);
-extern swig_intgo _wrap_transfer_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_14 arg2, swig_intgo arg3);
-extern swig_intgo _wrap_client_transfer_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_15 arg2, swig_type_16 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_transfer_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_15 arg2, swig_intgo arg3);
+extern swig_intgo _wrap_client_transfer_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_intgo arg4);
 extern swig_intgo _wrap_release_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_is_draining_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern uintptr_t _wrap_participants_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern uintptr_t _wrap_client_participants_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_17 arg2);
-extern swig_type_18 _wrap_participants_count_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_19 _wrap_participants_id_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_20 arg2);
-extern swig_type_21 _wrap_participants_node_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_22 arg2);
-extern swig_type_23 _wrap_participants_token_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_24 arg2);
-extern swig_type_25 _wrap_participants_ctime_ms_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_26 arg2);
-extern swig_intgo _wrap_participants_priority_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_27 arg2);
+extern uintptr_t _wrap_client_participants_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_18 arg2);
+extern swig_type_19 _wrap_participants_count_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_20 _wrap_participants_id_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_21 arg2);
+extern swig_type_22 _wrap_participants_node_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_23 arg2);
+extern swig_type_24 _wrap_participants_token_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_25 arg2);
+extern swig_type_26 _wrap_participants_ctime_ms_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_27 arg2);
+extern swig_intgo _wrap_participants_priority_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_28 arg2);
 extern void _wrap_participants_destroy_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern uintptr_t _wrap_election_stats_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern uintptr_t _wrap_client_stats_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_28 _wrap_stats_json_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_29 _wrap_stats_json_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern void _wrap_stats_destroy_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_EV_ELECTED_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_EV_DEPOSED_capi_932d9b96ff0bea87(void);
@@ -175,6 +179,7 @@ extern swig_intgo _wrap_EV_RESIGNED_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_EV_OVERFLOW_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_EV_WARNING_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_EV_STEPPED_BACK_capi_932d9b96ff0bea87(void);
+extern swig_intgo _wrap_EV_LEASE_LOW_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_REASON_NONE_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_REASON_RESIGNED_capi_932d9b96ff0bea87(void);
 extern swig_intgo _wrap_REASON_SUSPENDED_capi_932d9b96ff0bea87(void);
@@ -188,26 +193,26 @@ extern swig_intgo _wrap_event_fd_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_wake_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_event_type_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_event_reason_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_29 _wrap_event_token_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_30 _wrap_event_token_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_event_error_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_event_zk_rc_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_30 _wrap_event_message_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_31 _wrap_event_node_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_31 _wrap_event_message_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_32 _wrap_event_node_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_event_priority_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_32 _wrap_event_id_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_33 _wrap_event_time_ns_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_34 _wrap_event_type_name_capi_932d9b96ff0bea87(swig_intgo arg1);
-extern swig_type_35 _wrap_reason_name_capi_932d9b96ff0bea87(swig_intgo arg1);
+extern swig_type_33 _wrap_event_id_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_34 _wrap_event_time_ns_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_35 _wrap_event_type_name_capi_932d9b96ff0bea87(swig_intgo arg1);
+extern swig_type_36 _wrap_reason_name_capi_932d9b96ff0bea87(swig_intgo arg1);
 extern void _wrap_event_destroy_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern uintptr_t _wrap_observer_new_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_36 arg2);
+extern uintptr_t _wrap_observer_new_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_37 arg2);
 extern uintptr_t _wrap_observer_next_event_capi_932d9b96ff0bea87(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_observer_event_fd_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_observer_wake_capi_932d9b96ff0bea87(uintptr_t arg1);
 extern swig_intgo _wrap_observer_destroy_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_37 _wrap_fencing_token_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_38 _wrap_leader_id_capi_932d9b96ff0bea87(uintptr_t arg1);
-extern swig_type_39 _wrap_client_counter_capi_932d9b96ff0bea87(uintptr_t arg1, swig_intgo arg2);
-extern swig_type_40 _wrap_conf_get_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_41 arg2);
+extern swig_type_38 _wrap_fencing_token_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_39 _wrap_leader_id_capi_932d9b96ff0bea87(uintptr_t arg1);
+extern swig_type_40 _wrap_client_counter_capi_932d9b96ff0bea87(uintptr_t arg1, swig_intgo arg2);
+extern swig_type_41 _wrap_conf_get_capi_932d9b96ff0bea87(uintptr_t arg1, swig_type_42 arg2);
 #undef intgo
 */
 import "C"
@@ -821,6 +826,13 @@ func _swig_getCOUNTER_CRASH_GUARD_WARNINGS() (_swig_ret Enum_SS_zkelect_counter)
 }
 
 var COUNTER_CRASH_GUARD_WARNINGS Enum_SS_zkelect_counter = _swig_getCOUNTER_CRASH_GUARD_WARNINGS()
+func _swig_getCOUNTER_LEASE_LOW() (_swig_ret Enum_SS_zkelect_counter) {
+	var swig_r Enum_SS_zkelect_counter
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_LEASE_LOW_capi_932d9b96ff0bea87())
+	return swig_r
+}
+
+var COUNTER_LEASE_LOW Enum_SS_zkelect_counter = _swig_getCOUNTER_LEASE_LOW()
 func _swig_getCOUNTER__COUNT() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
 	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER__COUNT_capi_932d9b96ff0bea87())
@@ -888,6 +900,21 @@ func Is_leader(arg1 NativeElection) (_swig_ret int) {
 	return swig_r
 }
 
+func Lease_left_ms(arg1 NativeElection) (_swig_ret int64) {
+	var swig_r int64
+	_swig_i_0 := getSwigcptr(arg1)
+	swig_r = (int64)(C._wrap_lease_left_ms_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Is_leader_for(arg1 NativeElection, arg2 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int)(C._wrap_is_leader_for_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	return swig_r
+}
+
 func Await_leader(arg1 NativeElection, arg2 int) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
@@ -901,7 +928,7 @@ func Transfer(arg1 NativeElection, arg2 string, arg3 int) (_swig_ret int) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_transfer_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_14)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2)))
+	swig_r = (int)(C._wrap_transfer_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -914,7 +941,7 @@ func Client_transfer(arg1 NativeClient, arg2 string, arg3 string, arg4 int) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_client_transfer_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_client_transfer_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -949,7 +976,7 @@ func Client_participants(arg1 NativeClient, arg2 string) (_swig_ret NativePartic
 	var swig_r NativeParticipants
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -967,7 +994,7 @@ func Participants_id(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_id_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_20(_swig_i_1))
+	swig_r_p := C._wrap_participants_id_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_21(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -978,7 +1005,7 @@ func Participants_node(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_node_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_22(_swig_i_1))
+	swig_r_p := C._wrap_participants_node_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_23(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -989,7 +1016,7 @@ func Participants_token(arg1 NativeParticipants, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_token_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_24(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_token_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_25(_swig_i_1)))
 	return swig_r
 }
 
@@ -997,7 +1024,7 @@ func Participants_ctime_ms(arg1 NativeParticipants, arg2 int64) (_swig_ret int64
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_26(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1)))
 	return swig_r
 }
 
@@ -1005,7 +1032,7 @@ func Participants_priority(arg1 NativeParticipants, arg2 int64) (_swig_ret int) 
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_participants_priority_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1)))
+	swig_r = (int)(C._wrap_participants_priority_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), C.swig_type_28(_swig_i_1)))
 	return swig_r
 }
 
@@ -1128,6 +1155,13 @@ func _swig_getEV_STEPPED_BACK() (_swig_ret Enum_SS_zkelect_event_type) {
 }
 
 var EV_STEPPED_BACK Enum_SS_zkelect_event_type = _swig_getEV_STEPPED_BACK()
+func _swig_getEV_LEASE_LOW() (_swig_ret Enum_SS_zkelect_event_type) {
+	var swig_r Enum_SS_zkelect_event_type
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_LEASE_LOW_capi_932d9b96ff0bea87())
+	return swig_r
+}
+
+var EV_LEASE_LOW Enum_SS_zkelect_event_type = _swig_getEV_LEASE_LOW()
 const EVENT_QUEUE_MAX int = 1024
 type Enum_SS_zkelect_reason int
 func _swig_getREASON_NONE() (_swig_ret Enum_SS_zkelect_reason) {
@@ -1316,7 +1350,7 @@ func Observer_new(arg1 NativeClient, arg2 string) (_swig_ret NativeObserver) {
 	var swig_r NativeObserver
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_36)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1381,7 +1415,7 @@ func Conf_get(arg1 NativeConf, arg2 string) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_conf_get_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_41)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_conf_get_capi_932d9b96ff0bea87(C.uintptr_t(_swig_i_0), *(*C.swig_type_42)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

@@ -1213,6 +1213,18 @@ intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_932d9b96ff0bea87() {
 }
 
 
+intgo _wrap_COUNTER_LEASE_LOW_capi_932d9b96ff0bea87() {
+  enum zkelect_counter result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_COUNTER_LEASE_LOW;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
 intgo _wrap_COUNTER__COUNT_capi_932d9b96ff0bea87() {
   enum zkelect_counter result;
   intgo _swig_go_result;
@@ -1365,6 +1377,34 @@ intgo _wrap_is_leader_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0)
   arg1 = *(zkelect_election_t **)&_swig_go_0; 
   
   result = (int)zkelect_is_leader((struct zkelect_election const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+long long _wrap_lease_left_ms_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  int64_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  
+  result = (int64_t)zkelect_lease_left_ms((struct zkelect_election const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_is_leader_for_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  int arg2 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  arg2 = (int)_swig_go_1; 
+  
+  result = (int)zkelect_is_leader_for((struct zkelect_election const *)arg1,arg2);
   _swig_go_result = result; 
   return _swig_go_result;
 }
@@ -1860,6 +1900,18 @@ intgo _wrap_EV_STEPPED_BACK_capi_932d9b96ff0bea87() {
   
   
   result = ZKELECT_EV_STEPPED_BACK;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_EV_LEASE_LOW_capi_932d9b96ff0bea87() {
+  enum zkelect_event_type result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_EV_LEASE_LOW;
   
   _swig_go_result = (intgo)result; 
   return _swig_go_result;

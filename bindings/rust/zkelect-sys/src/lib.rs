@@ -107,7 +107,9 @@ pub const ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP: c_int = 11;
 pub const ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS: c_int = 12;
 /// Since 1.2.
 pub const ZKELECT_COUNTER_CRASH_GUARD_WARNINGS: c_int = 13;
-pub const ZKELECT_COUNTER__COUNT: c_int = 14;
+/// Since 1.2.
+pub const ZKELECT_COUNTER_LEASE_LOW: c_int = 14;
+pub const ZKELECT_COUNTER__COUNT: c_int = 15;
 // END gen/vocab.py counters
 
 // enum zkelect_event_type
@@ -127,6 +129,8 @@ pub const ZKELECT_EV_OVERFLOW: c_int = 10;
 pub const ZKELECT_EV_WARNING: c_int = 11;
 /// Since 1.2.
 pub const ZKELECT_EV_STEPPED_BACK: c_int = 12;
+/// Since 1.2.
+pub const ZKELECT_EV_LEASE_LOW: c_int = 13;
 // END gen/vocab.py events
 
 // enum zkelect_reason
@@ -186,7 +190,11 @@ extern "C" {
     pub fn zkelect_volunteer(election: *mut zkelect_election_t) -> c_int;
     pub fn zkelect_resign(election: *mut zkelect_election_t) -> c_int;
     pub fn zkelect_requeue(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_release(election: *mut zkelect_election_t) -> c_int;
+    pub fn zkelect_is_draining(election: *const zkelect_election_t) -> c_int;
     pub fn zkelect_is_leader(election: *const zkelect_election_t) -> c_int;
+    pub fn zkelect_lease_left_ms(election: *const zkelect_election_t) -> i64;
+    pub fn zkelect_is_leader_for(election: *const zkelect_election_t, min_ms: c_int) -> c_int;
     pub fn zkelect_await_leader(election: *mut zkelect_election_t, timeout_ms: c_int) -> c_int;
     pub fn zkelect_transfer(
         election: *mut zkelect_election_t,

@@ -402,12 +402,14 @@ pub enum Counter {
     SessionTimeoutBelowTwoTicks,
     /// WARNING events: the crash guard could not start, died or was lost (since 1.2).
     CrashGuardWarnings,
+    /// LEASE_LOW events: a leader's lease ran low, its renewal late (since 1.2).
+    LeaseLow,
     // END gen/vocab.py counter variants
 }
 
 impl Counter {
     // BEGIN gen/vocab.py counters
-    pub const ALL: [Counter; 14] = [
+    pub const ALL: [Counter; 15] = [
         Counter::TermsWon,
         Counter::DeposedResigned,
         Counter::DeposedSuspended,
@@ -422,6 +424,7 @@ impl Counter {
         Counter::SequenceNearWrap,
         Counter::SessionTimeoutBelowTwoTicks,
         Counter::CrashGuardWarnings,
+        Counter::LeaseLow,
     ];
     // END gen/vocab.py counters
 
@@ -443,6 +446,7 @@ impl Counter {
             Counter::SequenceNearWrap => ZKELECT_COUNTER_SEQUENCE_NEAR_WRAP,
             Counter::SessionTimeoutBelowTwoTicks => ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS,
             Counter::CrashGuardWarnings => ZKELECT_COUNTER_CRASH_GUARD_WARNINGS,
+            Counter::LeaseLow => ZKELECT_COUNTER_LEASE_LOW,
             // END gen/vocab.py counter codes
         }
     }
@@ -710,6 +714,26 @@ impl Election {
         unsafe { sys::zkelect_is_leader(self.raw()) == 1 }
     }
 
+    /// The lease time left while this candidacy leads (whole ms), else
+    /// zero: how much longer `is_leader` stays true unless a renewal pushes
+    /// the deadline later. To decide whether work fits in the term, use
+    /// `is_leader_for`, which answers from one reading. Never blocks.
+    pub fn lease_left(&self) -> Duration {
+        let ms = unsafe { sys::zkelect_lease_left_ms(self.raw()) };
+        Duration::from_millis(ms.max(0) as u64)
+    }
+
+    /// True if this candidacy leads now and its lease runs at least `d` more
+    /// (rounded up to whole ms), from one reading of the deadline and the
+    /// clock: no other candidate can be elected within `d` plus the lease
+    /// margin unless this one resigns. `Duration::ZERO` asks the same as
+    /// `is_leader`. Never blocks.
+    pub fn is_leader_for(&self, d: Duration) -> bool {
+        let ms = timeout_ms(d);
+        let ms = if ms < 0 { c_int::MAX } else { ms };
+        unsafe { sys::zkelect_is_leader_for(self.raw(), ms) == 1 }
+    }
+
     /// Block until this candidacy leads (`Ok`) or `timeout` passes
     /// (`ErrorKind::TimedOut`). Does not consume events.
     pub fn await_leader(&self, timeout: Duration) -> Result<()> {
@@ -946,6 +970,10 @@ pub enum EventKind {
     /// still a candidate; `reason()` says why (`Transferred`), `node()`/`id()` name
     /// the candidate the leadership is being handed to.
     SteppedBack,
+    /// This leader's lease has less than `lease.warn.percent` of its length
+    /// left: the renewal it needs is late. `token()` is the term's, `message()` says
+    /// how much is left. Once per term until a renewal clears it.
+    LeaseLow,
     // END gen/vocab.py event kind variants
     /// A type newer than this crate.
     Unknown(i32),
@@ -968,6 +996,7 @@ impl EventKind {
             ZKELECT_EV_OVERFLOW => EventKind::Overflow,
             ZKELECT_EV_WARNING => EventKind::Warning,
             ZKELECT_EV_STEPPED_BACK => EventKind::SteppedBack,
+            ZKELECT_EV_LEASE_LOW => EventKind::LeaseLow,
             // END gen/vocab.py event kinds
             other => EventKind::Unknown(other),
         }

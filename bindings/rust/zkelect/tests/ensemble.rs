@@ -11,6 +11,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use zkelect::{Client, Conf, Counter, Election, ErrorKind, Event, EventKind, Reason};
 
 const WAIT: Duration = Duration::from_secs(20);
+/// Every client's zk.session.timeout.ms (a lease is at most half of it).
+const SESSION: Duration = Duration::from_secs(6);
 
 fn hosts() -> String {
     match std::env::var("ZKELECT_TEST_HOSTS") {
@@ -31,7 +33,7 @@ fn unique_path(test: &str) -> String {
 fn client() -> Client {
     let mut conf = Conf::new();
     conf.set("zk.hosts", &hosts()).unwrap();
-    conf.set("zk.session.timeout.ms", "6000").unwrap();
+    conf.set("zk.session.timeout.ms", &SESSION.as_millis().to_string()).unwrap();
     let client = Client::new(&conf).expect("client_new");
     client.await_connected(Some(WAIT)).expect("connect to the test ensemble");
     client
@@ -99,12 +101,18 @@ fn three_electors_elect_exactly_one() {
     l.await_leader(WAIT).unwrap();
     let leaders: Vec<&str> = es.iter().filter(|e| e.is_leader()).map(|e| e.id()).collect();
     assert_eq!(leaders, vec![leader.as_str()]);
+    let left = l.lease_left();
+    assert!(left > Duration::ZERO && left <= SESSION / 2, "lease left {left:?}");
+    assert!(l.is_leader_for(Duration::from_millis(50)) && l.is_leader_for(Duration::ZERO));
+    assert!(!l.is_leader_for(SESSION * 2));
     // The leader's node was created first, so every elector's server, having
     // applied its own create, has applied the leader's: all must agree.
     for e in &es {
         assert_eq!(e.leader_id().unwrap(), leader, "{} agrees who leads", e.id());
         if e.id() != leader {
             assert_eq!(e.fencing_token().unwrap_err().kind(), ErrorKind::NotLeader);
+            assert_eq!(e.lease_left(), Duration::ZERO);
+            assert!(!e.is_leader_for(Duration::ZERO));
         }
     }
     let obs = watcher.observer(&path).unwrap();

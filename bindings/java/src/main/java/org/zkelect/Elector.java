@@ -93,6 +93,35 @@ public final class Elector extends Handle<NativeElection> {
     }
 
     /**
+     * The lease time left in ms while leading (rounded down), else 0 (also
+     * once closed): how much longer isLeader() stays true unless a renewal
+     * pushes the deadline later. To decide whether work fits in the term,
+     * use isLeaderFor(), which answers from one reading. Never blocks.
+     */
+    public long leaseLeftMillis() {
+        try {
+            return use(ZkelectNative::lease_left_ms);
+        } catch (ZkelectException e) {
+            return 0; // closed
+        }
+    }
+
+    /**
+     * Leads now and its lease runs at least minMillis more, from one reading
+     * of the deadline and the clock: no other candidate can be elected within
+     * minMillis plus the lease margin unless this one resigns. 0 or less asks
+     * the same as isLeader(). Never blocks.
+     */
+    public boolean isLeaderFor(long minMillis) {
+        int ms = (int) Math.max(Math.min(minMillis, Integer.MAX_VALUE), 0);
+        try {
+            return rc(x -> ZkelectNative.is_leader_for(x, ms)) == 1;
+        } catch (ZkelectException e) {
+            return false; // closed
+        }
+    }
+
+    /**
      * True once leading, false when timeoutMs ran out (negative: no limit;
      * any positive value is honoured, however long). Waits in slices of
      * 200 ms so that close() from another thread is held up at most that

@@ -20,7 +20,9 @@ public final class Event {
         /** Since 1.1. */
         WARNING,
         /** Since 1.2. */
-        STEPPED_BACK;
+        STEPPED_BACK,
+        /** Since 1.2. */
+        LEASE_LOW;
         // END gen/vocab.py event types
 
         static Type of(int code) {

@@ -136,6 +136,17 @@ public class ElectorTest {
             }
             assertNotNull("nobody was elected", leader);
             assertEquals(1, es.stream().filter(Elector::isLeader).count());
+            // A session of 4 s: a lease is at most 2 s less the margin.
+            long left = leader.leaseLeftMillis();
+            assertTrue("lease left " + left, left > 0 && left <= 2000);
+            assertTrue(leader.isLeaderFor(50) && leader.isLeaderFor(0));
+            assertFalse(leader.isLeaderFor(8000));
+            for (Elector e : es) {
+                if (e != leader) {
+                    assertEquals(0, e.leaseLeftMillis());
+                    assertFalse(e.isLeaderFor(0));
+                }
+            }
             for (Elector e : es) {
                 assertEquals(Optional.of(leader.id()), e.leaderId());
             }
