@@ -289,7 +289,7 @@ void SimPort::deliver_handshake(uint64_t conn, bool ok, bool expired, int64_t si
     sid_ = sid;
     negotiated_ms_ = timeout_ms;
     connected_ = true;
-    TRACE("  port %lld.%d connected to server %d", (long long)sid_, process_, server_);
+    TRACE("  port %lld.%d connected to server %d (timeout %d ms)", (long long)sid_, process_, server_, timeout_ms);
     if (fault_.hole_after_handshake_ns > 0) {
         fault_.hole_until = ens_.sched().now() + fault_.hole_after_handshake_ns;
         fault_.hole_after_handshake_ns = 0;
