@@ -14,9 +14,15 @@ int64_t margin_ns(int64_t timeout_ns, int configured_ms) {
 
 int64_t keepalive_period(int64_t timeout_ns, int64_t lag_ns, int64_t margin_ns) {
     const int64_t t = timeout_ns;
-    if (lag_ns <= t / 4) return t / 6;
+    // No lease runs past s + T/2 - margin: under a margin above T/6 (one that
+    // a server's shorter timeout made large, say) a keepalive every T/6 would
+    // come after the lease ran out, and the leader would be DEPOSED and
+    // ELECTED again at every one. Half of it outlasts an acknowledgement
+    // while rtt < (T/2 - margin)/2.
+    const int64_t cap = std::min(t / 6, full_ns(t, margin_ns) / 2);
+    if (lag_ns <= t / 4) return cap;
     int64_t w = t - lag_ns - margin_ns - t / 24;
-    return std::max<int64_t>(std::min(t / 6, w / 3), 0);
+    return std::max<int64_t>(std::min(cap, w / 3), 0);
 }
 
 bool lease_usable(int64_t timeout_ns, int64_t lag_ns, int64_t margin_ns) {

@@ -25,7 +25,7 @@ def main():
     if not units:
         sys.exit(f"build_rev.py: no simulator in {build}/compile_commands.json")
     os.makedirs(out, exist_ok=True)
-    objs = []
+    objs, done, engine_cmd = [], set(), None
     for c in units:
         args, cmd, skip = shlex.split(c["command"]), [], False
         for a in args:
@@ -44,8 +44,22 @@ def main():
             cmd.append(a)
         rel = os.path.normpath(os.path.join(build, c["file"]))
         src = rel if "/tests/sim/" in rel else os.path.join(rev_src, os.path.relpath(rel, root))
+        if not os.path.exists(src):
+            continue  # an engine file added since REV
         obj = os.path.join(out, os.path.basename(src) + ".o")
         subprocess.run(cmd + ["-w", "-c", src, "-o", obj], check=True, cwd=build)
+        objs.append(obj)
+        if "/tests/sim/" not in rel:
+            engine_cmd = cmd
+        done.add(os.path.realpath(src))
+    # An engine file REV has that today's build does not (renamed or removed
+    # since): compiled with an engine file's line.
+    for name in sorted(os.listdir(os.path.join(rev_src, "cxx"))):
+        src = os.path.realpath(os.path.join(rev_src, "cxx", name))
+        if not name.endswith(".cpp") or src in done or engine_cmd is None:
+            continue
+        obj = os.path.join(out, name + ".o")
+        subprocess.run(engine_cmd + ["-w", "-c", src, "-o", obj], check=True, cwd=build)
         objs.append(obj)
     exe = os.path.join(out, "zkelect-sim")
     subprocess.run(["c++", "-o", exe, *objs, "-Wl,--start-group",

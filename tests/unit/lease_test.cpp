@@ -229,6 +229,32 @@ TEST(LeaseKeepalive, ASteadySessionLeadsWithoutAGapWithinTheBound) {
     }
 }
 
+// A margin that fits T but leaves a lease shorter than T/6 (0.3 T of the
+// configured timeout under a server that grants two ticks, 2/3 of it:
+// zkelect-sim seeds 388 and 39786): the keepalive comes before the lease
+// runs out, or the leader is DEPOSED and ELECTED again at every one.
+TEST(LeaseKeepalive, ALargeMarginShortensThePeriod) {
+    const int64_t t = 2666 * kMs, m = 1200 * kMs, rtt = 3 * kMs;
+    const int64_t lag = lease::report_lag(t, 1333 * kMs);
+    ASSERT_TRUE(lease::margin_fits(t, m));
+    ASSERT_TRUE(lease::lease_usable(t, lag, m));
+    const int64_t period = lease::keepalive_period(t, lag, m);
+    EXPECT_EQ(period, (t / 2 - m) / 2);
+    std::deque<AckedWrite> writes;
+    SessionFacts f = quiet_session();
+    f.timeout_ns = t;
+    f.margin_ns = m;
+    f.touch_floor = INT64_MIN / 2;
+    f.report_lag_ns = lag;
+    f.writes = &writes;
+    for (int64_t s = kSent; s < kSent + 10 * t; s += period) {
+        if (s > kSent + 2 * t) EXPECT_GT(lease::until(f, s), s + period + rtt) << s;
+        lease::record(writes, {s, s + rtt}, t / 24);
+    }
+    // The default margin (T/20) keeps T/6.
+    EXPECT_EQ(lease::keepalive_period(t, lag, t / 20), t / 6);
+}
+
 TEST(LeaseRules, ShorterRenegotiatedTimeoutCapsALease) {
     const int64_t t2 = 800 * kMs, m2 = 40 * kMs, floor = kSent;
     EXPECT_EQ(lease::cap_after_renegotiation(kSent + T, floor, t2, m2), floor + t2 - m2);
