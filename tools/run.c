@@ -555,6 +555,31 @@ static void on_event(struct runner *r, zkelect_event_t *ev)
     }
 }
 
+/* How long after volunteering the crash guard's note waits for the guard
+ * to take the session before it says the guard is off. */
+#define GUARD_NOTE_WAIT_MS 1000
+
+/* Who reads run's notes must know how soon a crash of this process hands
+ * over: at once with the guard, after T without (semantics.md). Says so
+ * once the guard has the session, or once by is past; returns the deadline
+ * still due, 0 once said. */
+static int64_t guard_note(struct runner *r, int64_t by, int64_t now)
+{
+    int guarded = zt_crash_guarded(r->client);
+    if (guarded == 1) {
+        note(r, "crash guard: on (if this process dies, its session ends within "
+                "crash.guard.delay.ms, not the session timeout)");
+        return 0;
+    }
+    if (now < by && guarded == 0)
+        return by;
+    if (guarded == 0)
+        note(r, "crash guard: off (if this process dies, the next leader waits for the "
+                "session timeout, %d ms)",
+             zkelect_client_session_timeout_ms(r->client));
+    return 0;
+}
+
 int zt_cmd_run(int argc, char **argv)
 {
     struct runner r;
@@ -612,6 +637,7 @@ int zt_cmd_run(int argc, char **argv)
     int exit_code = ZT_EXIT_FAILURE;
     char err[512] = "";
     struct zt_metrics *metrics = NULL;
+    int64_t guard_note_by = 0; /* boottime ms: the crash guard's note is due */
     /* The client first: it starts the process's crash guard, whose helper
      * is orphaned at once; made before we are a subreaper, it goes to init
      * (or an outer subreaper), not below us, where the tree kills of a
@@ -663,16 +689,10 @@ int zt_cmd_run(int argc, char **argv)
         char id[256];
         zt_escape(r.id, id, sizeof id);
         note(&r, "volunteered as %s at %s", id, r.o.path);
-        /* Who reads this must know how soon a crash of this process hands
-         * over: at once with the guard, after T without (semantics.md). */
-        int guarded = zt_crash_guarded(r.client);
-        if (guarded == 1)
-            note(&r, "crash guard: on (if this process dies, its session ends within "
-                     "crash.guard.delay.ms, not the session timeout)");
-        else if (guarded == 0)
-            note(&r, "crash guard: off (if this process dies, the next leader waits for the "
-                     "session timeout, %d ms)",
-                 zkelect_client_session_timeout_ms(r.client));
+        /* The crash guard's note comes from the main loop (guard_note):
+         * the guard counts a session only once its line is in the guard's
+         * pipe, a few ms after the session is up. */
+        guard_note_by = zt_boottime_ms() + GUARD_NOTE_WAIT_MS;
         /* A port the system chose is known only from this line: it is
          * written even under --quiet. */
         if (*zt_metrics_url(metrics)) {
@@ -688,6 +708,8 @@ int zt_cmd_run(int argc, char **argv)
     /* Bounded by the events and signals that end it; each pass waits. */
     for (;;) {
         int64_t now = zt_boottime_ms();
+        if (guard_note_by)
+            guard_note_by = guard_note(&r, guard_note_by, now);
         /* Stop by the lease, not only by events: the library's thread may be
          * late, the clock is not. Read the clock first, then ask. */
         if (r.keeper && !r.tree_lost && !r.killed) {
@@ -773,6 +795,8 @@ int zt_cmd_run(int argc, char **argv)
             timeout = 100;
         if (r.orphans)
             timeout = 5;
+        if (guard_note_by && (timeout < 0 || timeout > 10))
+            timeout = 10;
         if (!r.keeper && r.leading && timeout < 0) {
             /* ELECTED came but the lease is not (or no longer) running: ask
              * again soon rather than rely on one more event. */

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from bed.faultproxy import ProxiedEnsemble
+from bed.joblog import JobLog
 from bed.toolutil import CApi, Proc, pid_alive, wait_gone
 from bed.zkbed import free_port
 
@@ -36,33 +37,14 @@ while [ $i -lt 6000 ]; do sleep 0.05 & wait $!; i=$((i+1)); done
 """
 
 
-class Log:
-    def __init__(self, path):
-        self.path = path
-        path.write_text("")
-
-    def records(self):
-        out = []
-        for line in self.path.read_text().splitlines():
-            f = line.split()
-            if f and f[0] == "start" and len(f) == 7:
-                out.append({"kind": "start", "pid": int(f[1]), "ppid": int(f[2]),
-                            "token": int(f[3]), "id": f[4], "path": f[5], "ns": int(f[6])})
-            elif f and f[0] == "term" and len(f) == 3:
-                out.append({"kind": "term", "pid": int(f[1]), "ns": int(f[2])})
-        return out
-
-    def wait(self, pred, timeout, what):
-        # A file gives no event to wait on: re-read it, bounded by the deadline.
-        deadline = time.monotonic() + timeout
-        while True:
-            for r in self.records():
-                if pred(r):
-                    return r
-            if time.monotonic() >= deadline:
-                raise AssertionError(f"timed out ({timeout} s) waiting for {what}; "
-                                     f"log: {self.records()}")
-            time.sleep(0.02)
+class Log(JobLog):
+    def parse(self, f):
+        if f and f[0] == "start" and len(f) == 7:
+            return {"kind": "start", "pid": int(f[1]), "ppid": int(f[2]), "token": int(f[3]),
+                    "id": f[4], "path": f[5], "ns": int(f[6])}
+        if f and f[0] == "term" and len(f) == 3:
+            return {"kind": "term", "pid": int(f[1]), "ns": int(f[2])}
+        return None
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import time
 import pytest
 
 from bed.faultproxy import ProxiedEnsemble
+from bed.joblog import JobLog
 from bed.toolutil import CApi, Proc, pid_alive, wait_gone
 
 SESSION_MS = 4000
@@ -41,30 +42,11 @@ for _ in range(12000):
 """ % SHUTDOWN_S
 
 
-class Log:
-    def __init__(self, path):
-        self.path = path
-        path.write_text("")
-
-    def records(self):
-        out = []
-        for line in self.path.read_text().splitlines():
-            f = line.split()
-            if len(f) == 4 and f[0] in ("start", "term", "stop"):
-                out.append({"kind": f[0], "pid": int(f[1]), "id": f[2], "ns": int(f[3])})
-        return out
-
-    def wait(self, pred, timeout, what):
-        # A file gives no event to wait on: re-read it, bounded by the deadline.
-        deadline = time.monotonic() + timeout
-        while True:
-            for r in self.records():
-                if pred(r):
-                    return r
-            if time.monotonic() >= deadline:
-                raise AssertionError(f"timed out ({timeout} s) waiting for {what}; "
-                                     f"log: {self.records()}")
-            time.sleep(0.02)
+class Log(JobLog):
+    def parse(self, f):
+        if len(f) == 4 and f[0] in ("start", "term", "stop"):
+            return {"kind": f[0], "pid": int(f[1]), "id": f[2], "ns": int(f[3])}
+        return None
 
     def of(self, kind, zid):
         return [r for r in self.records() if r["kind"] == kind and r["id"] == zid]
