@@ -1259,6 +1259,8 @@ void Candidacy::on_expired() {
     // The nodes are gone or going with the session; a candidate keeps its
     // slot for the node it makes again.
     ended_session_.clear();
+    ended_gone_at_ = 0;
+    ended_timeout_ = timeout_ns();
     for (const auto &g : garbage_) ended_session_.insert(g.first);
     account();
     if (state_ == State::kResigning) {

@@ -289,6 +289,11 @@ private:
     // in that session's closing transaction, not the next one's, so they
     // take no slot beside the node the candidacy makes again.
     Lazy<std::set<std::string>> ended_session_;
+    // CLOCK_BOOTTIME by which the servers surely expired the ended session
+    // whose lost create READ keeps us from finding (garbage_refused); 0:
+    // not yet refused since that session ended.
+    int64_t ended_gone_at_ = 0;
+    int64_t ended_timeout_ = 0;  // that session's T (a reconnect may agree a shorter one)
 
     bool leading_ = false;  // a term began (ELECTED) and has not ended (DEPOSED)
     bool holding_ = false;  // counted among the session lease's holders

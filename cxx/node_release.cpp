@@ -119,10 +119,22 @@ void Candidacy::garbage_refused(int rc, const std::string &name) {
         if (name.empty()) {
             // A lost create of a session that ended goes with that session's
             // close: no listing needs to find it, and a closed handle must
-            // not wait for one that may never be allowed.
-            for (auto it = garbage_.begin(); it != garbage_.end();)
-                it = it->second.empty() && ended_session_.count(it->first) ? garbage_.erase(it)
-                                                                            : std::next(it);
+            // not wait for one that may never be allowed. But a session the
+            // client gave up (no server took it for T) may still be open on
+            // the servers: they expire it at most T + tickTime (tickTime <=
+            // T/2) after they last heard of it or their leader took office,
+            // both before this session began. Until then the node may be
+            // there, and RESIGNED would say it is gone (sim seed 581989636).
+            const int64_t now = boottime_ns();
+            const int64_t ended_t = std::max(t, ended_timeout_);
+            if (ended_gone_at_ == 0) ended_gone_at_ = now + ended_t + ended_t / 2;
+            if (now >= ended_gone_at_) {
+                for (auto it = garbage_.begin(); it != garbage_.end();)
+                    it = it->second.empty() && ended_session_.count(it->first) ? garbage_.erase(it)
+                                                                                : std::next(it);
+            } else {
+                pause = std::min(pause, ended_gone_at_ - now);
+            }
             account();
             bool unknown = false;
             for (const auto &g : garbage_) unknown = unknown || g.second.empty();

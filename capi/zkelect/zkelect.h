@@ -683,7 +683,9 @@ ZKELECT_API int zkelect_volunteer(zkelect_election_t *election);
  * ERROR that stops a candidacy: its node goes this way, also one whose
  * create's reply was lost (found by the uuid in its name; without READ
  * permission on the path one more ERROR says so and the path is listed
- * again once every session timeout), and RESIGNED comes once it is gone. Returns 0,
+ * again once every session timeout; one of a session the client gave up is
+ * let go 1.5 session timeouts later, when the servers have expired that
+ * session), and RESIGNED comes once it is gone. Returns 0,
  * ZKELECT_ESTATE when not a candidate (a second resign), ZKELECT_EINVAL for
  * NULL.
  */

@@ -12,7 +12,9 @@ candidate followed it and never led.
    refused for lack of READ on the path, or a reconnect's shorter session
    timeout under a configured lease.margin.ms; fail() kept only a node
    whose name it knew, forgot the create that had landed, and said
-   RESIGNED.
+   RESIGNED. And (sim seed 581989636) a lost create of a session the
+   client gave up, which READ withheld keeps from being found: RESIGNED
+   came at once, while the servers still held that session and its node.
 
 Finding 4, refusals dropped with neither a retry nor an ERROR, is here too:
 the recovery's read of the node it found refused (READ taken off the node,
@@ -330,3 +332,49 @@ def test_a_throttled_read_of_a_found_node(api, handles, zk, proxies, refusals):
     finally:
         op.stop()
         op.close()
+
+
+def test_a_lost_create_of_a_session_given_up_goes_before_resigned(api, handles, fresh_ensemble):
+    """The sim's seed 581989636 on a real server. READ withheld on the path;
+    the create's reply is lost, then no server takes the session for T (the
+    one server stopped): the client gives the session up (EXPIRED), but the
+    server, restarted, keeps that session, and its node, for another T. The
+    next session's listing is refused: ERROR ends the candidacy. Its lost
+    create of the old session cannot be found, yet RESIGNED must wait until
+    the servers have surely expired that session (it came at once)."""
+    from bed.faultproxy import ProxiedEnsemble
+    ens = fresh_ensemble(n=1, tick_ms=1000)
+    T = 4000
+    lib = api.lib
+    path = f"/release-{uuid.uuid4().hex[:8]}"
+    op = kz.kazoo(ens, "op:pw-o")
+    me = make_digest_acl_credential("op", "pw-o")
+    everyone_but_read = Permissions.CREATE | Permissions.DELETE | Permissions.WRITE | Permissions.ADMIN
+    pe = ProxiedEnsemble([ens.client_port(0)])
+    op2 = None
+    try:
+        op.create(path, b"", acl=[ACL(Permissions.ALL, Id("digest", me)),
+                                  ACL(everyone_but_read, Id("world", "anyone"))])
+        op.stop()
+        op.close()
+        ca = zkc.connected_client(api, handles, pe.connect_string, timeout_ms=T)
+        a = zkc.new_election(api, handles, ca, path, "a")
+        rule = pe.drop_reply(["create", "create2"], match="-latch-")
+        assert lib.zkelect_volunteer(a) == 0
+        assert rule.done.wait(10), "the candidate's create never went through the proxy"
+        ens.stop_server(0)  # before the C client drops the connection (2/3 T)
+        api.wait_event(a, {"EXPIRED"}, 3 * T / 1000)
+        ens.start_servers([0])
+        op2 = kz.kazoo(ens, "op:pw-o", timeout=20.0)
+        old = [n for n, i in _line(op2, path) if i == "a"]
+        assert len(old) == 1, f"the old session's node is not there: {_line(op2, path)}"
+        api.wait_event(a, {"ERROR"}, 3 * T / 1000)
+        api.wait_event(a, {"RESIGNED"}, 4 * T / 1000)
+        left = _line(op2, path)
+        print(f"\nRELEASE given-up session: old node {old[0]}, line at RESIGNED {left}")
+        assert all(i != "a" for _, i in left), f"RESIGNED with a's node still there: {left}"
+    finally:
+        pe.close()
+        if op2 is not None:
+            op2.stop()
+            op2.close()
