@@ -173,19 +173,26 @@ def test_bad_values_are_refused_clearly(zk, zkelect_bin, test_env, kv, says):
     assert says in r.stderr, r.stderr
 
 
+def wait_guarded(api, client, seconds=5):
+    deadline = time.monotonic() + seconds
+    while not api.stats(client, client=True)["crash_guarded"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def test_stats_say_whether_the_session_is_guarded(api, handles, zk, guard_bin):
     from bed import zkc
     on = zkc.connected_client(api, handles, zk.connect_string, T_MS)
     off = zkc.connected_client(api, handles, zk.connect_string, T_MS, crash_guard="off")
-    deadline = time.monotonic() + 5
-    while not api.stats(on, client=True)["crash_guarded"] and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_guarded(api, on)
     s_on, s_off = api.stats(on, client=True), api.stats(off, client=True)
     assert s_on["crash_guarded"] is True, s_on
     assert s_off["crash_guarded"] is False, s_off
     assert s_on["counters"]["crash_guard_warnings"] == 0
     # One guard for the process, however many clients it guards.
+    # A session counts as guarded once its line is in the guard's pipe, which the
+    # client's thread writes after the connect: wait for it as for the first.
     two = zkc.connected_client(api, handles, zk.connect_string, T_MS)
+    wait_guarded(api, two)
     assert api.stats(two, client=True)["crash_guarded"] is True
     assert len(guards_of(guard_bin, os.getpid())) == 1
 
@@ -198,9 +205,16 @@ def test_the_candidates_status_says_whether_the_session_is_guarded(zk, zk_path, 
                     test_env, "status", stderr="pipe")
     try:
         p.wait_event(("CONNECTED",), "1", 20)
-        m = p.mark()
-        p.send("status 1")
-        assert p.info("1", "crash_guarded", 10, since=m) == want
+        # The client's thread hands the session to the guard just after the connect.
+        deadline = time.monotonic() + 5
+        while True:
+            m = p.mark()
+            p.send("status 1")
+            got = p.info("1", "crash_guarded", 10, since=m)
+            if got == want or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert got == want
     finally:
         p.close()
 
