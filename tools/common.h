@@ -88,6 +88,7 @@ struct zt_opts {
     int64_t metrics_interval_ms;
     int64_t timeout_ms; /* transfer --timeout */
     int64_t priority;   /* run, candidate --priority; -1: not given */
+    int lease_low_signal; /* run --lease-low-signal; 0: not given */
     const char *settings[ZT_MAX_SETTINGS];
     int nsettings;
     char **cmd; /* a command taking CMD: what follows "--" */

@@ -99,6 +99,11 @@ zkelect_conf_t *zt_conf(const struct zt_opts *o, int *exit_code)
         if (zkelect_conf_set(conf, "transfer.drain.ms", num, err, sizeof err) != 0)
             goto bad;
     }
+    /* A signal asked for on LEASE_LOW needs the warning on (off by default);
+     * --set below may still choose another mark. */
+    if (o->lease_low_signal &&
+        zkelect_conf_set(conf, "lease.warn.percent", "50", err, sizeof err) != 0)
+        goto bad;
     for (int i = 0; i < o->nsettings; i++) {
         char key[128];
         const char *eq = strchr(o->settings[i], '=');

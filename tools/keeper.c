@@ -228,6 +228,8 @@ int zt_cmd_keeper(int argc, char **argv)
                 if (got == (ssize_t)sizeof m) {
                     if (m.type == ZT_K_LEASE)
                         deadline = m.b;
+                    else if (m.type == ZT_K_SIGNAL && child_status < 0 && m.a > 0 && m.a < NSIG)
+                        kill(child, m.a);
                     continue;
                 }
                 if (got < 0 && (errno == EAGAIN || errno == EINTR))

@@ -31,6 +31,8 @@ enum {
     /* run -> keeper */
     ZT_K_GO = 'G',      /* start CMD; b = deadline */
     ZT_K_LEASE = 'L',   /* b = new deadline */
+    ZT_K_SIGNAL = 'S',  /* a = a signal for CMD itself (not its tree), sent
+                           only while CMD is not yet reaped: its pid is ours */
 };
 /* A deadline is CLOCK_BOOTTIME ms: the keeper kills the whole tree when it
  * passes without a newer one. */

@@ -569,6 +569,36 @@ static void *sweeper_main(void *arg)
  * library's thread is late). A token that changed between the reads would
  * be a newer term's, never an older one's. */
 static char *leader_body(struct zt_metrics *m, unsigned *status, size_t *len)
+#ifdef ZKELECT_MUTATION_LEADER_ENDPOINT_REMEMBERS
+/* TEST ONLY (tests/mutation): the answer a health-check cache would give,
+ * the last one for up to a second. tests/tools/test_leader_endpoint.py must
+ * catch it. */
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static char *last;
+    static size_t last_len;
+    static unsigned last_status;
+    static int64_t last_at = -1000000;
+    char *fresh_body(struct zt_metrics *, unsigned *, size_t *);
+    pthread_mutex_lock(&mu);
+    int64_t now = zt_monotonic_ms();
+    if (!last || now - last_at >= 1000) {
+        free(last);
+        last = fresh_body(m, &last_status, &last_len);
+        last_at = now;
+    }
+    char *out = last ? malloc(last_len + 1) : NULL;
+    if (out) {
+        memcpy(out, last, last_len + 1);
+        *len = last_len;
+        *status = last_status;
+    }
+    pthread_mutex_unlock(&mu);
+    return out;
+}
+
+char *fresh_body(struct zt_metrics *m, unsigned *status, size_t *len)
+#endif
 {
     *status = MHD_HTTP_SERVICE_UNAVAILABLE;
     json_object *o = json_object_new_object();

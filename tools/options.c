@@ -18,6 +18,7 @@ static const struct option run_options[] = {
     {"metrics-listen", required_argument, 0, ZT_OPT_METRICS_LISTEN},
     {"metrics-textfile", required_argument, 0, ZT_OPT_METRICS_TEXTFILE},
     {"metrics-interval-ms", required_argument, 0, ZT_OPT_METRICS_INTERVAL_MS},
+    {"lease-low-signal", required_argument, 0, ZT_OPT_LEASE_LOW_SIGNAL},
     {"verbose", no_argument, 0, ZT_OPT_VERBOSE},
     {"help", no_argument, 0, ZT_OPT_HELP},
     {0, 0, 0, 0},
@@ -105,7 +106,7 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
                     "                   [--grace MS] [--once] [--quiet] [--set KEY=VALUE]...\n"
                     "                   [--auth-file FILE] [--metrics-listen HOST:PORT]\n"
                     "                   [--metrics-textfile FILE] [--metrics-interval-ms MS]\n"
-                    "                   [--verbose] -- CMD [ARGS...]\n",
+                    "                   [--lease-low-signal SIG] [--verbose] -- CMD [ARGS...]\n",
         .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
                    "  --path P                  election path (absolute)\n"
                    "  --id ID                   participant id (default <hostname>-<pid>)\n"
@@ -129,6 +130,8 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
                    "                            --metrics-interval-ms, for node_exporter's textfile\n"
                    "                            collector\n"
                    "  --metrics-interval-ms MS  period of --metrics-textfile (default 15000)\n"
+                   "  --lease-low-signal SIG    send SIG (a name such as USR1, or a number) to CMD\n"
+                   "                            when the lease runs low (LEASE_LOW)\n"
                    "  --verbose                 the ZooKeeper client's own log on stderr\n"
                    "  -h, --help                print this help and exit\n",
     },

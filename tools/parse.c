@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int zt_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
@@ -46,6 +48,36 @@ static int opt_i64(const char *name, const char *arg, int64_t lo, int64_t hi, in
         return 0;
     zt_err("%s: expected %" PRId64 "..%" PRId64 ", got '%s'", name, lo, hi, arg);
     return -1;
+}
+
+/* A signal by name (USR1, SIGUSR1) or number. KILL and STOP are refused:
+ * they are not warnings a command can act on. */
+static int opt_signal(const char *name, const char *arg, int *out)
+{
+    const char *bare = strncasecmp(arg, "SIG", 3) == 0 ? arg + 3 : arg;
+    int sig = 0;
+    int64_t n;
+    if (zt_parse_i64(arg, 1, NSIG - 1, &n) == 0) {
+        sig = (int)n;
+    } else {
+        for (int i = 1; i < NSIG && !sig; i++) {
+            const char *abbrev = sigabbrev_np(i);
+            if (abbrev && strcasecmp(abbrev, bare) == 0)
+                sig = i;
+        }
+    }
+    if (sig == SIGKILL || sig == SIGSTOP) {
+        zt_err("%s: %s cannot be caught: name a signal the command handles, such as USR1",
+               name, arg);
+        return -1;
+    }
+    if (!sig) {
+        zt_err("%s: expected a signal name such as USR1 or a number 1..%d, got '%s'", name,
+               NSIG - 1, arg);
+        return -1;
+    }
+    *out = sig;
+    return 0;
 }
 
 int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
@@ -110,6 +142,9 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
         case ZT_OPT_METRICS_INTERVAL_MS:
             bad = opt_i64("--metrics-interval-ms", optarg, ZT_METRICS_INTERVAL_MS_MIN,
                           ZT_METRICS_INTERVAL_MS_MAX, &o->metrics_interval_ms);
+            break;
+        case ZT_OPT_LEASE_LOW_SIGNAL:
+            bad = opt_signal("--lease-low-signal", optarg, &o->lease_low_signal);
             break;
         case ZT_OPT_JSON: o->json = 1; break;
         case ZT_OPT_PROMETHEUS: o->prometheus = 1; break;

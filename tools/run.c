@@ -42,6 +42,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,8 @@ static void usage(FILE *f)
 {
     zt_usage(f, ZT_CMD_RUN,
              "Volunteers in the election at P and runs CMD only while leading, with\n"
-             "ZKELECT_TOKEN (fencing token), ZKELECT_PATH and ZKELECT_ID in its environment.\n"
+             "ZKELECT_TOKEN (fencing token), ZKELECT_PATH and ZKELECT_ID in its environment\n"
+             "(and, with --metrics-listen, ZKELECT_LEADER_URL: GET it for the lease's time left).\n"
              "On loss of leadership every descendant of CMD gets SIGTERM at once and SIGKILL\n"
              "after --grace ms (default 5000), but never later than lease.margin.ms/2 after\n"
              "run last saw itself leading; then it waits to lead again (--once: exits 4).\n"
@@ -107,6 +109,7 @@ struct runner {
     int resigning;    /* we called zkelect_resign */
     int child_done;   /* CMD exited by itself */
     int child_status; /* its exit code, shell style */
+    char leader_url[320]; /* --metrics-listen's /leader, for CMD; "": none */
 };
 
 static void note(const struct runner *r, const char *fmt, ...)
@@ -127,58 +130,71 @@ static void note(const struct runner *r, const char *fmt, ...)
 /* The child's environment: ours minus stale ZKELECT_* values, plus the
  * term's. Built before fork because the child may only make
  * async-signal-safe calls (the parent has library threads). */
+static const char *const child_keys[] = {"ZKELECT_TOKEN=", "ZKELECT_PATH=", "ZKELECT_ID=",
+                                         "ZKELECT_AUTH=", "ZKELECT_LEADER_URL="};
+
 static char **child_env(const struct runner *r)
 {
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 4, sizeof *env);
+    char **env = calloc(n + 5, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!strncmp(environ[i], "ZKELECT_TOKEN=", 14) || !strncmp(environ[i], "ZKELECT_PATH=", 13) ||
-            !strncmp(environ[i], "ZKELECT_ID=", 11) || !strncmp(environ[i], "ZKELECT_AUTH=", 13))
-            continue;
-        env[k++] = environ[i];
+        int ours = 0;
+        for (size_t j = 0; j < sizeof child_keys / sizeof *child_keys; j++)
+            ours |= !strncmp(environ[i], child_keys[j], strlen(child_keys[j]));
+        if (!ours)
+            env[k++] = environ[i];
     }
-    char *tok = NULL, *path = NULL, *id = NULL;
+    /* Ours from here on, to the end (free_env). */
+    char *tok = NULL, *path = NULL, *id = NULL, *url = NULL;
     if (asprintf(&tok, "ZKELECT_TOKEN=%" PRId64, r->token) < 0)
         tok = NULL;
     if (asprintf(&path, "ZKELECT_PATH=%s", r->o.path) < 0)
         path = NULL;
     if (asprintf(&id, "ZKELECT_ID=%s", r->id) < 0)
         id = NULL;
-    if (!tok || !path || !id) {
+    /* Where the command asks whether it still leads, and for how long
+     * (GET: lease_left_ms), the same answer a load balancer gets. */
+    if (*r->leader_url && asprintf(&url, "ZKELECT_LEADER_URL=%s", r->leader_url) < 0)
+        url = NULL;
+    if (!tok || !path || !id || (*r->leader_url && !url)) {
         free(tok);
         free(path);
         free(id);
+        free(url);
         free(env);
         return NULL;
     }
     env[k++] = tok;
     env[k++] = path;
     env[k++] = id;
+    if (url)
+        env[k++] = url;
     env[k] = NULL;
     return env;
 }
 
 static void free_env(char **env)
 {
-    size_t n = 0;
-    while (env[n])
-        n++;
-    /* The last three are ours; the rest belong to environ. */
-    for (size_t i = n >= 3 ? n - 3 : 0; i < n; i++)
+    /* The entries from our ZKELECT_TOKEN on are ours; the rest belong to
+     * environ. */
+    size_t i = 0;
+    while (env[i] && strncmp(env[i], "ZKELECT_TOKEN=", 14))
+        i++;
+    for (; env[i]; i++)
         free(env[i]);
     free(env);
 }
 
-static void send_msg(struct runner *r, int type, int64_t b)
+static void send_msg(struct runner *r, int type, int32_t a, int64_t b)
 {
     if (r->ctl < 0)
         return;
-    struct zt_kmsg m = {type, 0, b};
+    struct zt_kmsg m = {type, a, b};
     /* Never waits: the keeper drains its socket at once, and if it does not
      * a missing deadline errs on the safe side (it kills). */
     ssize_t ignored = send(r->ctl, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -478,7 +494,7 @@ static int spawn(struct runner *r)
     r->last_yes = r->last_sent = t;
     /* No waiting for the exec: the main loop must go on renewing the
      * keeper's deadline meanwhile, or a slow exec would be killed. */
-    send_msg(r, ZT_K_GO, t + r->keeper_window);
+    send_msg(r, ZT_K_GO, 0, t + r->keeper_window);
     return 0;
 fail:
     if (sv[0] >= 0) {
@@ -537,6 +553,20 @@ static void on_event(struct runner *r, zkelect_event_t *ev)
         /* Not every ERROR ends the candidacy (a leftover node we may not
          * delete does not): the RESIGNED that follows a final one does. */
         break;
+    case ZKELECT_EV_LEASE_LOW: {
+        char msg[2048];
+        zt_escape_text(zkelect_event_message(ev), msg, sizeof msg);
+        /* A warning for the command, not a decision of ours: if the lease
+         * does run out, the stop above follows on the lease's own clock. */
+        if (r->o.lease_low_signal && r->keeper && r->child && !r->stopping) {
+            send_msg(r, ZT_K_SIGNAL, r->o.lease_low_signal, 0);
+            note(r, "LEASE_LOW: %s: sent %s to the command", msg,
+                 sigabbrev_np(r->o.lease_low_signal));
+        } else {
+            note(r, "LEASE_LOW: %s", msg);
+        }
+        break;
+    }
     case ZKELECT_EV_RESIGNED:
         /* Not asked for: the library gave up on the candidacy for good
          * (an ERROR came first). Nothing would ever elect us again. */
@@ -696,6 +726,10 @@ int zt_cmd_run(int argc, char **argv)
         /* A port the system chose is known only from this line: it is
          * written even under --quiet. */
         if (*zt_metrics_url(metrics)) {
+            const char *u = zt_metrics_url(metrics);
+            const char *tail = strrchr(u, '/');
+            snprintf(r.leader_url, sizeof r.leader_url, "%.*s/leader",
+                     (int)(tail ? tail - u : (ptrdiff_t)strlen(u)), u);
             const char *port = strrchr(r.o.metrics_listen, ':');
             int64_t asked;
             if (r.o.quiet && port && zt_parse_i64(port + 1, 0, 0, &asked) == 0)
@@ -716,7 +750,7 @@ int zt_cmd_run(int argc, char **argv)
             if (zkelect_is_leader(r.election)) {
                 r.last_yes = now;
                 if (now - r.last_sent >= r.beat / 2) {
-                    send_msg(&r, ZT_K_LEASE, now + r.keeper_window);
+                    send_msg(&r, ZT_K_LEASE, 0, now + r.keeper_window);
                     r.last_sent = now;
                 }
             } else {
@@ -725,7 +759,7 @@ int zt_cmd_run(int argc, char **argv)
         } else if (r.keeper && r.draining && !r.drain_lost && !r.killed) {
             if (still_draining(&r)) {
                 if (now - r.last_sent >= r.beat / 2) {
-                    send_msg(&r, ZT_K_LEASE, r.last_yes + r.keeper_window);
+                    send_msg(&r, ZT_K_LEASE, 0, r.last_yes + r.keeper_window);
                     r.last_sent = now;
                 }
             } else {

@@ -54,6 +54,7 @@ DEFAULT_TESTS = [
     "tests/integration/test_engine.py",
     "tests/integration/test_claims.py",
     "tests/integration/test_ticktime.py",
+    "tests/tools/test_leader_endpoint.py",
     "-k", "not asan and not tsan",
 ]
 

@@ -111,6 +111,48 @@ def test_leader_and_healthz_answer_what_is_leader_says(zk, zk_path, zkelect_bin,
                 r.stop()
 
 
+def test_no_200_once_the_lease_it_announced_has_run_out(zk, zk_path, zkelect_bin, test_env,
+                                                       proxies):
+    """/leader answers from is_leader at the moment of the request, never from
+    a state the process remembers: with the leader's link to ZooKeeper cut
+    (no renewal can land), each 200 announces a lease deadline no later than
+    its arrival plus its lease_left_ms, and no request sent after the
+    earliest such deadline gets a 200. An endpoint that kept its last answer
+    for even a health check's interval would answer 200 past it."""
+    sport, mport = free_ports(1)[0], free_ports(1)[0]
+    a = Run(zkelect_bin, test_env, proxies.connect_string, zk_path, "a", sport, mport)
+    try:
+        _until("a leads", lambda: _leading([a]), 30)
+        proxies.blackhole()
+        cut = time.monotonic()
+        # A renewal's reply already past the proxy lands within a few ms; the
+        # deadlines are read from answers asked for after that.
+        settle = cut + 0.3
+        deadline, late, seen_503 = None, [], None
+        stop_at = cut + T_MS / 1e3 + 5
+        while time.monotonic() < stop_at:
+            sent = time.monotonic()
+            status, body, _ = a.leader()
+            got = time.monotonic()
+            if status == 200:
+                if deadline is not None and sent > deadline:
+                    late.append(round((sent - deadline) * 1e3, 1))
+                if sent >= settle:
+                    d = got + json.loads(body)["lease_left_ms"] / 1e3 + 0.002
+                    deadline = d if deadline is None else min(deadline, d)
+            elif seen_503 is None:
+                seen_503 = got
+            if seen_503 is not None and got > seen_503 + 1.5:
+                break
+            time.sleep(0.005)
+        assert deadline is not None, "no 200 after the cut: the lease ran out too soon to test"
+        assert seen_503 is not None, "the lease never ran out with the link cut"
+        assert not late, f"200 answered this many ms after the announced deadline: {late[:10]}"
+    finally:
+        proxies.set_pass()
+        a.stop()
+
+
 def _safe_status(run):
     try:
         return run.leader()[0]
@@ -126,7 +168,8 @@ def _haproxy_cfg(front, servers):
     loopback: the frontend's bind, and one server line per zkelect run."""
     from bed import examples
     mine = "tested by tests/tools/" + Path(__file__).name
-    (block,) = [b for b in examples.blocks(DOC) if any(m.startswith(mine) for m in b.marks)]
+    (block,) = [b for b in examples.blocks(DOC)
+                if any(m.startswith(mine + " (HAProxy") for m in b.marks)]
     lines = []
     for line in block.text.splitlines():
         if line.strip().startswith("bind "):
@@ -210,3 +253,169 @@ def test_haproxy_sends_traffic_only_to_the_leader(zk, zk_path, zkelect_bin, test
             haproxy.wait(10)
         for r in runs:
             r.stop()
+
+
+def _doc_block(what):
+    from bed import examples
+    mine = f"tested by tests/tools/{Path(__file__).name} ({what}"
+    (block,) = [b for b in examples.blocks(DOC) if any(m.startswith(mine) for m in b.marks)]
+    return block.text
+
+
+NGINX = """
+daemon off;
+master_process on;
+worker_processes 1;
+{user}
+pid {dir}/nginx.pid;
+error_log {dir}/error.log notice;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_body_temp_path {dir}/tmp/body;
+    proxy_temp_path {dir}/tmp/proxy;
+    fastcgi_temp_path {dir}/tmp/fastcgi;
+    uwsgi_temp_path {dir}/tmp/uwsgi;
+    scgi_temp_path {dir}/tmp/scgi;
+{block}
+}}
+"""
+
+
+def _nginx_cfg(dirpath, front, sports):
+    """docs/monitoring.md's nginx block, its addresses moved to loopback,
+    inside the few lines a private nginx needs (paths of its own)."""
+    lines, servers = [], list(sports)
+    for line in _doc_block("nginx").splitlines():
+        if line.strip().startswith("listen "):
+            line = f"        listen 127.0.0.1:{front};"
+        if line.strip().startswith("server ") and line.strip().endswith(";"):
+            if servers:
+                lines += [f"    server 127.0.0.1:{p} max_fails=0;" for p in servers]
+                servers = None
+            continue
+        lines.append(line)
+    assert servers is None
+    user = "user root;" if os.geteuid() == 0 else ""
+    return NGINX.format(dir=dirpath, user=user, block="\n".join(lines))
+
+
+@pytest.mark.skipif(not shutil.which("nginx"), reason="nginx (Debian's package) not installed")
+def test_nginx_sends_traffic_only_to_the_leader(zk, zk_path, zkelect_bin, test_env, tmp_path):
+    n = 3
+    sports, mports, (front,) = free_ports(n), free_ports(n), free_ports(1)
+    runs = [Run(zkelect_bin, test_env, zk.connect_string, zk_path, f"n{i}", sports[i], mports[i])
+            for i in range(n)]
+    ndir = tmp_path / "nginx"
+    (ndir / "tmp").mkdir(parents=True)
+    (ndir / "nginx.conf").write_text(_nginx_cfg(ndir, front, sports))
+    nginx = subprocess.Popen(["nginx", "-p", str(ndir), "-c", str(ndir / "nginx.conf"),
+                              "-e", str(ndir / "error.log")],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    answers, stop = [], threading.Event()
+
+    def client():
+        while not stop.is_set():
+            t = time.monotonic()
+            try:
+                status, body, _ = _get(f"http://127.0.0.1:{front}/", timeout=2)
+            except OSError:
+                status, body = 0, ""
+            answers.append((t, status, json.loads(body) if status == 200 else None))
+            time.sleep(0.01)
+
+    th = threading.Thread(target=client, daemon=True)
+    try:
+        th.start()
+        ends = []
+        for how in ("resign", "sigkill"):
+            leader, doc = _until("one leader", lambda: _leading(runs), 30)
+            _until(f"traffic reaches {leader.id}",
+                   lambda: any(a[2] and a[2]["id"] == leader.id for a in answers[-5:]), 15)
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            if how == "resign":
+                leader.proc.send_signal(signal.SIGTERM)
+            else:
+                leader.proc.kill()
+            nxt = _until(f"a new leader after the {how}",
+                         lambda: next((a for a in answers if a[0] > t0 and a[2]
+                                       and a[2]["token"] > doc["token"]), None), 5)
+            ends.append((how, round(nxt[0] - t0, 3)))
+        stop.set()
+        th.join(10)
+        ok = [a for a in answers if a[1] == 200]
+        assert len(ok) > 30, (len(ok), len(answers), ends)
+        tokens = [a[2]["token"] for a in ok]
+        back = [(i, tokens[i - 1], tokens[i]) for i in range(1, len(tokens))
+                if tokens[i] < tokens[i - 1]]
+        assert not back, (back[:5], ends)
+        assert len(set(tokens)) == 3, (sorted(set(tokens)), ends)
+        print("nginx: time from the end of a leader to the first answer of the next:", ends)
+    finally:
+        stop.set()
+        nginx.send_signal(signal.SIGQUIT)
+        try:
+            nginx.wait(10)
+        except subprocess.TimeoutExpired:
+            nginx.kill()
+            nginx.wait(10)
+        for r in runs:
+            r.stop()
+
+
+def test_the_kubernetes_example_probes_as_the_kubelet_would(zk, zk_path, zkelect_bin, test_env):
+    """docs/monitoring.md's Deployment: its container's command, run three
+    times on loopback (the connect string, the listen address and the job
+    moved there), probed on the readinessProbe's and livenessProbe's paths
+    and port: ready is the leader's pod alone, live are all three."""
+    import yaml
+    deploy, service = list(yaml.safe_load_all(_doc_block("runs the container")))
+    (ctr,) = deploy["spec"]["template"]["spec"]["containers"]
+    ready, live = ctr["readinessProbe"]["httpGet"], ctr["livenessProbe"]["httpGet"]
+    cmd = ctr["command"]
+    assert (ready["path"], live["path"]) == ("/leader", "/healthz")
+    listen = cmd[cmd.index("--metrics-listen") + 1]
+    assert listen.endswith(f":{ready['port']}") and live["port"] == ready["port"], cmd
+    assert service["spec"]["selector"] == deploy["spec"]["selector"]["matchLabels"]
+    grace = int(cmd[cmd.index("--grace") + 1])
+    assert deploy["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] * 1000 > grace
+    mports, sports = free_ports(3), free_ports(3)
+    procs = []
+    try:
+        for i in range(3):
+            argv = list(cmd)
+            argv[0] = str(zkelect_bin)
+            argv[argv.index("--connect") + 1] = zk.connect_string
+            argv[argv.index("--path") + 1] = zk_path
+            argv[argv.index("--id") + 1] = f"pod-{i}"  # $(POD_NAME)
+            argv[argv.index("--metrics-listen") + 1] = f"127.0.0.1:{mports[i]}"
+            argv = argv[:argv.index("--") + 1] + [
+                "/usr/bin/python3", str(HERE / "leader_service.py"), str(sports[i]),
+                str(mports[i])]
+            procs.append(subprocess.Popen(argv, env=test_env, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, start_new_session=True))
+
+        def probe(port, path):
+            try:
+                return _get(f"http://127.0.0.1:{port}{path}", timeout=1)[0]
+            except OSError:
+                return None
+
+        _until("three live pods", lambda: all(probe(p, live["path"]) == 200 for p in mports), 30)
+        _until("one ready pod", lambda: [probe(p, ready["path"]) for p in mports].count(200) == 1,
+               30)
+        readies = [probe(p, ready["path"]) for p in mports]
+        assert sorted(readies) == [200, 503, 503], readies
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(10)
