@@ -127,7 +127,8 @@ def test_help_and_man_page_agree(zkelect_bin, env, cmd):
     assert help_usage == "usage: " + synopsis[cmd]
 
 
-SAMPLE = {"MS": "1000", "N": "1", "K": "1", "I": "1", "KEY=VALUE": "leadership=strict"}
+SAMPLE = {"MS": "1000", "N": "1", "K": "1", "I": "1", "KEY=VALUE": "leadership=strict",
+          "SIG": "USR1"}
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)
