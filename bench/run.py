@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """./dev bench: libzkelect side by side with Curator and kazoo, plus the floor.
 
-  bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle]
+  bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle,endpoint]
                [--groups convergence,graceful,crash-pause-herd50,herd100,transfer,operations] [--upgrade]
   bench/run.py --build BUILD_DIR [--quick] --wan MS[,MS...] | --geo MS[,MS...]
   bench/run.py --report-only bench/results/raw/STAMP
@@ -87,7 +87,7 @@ CRASH_VARIANTS = {
     "libzkelect-sigsegv": ([], "SEGV"),
     "libzkelect-sigabrt": ([], "ABRT"),
 }
-PARTS = IMPLS + ["floor", "micro", "scale", "idle"]
+PARTS = IMPLS + ["floor", "micro", "scale", "idle", "endpoint"]
 TICK_MS = 500  # the bench ensemble's tickTime
 FLOOR_PLACEMENT = "ensemble: full connect string (random, like the participants)"
 # The same, with the ensemble left idle before each delete, as it is before
@@ -416,6 +416,15 @@ def run_all(a):
             rc = run_logged(cmd, runlog, 1800)
             if rc != 0:
                 meta["failures"].append("idle_cost exited %d" % rc)
+        if "endpoint" in parts:
+            # What zkelect run's GET /leader costs its metrics server under
+            # a load balancer's probes (issue 55).
+            rc = run_logged(["/usr/bin/python3", os.path.join(HERE, "leader_endpoint.py"),
+                             "--build", a.build, "--connect", connect,
+                             "--seconds", "5" if a.quick else "10",
+                             "--json", os.path.join(raw, "endpoint.json")], runlog, 300)
+            if rc != 0:
+                meta["failures"].append("leader_endpoint exited %d" % rc)
         if "scale" in parts and "candidacies" in sets:
             n, s = (2000, 20) if a.quick else (a.scale_candidacies, a.scale_sessions)
             prog("scale", ["--candidacies", str(n), "--sessions", str(s),
@@ -572,7 +581,8 @@ def load_raw(raw):
                 else:
                     r[k] = v
     other = {}
-    for name in ("isleader", "memcand", "scale", "scale_resign_first", "pausecheck", "idle", "meta"):
+    for name in ("isleader", "memcand", "scale", "scale_resign_first", "pausecheck", "idle", "endpoint",
+                 "meta"):
         p = os.path.join(raw, name + ".json")
         if os.path.exists(p):
             try:
@@ -1449,6 +1459,28 @@ def write_shards(R, sh):
         R.p()
 
 
+def write_endpoint(R, ep):
+    """zkelect run's /metrics beside a /leader probe (bench/leader_endpoint.py)."""
+    if not ep:
+        return
+    a, w = ep["alone"], ep["with_leader_probe"]
+    R.p("## The leader endpoint (`bench/leader_endpoint.py`)")
+    R.p()
+    R.p("One `zkelect run --metrics-listen` leads; /metrics is scraped 20 times a second for %s s, "
+        "alone, then while a probe asks GET /leader at %d/s on one kept-alive connection."
+        % (f(ep["seconds"], 0), ep["rate_asked"]))
+    R.p()
+    R.table(["/metrics, 20/s", "median ms", "p99 ms", "zkelect run CPU ms/s"],
+            [["alone", f(a["metrics_median_ms"], 2), f(a["metrics_p99_ms"], 2),
+              f(a["run_cpu_ms_per_s"], 1)],
+             ["with /leader at %d/s" % ep["rate_asked"], f(w["metrics_median_ms"], 2),
+              f(w["metrics_p99_ms"], 2), f(w["run_cpu_ms_per_s"], 1)]])
+    R.p("/metrics median with/alone: %s. /leader reached %s/s, median %s ms, p99 %s ms."
+        % (f(ep["metrics_median_ratio"], 2), f(w["leader_rate"], 0), f(w["leader_median_ms"], 2),
+           f(w["leader_p99_ms"], 2)))
+    R.p()
+
+
 def write_idle(R, idle):
     """The idle cost table, and its target (after the targets were written:
     see write_targets)."""
@@ -1730,6 +1762,7 @@ def write_report(raw, outdir):
     write_shards(R, read_shards(raw))
     write_handover(R, read_handover(raw))
     write_idle(R, other.get("idle"))
+    write_endpoint(R, other.get("endpoint"))
     write_floor(R, floor)
     if os.path.exists(os.path.join(HERE, "results", "ANALYSIS.md")):
         R.p("Where the time goes and what would fix it: see [ANALYSIS.md](ANALYSIS.md) (profiles, written by hand).")

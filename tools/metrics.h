@@ -17,12 +17,13 @@ struct zt_metrics;
 
 /* Starts what is asked (listen "HOST:PORT" and/or a textfile path, either
  * may be NULL) for client; the endpoint also answers /leader for election
- * (NULL: never leading) and /healthz. Everything that can fail is tried here, before
+ * (NULL: never leading), whose path and participant id (kept, not copied)
+ * it names, and /healthz. Everything that can fail is tried here, before
  * the caller goes on: the address is resolved and bound, the textfile
  * written once. NULL after printing one line (the caller exits
  * ZT_EXIT_METRICS); also NULL, silently, when nothing was asked. */
 struct zt_metrics *zt_metrics_start(zkelect_client_t *client, zkelect_election_t *election,
-                                    const char *listen, const char *textfile,
+                                    const char *path, const char *id, const char *listen, const char *textfile,
                                     int64_t interval_ms, int *failed);
 
 /* The election's state changed (an event was handled): the textfile is

@@ -695,7 +695,7 @@ int zt_cmd_run(int argc, char **argv)
         /* Before connecting: a taken port or an unwritable textfile is an
          * error at start, never a run without the metrics asked for. */
         int failed = 0;
-        metrics = zt_metrics_start(r.client, r.election, r.o.metrics_listen,
+        metrics = zt_metrics_start(r.client, r.election, r.o.path, r.id, r.o.metrics_listen,
                                    r.o.metrics_textfile, r.o.metrics_interval_ms, &failed);
         if (failed) {
             exit_code = ZT_EXIT_METRICS;
