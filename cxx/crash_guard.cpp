@@ -159,6 +159,17 @@ std::string hello_line() { return "HELLO zkelect-guard " + std::to_string(kProto
 // session of its own); it is reaped here.
 std::shared_ptr<GuardPipe> spawn_guard(int delay_ms, std::string *why) {
     const std::string path = crash_guard_path();
+    if (getpid() == 1) {
+        // When PID 1 of a PID namespace exits, the kernel kills every other
+        // process of the namespace: a guard started from here dies with its
+        // owner, before it could close the session. Said, not tried.
+        *why = "this process is PID 1 of its PID namespace (a container without an init), and "
+               "when PID 1 exits the kernel kills every process of the namespace, the crash "
+               "guard with it: a crash of this process hands over only after the session "
+               "timeout. An init in the container does not help if it exits with the app; "
+               "set crash.guard=off to say so and silence this";
+        return {};
+    }
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         *why = std::string("cannot make the crash guard's pipe: ") + std::strerror(errno);

@@ -345,3 +345,25 @@ def test_a_guard_that_gives_no_verdict_at_its_start_stalls_nothing(hosts, test_e
     assert got is not None and got["ms"] < 3000, got
     s = h.ask("stats", 10)
     assert s["guarded"] == 0 and s["warnings"] >= 1, s
+
+
+def test_an_owner_that_is_pid_1_is_told_why_it_has_no_guard(zk, zk_path, zkelect_bin, test_env,
+                                                            guard_bin):
+    """The app as PID 1 of a PID namespace (a container without an init):
+    the kernel kills the whole namespace when it exits, a guard included, so
+    the client says so, with the cause and what to set, rather than an exit
+    status; and no guard process is left behind in the namespace."""
+    argv = ["unshare", "--pid", "--fork", "--mount-proc",
+            *candidate_argv(zkelect_bin, zk.connect_string, zk_path, 1, 1, T_MS)]
+    a = Participant(argv, test_env, "pid1", stderr="pipe")
+    try:
+        m = a.mark()
+        a.send("join")
+        _, words = a.wait_info("1", "WARNING", 10)
+        said = " ".join(words)
+        assert "PID 1 of its PID namespace" in said and "crash.guard=off" in said, said
+        a.wait_event(("LEADER",), "1", 10, since=m)
+        a.send("status 1")
+        assert a.info("1", "crash_guarded", 10, since=m) == "0"
+    finally:
+        a.close()
