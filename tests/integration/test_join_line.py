@@ -191,7 +191,9 @@ def test_a_claim_that_cannot_be_made_holds_no_turn(api, handles):
     # A server whose tickTime leaves this session no lease (tests/integration/
     # test_ticktime.py): every candidacy first in line waits in `claiming`
     # for as long as the client stays on it. Before: each kept its turn, and
-    # after 1,024 of them nobody else ever created a node.
+    # after 1,024 of them nobody else ever created a node (unless the
+    # session expired, on a loaded machine with T = 1 s: the new nodes stood
+    # behind the old ones, following, and gave their turns back; seen once).
     from bed.zkbed import Ensemble
     ens = Ensemble(n=1, tick_ms=2000, extra_cfg={"minSessionTimeout": 1000})
     ens.start()
