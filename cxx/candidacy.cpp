@@ -71,14 +71,19 @@ void Candidacy::account() {
     slots_ = want;
 }
 
-// Between a create and the first place in line: what a turn to join covers.
+// Between a create and the first place in line: what a turn to join covers
+// (a claim, first in line already, may wait long for its lease).
 static bool joining(Candidacy::State s) {
     return s == Candidacy::State::kCreating || s == Candidacy::State::kRecovering ||
-           s == Candidacy::State::kListing || s == Candidacy::State::kClaiming;
+           s == Candidacy::State::kListing;
 }
 
 void Candidacy::set_state(State s) {
-    if (join_turn_ && !joining(s)) end_join_turn();
+    if (!joining(s)) client_.join_line().give_back(ticket_);
+    if (s == State::kAwaitingSession && want_ && !in_join_line_) {
+        in_join_line_ = true;  // a session lost before our first place keeps our place
+        client_.join_line().wait(ticket_, weak_from_this());
+    }
     if (state_ == State::kDraining && s != State::kDraining) leave_drain();
     if (s != state_) {
         state_ = s;
@@ -179,6 +184,11 @@ void Candidacy::volunteer(uint64_t command, int reserved) {
         return;
     }
     lift_fence_if_latest();
+    if (!want_) {
+        // A place in the join line, behind a resign's delete too.
+        ticket_ = client_.join_line().ticket();
+        in_join_line_ = false;
+    }
     want_ = true;
     margin_reported_ = false;
     if (state_ == State::kResigning) {
@@ -264,16 +274,13 @@ void Candidacy::begin_enrollment() {
 }
 
 void Candidacy::send_create() {
-    if (!join_turn_) {
-        // Nothing is sent until our turn: to ZooKeeper we are not there yet,
-        // as while we wait for a session.
-        if (in_join_line_ || !client_.take_join_turn(weak_from_this())) {
-            in_join_line_ = true;
-            set_state(State::kAwaitingSession);
-            return;
-        }
-        join_turn_ = true;
+    // Nothing is sent until our turn: to ZooKeeper we are not there yet, as
+    // while we wait for a session.
+    if (!client_.join_line().take(ticket_)) {
+        set_state(State::kAwaitingSession);
+        return;
     }
+    in_join_line_ = false;
     set_state(State::kCreating);
     if (!client_.path_known(shared_->path)) {
         // First candidate of this session here: make the path in the same
@@ -1212,23 +1219,14 @@ void Candidacy::on_connected(bool new_session) {
     }
 }
 
-void Candidacy::on_join_turn() {
+bool Candidacy::on_join_turn(uint64_t ticket) {
+    if (ticket != ticket_) return false;  // a place given up
     in_join_line_ = false;
-    join_turn_ = true;
     if (state_ == State::kAwaitingSession && want_ && !closing_ && client_.connected()) {
         check_margin();
-        if (want_) {
-            send_create();
-            return;
-        }
+        if (want_) send_create();
     }
-    end_join_turn();  // resigned, closed or disconnected meanwhile: the next one's
-}
-
-void Candidacy::end_join_turn() {
-    if (!join_turn_) return;
-    join_turn_ = false;
-    client_.end_join_turn();
+    return client_.join_line().holds(ticket_);
 }
 
 void Candidacy::on_suspended() {

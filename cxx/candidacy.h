@@ -78,12 +78,12 @@ public:
     void on_lease(int64_t until, int64_t rtt_us) override;
     void on_node_refused(const std::string &path) override;
     void on_warning(const std::string &about, const std::string &message) override;
-    void on_join_turn() override;
+    bool on_join_turn(uint64_t ticket) override;
 
     enum class State {
         kIdle,
         // Wants in, nothing sent: no session yet, or waiting in the client's
-        // line for a turn to join (Client::take_join_turn).
+        // line for a turn to join (cxx/join_line.h).
         kAwaitingSession,
         kCreating,
         kRecovering,
@@ -270,11 +270,10 @@ private:
     int64_t retry_at_ = 0;        // the pending claim retry's time; 0: none
     uint64_t retry_gen_ = 0;      // and the gen_ it was armed in
     bool pred_announced_ = false;  // FOLLOWING said for pred_ (once per predecessor)
-    // One of the client's turns to join is ours (Client::take_join_turn),
-    // from our create until our first place in line; or we wait in its line.
-    bool join_turn_ = false;
+    // Our place in the client's join line (JoinLine), taken by the
+    // volunteer; in_join_line_: it waits there with this ticket.
+    uint64_t ticket_ = 0;
     bool in_join_line_ = false;
-    void end_join_turn();
     // A read of this connection armed the watch on our own node (node_) and
     // it has not fired; own_seq_ tells that read's reply from older ones.
     bool own_armed_ = false;

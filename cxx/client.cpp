@@ -489,42 +489,6 @@ void Client::send_listing(const std::string &path) {
 
 void Client::at(int64_t at_ns, std::function<void()> fn) { timers_.emplace(at_ns, std::move(fn)); }
 
-bool Client::take_join_turn(std::weak_ptr<Member> m) {
-    if (joining_ < kJoinWindow && join_line_.empty()) {
-        ++joining_;
-        return true;
-    }
-    join_line_.push_back(std::move(m));
-    return false;
-}
-
-// The turn is handed on from the loop's next round, not from inside the
-// member that ends its own: that member is in the middle of a change of
-// state, and the next one's join sends requests of its own.
-void Client::end_join_turn() {
-    if (joining_ > 0) --joining_;
-    post_join_turns();
-}
-
-// One round of handing on at a time, however many turns end before it runs.
-void Client::post_join_turns() {
-    if (join_line_.empty() || giving_turns_) return;
-    giving_turns_ = true;
-    post([this] { give_join_turns(); });
-}
-
-void Client::give_join_turns() {
-    giving_turns_ = false;
-    for (size_t i = 0; i < 100000 && joining_ < kJoinWindow && !join_line_.empty(); ++i) {
-        auto m = join_line_.front().lock();
-        join_line_.pop_front();
-        if (!m) continue;
-        ++joining_;
-        m->on_join_turn();
-    }
-    if (joining_ < kJoinWindow) post_join_turns();
-}
-
 bool Client::turn(size_t max_items) {
     std::deque<std::function<void()>> batch;
     {
@@ -799,6 +763,7 @@ void Client::on_session_event(uint64_t gen, int state, int64_t stamp, const Peer
         if (settings_.follow_hosts) read_ensemble_config();
         for (const auto &path : leftovers_) remove_leftover(path);
         each([first](Member &m) { m.on_connected(first); });
+        join_line_.on_connected();  // after every member that waits is back in line
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
         if (!connected()) return;
         connected_.store(false, std::memory_order_release);

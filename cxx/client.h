@@ -23,6 +23,7 @@
 #include "conf.h"
 #include "errors.h"
 #include "handshake_cap.h"
+#include "join_line.h"
 #include "clock.h"
 #include "lease.h"
 #include "names.h"
@@ -66,8 +67,13 @@ public:
         (void)about;
         (void)message;
     }
-    // Its turn to join has come (Client::take_join_turn said no before).
-    virtual void on_join_turn() {}
+    // A turn to join is this member's (JoinLine, ticket: the place it
+    // waited at). True: it creates now and holds the turn; false: it no
+    // longer waits with that ticket.
+    virtual bool on_join_turn(uint64_t ticket) {
+        (void)ticket;
+        return false;
+    }
 };
 
 // One getChildren of an election path, shared by every member of the client
@@ -237,16 +243,9 @@ public:
     void keep_removing(const std::string &path);
     // Run fn on the loop at CLOCK_BOOTTIME time at_ns.
     void at(int64_t at_ns, std::function<void()> fn) override;
-    // Joins under way at once (issue 35): at most kJoinWindow members of
-    // this client between the create of their node and their first place in
-    // line; the others wait in order, and each is told (on_join_turn) when a
-    // turn is free. E elections joining at once hold every request and reply
-    // of the burst at its peak, and the resident set keeps that peak: 4.8 KB
-    // an election at 100,000 on one session, 3.3 KB joined 2,000 at a time
-    // (docs/limits.md). True: the turn is m's, end it with end_join_turn();
-    // false: m is in line. Loop thread only.
-    bool take_join_turn(std::weak_ptr<Member> m);
-    void end_join_turn();
+    // The line of members waiting for one of this client's turns to join
+    // (cxx/join_line.h).
+    JoinLine &join_line() { return join_line_; }
     // Handler for a reply that hops onto the loop before running.
     ReplyFn on_loop(std::function<void(Reply &&)> fn) override;
     std::atomic<int64_t> &session_gen_ref() { return session_gen_; }
@@ -357,11 +356,12 @@ private:
 #else
     static constexpr size_t kJoinWindow = 1024;
 #endif
-    size_t joining_ = 0;
-    std::deque<std::weak_ptr<Member>> join_line_;
-    bool giving_turns_ = false;  // a give_join_turns is posted
-    void post_join_turns();
-    void give_join_turns();
+    JoinLine join_line_{kJoinWindow,
+                        {[this](std::function<void()> fn) { post(std::move(fn)); },
+                         [this](int64_t ns, std::function<void()> fn) { at(ns, std::move(fn)); },
+                         [this] { return connected(); },
+                         [this] { return int64_t(effective_timeout_ms()) * kNsPerMs; },
+                         [] { return boottime_ns(); }}};
     std::map<uint64_t, std::shared_ptr<Member>> members_;
     std::unordered_multimap<std::string, uint64_t> interest_;  // path -> members watching
     // The same, by member: each entry points at its path, the key of its

@@ -655,8 +655,10 @@ ZKELECT_API int zkelect_election_destroy(zkelect_election_t *election);
  * RESIGNED, then FOLLOWING or ELECTED; a resign before the new node is
  * made cancels it (one RESIGNED for both). At most 1,024 candidacies of a
  * client join at once (from the create of their node to their first place
- * in line; since 1.2): past that a volunteer waits its turn, in order,
- * sending nothing meanwhile. Returns 0, ZKELECT_ESTATE when
+ * in line; since 1.2): past that a volunteer waits its turn, sending
+ * nothing meanwhile, first asked, first served (the place this call takes
+ * is kept while a resign it is queued behind finishes, and through
+ * disconnections and a new session). Returns 0, ZKELECT_ESTATE when
  * already a candidate, ZKELECT_ECLOSED while closing, ZKELECT_EINVAL for
  * NULL, ZKELECT_ELIMIT (since 1.2) when this candidacy's node would bring
  * the client's candidate nodes above zk.session.nodes.max.bytes (the

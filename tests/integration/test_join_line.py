@@ -71,3 +71,148 @@ def test_at_most_1024_join_at_once_and_the_rest_wait_in_line(api, handles, fresh
     print(f"JOIN-LINE all lead {time.monotonic() - t0:.1f} s after the server resumed")
     assert lib.zkelect_is_leader(last) == 0
     assert _engine_states(api, [last]) == {"idle": 1}
+
+
+# --- the line's order (issue 50, finding 6) ----------------------------------
+#
+# First asked, first served: a candidacy's place is taken by its volunteer
+# and kept while it waits, for a session too. Seen from outside in the order
+# the servers created the nodes (czxid, one counter for every path).
+
+PROBES = 5
+
+
+def _creation_order(kz, paths):
+    """The paths, in the order their (single) candidate node was created."""
+    made = []
+    for p in paths:
+        kids = kz.get_children(p)
+        assert len(kids) == 1, (p, kids)
+        made.append((kz.get(f"{p}/{kids[0]}")[1].czxid, p))
+    return [p for _, p in sorted(made)]
+
+
+def _kazoo(ens):
+    from kazoo.client import KazooClient
+    kz = KazooClient(hosts=ens.connect_string, timeout=10)
+    kz.start(timeout=10)
+    return kz
+
+
+def _stop_while_the_line_is_full(api, ens, fillers):
+    """Server stopped, every filler volunteered: all 1,024 turns are held by
+    creates the server will not answer until it runs again."""
+    ens.pause_server(0)
+    for e in fillers:
+        assert api.lib.zkelect_volunteer(e) == 0
+    zkc.until(lambda: _engine_states(api, fillers).get("creating") == WINDOW,
+              "every turn held by a create", 10)
+
+
+@pytest.mark.slow
+def test_a_turn_freed_while_disconnected_keeps_the_line_in_order(api, handles, fresh_ensemble):
+    # Before: the freed turn went from one member to the next while no one
+    # could create (each gave it back at once), emptying the line; on the
+    # reconnect they asked again in member-id order: p0 p1 p2 p3 p4.
+    lib = api.lib
+    T = 6000
+    ens = fresh_ensemble(n=1)
+    c = zkc.connected_client(api, handles, f"127.0.0.1:{ens.client_port(0)}", timeout_ms=T)
+    prefix = f"/t/order-{uuid.uuid4().hex[:8]}"
+    warm = zkc.new_election(api, handles, c, f"{prefix}/warm", "p")
+    assert lib.zkelect_volunteer(warm) == 0
+    api.wait_event(warm, {"ELECTED"}, 10)
+    fillers = [zkc.new_election(api, handles, c, f"{prefix}/f{i:04d}", "p") for i in range(WINDOW)]
+    paths = [f"{prefix}/p{i}" for i in range(PROBES)]
+    probes = [zkc.new_election(api, handles, c, p, "p") for p in paths]
+    try:
+        _stop_while_the_line_is_full(api, ens, fillers)
+        asked = list(reversed(range(PROBES)))  # against the member ids
+        for i in asked:
+            assert lib.zkelect_volunteer(probes[i]) == 0
+        api.wait_event(fillers[0], {"SUSPENDED"}, T / 1000 + 2)
+        # A turn freed while no one can create.
+        assert lib.zkelect_resign(fillers[0]) == 0
+        time.sleep(0.3)
+    finally:
+        ens.resume_server(0)
+    zkc.until(lambda: all(lib.zkelect_is_leader(e) == 1 for e in probes), "every probe leads", 60)
+    kz = _kazoo(ens)
+    try:
+        order = _creation_order(kz, paths)
+    finally:
+        kz.stop()
+        kz.close()
+    print(f"\nJOIN-LINE asked {[paths[i][-2:] for i in asked]}, created {[p[-2:] for p in order]}")
+    assert order == [paths[i] for i in asked]
+
+
+@pytest.mark.slow
+def test_a_volunteer_behind_its_resign_keeps_its_place(api, handles, fresh_ensemble):
+    # a leads; while the line is full and the server stopped, a resigns and
+    # volunteers again (the volunteer waits for the old node's delete), then
+    # b0..b4 volunteer. a asked first, so its new node comes first. Before:
+    # a asked for a turn only once its delete was answered, behind b0..b4.
+    lib = api.lib
+    T = 6000
+    ens = fresh_ensemble(n=1)
+    c = zkc.connected_client(api, handles, f"127.0.0.1:{ens.client_port(0)}", timeout_ms=T)
+    prefix = f"/t/behind-{uuid.uuid4().hex[:8]}"
+    # The lowest member id: after the reconnect its delete goes out first,
+    # ahead of the fillers' recovery listings that free turns.
+    a = zkc.new_election(api, handles, c, f"{prefix}/a", "p")
+    assert lib.zkelect_volunteer(a) == 0
+    api.wait_event(a, {"ELECTED"}, 10)
+    fillers = [zkc.new_election(api, handles, c, f"{prefix}/f{i:04d}", "p") for i in range(WINDOW)]
+    bpaths = [f"{prefix}/b{i}" for i in range(PROBES)]
+    bs = [zkc.new_election(api, handles, c, p, "p") for p in bpaths]
+    try:
+        _stop_while_the_line_is_full(api, ens, fillers)
+        assert lib.zkelect_resign(a) == 0
+        assert lib.zkelect_volunteer(a) == 0
+        for b in bs:
+            assert lib.zkelect_volunteer(b) == 0
+        api.wait_event(fillers[0], {"SUSPENDED"}, T / 1000 + 2)
+    finally:
+        ens.resume_server(0)
+    zkc.until(lambda: all(lib.zkelect_is_leader(e) == 1 for e in [a] + bs), "a and every b lead", 60)
+    kz = _kazoo(ens)
+    try:
+        order = _creation_order(kz, [f"{prefix}/a"] + bpaths)
+    finally:
+        kz.stop()
+        kz.close()
+    print(f"\nJOIN-LINE created {[p.rsplit('/', 1)[1] for p in order]}")
+    assert order == [f"{prefix}/a"] + bpaths
+
+
+@pytest.mark.slow
+def test_a_claim_that_cannot_be_made_holds_no_turn(api, handles):
+    # A server whose tickTime leaves this session no lease (tests/integration/
+    # test_ticktime.py): every candidacy first in line waits in `claiming`
+    # for as long as the client stays on it. Before: each kept its turn, and
+    # after 1,024 of them nobody else ever created a node (unless the
+    # session expired, on a loaded machine with T = 1 s: the new nodes stood
+    # behind the old ones, following, and gave their turns back; seen once).
+    from bed.zkbed import Ensemble
+    ens = Ensemble(n=1, tick_ms=2000, extra_cfg={"minSessionTimeout": 1000})
+    ens.start()
+    try:
+        c = zkc.connected_client(api, handles, ens.connect_string, timeout_ms=1000)
+        prefix = f"/t/stuck-{uuid.uuid4().hex[:8]}"
+        es = [zkc.new_election(api, handles, c, f"{prefix}/s{i:04d}", "p")
+              for i in range(WINDOW + PROBES)]
+        for e in es:
+            assert api.lib.zkelect_volunteer(e) == 0
+
+        def all_claiming():
+            s = _engine_states(api, es)
+            return s if s.get("claiming") == len(es) else None
+
+        try:
+            zkc.until(all_claiming, "every candidacy first on its path, claiming", 30)
+        except AssertionError:
+            print(f"\nJOIN-LINE stuck: {_engine_states(api, es)}")
+            raise
+    finally:
+        ens.stop()
