@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -191,8 +190,6 @@ void Client::guard_session() {
     if (g.hosts.size() + g.tls.size() <= kGuardHostsMax &&
         crash_guard::sasl_line_size(g.sasl) <= kGuardLineMax)
         crash_guard::add(guard_ticket_, g);
-    explicit_bzero(g.sasl.password.data(), g.sasl.password.size());
-    explicit_bzero(g.passwd.data(), g.passwd.size());
 }
 
 bool Client::guarded() const { return guard_ticket_ && crash_guard::guarded(guard_ticket_); }

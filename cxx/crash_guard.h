@@ -13,6 +13,8 @@
 // to guard and the child's writes would reach the parent's guard.
 #pragma once
 
+#include <string.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -25,6 +27,11 @@ namespace zkelect {
 struct GuardedSasl {
     std::string mechanism, service, host, user, password;
     std::string ccache, client_keytab, krb5_config;  // KRB5CCNAME, KRB5_CLIENT_KTNAME, KRB5_CONFIG
+    GuardedSasl() = default;
+    GuardedSasl(const GuardedSasl &) = default;
+    GuardedSasl &operator=(const GuardedSasl &) = default;
+    // A copy of the password does not outlive its holder.
+    ~GuardedSasl() { explicit_bzero(password.data(), password.size()); }
 };
 
 struct GuardedSession {
@@ -35,6 +42,10 @@ struct GuardedSession {
     std::string servers; // the addresses connected to, "1.2.3.4:2181,[::1]:2181": the guard resolves no name
     std::string tls;     // zk.tls.*'s "ca,cert,key[,password]"; empty: plain TCP
     GuardedSasl sasl;
+    GuardedSession() = default;
+    GuardedSession(const GuardedSession &) = default;
+    GuardedSession &operator=(const GuardedSession &) = default;
+    ~GuardedSession() { explicit_bzero(passwd.data(), passwd.size()); }
 };
 
 // The path of the helper: the environment's ZKELECT_GUARD when set (tests
