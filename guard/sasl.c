@@ -235,6 +235,7 @@ int sasl_record(struct session *s, const char *p)
 
 void *sasl_params_of(const struct session *s)
 {
+    (void)s;
 #ifdef ZKELECT_HAVE_ZK_SASL
     if (s->sasl && cyrus_ready == SASL_OK)
         return &s->sasl->params;
