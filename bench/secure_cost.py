@@ -11,9 +11,10 @@ Per mode and repeat: connect = the three processes started -> all three
 CONNECTED (TLS handshake and SASL exchange included); join = `join` sent
 to all -> one LEADER, two FOLLOWERs; failover = the leader's `resign` ->
 another's LEADER; crash = SIGKILL of the new leader's process -> the last
-one's LEADER (the crash guard closes a dead process's plain-TCP session at
-once; it cannot reconnect over TLS, nor close a SASL session, so there the
-session timeout T is the bound). Measured in this process
+one's LEADER (the crash guard closes a dead process's session at once in
+every mode: over TLS with the client's files, with SASL authenticating as
+the client did; its reconnection pays the TLS handshake and the SASL
+exchange). Measured in this process
 (time.monotonic), through the candidates' line protocol, which every mode
 pays alike. Prints medians and maxima in ms; --json writes every sample
 (`./dev bench --secure` runs it and writes the report)."""

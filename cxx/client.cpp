@@ -113,16 +113,37 @@ Client::~Client() {
 // The guard's lines carry the connect string and, over TLS, the zk.tls.*
 // files' names (the guard takes lines of at most 4096 bytes).
 constexpr size_t kGuardHostsMax = 3900;
+constexpr size_t kGuardLineMax = 4096;
+
+// How the guard authenticates, as this client does (zk.sasl.*): a server
+// that requires SASL refuses an unauthenticated connection's closeSession
+// (-124). With GSSAPI, the Kerberos environment this process finds its
+// credentials through: the guard's own environment is empty.
+GuardedSasl Client::guard_sasl() const {
+    GuardedSasl a;
+    const Settings::Sasl &s = settings_.sasl;
+    if (s.mechanism.empty()) return a;
+    a.mechanism = s.mechanism;
+    a.service = s.service;
+    a.host = s.host;
+    a.user = s.user;
+    a.password = s.password;
+    auto env = [](const char *name) {
+        const char *v = secure_getenv(name);
+        return std::string(v ? v : "");
+    };
+    a.ccache = env("KRB5CCNAME");
+    a.client_keytab = env("KRB5_CLIENT_KTNAME");
+    a.krb5_config = env("KRB5_CONFIG");
+    return a;
+}
 
 void Client::join_crash_guard() {
     if (settings_.guard == GuardMode::kOff) return;
     std::string why;
-    if (!settings_.sasl.mechanism.empty()) {
-        // A server that enforces SASL answers an unauthenticated
-        // connection's closeSession with -124 and closes it: the guard,
-        // which carries no credentials, could not close the session.
-        why = "the crash guard cannot close sessions with SASL (zk.sasl.*: it connects without "
-              "credentials, and a server that requires SASL refuses it)";
+    if (crash_guard::sasl_line_size(guard_sasl()) > kGuardLineMax) {
+        why = "the zk.sasl.* values (and the Kerberos environment) are longer than the crash "
+              "guard takes (" + std::to_string(kGuardLineMax) + " bytes, hex-encoded)";
     } else if (settings_.hosts.size() + settings_.tls.size() > kGuardHostsMax) {
         why = std::string(settings_.tls.empty() ? "zk.hosts is"
                                                 : "zk.hosts and the zk.tls.* files' names are") +
@@ -165,8 +186,10 @@ void Client::guard_session() {
     // Over TLS the guard connects as this client does (its CA, certificate
     // and key), so that a TLS-only ensemble takes its close.
     g.tls = settings_.tls;
-    if (g.hosts.size() + g.tls.size() > kGuardHostsMax) return;
-    crash_guard::add(guard_ticket_, g);
+    g.sasl = guard_sasl();
+    if (g.hosts.size() + g.tls.size() <= kGuardHostsMax &&
+        crash_guard::sasl_line_size(g.sasl) <= kGuardLineMax)
+        crash_guard::add(guard_ticket_, g);
 }
 
 bool Client::guarded() const { return guard_ticket_ && crash_guard::guarded(guard_ticket_); }

@@ -35,6 +35,8 @@
 
 namespace zkelect {
 
+struct GuardedSasl;  // crash_guard.h
+
 // A candidacy or an observer: something the loop drives. Called on the loop
 // thread only.
 class Member {
@@ -313,6 +315,7 @@ private:
     // the guard's watcher says.
     void join_crash_guard();
     void guard_session();
+    GuardedSasl guard_sasl() const;
     void warn_about_guard(const std::string &what);
 
     const Settings settings_;

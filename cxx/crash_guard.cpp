@@ -48,7 +48,7 @@ namespace {
 constexpr int kGuardFd = 3;  // where the helper reads (zkelect-guard.c)
 // The protocol's version, in the hello line the helper reads first
 // (zkelect-guard.c): a helper of another release refuses with kExitVersion.
-constexpr int kProtocolVersion = 2;
+constexpr int kProtocolVersion = 3;
 constexpr int kExitProtocol = 4, kExitVersion = 5;
 constexpr int64_t kRetryFirstMs = 1000, kRetryMaxMs = 60000;
 // A helper that ran this long before it died was not refusing us: the next
@@ -287,8 +287,20 @@ void hex_of(Secret &line, int64_t id) {
     line += b;
 }
 
+// A SASL record's field: "-" when empty, else its bytes in hex (a field may
+// hold spaces; the password never appears as itself in the pipe's bytes).
+void sasl_field(Secret &line, const std::string &v) {
+    static const char hex[] = "0123456789abcdef";
+    line += ' ';
+    if (v.empty()) line += '-';
+    for (unsigned char c : v) {
+        line += hex[c >> 4];
+        line += hex[c & 15];
+    }
+}
+
 // What a guard is told of a member's session: ADD, its servers' addresses
-// (SRV: the guard resolves no name), TLS, and its WAIT if any.
+// (SRV: the guard resolves no name), TLS, SASL, and its WAIT if any.
 Secret session_lines(const GuardedSession &s, int wait_pid) {
     static const char hex[] = "0123456789abcdef";
     Secret line;
@@ -319,6 +331,17 @@ Secret session_lines(const GuardedSession &s, int wait_pid) {
         line += s.tls;
         line += '\n';
     }
+    if (!s.sasl.mechanism.empty()) {
+        const GuardedSasl &a = s.sasl;
+        line += "SASL ";
+        hex_of(line, s.id);
+        line += ' ';
+        line += a.mechanism;
+        for (const std::string *f : {&a.service, &a.host, &a.user, &a.password, &a.ccache,
+                                     &a.client_keytab, &a.krb5_config})
+            sasl_field(line, *f);
+        line += '\n';
+    }
     if (wait_pid) {
         line += "WAIT ";
         hex_of(line, s.id);
@@ -326,6 +349,18 @@ Secret session_lines(const GuardedSession &s, int wait_pid) {
     }
     return line;
 }
+
+}  // namespace
+
+size_t sasl_line_size(const GuardedSasl &a) {
+    size_t n = 5 + 16 + 1 + a.mechanism.size() + 1;
+    for (const std::string *f : {&a.service, &a.host, &a.user, &a.password, &a.ccache,
+                                 &a.client_keytab, &a.krb5_config})
+        n += 1 + (f->empty() ? 1 : 2 * f->size());
+    return n;
+}
+
+namespace {
 
 Secret wait_line(int64_t id, int pid) {
     Secret line = "WAIT ";

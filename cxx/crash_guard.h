@@ -13,11 +13,26 @@
 // to guard and the child's writes would reach the parent's guard.
 #pragma once
 
+#include <string.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
 
 namespace zkelect {
+
+// How the guard authenticates to a server that requires SASL, as the owner
+// did (zk.sasl.*); an empty mechanism: no SASL. For GSSAPI, the owner's
+// Kerberos environment: the guard's own is empty.
+struct GuardedSasl {
+    std::string mechanism, service, host, user, password;
+    std::string ccache, client_keytab, krb5_config;  // KRB5CCNAME, KRB5_CLIENT_KTNAME, KRB5_CONFIG
+    GuardedSasl() = default;
+    GuardedSasl(const GuardedSasl &) = default;
+    GuardedSasl &operator=(const GuardedSasl &) = default;
+    // A copy of the password does not outlive its holder.
+    ~GuardedSasl() { explicit_bzero(password.data(), password.size()); }
+};
 
 struct GuardedSession {
     int64_t id = 0;
@@ -26,6 +41,11 @@ struct GuardedSession {
     std::string hosts;   // the connect string
     std::string servers; // the addresses connected to, "1.2.3.4:2181,[::1]:2181": the guard resolves no name
     std::string tls;     // zk.tls.*'s "ca,cert,key[,password]"; empty: plain TCP
+    GuardedSasl sasl;
+    GuardedSession() = default;
+    GuardedSession(const GuardedSession &) = default;
+    GuardedSession &operator=(const GuardedSession &) = default;
+    ~GuardedSession() { explicit_bzero(passwd.data(), passwd.size()); }
 };
 
 // The path of the helper: the environment's ZKELECT_GUARD when set (tests
@@ -63,6 +83,9 @@ void remove(uint64_t ticket);
 // session of the client. The pidfd is the guard's, taken when it reads the
 // record. False when the guard is down for now (the new one gets it).
 bool wait_for(uint64_t ticket, int pid);
+// The length of the SASL record that carries s (the guard takes lines of at
+// most 4096 bytes).
+size_t sasl_line_size(const GuardedSasl &s);
 // True while the client's session is in a running guard (its lines are in
 // the pipe, not waiting in the queue).
 bool guarded(uint64_t ticket);

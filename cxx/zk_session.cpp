@@ -69,7 +69,7 @@ ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
     if (sasl_ && !settings_.tls.empty()) {
         zh_ = zkelect_zookeeper_init_ssl_sasl(
             settings_.hosts.c_str(), settings_.tls.c_str(), &ZkSession::on_watch,
-            settings_.session_timeout_ms, this, &zk_log_message,
+            settings_.session_timeout_ms, nullptr, this, &zk_log_message,
             static_cast<zoo_sasl_params_t *>(sasl_params_ptr(sasl_.get())));
     } else
 #endif

@@ -14,6 +14,9 @@
 #include <sys/resource.h>
 
 #include "guard.h"
+#ifdef ZKELECT_HAVE_ZK_TLS_SASL
+#include "zkelect_ssl_sasl.h"
+#endif
 
 #define CLOSERS 8       /* sessions closed at a time (issue 35) */
 #define WINDOW_MAX 128  /* handles open at a time, at most */
@@ -135,6 +138,52 @@ static size_t window(void)
     return w;
 }
 
+/* A handle on s's session (its id and password), connected as the owner
+ * was: over TLS with its files, with its SASL credentials (the server's
+ * CONNECTED comes once SASL has succeeded: a server that requires SASL
+ * refuses the closeSession of a connection without it). NULL when it
+ * cannot be opened, or not as the owner was (this guard's client lacks
+ * TLS or SASL): then it is not closed, and expires after its timeout. */
+static zhandle_t *open_session(struct session *s)
+{
+    unsigned long long sid = (unsigned long long)s->id.client_id;
+    zhandle_t *zh = NULL;
+    void *sasl = sasl_params_of(s);
+    if (s->sasl && !sasl) {
+        say("%016llx: this guard cannot authenticate with SASL; not closed", sid);
+        return NULL;
+    }
+    if (s->tls && sasl) {
+#ifdef ZKELECT_HAVE_ZK_TLS_SASL
+        zh = zkelect_zookeeper_init_ssl_sasl(s->hosts, s->tls, watcher, s->timeout_ms, &s->id, s,
+                                             drop_log, sasl);
+#else
+        say("%016llx: this guard's client has no TLS and SASL together; not closed", sid);
+        return NULL;
+#endif
+    } else if (sasl) {
+#ifdef ZKELECT_HAVE_ZK_SASL
+        zh = zookeeper_init_sasl(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log, sasl);
+#endif
+    } else if (s->tls) {
+#ifdef ZKELECT_HAVE_ZK_TLS
+        /* zookeeper_init_ssl takes no log callback: what it says before
+         * the one set here goes to stderr, /dev/null without --debug. */
+        zh = zookeeper_init_ssl(s->hosts, s->tls, watcher, s->timeout_ms, &s->id, s, 0);
+        if (zh)
+            zoo_set_log_callback(zh, drop_log);
+#else
+        say("%016llx: this guard was built without TLS; not closed", sid);
+        return NULL;
+#endif
+    } else {
+        zh = zookeeper_init2(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log);
+    }
+    if (!zh)
+        say("zookeeper_init %016llx: %s", sid, strerror(errno));
+    return zh;
+}
+
 /* Closes the picked sessions: opens them (zookeeper_init with each one's
  * id and password), up to a window of handles at a time, and closes each as
  * soon as it is connected (or reported expired, or refused), up to CLOSERS
@@ -192,25 +241,7 @@ static void close_picked(int dry_run)
         while (n_threads > 0 && round_open >= win)
             wait_until(now_ms() + 50);
         pthread_mutex_unlock(&state_mu);
-        zhandle_t *zh = NULL;
-        if (s->tls) {
-#ifdef ZKELECT_HAVE_ZK_TLS
-            /* zookeeper_init_ssl takes no log callback: what it says before
-             * the one set here goes to stderr, /dev/null without --debug. */
-            zh = zookeeper_init_ssl(s->hosts, s->tls, watcher, s->timeout_ms, &s->id, s, 0);
-            if (zh)
-                zoo_set_log_callback(zh, drop_log);
-            else
-                say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
-#else
-            say("%016llx: this guard was built without TLS; not closed",
-                (unsigned long long)s->id.client_id);
-#endif
-        } else {
-            zh = zookeeper_init2(s->hosts, watcher, s->timeout_ms, &s->id, s, 0, drop_log);
-            if (!zh)
-                say("zookeeper_init %016llx: %s", (unsigned long long)s->id.client_id, strerror(errno));
-        }
+        zhandle_t *zh = open_session(s);
         pthread_mutex_lock(&state_mu);
         s->zh = zh;
         s->opened = 1;

@@ -20,6 +20,7 @@ struct session {
     int timeout_ms;
     char *hosts;
     char *tls;          /* "ca,cert,key[,password]"; NULL: plain TCP */
+    struct guard_sasl *sasl; /* sasl.c: how to authenticate; NULL: no SASL */
     zhandle_t *zh;
     int state;          /* last state the watcher saw; 0 = none yet */
     int wait_fd;        /* pidfd of the WAIT process; -1: none */
@@ -44,6 +45,17 @@ void drop_log(const char *message);
  * the wait for a dead owner's unacknowledged writes. */
 void learn_servers(const char *list);
 void drain(int64_t since, long delay_ms);
+
+/* sasl.c: a SASL record's fields after the session id (the mechanism, then
+ * the hex-encoded rest) for s: 0, or -1 when malformed. */
+struct guard_sasl;
+int sasl_record(struct session *s, const char *fields);
+void sasl_drop(struct session *s);
+/* The zoo_sasl_params_t * to open s with: NULL when s has no SASL or this
+ * guard cannot do it (no SASL in its client, or Cyrus SASL did not start). */
+void *sasl_params_of(const struct session *s);
+/* A hex digit's value, or -1. */
+int hex_digit(int c);
 
 /* close.c: closes every session once the owner is dead. */
 void close_all(int64_t evidence, long delay_ms, int dry_run);

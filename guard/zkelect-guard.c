@@ -1,7 +1,8 @@
 /*
  * zkelect-guard: closes a dead process's ZooKeeper sessions (issue 37).
  * This file: the start, the records and the wait for evidence; drain.c the
- * drain, close.c the closing (guard.h what they share).
+ * drain, close.c the closing, sasl.c the SASL credentials (guard.h what
+ * they share).
  *
  * When a process dies, ZooKeeper keeps its sessions (and their ephemeral
  * nodes) for one session timeout, since a client whose connection broke may
@@ -57,7 +58,7 @@
  * The pipe carries lines, each a record, in ASCII, ending in '\n'. The
  * first, written by the owner before the start, is the hello:
  *
- *   HELLO zkelect-guard <version>     (this guard: 2)
+ *   HELLO zkelect-guard <version>     (this guard: 3; 2 had no SASL record)
  *
  * A guard of another version refuses to start (status 5) and a library of
  * this release says so to its clients; it restarts none more often than its
@@ -66,6 +67,7 @@
  *   ADD <sid> <passwd> <timeout_ms> <connect string>
  *   SRV <sid> <address>:<port>[,<address>:<port>...]
  *   TLS <sid> <ca>,<cert>,<key>[,<key password>]
+ *   SASL <sid> <mechanism> <service> <host> <user> <password> <ccache> <keytab> <krb5.conf>
  *   WAIT <sid> <pid>
  *   DEL <sid>
  *
@@ -84,7 +86,19 @@
  * owner did, with the owner's CA file, certificate and key (their paths,
  * as zk.tls.* named them; the key's password too when it has one), the
  * rest of the line. A guard built without TLS takes the record and says
- * (with --debug) that it cannot close that session. WAIT makes the session's closing wait, once
+ * (with --debug) that it cannot close that session. SASL (after the
+ * session's ADD) says the session's servers require SASL (a server with
+ * enforce.auth.schemes=sasl refuses an unauthenticated closeSession): the
+ * guard authenticates as the owner did before it closes, with the owner's
+ * mechanism (letters, digits, '-', '_'), zk.sasl.service, zk.sasl.host,
+ * zk.sasl.user and password (DIGEST-MD5), and for GSSAPI the owner's
+ * KRB5CCNAME, KRB5_CLIENT_KTNAME and KRB5_CONFIG, which it sets in its own
+ * (otherwise empty) environment while it reads records: the owner's
+ * credential cache or keytab. Each field after the mechanism is its bytes
+ * in hex (no NUL), or "-" when empty. The password is kept, like the
+ * session's, in locked memory and wiped when the session goes. A guard
+ * whose client lacks SASL (or TLS and SASL together, for a session with
+ * both) takes the record and closes nothing of that session. WAIT makes the session's closing wait, once
  * the owner is dead, for process <pid> (decimal) to end as well: a
  * supervisor's helper that stops the supervised work when the supervisor
  * dies (zkelect run's keeper kills the command's tree), so that the work is
@@ -167,7 +181,7 @@ extern char **environ;
 #define EOF_GRACE_MS 1000
 #define HELLO_WAIT_MS 1000
 /* The protocol's version, in the hello line (cxx/crash_guard.cpp). */
-#define PROTOCOL_VERSION 2
+#define PROTOCOL_VERSION 3
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_NOT_OWNER = 2, EXIT_SYS = 3, EXIT_PROTOCOL = 4, EXIT_VERSION = 5 };
 
@@ -215,7 +229,7 @@ static void usage(void)
 
 /* ---- the records --------------------------------------------------------- */
 
-static int hexval(int c)
+int hex_digit(int c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -230,7 +244,7 @@ static int hexval(int c)
 static int parse_hex(const char *s, size_t n, unsigned char *out)
 {
     for (size_t i = 0; i < n; i += 2) {
-        int hi = hexval((unsigned char)s[i]), lo = hi < 0 ? -1 : hexval((unsigned char)s[i + 1]);
+        int hi = hex_digit((unsigned char)s[i]), lo = hi < 0 ? -1 : hex_digit((unsigned char)s[i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         out[i / 2] = (unsigned char)(hi << 4 | lo);
@@ -279,6 +293,7 @@ static void forget(struct session *s)
 {
     drop_wait(s);
     drop_tls(s);
+    sasl_drop(s);
     free(s->hosts);
     /* The credentials do not outlive their use. */
     explicit_bzero(s, sizeof *s);
@@ -383,6 +398,17 @@ static int record(char *line)
         say("TLS %016llx", (unsigned long long)sid);
         return 0;
     }
+    if (strncmp(line, "SASL ", 5) == 0) {
+        const char *p = line + 5;
+        if (parse_sid(p, &sid) != 0 || p[16] != ' ')
+            return -1;
+        struct session *s = find(sid);
+        if (!s || sasl_record(s, p + 17) != 0)
+            return -1;
+        say("SASL %016llx%s", (unsigned long long)sid,
+            sasl_params_of(s) ? "" : ": this guard cannot authenticate it; not closed");
+        return 0;
+    }
     if (strncmp(line, "ADD ", 4) != 0)
         return -1;
     const char *p = line + 4;
@@ -409,6 +435,7 @@ static int record(char *line)
         } else {
             drop_wait(s);
             drop_tls(s);
+            sasl_drop(s);
             free(s->hosts);
         }
     }

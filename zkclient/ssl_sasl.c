@@ -12,7 +12,8 @@
 
 zhandle_t *zkelect_zookeeper_init_ssl_sasl(const char *host, const char *cert,
                                            watcher_fn watcher, int recv_timeout,
-                                           void *context, log_callback_fn log_callback,
+                                           const clientid_t *clientid, void *context,
+                                           log_callback_fn log_callback,
                                            zoo_sasl_params_t *sasl_params)
 {
     /* "ca,cert,key[,password]" or "ca" alone (no client certificate:
@@ -40,6 +41,6 @@ zhandle_t *zkelect_zookeeper_init_ssl_sasl(const char *host, const char *cert,
     zcert.key = fields[2];
     zcert.passwd = fields[3];
     /* Failed or not, the handle owns certstr now (a failure frees it). */
-    return zookeeper_init_internal(host, watcher, recv_timeout, NULL, context, 0, log_callback,
+    return zookeeper_init_internal(host, watcher, recv_timeout, clientid, context, 0, log_callback,
                                    &zcert, sasl_params);
 }

@@ -379,10 +379,11 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            crash.guard.delay.ms instead of one session
  *                            timeout (docs/semantics.md). "auto": when the
  *                            guard cannot run (no helper binary, a PID
- *                            limit, zk.sasl.*), the client works without it and
- *                            its candidacies get a WARNING event; "on":
+ *                            limit), the client works without it and its
+ *                            candidacies get a WARNING event; "on":
  *                            zkelect_client_new fails instead; "off": no
- *                            guard.
+ *                            guard. With zk.sasl.* the guard authenticates as
+ *                            the client does.
  *  - "crash.guard.delay.ms"  0..150 (default 100): the longest the crash
  *                            guard waits, after the process died, for what the
  *                            dead process sent over TCP to be acknowledged by

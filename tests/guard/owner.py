@@ -51,7 +51,7 @@ def main():
     n, timeout_ms = 1, 10000
     guard_hosts = None
     guard_hosts_of = {}
-    hello = "HELLO zkelect-guard 2"
+    hello = "HELLO zkelect-guard 3"
     rest = args[3:]
     while rest:
         if rest[0] == "--sessions":

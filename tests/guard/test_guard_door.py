@@ -72,9 +72,14 @@ for line in sys.stdin:
     send(line.rstrip("\n"))
 """
 
-HELLO = "HELLO zkelect-guard 2"
+HELLO = "HELLO zkelect-guard 3"
 ADD = f"ADD {SID:016x} {PASSWD.hex()} 6000 127.0.0.1:1"
 DEL = f"DEL {SID:016x}"
+# SASL: mechanism, then service, host, user, password and the Kerberos
+# environment (ccache, client keytab, krb5.conf), each hex or "-".
+SASL_PASSWORD = b"Sasl-Pw-In-The-Guard-7f3e"
+SASL = (f"SASL {SID:016x} DIGEST-MD5 {b'zookeeper'.hex()} {b'zk-sasl-md5'.hex()} "
+        f"{b'alice'.hex()} {SASL_PASSWORD.hex()} - - -")
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +191,7 @@ def _memory(pid):
 def test_a_withdrawn_password_is_in_none_of_the_guards_memory(owner):
     if os.geteuid() != 0:
         pytest.skip("needs root, to read the guard's memory")
-    info = owner(records=[ADD, DEL])
+    info = owner(records=[ADD, SASL, DEL])
     g = info["guard"]
     # The records are read: the guard idles in poll() again.
     time.sleep(0.5)
@@ -198,9 +203,27 @@ def test_a_withdrawn_password_is_in_none_of_the_guards_memory(owner):
     assert len(mem) > 0
     assert PASSWD.hex().encode() not in mem, "the password's hex is still in the guard's memory"
     assert PASSWD not in mem, "the password is still in the guard's memory"
+    assert SASL_PASSWORD.hex().encode() not in mem, "the SASL password's hex is still there"
+    assert SASL_PASSWORD not in mem, "the SASL password is still in the guard's memory"
 
 
-@pytest.mark.parametrize("hello,status", [("HELLO zkelect-guard 1", 5), ("HELLO zkelect-guard 3", 5),
+def test_a_sasl_record_is_taken_and_a_malformed_one_is_refused(owner, guard_bin):
+    """A well-formed SASL record keeps the guard running; one with a field
+    that is neither hex nor "-" (or missing) is a protocol error, on which
+    the guard exits without closing anything."""
+    info = owner(records=[ADD, SASL])
+    g = info["guard"]
+    time.sleep(0.3)
+    assert g in guards_of(guard_bin, info["pid"]), "a well-formed SASL record stopped the guard"
+    info["proc"].stdin.write(SASL.rsplit(" ", 1)[0] + " zz\n")
+    info["proc"].stdin.flush()
+    deadline = time.monotonic() + 5
+    while g in guards_of(guard_bin, info["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert g not in guards_of(guard_bin, info["pid"]), "a malformed SASL record was taken"
+
+
+@pytest.mark.parametrize("hello,status", [("HELLO zkelect-guard 2", 5), ("HELLO zkelect-guard 4", 5),
                                           ("ADD 0000000000000001", 4), ("", 4)],
                          ids=["older", "newer", "no-hello", "empty"])
 def test_a_hello_of_another_version_is_refused_at_the_start(owner, hello, status):

@@ -117,8 +117,7 @@ def test_every_language_and_the_cli_lead_in_turn(secure_bed, crosslang_built, zk
     try:
         crosslang.start_all(progs, test_env, hosts, path, tmp_path, cands,
                             [f"{k}={v}" for k, v in keys.items()])
-        # One at a time, so the queue order is ORDER (a WARNING may come
-        # first: the crash guard is off with SASL).
+        # One at a time, so the queue order is ORDER.
         for i, c in enumerate(cands):
             assert c.cmd("join") == "OK", c.name
             c.events_until("ELECTED" if i == 0 else "FOLLOWING")
