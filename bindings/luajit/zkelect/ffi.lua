@@ -153,6 +153,7 @@ M._constants = {
   ENOCANDIDATE = -16,
   ETARGET_LOST = -17,
   ELIMIT = -18,
+  EFENCED = -19,
   EV_ELECTED = 1,
   EV_DEPOSED = 2,
   EV_FOLLOWING = 3,

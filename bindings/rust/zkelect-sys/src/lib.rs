@@ -81,6 +81,7 @@ pub const ZKELECT_ENOTLEADER: c_int = -15;
 pub const ZKELECT_ENOCANDIDATE: c_int = -16;
 pub const ZKELECT_ETARGET_LOST: c_int = -17;
 pub const ZKELECT_ELIMIT: c_int = -18;
+pub const ZKELECT_EFENCED: c_int = -19;
 // END gen/vocab.py errors
 
 /// `#define ZKELECT_ID_MAX`: longest participant id in bytes, without the NUL.

@@ -70,6 +70,7 @@ pub enum ErrorKind {
     NoCandidate,
     TargetLost,
     LimitExceeded,
+    Fenced,
     // END gen/vocab.py error kind variants
     /// A code this version of the crate does not know (the enum is append-only).
     Other,
@@ -126,6 +127,7 @@ impl Error {
             ZKELECT_ENOCANDIDATE => ErrorKind::NoCandidate,
             ZKELECT_ETARGET_LOST => ErrorKind::TargetLost,
             ZKELECT_ELIMIT => ErrorKind::LimitExceeded,
+            ZKELECT_EFENCED => ErrorKind::Fenced,
             // END gen/vocab.py error kinds
             _ => ErrorKind::Other,
         }
