@@ -285,10 +285,10 @@ private:
     bool own_armed_ = false;
     uint64_t own_seq_ = 0;
     // Our node's data version as the latest own-node read found it, and
-    // that node's name: the version a fenced write checks (0, a new node's,
-    // until a read of the current node says).
+    // that node's czxid (which node it was: czxid_ tells ours): the version
+    // a fenced write checks (0, a new node's, until a read of ours says).
     int32_t own_version_ = 0;
-    std::string own_version_of_;
+    int64_t own_version_czxid_ = 0;
     // A new node's own-node read waits for the listing sent with its create
     // (on_create says why).
     bool own_after_listing_ = false;

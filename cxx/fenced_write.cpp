@@ -56,7 +56,7 @@ void Candidacy::fenced_write(std::vector<ZkOp> ops, std::function<void(int, Repl
     ZkOp check;
     check.kind = ZkOp::kCheck;
     check.path = node_path(node_);
-    check.version = own_version_of_ == node_ ? own_version_ : 0;
+    check.version = own_version_czxid_ == czxid_ ? own_version_ : 0;
 #ifdef ZKELECT_MUTATION_FENCED_WRITE_UNCHECKED
     // Mutation: the check that fences the write is left out (a check of
     // the root, which always stands, keeps the reply's shape).
