@@ -520,6 +520,7 @@ void Candidacy::watch_own() {
 void Candidacy::on_own(Reply &&r) {
     if (r.rc == ZOK) {
         own_armed_ = true;
+        if (r.has_stat) own_version_czxid_ = r.stat.czxid, own_version_ = r.stat.version;
     } else if (r.rc == ZNONODE) {
         node_lost(Reason::kNodeDeleted);
         if (want_) begin_enrollment();

@@ -69,6 +69,11 @@ public:
     // The holder has drained (zkelect_release): the node of drain number
     // seq goes now (drain.cpp).
     void release(uint64_t seq);
+    // cxx/fenced_write.cpp: ops behind a check of our node, as one multi,
+    // while this candidacy leads its term; done(kENotLeader, {}) at once,
+    // nothing sent, otherwise; else done(kOk, ZooKeeper's reply), on
+    // ZooKeeper's thread (done only forwards it).
+    void fenced_write(std::vector<ZkOp> ops, std::function<void(int, Reply &&)> done);
 
     void on_connected(bool new_session) override;
     void on_suspended() override;
@@ -278,6 +283,11 @@ private:
     // it has not fired; own_seq_ tells that read's reply from older ones.
     bool own_armed_ = false;
     uint64_t own_seq_ = 0;
+    // Our node's data version as the latest own-node read found it, and
+    // that node's czxid (which node it was: czxid_ tells ours): the version
+    // a fenced write checks (0, a new node's, until a read of ours says).
+    int32_t own_version_ = 0;
+    int64_t own_version_czxid_ = 0;
     // A new node's own-node read waits for the listing sent with its create
     // (on_create says why).
     bool own_after_listing_ = false;

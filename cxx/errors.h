@@ -25,6 +25,7 @@ enum Err : int {
     kENoCandidate = -16,
     kETargetLost = -17,
     kELimit = -18,
+    kEFenced = -19,
 };
 
 enum class EventType : int {

@@ -34,6 +34,7 @@ constexpr ErrWords kErrors[] = {
     {kENoCandidate, "ZKELECT_ENOCANDIDATE", "no candidate with that id"},
     {kETargetLost, "ZKELECT_ETARGET_LOST", "the transfer's target left the election"},
     {kELimit, "ZKELECT_ELIMIT", "a configured limit of the client would be exceeded"},
+    {kEFenced, "ZKELECT_EFENCED", "the leadership term is over: the fenced write was refused"},
 };
 // END gen/vocab.py errors
 

@@ -46,6 +46,16 @@ struct Reply {
 
 using ReplyFn = std::function<void(Reply &&)>;
 
+// One operation of a multi (ZkPort::multi): a version check, a setData, a
+// create (persistent or ephemeral, with the session's ACL) or a delete.
+struct ZkOp {
+    enum Kind { kCheck, kSet, kCreate, kDelete } kind = kCheck;
+    std::string path;
+    std::string data;      // set, create
+    int32_t version = -1;  // check, set, delete; -1: any
+    bool ephemeral = false;  // create
+};
+
 // The request failed with the connection or the session (ZooKeeper never
 // judged it): the reconnect, or the session's end, is what acts on it.
 bool connection_trouble(int rc);
@@ -85,6 +95,16 @@ public:
     // version check (-1) of each path. Fires no watch; fails with ZNONODE
     // when a node is gone (Reply::results says which). paths is not empty.
     virtual void check(const std::vector<std::string> &paths, ReplyFn fn) = 0;
+    // Every operation or none, committed by the quorum as one transaction
+    // (cxx/fenced_write.cpp's fenced writes). Reply::results holds each
+    // operation's code when the server judged the multi. ops is not empty.
+    // A port without it refuses at once with ZUNIMPLEMENTED.
+    virtual void multi(const std::vector<ZkOp> &ops, ReplyFn fn) {
+        (void)ops;
+        Reply r;
+        r.rc = -6;  // ZUNIMPLEMENTED
+        fn(std::move(r));
+    }
     // Brings the server up to date with the quorum's leader: requests sent
     // after it see every write committed before it.
     virtual void sync(const std::string &path, ReplyFn fn) = 0;

@@ -20,6 +20,8 @@ struct ZkSession::Pending {
     std::vector<zoo_op_t> ops;
     std::vector<zoo_op_result_t> results;
     std::vector<std::string> paths;
+    std::vector<ZkOp> multi_ops;         // multi: paths and data the ops point into
+    std::vector<std::string> created;    // multi: a buffer per create's resulting path
     int64_t sent = 0;  // CLOCK_BOOTTIME
 };
 
@@ -239,7 +241,8 @@ void ZkSession::on_multi(int rc, const void *data) {
     Reply r;
     r.rc = rc;
     // The results are filled in only when the server answered.
-    if (rc == ZOK || rc == ZNONODE || rc == ZBADVERSION || rc == ZNOAUTH) {
+    if (rc == ZOK || rc == ZNONODE || rc == ZBADVERSION || rc == ZNOAUTH || rc == ZNODEEXISTS ||
+        rc == ZNOTEMPTY || rc == ZNOCHILDRENFOREPHEMERALS || rc == ZBADARGUMENTS) {
         const auto *p = static_cast<const Pending *>(data);
         try {
             r.results.reserve(p->results.size());
@@ -361,6 +364,36 @@ void ZkSession::check(const std::vector<std::string> &paths, ReplyFn fn) {
     p->results.resize(paths.size());
     for (size_t i = 0; i < paths.size(); ++i)
         zoo_check_op_init(&p->ops[i], p->paths[i].c_str(), -1);
+    ZKE_SUBMIT(zoo_amulti(zh_, static_cast<int>(p->ops.size()), p->ops.data(), p->results.data(),
+                          &ZkSession::on_multi, p));
+}
+
+void ZkSession::multi(const std::vector<ZkOp> &ops, ReplyFn fn) {
+    Pending *p = track(std::move(fn));
+    p->multi_ops = ops;  // each pointer below points into this copy, never resized
+    p->ops.resize(ops.size());
+    p->results.resize(ops.size());
+    p->created.resize(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+        const ZkOp &o = p->multi_ops[i];
+        zoo_op_t *z = &p->ops[i];
+        switch (o.kind) {
+        case ZkOp::kCheck: zoo_check_op_init(z, o.path.c_str(), o.version); break;
+        case ZkOp::kSet:
+            zoo_set_op_init(z, o.path.c_str(), o.data.data(), static_cast<int>(o.data.size()),
+                            o.version, nullptr);
+            break;
+        case ZkOp::kCreate:
+            // Room for the path and a sequence number, though no create
+            // here asks for one.
+            p->created[i].assign(o.path.size() + 16, '\0');
+            zoo_create_op_init(z, o.path.c_str(), o.data.data(), static_cast<int>(o.data.size()),
+                               acl_for(settings_), o.ephemeral ? ZOO_EPHEMERAL : ZOO_PERSISTENT,
+                               &p->created[i][0], static_cast<int>(p->created[i].size()));
+            break;
+        case ZkOp::kDelete: zoo_delete_op_init(z, o.path.c_str(), o.version); break;
+        }
+    }
     ZKE_SUBMIT(zoo_amulti(zh_, static_cast<int>(p->ops.size()), p->ops.data(), p->results.data(),
                           &ZkSession::on_multi, p));
 }

@@ -55,6 +55,7 @@ public:
     void set(const std::string &path, const std::string &data, int version, ReplyFn fn) override;
     void check(const std::vector<std::string> &paths, ReplyFn fn) override;
     void sync(const std::string &path, ReplyFn fn) override;
+    void multi(const std::vector<ZkOp> &ops, ReplyFn fn) override;
     std::deque<AckedWrite> answered() const override;
     int64_t session_id() const override;
     bool credentials(int64_t *id, std::string *passwd) const override;

@@ -32,6 +32,7 @@ const (
 	CodeNoCandidate    Code = -16
 	CodeTargetLost     Code = -17
 	CodeLimitExceeded  Code = -18
+	CodeFenced         Code = -19
 	// END gen/vocab.py codes
 )
 
@@ -82,6 +83,7 @@ var (
 	ErrNoCandidate    = &Error{Code: CodeNoCandidate}
 	ErrTargetLost     = &Error{Code: CodeTargetLost}
 	ErrLimitExceeded  = &Error{Code: CodeLimitExceeded}
+	ErrFenced         = &Error{Code: CodeFenced}
 	// END gen/vocab.py sentinels
 )
 

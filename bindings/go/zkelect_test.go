@@ -346,6 +346,31 @@ func TestTransferHandsOverToTheNamedCandidate(t *testing.T) {
 	}
 }
 
+func TestFencedCommitOnlyWhileLeading(t *testing.T) {
+	path := freshPath(t)
+	a, b := newElector(t, path, "go-a"), newElector(t, path, "go-b")
+	enroll(t, a)
+	if err := a.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+		t.Fatal(err)
+	}
+	enroll(t, b)
+	data := path + "-data"
+	if _, err := a.FencedCommit(waitLimit, zkelect.FencedCreate(data, []byte("a\x00b"), false),
+		zkelect.FencedSet(data, []byte("x"), 0)); err != nil {
+		t.Fatalf("the leader's fenced create and set: %v", err)
+	}
+	if failed, err := a.FencedCommit(waitLimit, zkelect.FencedSet(data, []byte("y"), -1),
+		zkelect.FencedCreate(data, nil, false)); !errors.Is(err, zkelect.ErrZooKeeper) || failed != 1 {
+		t.Fatalf("a batch whose create exists: failed %d, %v; want 1, ErrZooKeeper", failed, err)
+	}
+	if _, err := b.FencedCommit(waitLimit, zkelect.FencedSet(data, []byte("b"), -1)); !errors.Is(err, zkelect.ErrNotLeader) {
+		t.Fatalf("a follower's fenced set: %v, want ErrNotLeader", err)
+	}
+	if _, err := a.FencedCommit(waitLimit, zkelect.FencedDelete(data, 1)); err != nil {
+		t.Fatalf("the leader's fenced delete at version 1: %v", err)
+	}
+}
+
 func TestRequeueStepsBackToTheBackOfTheLine(t *testing.T) {
 	path := freshPath(t)
 	a, b := newElector(t, path, "go-a"), newElector(t, path, "go-b")

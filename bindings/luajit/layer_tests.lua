@@ -262,6 +262,23 @@ return function(zk, opts)
     a:close(); b:close(); c:close()
   end)
 
+  test("fenced writes commit only while leading", function()
+    local path = fresh_path("fenced")
+    local a, b = elector(path, id("a")), elector(path, id("b"))
+    enroll(a); enroll(b)
+    local data = path .. "-data"
+    check(a:fenced_commit({ { "create", data, "a\0b" }, { "set", data, "x", 0 } }, 20000) == true,
+          "the leader's create and set")
+    local err = catch(a.fenced_commit, a, { { "set", data, "y" }, { "create", data } }, 20000)
+    check(err.code == zk.EZK, "a create of an existing node gave %s", err.name)
+    err = catch(b.fenced_commit, b, { { "set", data, "b" } }, 20000)
+    check(err.code == zk.ENOTLEADER, "a follower's fenced set gave %s", err.name)
+    err = catch(a.fenced_commit, a, { { "sit", data } }, 20000)
+    check(err.code == zk.EINVAL, "an unknown operation gave %s", err.name)
+    check(a:fenced_commit({ { "delete", data, 1 } }, 20000) == true, "the delete at version 1")
+    a:close(); b:close()
+  end)
+
   test("requeue steps back to the back of the line", function()
     local path = fresh_path("requeue")
     local a, b = elector(path, id("a")), elector(path, id("b"))

@@ -123,6 +123,7 @@ static int zkelect_swig_code_of(int fallback)
 %rename(ZKELECT_TYPE(Event), match="class") zkelect_event;
 %rename(ZKELECT_TYPE(Participants), match="class") zkelect_participants;
 %rename(ZKELECT_TYPE(Stats), match="class") zkelect_stats;
+%rename(ZKELECT_TYPE(FencedOps), match="class") zkelect_fenced_ops;
 /* Enum types meet the same clash (zkelect_event_type is also a function);
  * their values are what the bindings use, as plain ints. */
 %rename(EventType, match="enum") zkelect_event_type;
@@ -139,6 +140,7 @@ static int zkelect_swig_code_of(int fallback)
 %nodefaultctor zkelect_event;
 %nodefaultctor zkelect_participants;
 %nodefaultctor zkelect_stats;
+%nodefaultctor zkelect_fenced_ops;
 struct zkelect_conf {};
 struct zkelect_client {};
 struct zkelect_election {};
@@ -146,6 +148,7 @@ struct zkelect_observer {};
 struct zkelect_event {};
 struct zkelect_participants {};
 struct zkelect_stats {};
+struct zkelect_fenced_ops {};
 
 /* What a garbage collector runs on an object the language still owns. The
  * return codes are dropped: nobody is left to hear them. */
@@ -156,6 +159,7 @@ struct zkelect_stats {};
 %extend zkelect_event { ~zkelect_event() { zkelect_event_destroy($self); } }
 %extend zkelect_participants { ~zkelect_participants() { zkelect_participants_destroy($self); } }
 %extend zkelect_stats { ~zkelect_stats() { zkelect_stats_destroy($self); } }
+%extend zkelect_fenced_ops { ~zkelect_fenced_ops() { zkelect_fenced_ops_destroy($self); } }
 
 %newobject zkelect_conf_new;
 %newobject zkelect_client_new;
@@ -167,6 +171,7 @@ struct zkelect_stats {};
 %newobject zkelect_client_participants;
 %newobject zkelect_election_stats;
 %newobject zkelect_client_stats;
+%newobject zkelect_fenced_ops_new;
 %delobject zkelect_conf_destroy;
 %delobject zkelect_client_destroy;
 %delobject zkelect_election_destroy;
@@ -174,6 +179,16 @@ struct zkelect_stats {};
 %delobject zkelect_event_destroy;
 %delobject zkelect_participants_destroy;
 %delobject zkelect_stats_destroy;
+%delobject zkelect_fenced_ops_destroy;
+
+/* A fenced write's data: bytes, NULs and all (the language's byte string). */
+#if defined(SWIGLUA)
+%typemap(in, checkfn="lua_isstring") (const void *data, size_t len) {
+    $1 = (void *)lua_tolstring(L, $input, &$2);
+}
+#else
+%apply (char *STRING, size_t LENGTH) { (const void *data, size_t len) };
+#endif
 
 /* ---- callbacks: not for bindings (see the top of this file) --------------- */
 
@@ -188,6 +203,7 @@ struct zkelect_stats {};
 %ignore zkelect_leader_id;
 %ignore zkelect_client_counter;
 %ignore zkelect_conf_get;
+%ignore zkelect_fenced_ops_failed;
 
 /* ---- error buffers -------------------------------------------------------- */
 
@@ -274,6 +290,11 @@ ZKELECT_CHECK_HELPER(zkelect_swig_fencing_token)
 ZKELECT_CHECK_HELPER(zkelect_swig_leader_id)
 ZKELECT_CHECK_HELPER(zkelect_swig_client_counter)
 ZKELECT_CHECK_HELPER(zkelect_swig_conf_get)
+ZKELECT_CHECK_NEW(zkelect_fenced_ops_new, ZKELECT_ENOMEM)
+ZKELECT_CHECK_RC(zkelect_fenced_ops_set)
+ZKELECT_CHECK_RC(zkelect_fenced_ops_create)
+ZKELECT_CHECK_RC(zkelect_fenced_ops_delete)
+ZKELECT_CHECK_RC(zkelect_fenced_commit)
 
 /* ---- the header ----------------------------------------------------------- */
 
@@ -327,6 +348,21 @@ static int64_t zkelect_swig_client_counter(const zkelect_client_t *client, int c
     uint64_t value = 0;
     zkelect_swig_rc = zkelect_client_counter(client, counter, &value);
     return (int64_t)value;
+}
+
+/* zkelect_fenced_ops_failed's answer in two calls: the index of the
+ * operation the last commit had refused (-1: none), and ZooKeeper's code
+ * behind that commit's outcome. */
+static int zkelect_swig_fenced_ops_failed_index(const zkelect_fenced_ops_t *ops)
+{
+    return zkelect_fenced_ops_failed(ops, NULL);
+}
+
+static int zkelect_swig_fenced_ops_zk_rc(const zkelect_fenced_ops_t *ops)
+{
+    int rc = 0;
+    (void)zkelect_fenced_ops_failed(ops, &rc);
+    return rc;
 }
 
 /* The value of key in conf. */

@@ -105,7 +105,11 @@ enum zkelect_err {
      *  node would bring the client's candidate nodes above
      *  zk.session.nodes.max.bytes (zkelect_volunteer, zkelect_requeue). Nothing
      *  was done. Since 1.2. */
-    ZKELECT_ELIMIT = -18
+    ZKELECT_ELIMIT = -18,
+    /** A fenced write (zkelect_fenced_commit) was refused by ZooKeeper: this
+     *  candidacy's node is gone or changed, so the term it led is over (a
+     *  successor may lead). Nothing of the write was committed. Since 1.2. */
+    ZKELECT_EFENCED = -19
 };
 
 /** A static description of code ("unknown error" for an unknown code).
@@ -884,6 +888,114 @@ ZKELECT_API int zkelect_is_draining(const zkelect_election_t *election);
  * ZKELECT_ENOTLEADER otherwise, ZKELECT_EINVAL for NULL.
  */
 ZKELECT_API int zkelect_fencing_token(const zkelect_election_t *election, int64_t *token);
+
+/*
+ * Fenced ZooKeeper writes (since 1.2; docs/fencing.md, "Fenced ZooKeeper
+ * writes"). A batch of changes to ZooKeeper data (set, create, delete) that
+ * the quorum commits only while this candidacy leads its current term: one
+ * ZooKeeper multi of a version check of the candidacy's own node and the
+ * batch, committed whole or not at all. No candidate is elected while that
+ * node stands (a transfer's drain included), so a fenced write that commits
+ * is ordered before the election of any successor and before every write
+ * of its term; a deposed leader's write, however late it reaches the server
+ * (a pause, a retransmission), is refused with ZKELECT_EFENCED and changes
+ * nothing.
+ *
+ * Build the batch with zkelect_fenced_ops_new() and the _set, _create and
+ * _delete calls, commit it with zkelect_fenced_commit(), free it with
+ * zkelect_fenced_ops_destroy(). A batch holds copies of the paths and data
+ * it was given; it can be committed again, by any election of any client.
+ * One thread at a time per batch (the builder calls and a commit of the same
+ * batch must not overlap); different batches are independent.
+ *
+ * Paths are absolute, like an election's path (within the client's chroot,
+ * if zk.hosts has one). Nodes are created with the client's ACL
+ * (zk.acl). The paths, data and operations are ZooKeeper's: the library
+ * does not keep users away from the election's own nodes.
+ */
+typedef struct zkelect_fenced_ops zkelect_fenced_ops_t;
+
+/** zkelect_fenced_ops_create flag: the node is ephemeral (it goes with
+ *  the client's session). */
+#define ZKELECT_FENCED_EPHEMERAL 1
+
+/** A new, empty batch; NULL when out of memory. The caller owns it (free
+ *  with zkelect_fenced_ops_destroy()). Any thread. Since 1.2. */
+ZKELECT_API zkelect_fenced_ops_t *zkelect_fenced_ops_new(void);
+
+/** Append a setData of path: len bytes of data (NULL allowed when len is
+ *  0), only if the node's data version is version (-1: any version).
+ *  Returns 0, ZKELECT_EINVAL (NULL ops or path, a malformed path, len
+ *  above 1,000,000, version below -1), ZKELECT_ENOMEM. Since 1.2. */
+ZKELECT_API int zkelect_fenced_ops_set(zkelect_fenced_ops_t *ops, const char *path,
+                                       const void *data, size_t len, int32_t version);
+
+/** Append a create of path with len bytes of data; flags 0 (persistent)
+ *  or ZKELECT_FENCED_EPHEMERAL. The parent must exist (or be created by an
+ *  earlier operation of the batch). Returns 0, ZKELECT_EINVAL (as
+ *  zkelect_fenced_ops_set, or an unknown flag), ZKELECT_ENOMEM. Since 1.2. */
+ZKELECT_API int zkelect_fenced_ops_create(zkelect_fenced_ops_t *ops, const char *path,
+                                          const void *data, size_t len, int flags);
+
+/** Append a delete of path, only if its data version is version (-1:
+ *  any). Returns 0, ZKELECT_EINVAL, ZKELECT_ENOMEM. Since 1.2. */
+ZKELECT_API int zkelect_fenced_ops_delete(zkelect_fenced_ops_t *ops, const char *path,
+                                          int32_t version);
+
+/** Number of operations in ops (0 for NULL). Since 1.2. */
+ZKELECT_API size_t zkelect_fenced_ops_count(const zkelect_fenced_ops_t *ops);
+
+/** After a zkelect_fenced_commit() of ops that ZooKeeper refused for one
+ *  of the batch's own operations (ZKELECT_EZK or ZKELECT_EAUTH): that
+ *  operation's index (0 = the first appended), and ZooKeeper's code for it
+ *  in *zk_rc when zk_rc is not NULL (ZNONODE -101, ZNODEEXISTS -110,
+ *  ZBADVERSION -103, ZNOTEMPTY -111, ...). -1 otherwise (also for NULL);
+ *  *zk_rc then holds ZooKeeper's code behind the last commit's outcome (0
+ *  when none). Since 1.2. */
+ZKELECT_API int zkelect_fenced_ops_failed(const zkelect_fenced_ops_t *ops, int *zk_rc);
+
+/** Free ops. NULL is a no-op. Not during a commit of it. Since 1.2. */
+ZKELECT_API void zkelect_fenced_ops_destroy(zkelect_fenced_ops_t *ops);
+
+/**
+ * Commit ops (at least one operation) while this candidacy leads, and wait
+ * at most timeout_ms (> 0) for ZooKeeper's answer: one round trip, as a
+ * plain write. Blocks; any thread, callbacks included (the answer comes
+ * through the client's loop thread, which never runs user code).
+ * zkelect_last_error() says more on failure.
+ *
+ * Returns:
+ *  - 0: committed, every operation of ops.
+ *  - ZKELECT_ENOTLEADER: this candidacy does not lead now
+ *    (zkelect_is_leader() would answer 0: a follower, a leader whose lease
+ *    ran out, a drain). Nothing was sent.
+ *  - ZKELECT_EFENCED: sent, and refused by ZooKeeper: this candidacy's node
+ *    is gone (its term is over; a successor may already lead) or its data
+ *    version changed (someone wrote to it). Nothing was committed.
+ *  - ZKELECT_EZK / ZKELECT_EAUTH: ZooKeeper refused an operation of ops (a
+ *    missing parent, a node that exists, a version that differs, an ACL);
+ *    zkelect_fenced_ops_failed() says which and why. Nothing was committed.
+ *  - ZKELECT_ECONNLOSS / ZKELECT_ESESSION_EXPIRED: the connection (or the
+ *    session) failed while the write was on its way, and
+ *    ZKELECT_ETIMEDOUT: no answer came within timeout_ms (the request may
+ *    still be in flight). The outcome is UNKNOWN: the write may or may not
+ *    have committed, but if it did, it did whole and while this candidacy's
+ *    node stood (before any successor's election). To find out, read what
+ *    it wrote once connected again: a set's data (make it recognisable,
+ *    e.g. carrying the fencing token) or a create's node; never just send
+ *    it again, which could apply it twice. A write that is still in flight
+ *    after ZKELECT_ETIMEDOUT commits only while the node stands.
+ *  - ZKELECT_ECLOSED: the handle or its client is closing (the write may
+ *    have been sent: as for ZKELECT_ECONNLOSS).
+ *  - ZKELECT_EINVAL: NULL election or ops, an empty batch, timeout_ms <= 0,
+ *    a batch above 1,000,000 bytes of paths and data (ZooKeeper would close
+ *    the connection on it). Nothing was sent.
+ *  - ZKELECT_ENOTSUP: ZooKeeper does not know multi (before 3.4).
+ *
+ * Since 1.2.
+ */
+ZKELECT_API int zkelect_fenced_commit(zkelect_election_t *election, zkelect_fenced_ops_t *ops,
+                                      int timeout_ms);
 
 /**
  * Ask ZooKeeper which participant leads this election now and copy its id

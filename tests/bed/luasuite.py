@@ -13,6 +13,7 @@ LAYER_TESTS = [
     "three electors elect exactly one",
     "resign fails over in queue order",
     "transfer hands over to the named candidate",
+    "fenced writes commit only while leading",
     "a transfer asked from outside",
     "events come in order",
     "close releases the node",

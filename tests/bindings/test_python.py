@@ -385,11 +385,14 @@ def test_the_library_it_loads(tmp_path, case):
 
 def _ctype(decl):
     """The ctypes type a C parameter or return type (without its name) must have."""
-    from ctypes import POINTER, c_char_p, c_int, c_int64, c_size_t, c_uint, c_uint64, c_void_p
+    from ctypes import (POINTER, c_char_p, c_int, c_int32, c_int64, c_size_t, c_uint, c_uint64,
+                        c_void_p)
     d = " ".join(decl.replace("const ", "").replace("*", " * ").split())
+    # "void *": a fenced write's data, passed as bytes.
     table = {"int": c_int, "unsigned": c_uint, "int64_t": c_int64, "size_t": c_size_t,
              "void": None, "char *": c_char_p, "int64_t *": POINTER(c_int64),
-             "uint64_t *": POINTER(c_uint64), "size_t *": POINTER(c_size_t)}
+             "uint64_t *": POINTER(c_uint64), "size_t *": POINTER(c_size_t),
+             "int32_t": c_int32, "int *": POINTER(c_int), "void *": c_char_p}
     if d in table:
         return table[d]
     assert re.fullmatch(r"zkelect_\w+_t \*", d), decl

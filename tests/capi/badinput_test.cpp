@@ -515,6 +515,7 @@ TEST(ErrorText, EveryCodeHasANameAndDescription) {
         {ZKELECT_ENOCANDIDATE, "ZKELECT_ENOCANDIDATE"},
         {ZKELECT_ETARGET_LOST, "ZKELECT_ETARGET_LOST"},
         {ZKELECT_ELIMIT, "ZKELECT_ELIMIT"},
+        {ZKELECT_EFENCED, "ZKELECT_EFENCED"},
         // END gen/vocab.py error names
     };
     std::set<std::string> texts;

@@ -55,6 +55,7 @@ DEFAULT_TESTS = [
     "tests/integration/test_claims.py",
     "tests/integration/test_ticktime.py",
     "tests/tools/test_leader_endpoint.py",
+    "tests/integration/test_fenced_write.py",
     "-k", "not asan and not tsan",
 ]
 

@@ -48,6 +48,7 @@ typedef struct zkelect_election zkelect_election_t;
 typedef struct zkelect_observer zkelect_observer_t;
 typedef struct zkelect_event zkelect_event_t;
 typedef struct zkelect_participants zkelect_participants_t;
+typedef struct zkelect_fenced_ops zkelect_fenced_ops_t;
 typedef struct zkelect_stats zkelect_stats_t;
 
 const char *zkelect_strerror(int code);
@@ -86,6 +87,15 @@ int zkelect_transfer(zkelect_election_t *election, const char *target_id, int ti
 int zkelect_client_transfer(zkelect_client_t *client, const char *path, const char *target_id,
                             int timeout_ms);
 int zkelect_fencing_token(const zkelect_election_t *election, int64_t *token);
+zkelect_fenced_ops_t *zkelect_fenced_ops_new(void);
+int zkelect_fenced_ops_set(zkelect_fenced_ops_t *ops, const char *path, const void *data,
+                           size_t len, int32_t version);
+int zkelect_fenced_ops_create(zkelect_fenced_ops_t *ops, const char *path, const void *data,
+                              size_t len, int flags);
+int zkelect_fenced_ops_delete(zkelect_fenced_ops_t *ops, const char *path, int32_t version);
+int zkelect_fenced_ops_failed(const zkelect_fenced_ops_t *ops, int *zk_rc);
+void zkelect_fenced_ops_destroy(zkelect_fenced_ops_t *ops);
+int zkelect_fenced_commit(zkelect_election_t *election, zkelect_fenced_ops_t *ops, int timeout_ms);
 int zkelect_leader_id(zkelect_election_t *election, char *buf, size_t len);
 zkelect_participants_t *zkelect_participants(zkelect_election_t *election, char *errbuf,
                                              size_t errlen);
@@ -153,6 +163,7 @@ M._constants = {
   ENOCANDIDATE = -16,
   ETARGET_LOST = -17,
   ELIMIT = -18,
+  EFENCED = -19,
   EV_ELECTED = 1,
   EV_DEPOSED = 2,
   EV_FOLLOWING = 3,
@@ -427,6 +438,26 @@ function raw.transfer(h, target, t)
   cstring(target, "target id")
   return check(C.zkelect_transfer(h, target, t))
 end
+-- A fenced write's batch, freed by the collector (a free, never a wait).
+function raw.fenced_ops_new()
+  local p = C.zkelect_fenced_ops_new()
+  if p == nil then raise(M.ENOMEM, "out of memory") end
+  return ffi.gc(p, C.zkelect_fenced_ops_destroy)
+end
+function raw.fenced_ops_set(ops, path, data, version)
+  cstring(path, "path")
+  return check(C.zkelect_fenced_ops_set(ops, path, data, #data, version))
+end
+function raw.fenced_ops_create(ops, path, data, flags)
+  cstring(path, "path")
+  return check(C.zkelect_fenced_ops_create(ops, path, data, #data, flags))
+end
+function raw.fenced_ops_delete(ops, path, version)
+  cstring(path, "path")
+  return check(C.zkelect_fenced_ops_delete(ops, path, version))
+end
+function raw.fenced_ops_failed_index(ops) return C.zkelect_fenced_ops_failed(ops, nil) end
+function raw.fenced_commit(h, ops, t) return check(C.zkelect_fenced_commit(h, ops, t)) end
 function raw.client_transfer(h, path, target, t)
   cstring(path, "path")
   cstring(target, "target id")

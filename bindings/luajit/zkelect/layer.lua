@@ -564,6 +564,38 @@ return function(M, raw)
     return true
   end
 
+  -- A fenced write (docs/fencing.md, "Fenced ZooKeeper writes"): ops in
+  -- one ZooKeeper multi behind a check of this candidacy's node, committed
+  -- whole and only while it leads its term. ops is a list of
+  -- {"set", path, data, version}, {"create", path, data, "ephemeral"} and
+  -- {"delete", path, version} (data a string; version nil: any). Waits at
+  -- most ms (> 0). Returns true, or raises ENOTLEADER (nothing sent),
+  -- EFENCED (the term is over; nothing committed), EZK or EAUTH (an
+  -- operation refused, its 0-based index in the message; nothing
+  -- committed), ECONNLOSS, ESESSION_EXPIRED or ETIMEDOUT (the outcome is
+  -- unknown: read what it wrote). Blocks. Since 1.2.
+  function Elector:fenced_commit(ops, ms)
+    local h = self:_handle()
+    local t = timeout_ms(ms, 0)  -- nil: 0, which the library refuses (EINVAL)
+    if type(ops) ~= "table" then raise(EINVAL, "ops must be a list of operations") end
+    collect()
+    local batch = raw.fenced_ops_new()
+    for i, op in ipairs(ops) do
+      local kind = type(op) == "table" and op[1] or nil
+      if kind == "set" then
+        raw.fenced_ops_set(batch, op[2], op[3] or "", op[4] or -1)
+      elseif kind == "create" then
+        raw.fenced_ops_create(batch, op[2], op[3] or "", op[4] == "ephemeral" and 1 or 0)
+      elseif kind == "delete" then
+        raw.fenced_ops_delete(batch, op[2], op[3] or -1)
+      else
+        raise(EINVAL, "operation " .. i .. ": not {\"set\"|\"create\"|\"delete\", path, ...}")
+      end
+    end
+    raw.fenced_commit(h, batch, t)
+    return true
+  end
+
   -- The next event as a table, or nil when none came within ms (nil or 0:
   -- do not wait; < 0: no limit) or wake() was called.
   function Elector:next_event(ms) return next_event_of(self, ms, raw.next_event) end

@@ -26,12 +26,12 @@ import threading
 import time
 import weakref
 from collections import namedtuple
-from ctypes import byref, c_int64, c_size_t, c_uint64, create_string_buffer
+from ctypes import byref, c_int, c_int64, c_size_t, c_uint64, create_string_buffer
 
 from . import _lib, _vocab
 from ._lib import Error, lib
 
-__all__ = ["connect", "Client", "Election", "Event", "Participant", "Error", "version",
+__all__ = ["connect", "Client", "Election", "Event", "Participant", "FencedOps", "Error", "version",
            "version_string", "config_keys", "strerror", "EVENTS", "REASONS", "COUNTERS"]
 
 # Error's subclasses, by the Rust crate's kind names: zkelect.TimedOut, ...
@@ -378,6 +378,75 @@ class Client(_Closes):
         return f"<zkelect.Client {state}>"
 
 
+class FencedOps:
+    """A batch of ZooKeeper changes for Election.fenced_commit: set, create
+    and delete calls append (each returns the batch, to chain). Holds
+    copies of what it was given; reusable. One thread at a time. A context
+    manager; close() frees it (also when collected)."""
+
+    def __init__(self):
+        raw = lib.zkelect_fenced_ops_new()
+        if not raw:
+            raise _lib.make_error(_lib.ENOMEM, "out of memory")
+        self._raw = raw
+        self._finalizer = weakref.finalize(self, lib.zkelect_fenced_ops_destroy, raw)
+
+    def _enter(self):
+        if not self._finalizer.alive:
+            raise _lib.make_error(_lib.ECLOSED, "the batch is closed")
+        return self._raw
+
+    def _leave(self):
+        pass
+
+    @staticmethod
+    def _bytes(data):
+        if isinstance(data, str):
+            return data.encode("utf-8")
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            return bytes(data)
+        raise _lib.make_error(_lib.EINVAL, f"data must be bytes or str, not {type(data).__name__}")
+
+    def set(self, path, data, version=-1):
+        """Append a set of path's data, only at data version (-1: any)."""
+        b = self._bytes(data)
+        _lib.check(lib.zkelect_fenced_ops_set(self._enter(), _lib.cstr("path", path), b, len(b),
+                                              version))
+        return self
+
+    def create(self, path, data=b"", ephemeral=False):
+        """Append a create of path (persistent, or ephemeral: it goes with
+        the client's session) holding data."""
+        b = self._bytes(data)
+        _lib.check(lib.zkelect_fenced_ops_create(self._enter(), _lib.cstr("path", path), b, len(b),
+                                                 1 if ephemeral else 0))
+        return self
+
+    def delete(self, path, version=-1):
+        """Append a delete of path, only at data version (-1: any)."""
+        _lib.check(lib.zkelect_fenced_ops_delete(self._enter(), _lib.cstr("path", path), version))
+        return self
+
+    def __len__(self):
+        return lib.zkelect_fenced_ops_count(self._enter())
+
+    def failed(self):
+        """(index, zk_rc) of the operation ZooKeeper refused in the last
+        commit, or None."""
+        rc = c_int()
+        i = lib.zkelect_fenced_ops_failed(self._enter(), byref(rc))
+        return None if i < 0 else (i, rc.value)
+
+    def close(self):
+        self._finalizer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 # ---------------------------------------------------------------------------
 # Results
 # ---------------------------------------------------------------------------
@@ -604,6 +673,33 @@ class Election(_Closes):
         token = c_int64()
         _lib.check(self._h.call(lib.zkelect_fencing_token, byref(token)))
         return token.value
+
+    def fenced_commit(self, ops, timeout=10):
+        """Commit ops (a FencedOps, at least one operation) in one ZooKeeper
+        multi behind a check of this candidacy's node: all of it, and only
+        while this candidacy leads its term (docs/fencing.md, "Fenced
+        ZooKeeper writes"). Waits at most timeout seconds (> 0). Raises
+        NotLeader (not leading: nothing sent), Fenced (the term is over:
+        nothing committed), ZooKeeper or Auth (an operation of ops refused:
+        ops.failed() says which; nothing committed), and ConnectionLoss,
+        SessionExpired or TimedOut when the outcome is unknown (it may have
+        committed, whole, while the node stood: read what it wrote)."""
+        if not isinstance(ops, FencedOps):
+            raise _lib.make_error(_lib.EINVAL, "ops must be a zkelect.FencedOps")
+        ms = _lib.timeout_ms(timeout)
+        if ms <= 0:
+            raise _lib.make_error(_lib.EINVAL, "timeout must be above 0 seconds")
+        raw = ops._enter()
+        try:
+            _lib.check(self._h.call(lib.zkelect_fenced_commit, raw, ms))
+        finally:
+            ops._leave()
+
+    def fenced_set(self, path, data, version=-1, timeout=10):
+        """fenced_commit of one set of path's data (bytes or str) at data
+        version (-1: any)."""
+        with FencedOps() as ops:
+            self.fenced_commit(ops.set(path, data, version), timeout)
 
     def leader_id(self):
         """Ask ZooKeeper who leads now (synced with the quorum). NoLeader

@@ -8,7 +8,7 @@ node's deletion) never stops the interpreter's other threads.
 
 import ctypes
 import os
-from ctypes import (POINTER, c_char_p, c_int, c_int64, c_size_t, c_uint, c_uint64, c_void_p,
+from ctypes import (POINTER, c_char_p, c_int, c_int32, c_int64, c_size_t, c_uint, c_uint64, c_void_p,
                     create_string_buffer)
 
 from . import _vocab
@@ -79,6 +79,14 @@ _PROTOS = {
     "zkelect_transfer": (c_int, [_P, c_char_p, c_int]),
     "zkelect_client_transfer": (c_int, [_P, c_char_p, c_char_p, c_int]),
     "zkelect_fencing_token": (c_int, [_P, POINTER(c_int64)]),
+    "zkelect_fenced_ops_new": (_P, []),
+    "zkelect_fenced_ops_set": (c_int, [_P, c_char_p, c_char_p, c_size_t, c_int32]),
+    "zkelect_fenced_ops_create": (c_int, [_P, c_char_p, c_char_p, c_size_t, c_int]),
+    "zkelect_fenced_ops_delete": (c_int, [_P, c_char_p, c_int32]),
+    "zkelect_fenced_ops_count": (c_size_t, [_P]),
+    "zkelect_fenced_ops_failed": (c_int, [_P, POINTER(c_int)]),
+    "zkelect_fenced_ops_destroy": (None, [_P]),
+    "zkelect_fenced_commit": (c_int, [_P, _P, c_int]),
     "zkelect_leader_id": (c_int, [_P, c_char_p, c_size_t]),
     "zkelect_participants": (_P, [_P, c_char_p, c_size_t]),
     "zkelect_participants_count": (c_size_t, [_P]),

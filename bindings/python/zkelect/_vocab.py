@@ -28,6 +28,7 @@ ERRORS = {
     -16: ('NoCandidate', None),
     -17: ('TargetLost', None),
     -18: ('LimitExceeded', None),
+    -19: ('Fenced', None),
 }
 EVENTS = (
     'ELECTED',

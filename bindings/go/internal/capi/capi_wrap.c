@@ -13,9 +13,9 @@ extern
 #ifdef __cplusplus
   "C"
 #endif
-  void cgo_panic__capi_932d9b96ff0bea87(const char*);
+  void cgo_panic__capi_6eab4dd801ff1484(const char*);
 static void _swig_gopanic(const char *p) {
-  cgo_panic__capi_932d9b96ff0bea87(p);
+  cgo_panic__capi_6eab4dd801ff1484(p);
 }
 
 
@@ -302,6 +302,7 @@ SWIGINTERN void delete_zkelect_observer(struct zkelect_observer *self){ (void)zk
 SWIGINTERN void delete_zkelect_event(struct zkelect_event *self){ zkelect_event_destroy(self); }
 SWIGINTERN void delete_zkelect_participants(struct zkelect_participants *self){ zkelect_participants_destroy(self); }
 SWIGINTERN void delete_zkelect_stats(struct zkelect_stats *self){ zkelect_stats_destroy(self); }
+SWIGINTERN void delete_zkelect_fenced_ops(struct zkelect_fenced_ops *self){ zkelect_fenced_ops_destroy(self); }
 
 /* The fencing token of the current term; raises ENOTLEADER otherwise. */
 static int64_t zkelect_swig_fencing_token(const zkelect_election_t *election)
@@ -346,6 +347,21 @@ static int64_t zkelect_swig_client_counter(const zkelect_client_t *client, int c
     return (int64_t)value;
 }
 
+/* zkelect_fenced_ops_failed's answer in two calls: the index of the
+ * operation the last commit had refused (-1: none), and ZooKeeper's code
+ * behind that commit's outcome. */
+static int zkelect_swig_fenced_ops_failed_index(const zkelect_fenced_ops_t *ops)
+{
+    return zkelect_fenced_ops_failed(ops, NULL);
+}
+
+static int zkelect_swig_fenced_ops_zk_rc(const zkelect_fenced_ops_t *ops)
+{
+    int rc = 0;
+    (void)zkelect_fenced_ops_failed(ops, &rc);
+    return rc;
+}
+
 /* The value of key in conf. */
 static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 {
@@ -372,7 +388,7 @@ static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_932d9b96ff0bea87(void *_swig_go_0) {
+void _wrap_Swig_free_capi_6eab4dd801ff1484(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -382,7 +398,7 @@ void _wrap_Swig_free_capi_932d9b96ff0bea87(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_932d9b96ff0bea87(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_6eab4dd801ff1484(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -395,7 +411,7 @@ void *_wrap_Swig_malloc_capi_932d9b96ff0bea87(intgo _swig_go_0) {
 }
 
 
-void _wrap_delete_NativeConf_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0) {
+void _wrap_delete_NativeConf_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0) {
   struct zkelect_conf *arg1 = (struct zkelect_conf *) 0 ;
   
   arg1 = *(struct zkelect_conf **)&_swig_go_0; 
@@ -405,7 +421,7 @@ void _wrap_delete_NativeConf_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go
 }
 
 
-void _wrap_delete_NativeClient_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
+void _wrap_delete_NativeClient_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
   struct zkelect_client *arg1 = (struct zkelect_client *) 0 ;
   
   arg1 = *(struct zkelect_client **)&_swig_go_0; 
@@ -415,7 +431,7 @@ void _wrap_delete_NativeClient_capi_932d9b96ff0bea87(struct zkelect_client *_swi
 }
 
 
-void _wrap_delete_NativeElection_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+void _wrap_delete_NativeElection_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   struct zkelect_election *arg1 = (struct zkelect_election *) 0 ;
   
   arg1 = *(struct zkelect_election **)&_swig_go_0; 
@@ -425,7 +441,7 @@ void _wrap_delete_NativeElection_capi_932d9b96ff0bea87(struct zkelect_election *
 }
 
 
-void _wrap_delete_NativeObserver_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0) {
+void _wrap_delete_NativeObserver_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0) {
   struct zkelect_observer *arg1 = (struct zkelect_observer *) 0 ;
   
   arg1 = *(struct zkelect_observer **)&_swig_go_0; 
@@ -435,7 +451,7 @@ void _wrap_delete_NativeObserver_capi_932d9b96ff0bea87(struct zkelect_observer *
 }
 
 
-void _wrap_delete_NativeEvent_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+void _wrap_delete_NativeEvent_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   struct zkelect_event *arg1 = (struct zkelect_event *) 0 ;
   
   arg1 = *(struct zkelect_event **)&_swig_go_0; 
@@ -445,7 +461,7 @@ void _wrap_delete_NativeEvent_capi_932d9b96ff0bea87(struct zkelect_event *_swig_
 }
 
 
-void _wrap_delete_NativeParticipants_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0) {
+void _wrap_delete_NativeParticipants_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0) {
   struct zkelect_participants *arg1 = (struct zkelect_participants *) 0 ;
   
   arg1 = *(struct zkelect_participants **)&_swig_go_0; 
@@ -455,7 +471,7 @@ void _wrap_delete_NativeParticipants_capi_932d9b96ff0bea87(struct zkelect_partic
 }
 
 
-void _wrap_delete_NativeStats_capi_932d9b96ff0bea87(struct zkelect_stats *_swig_go_0) {
+void _wrap_delete_NativeStats_capi_6eab4dd801ff1484(struct zkelect_stats *_swig_go_0) {
   struct zkelect_stats *arg1 = (struct zkelect_stats *) 0 ;
   
   arg1 = *(struct zkelect_stats **)&_swig_go_0; 
@@ -465,7 +481,17 @@ void _wrap_delete_NativeStats_capi_932d9b96ff0bea87(struct zkelect_stats *_swig_
 }
 
 
-intgo _wrap_OK_capi_932d9b96ff0bea87() {
+void _wrap_delete_NativeFencedOps_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+  struct zkelect_fenced_ops *arg1 = (struct zkelect_fenced_ops *) 0 ;
+  
+  arg1 = *(struct zkelect_fenced_ops **)&_swig_go_0; 
+  
+  delete_zkelect_fenced_ops(arg1);
+  
+}
+
+
+intgo _wrap_OK_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -477,7 +503,7 @@ intgo _wrap_OK_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EINVAL_capi_932d9b96ff0bea87() {
+intgo _wrap_EINVAL_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -489,7 +515,7 @@ intgo _wrap_EINVAL_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ENOMEM_capi_932d9b96ff0bea87() {
+intgo _wrap_ENOMEM_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -501,7 +527,7 @@ intgo _wrap_ENOMEM_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ESTATE_capi_932d9b96ff0bea87() {
+intgo _wrap_ESTATE_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -513,7 +539,7 @@ intgo _wrap_ESTATE_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ECLOSED_capi_932d9b96ff0bea87() {
+intgo _wrap_ECLOSED_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -525,7 +551,7 @@ intgo _wrap_ECLOSED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ETIMEDOUT_capi_932d9b96ff0bea87() {
+intgo _wrap_ETIMEDOUT_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -537,7 +563,7 @@ intgo _wrap_ETIMEDOUT_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ECONNLOSS_capi_932d9b96ff0bea87() {
+intgo _wrap_ECONNLOSS_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -549,7 +575,7 @@ intgo _wrap_ECONNLOSS_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ESESSION_EXPIRED_capi_932d9b96ff0bea87() {
+intgo _wrap_ESESSION_EXPIRED_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -561,7 +587,7 @@ intgo _wrap_ESESSION_EXPIRED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EAUTH_capi_932d9b96ff0bea87() {
+intgo _wrap_EAUTH_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -573,7 +599,7 @@ intgo _wrap_EAUTH_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ENOTSUP_capi_932d9b96ff0bea87() {
+intgo _wrap_ENOTSUP_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -585,7 +611,7 @@ intgo _wrap_ENOTSUP_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EDEADLK_capi_932d9b96ff0bea87() {
+intgo _wrap_EDEADLK_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -597,7 +623,7 @@ intgo _wrap_EDEADLK_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EZK_capi_932d9b96ff0bea87() {
+intgo _wrap_EZK_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -609,7 +635,7 @@ intgo _wrap_EZK_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EINTERNAL_capi_932d9b96ff0bea87() {
+intgo _wrap_EINTERNAL_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -621,7 +647,7 @@ intgo _wrap_EINTERNAL_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ENOLEADER_capi_932d9b96ff0bea87() {
+intgo _wrap_ENOLEADER_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -633,7 +659,7 @@ intgo _wrap_ENOLEADER_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ERANGE_capi_932d9b96ff0bea87() {
+intgo _wrap_ERANGE_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -645,7 +671,7 @@ intgo _wrap_ERANGE_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ENOTLEADER_capi_932d9b96ff0bea87() {
+intgo _wrap_ENOTLEADER_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -657,7 +683,7 @@ intgo _wrap_ENOTLEADER_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ENOCANDIDATE_capi_932d9b96ff0bea87() {
+intgo _wrap_ENOCANDIDATE_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -669,7 +695,7 @@ intgo _wrap_ENOCANDIDATE_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ETARGET_LOST_capi_932d9b96ff0bea87() {
+intgo _wrap_ETARGET_LOST_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -681,7 +707,7 @@ intgo _wrap_ETARGET_LOST_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_ELIMIT_capi_932d9b96ff0bea87() {
+intgo _wrap_ELIMIT_capi_6eab4dd801ff1484() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -693,7 +719,19 @@ intgo _wrap_ELIMIT_capi_932d9b96ff0bea87() {
 }
 
 
-_gostring_ _wrap_strerror_capi_932d9b96ff0bea87(intgo _swig_go_0) {
+intgo _wrap_EFENCED_capi_6eab4dd801ff1484() {
+  enum zkelect_err result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_EFENCED;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_strerror_capi_6eab4dd801ff1484(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -706,7 +744,7 @@ _gostring_ _wrap_strerror_capi_932d9b96ff0bea87(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_err_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
+_gostring_ _wrap_err_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -719,7 +757,7 @@ _gostring_ _wrap_err_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_last_error_capi_932d9b96ff0bea87() {
+_gostring_ _wrap_last_error_capi_6eab4dd801ff1484() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -730,7 +768,7 @@ _gostring_ _wrap_last_error_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_LOG_NONE_capi_932d9b96ff0bea87() {
+intgo _wrap_LOG_NONE_capi_6eab4dd801ff1484() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -742,7 +780,7 @@ intgo _wrap_LOG_NONE_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_LOG_ERROR_capi_932d9b96ff0bea87() {
+intgo _wrap_LOG_ERROR_capi_6eab4dd801ff1484() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -754,7 +792,7 @@ intgo _wrap_LOG_ERROR_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_LOG_WARN_capi_932d9b96ff0bea87() {
+intgo _wrap_LOG_WARN_capi_6eab4dd801ff1484() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -766,7 +804,7 @@ intgo _wrap_LOG_WARN_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_LOG_INFO_capi_932d9b96ff0bea87() {
+intgo _wrap_LOG_INFO_capi_6eab4dd801ff1484() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -778,7 +816,7 @@ intgo _wrap_LOG_INFO_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_LOG_DEBUG_capi_932d9b96ff0bea87() {
+intgo _wrap_LOG_DEBUG_capi_6eab4dd801ff1484() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -790,7 +828,7 @@ intgo _wrap_LOG_DEBUG_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_set_log_cb_capi_932d9b96ff0bea87(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
+intgo _wrap_set_log_cb_capi_6eab4dd801ff1484(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
   int arg1 ;
   zkelect_log_cb arg2 = (zkelect_log_cb) 0 ;
   void *arg3 = (void *) 0 ;
@@ -807,7 +845,7 @@ intgo _wrap_set_log_cb_capi_932d9b96ff0bea87(intgo _swig_go_0, void* _swig_go_1,
 }
 
 
-intgo _wrap_version_capi_932d9b96ff0bea87() {
+intgo _wrap_version_capi_6eab4dd801ff1484() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -818,7 +856,7 @@ intgo _wrap_version_capi_932d9b96ff0bea87() {
 }
 
 
-_gostring_ _wrap_version_string_capi_932d9b96ff0bea87() {
+_gostring_ _wrap_version_string_capi_6eab4dd801ff1484() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -829,7 +867,7 @@ _gostring_ _wrap_version_string_capi_932d9b96ff0bea87() {
 }
 
 
-struct zkelect_conf *_wrap_conf_new_capi_932d9b96ff0bea87() {
+struct zkelect_conf *_wrap_conf_new_capi_6eab4dd801ff1484() {
   zkelect_conf_t *result = 0 ;
   struct zkelect_conf *_swig_go_result;
   
@@ -849,7 +887,7 @@ struct zkelect_conf *_wrap_conf_new_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_conf_set_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_conf_set_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -882,7 +920,7 @@ intgo _wrap_conf_set_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0, _gos
 }
 
 
-void _wrap_conf_destroy_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0) {
+void _wrap_conf_destroy_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
@@ -892,7 +930,7 @@ void _wrap_conf_destroy_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_conf_key_capi_932d9b96ff0bea87(long long _swig_go_0) {
+_gostring_ _wrap_conf_key_capi_6eab4dd801ff1484(long long _swig_go_0) {
   size_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -905,7 +943,7 @@ _gostring_ _wrap_conf_key_capi_932d9b96ff0bea87(long long _swig_go_0) {
 }
 
 
-struct zkelect_client *_wrap_client_new_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0) {
+struct zkelect_client *_wrap_client_new_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -934,7 +972,7 @@ struct zkelect_client *_wrap_client_new_capi_932d9b96ff0bea87(struct zkelect_con
 }
 
 
-intgo _wrap_client_destroy_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_destroy_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -955,7 +993,7 @@ intgo _wrap_client_destroy_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go
 }
 
 
-intgo _wrap_client_await_connected_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_await_connected_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -978,7 +1016,7 @@ intgo _wrap_client_await_connected_capi_932d9b96ff0bea87(struct zkelect_client *
 }
 
 
-intgo _wrap_client_is_connected_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_is_connected_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -991,7 +1029,7 @@ intgo _wrap_client_is_connected_capi_932d9b96ff0bea87(struct zkelect_client *_sw
 }
 
 
-intgo _wrap_client_session_timeout_ms_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_session_timeout_ms_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1004,7 +1042,7 @@ intgo _wrap_client_session_timeout_ms_capi_932d9b96ff0bea87(struct zkelect_clien
 }
 
 
-intgo _wrap_client_lease_margin_ms_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_lease_margin_ms_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1017,7 +1055,7 @@ intgo _wrap_client_lease_margin_ms_capi_932d9b96ff0bea87(struct zkelect_client *
 }
 
 
-intgo _wrap_client_crash_guard_wait_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_crash_guard_wait_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -1032,7 +1070,7 @@ intgo _wrap_client_crash_guard_wait_capi_932d9b96ff0bea87(struct zkelect_client 
 }
 
 
-long long _wrap_client_session_id_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
+long long _wrap_client_session_id_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1045,7 +1083,7 @@ long long _wrap_client_session_id_capi_932d9b96ff0bea87(struct zkelect_client *_
 }
 
 
-intgo _wrap_COUNTER_TERMS_WON_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_TERMS_WON_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1057,7 +1095,7 @@ intgo _wrap_COUNTER_TERMS_WON_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1069,7 +1107,7 @@ intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1081,7 +1119,7 @@ intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1093,7 +1131,7 @@ intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1105,7 +1143,7 @@ intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1117,7 +1155,7 @@ intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1129,7 +1167,7 @@ intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_RECONNECTS_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_RECONNECTS_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1141,7 +1179,7 @@ intgo _wrap_COUNTER_RECONNECTS_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_EXPIRIES_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_EXPIRIES_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1153,7 +1191,7 @@ intgo _wrap_COUNTER_EXPIRIES_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_ZK_REQUESTS_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_ZK_REQUESTS_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1165,7 +1203,7 @@ intgo _wrap_COUNTER_ZK_REQUESTS_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_KEEPALIVES_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_KEEPALIVES_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1177,7 +1215,7 @@ intgo _wrap_COUNTER_KEEPALIVES_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1189,7 +1227,7 @@ intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1201,7 +1239,7 @@ intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1213,7 +1251,7 @@ intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER_LEASE_LOW_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER_LEASE_LOW_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1225,7 +1263,7 @@ intgo _wrap_COUNTER_LEASE_LOW_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_COUNTER__COUNT_capi_932d9b96ff0bea87() {
+intgo _wrap_COUNTER__COUNT_capi_6eab4dd801ff1484() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1237,7 +1275,7 @@ intgo _wrap_COUNTER__COUNT_capi_932d9b96ff0bea87() {
 }
 
 
-_gostring_ _wrap_counter_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
+_gostring_ _wrap_counter_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1250,7 +1288,7 @@ _gostring_ _wrap_counter_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
 }
 
 
-struct zkelect_election *_wrap_election_new_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct zkelect_election *_wrap_election_new_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1285,7 +1323,7 @@ struct zkelect_election *_wrap_election_new_capi_932d9b96ff0bea87(struct zkelect
 }
 
 
-intgo _wrap_election_destroy_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+intgo _wrap_election_destroy_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1306,7 +1344,7 @@ intgo _wrap_election_destroy_capi_932d9b96ff0bea87(struct zkelect_election *_swi
 }
 
 
-intgo _wrap_volunteer_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+intgo _wrap_volunteer_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1327,7 +1365,7 @@ intgo _wrap_volunteer_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_resign_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+intgo _wrap_resign_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1348,7 +1386,7 @@ intgo _wrap_resign_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_requeue_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+intgo _wrap_requeue_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1369,7 +1407,7 @@ intgo _wrap_requeue_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_leader_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_leader_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1382,7 +1420,7 @@ intgo _wrap_is_leader_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0)
 }
 
 
-long long _wrap_lease_left_ms_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+long long _wrap_lease_left_ms_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1395,7 +1433,7 @@ long long _wrap_lease_left_ms_capi_932d9b96ff0bea87(struct zkelect_election *_sw
 }
 
 
-intgo _wrap_is_leader_for_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_is_leader_for_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1410,7 +1448,7 @@ intgo _wrap_is_leader_for_capi_932d9b96ff0bea87(struct zkelect_election *_swig_g
 }
 
 
-intgo _wrap_await_leader_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_await_leader_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1433,7 +1471,7 @@ intgo _wrap_await_leader_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go
 }
 
 
-intgo _wrap_transfer_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+intgo _wrap_transfer_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -1459,7 +1497,7 @@ intgo _wrap_transfer_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0, 
 }
 
 
-intgo _wrap_client_transfer_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_client_transfer_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1488,7 +1526,7 @@ intgo _wrap_client_transfer_capi_932d9b96ff0bea87(struct zkelect_client *_swig_g
 }
 
 
-intgo _wrap_release_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+intgo _wrap_release_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1509,7 +1547,7 @@ intgo _wrap_release_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_draining_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_draining_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1522,7 +1560,165 @@ intgo _wrap_is_draining_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_
 }
 
 
-struct zkelect_participants *_wrap_participants_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+struct zkelect_fenced_ops *_wrap_fenced_ops_new_capi_6eab4dd801ff1484() {
+  zkelect_fenced_ops_t *result = 0 ;
+  struct zkelect_fenced_ops *_swig_go_result;
+  
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (zkelect_fenced_ops_t *)zkelect_fenced_ops_new();
+    if (result == NULL) {
+      int zkelect_code = zkelect_swig_code_of(ZKELECT_ENOMEM);
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(zkelect_code, zkelect_swig_msg(zkelect_code));
+      /*@SWIG@*/;
+    }
+  }
+  *(zkelect_fenced_ops_t **)&_swig_go_result = (zkelect_fenced_ops_t *)result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_fenced_ops_set_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+  zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  void *arg3 = (void *) 0 ;
+  size_t arg4 ;
+  int32_t arg5 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_fenced_ops_t **)&_swig_go_0; 
+  arg2 = (char *)zkelect_go_string(_swig_go_1.p, (size_t)_swig_go_1.n); 
+  
+  arg3 = (void *)_swig_go_2.p;
+  arg4 = (size_t)_swig_go_2.n;
+  
+  arg5 = (int32_t)_swig_go_3; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (int)zkelect_fenced_ops_set(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5);
+    if (result < 0) {
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(result, zkelect_swig_msg(result));
+      /*@SWIG@*/;
+    }
+  }
+  _swig_go_result = result; 
+  zkelect_go_release_strings(); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_fenced_ops_create_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+  zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  void *arg3 = (void *) 0 ;
+  size_t arg4 ;
+  int arg5 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_fenced_ops_t **)&_swig_go_0; 
+  arg2 = (char *)zkelect_go_string(_swig_go_1.p, (size_t)_swig_go_1.n); 
+  
+  arg3 = (void *)_swig_go_2.p;
+  arg4 = (size_t)_swig_go_2.n;
+  
+  arg5 = (int)_swig_go_3; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (int)zkelect_fenced_ops_create(arg1,(char const *)arg2,(void const *)arg3,arg4,arg5);
+    if (result < 0) {
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(result, zkelect_swig_msg(result));
+      /*@SWIG@*/;
+    }
+  }
+  _swig_go_result = result; 
+  zkelect_go_release_strings(); 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_fenced_ops_delete_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+  zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  int32_t arg3 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_fenced_ops_t **)&_swig_go_0; 
+  arg2 = (char *)zkelect_go_string(_swig_go_1.p, (size_t)_swig_go_1.n); 
+  arg3 = (int32_t)_swig_go_2; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (int)zkelect_fenced_ops_delete(arg1,(char const *)arg2,arg3);
+    if (result < 0) {
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(result, zkelect_swig_msg(result));
+      /*@SWIG@*/;
+    }
+  }
+  _swig_go_result = result; 
+  zkelect_go_release_strings(); 
+  return _swig_go_result;
+}
+
+
+long long _wrap_fenced_ops_count_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+  zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
+  size_t result;
+  long long _swig_go_result;
+  
+  arg1 = *(zkelect_fenced_ops_t **)&_swig_go_0; 
+  
+  result = zkelect_fenced_ops_count((struct zkelect_fenced_ops const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+void _wrap_fenced_ops_destroy_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+  zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
+  
+  arg1 = *(zkelect_fenced_ops_t **)&_swig_go_0; 
+  
+  zkelect_fenced_ops_destroy(arg1);
+  
+}
+
+
+intgo _wrap_fenced_commit_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, struct zkelect_fenced_ops *_swig_go_1, intgo _swig_go_2) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  zkelect_fenced_ops_t *arg2 = (zkelect_fenced_ops_t *) 0 ;
+  int arg3 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  arg2 = *(zkelect_fenced_ops_t **)&_swig_go_1; 
+  arg3 = (int)_swig_go_2; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (int)zkelect_fenced_commit(arg1,arg2,arg3);
+    if (result < 0) {
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(result, zkelect_swig_msg(result));
+      /*@SWIG@*/;
+    }
+  }
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+struct zkelect_participants *_wrap_participants_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1551,7 +1747,7 @@ struct zkelect_participants *_wrap_participants_capi_932d9b96ff0bea87(struct zke
 }
 
 
-struct zkelect_participants *_wrap_client_participants_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_participants *_wrap_client_participants_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1583,7 +1779,7 @@ struct zkelect_participants *_wrap_client_participants_capi_932d9b96ff0bea87(str
 }
 
 
-long long _wrap_participants_count_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0) {
+long long _wrap_participants_count_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1596,7 +1792,7 @@ long long _wrap_participants_count_capi_932d9b96ff0bea87(struct zkelect_particip
 }
 
 
-_gostring_ _wrap_participants_id_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_id_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1611,7 +1807,7 @@ _gostring_ _wrap_participants_id_capi_932d9b96ff0bea87(struct zkelect_participan
 }
 
 
-_gostring_ _wrap_participants_node_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_node_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1626,7 +1822,7 @@ _gostring_ _wrap_participants_node_capi_932d9b96ff0bea87(struct zkelect_particip
 }
 
 
-long long _wrap_participants_token_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_token_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1641,7 +1837,7 @@ long long _wrap_participants_token_capi_932d9b96ff0bea87(struct zkelect_particip
 }
 
 
-long long _wrap_participants_ctime_ms_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_ctime_ms_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1656,7 +1852,7 @@ long long _wrap_participants_ctime_ms_capi_932d9b96ff0bea87(struct zkelect_parti
 }
 
 
-intgo _wrap_participants_priority_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_participants_priority_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int result;
@@ -1671,7 +1867,7 @@ intgo _wrap_participants_priority_capi_932d9b96ff0bea87(struct zkelect_participa
 }
 
 
-void _wrap_participants_destroy_capi_932d9b96ff0bea87(struct zkelect_participants *_swig_go_0) {
+void _wrap_participants_destroy_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
   arg1 = *(zkelect_participants_t **)&_swig_go_0; 
@@ -1681,7 +1877,7 @@ void _wrap_participants_destroy_capi_932d9b96ff0bea87(struct zkelect_participant
 }
 
 
-struct zkelect_stats *_wrap_election_stats_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+struct zkelect_stats *_wrap_election_stats_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1710,7 +1906,7 @@ struct zkelect_stats *_wrap_election_stats_capi_932d9b96ff0bea87(struct zkelect_
 }
 
 
-struct zkelect_stats *_wrap_client_stats_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0) {
+struct zkelect_stats *_wrap_client_stats_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1739,7 +1935,7 @@ struct zkelect_stats *_wrap_client_stats_capi_932d9b96ff0bea87(struct zkelect_cl
 }
 
 
-_gostring_ _wrap_stats_json_capi_932d9b96ff0bea87(struct zkelect_stats *_swig_go_0) {
+_gostring_ _wrap_stats_json_capi_6eab4dd801ff1484(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1752,7 +1948,7 @@ _gostring_ _wrap_stats_json_capi_932d9b96ff0bea87(struct zkelect_stats *_swig_go
 }
 
 
-void _wrap_stats_destroy_capi_932d9b96ff0bea87(struct zkelect_stats *_swig_go_0) {
+void _wrap_stats_destroy_capi_6eab4dd801ff1484(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   
   arg1 = *(zkelect_stats_t **)&_swig_go_0; 
@@ -1762,7 +1958,7 @@ void _wrap_stats_destroy_capi_932d9b96ff0bea87(struct zkelect_stats *_swig_go_0)
 }
 
 
-intgo _wrap_EV_ELECTED_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_ELECTED_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1774,7 +1970,7 @@ intgo _wrap_EV_ELECTED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_DEPOSED_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_DEPOSED_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1786,7 +1982,7 @@ intgo _wrap_EV_DEPOSED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_FOLLOWING_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_FOLLOWING_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1798,7 +1994,7 @@ intgo _wrap_EV_FOLLOWING_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_SUSPENDED_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_SUSPENDED_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1810,7 +2006,7 @@ intgo _wrap_EV_SUSPENDED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_RECONNECTED_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_RECONNECTED_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1822,7 +2018,7 @@ intgo _wrap_EV_RECONNECTED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_EXPIRED_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_EXPIRED_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1834,7 +2030,7 @@ intgo _wrap_EV_EXPIRED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_LEADER_CHANGED_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_LEADER_CHANGED_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1846,7 +2042,7 @@ intgo _wrap_EV_LEADER_CHANGED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_ERROR_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_ERROR_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1858,7 +2054,7 @@ intgo _wrap_EV_ERROR_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_RESIGNED_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_RESIGNED_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1870,7 +2066,7 @@ intgo _wrap_EV_RESIGNED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_OVERFLOW_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_OVERFLOW_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1882,7 +2078,7 @@ intgo _wrap_EV_OVERFLOW_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_WARNING_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_WARNING_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1894,7 +2090,7 @@ intgo _wrap_EV_WARNING_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_STEPPED_BACK_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_STEPPED_BACK_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1906,7 +2102,7 @@ intgo _wrap_EV_STEPPED_BACK_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_EV_LEASE_LOW_capi_932d9b96ff0bea87() {
+intgo _wrap_EV_LEASE_LOW_capi_6eab4dd801ff1484() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1918,7 +2114,7 @@ intgo _wrap_EV_LEASE_LOW_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_REASON_NONE_capi_932d9b96ff0bea87() {
+intgo _wrap_REASON_NONE_capi_6eab4dd801ff1484() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1930,7 +2126,7 @@ intgo _wrap_REASON_NONE_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_REASON_RESIGNED_capi_932d9b96ff0bea87() {
+intgo _wrap_REASON_RESIGNED_capi_6eab4dd801ff1484() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1942,7 +2138,7 @@ intgo _wrap_REASON_RESIGNED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_REASON_SUSPENDED_capi_932d9b96ff0bea87() {
+intgo _wrap_REASON_SUSPENDED_capi_6eab4dd801ff1484() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1954,7 +2150,7 @@ intgo _wrap_REASON_SUSPENDED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_REASON_LEASE_ENDED_capi_932d9b96ff0bea87() {
+intgo _wrap_REASON_LEASE_ENDED_capi_6eab4dd801ff1484() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1966,7 +2162,7 @@ intgo _wrap_REASON_LEASE_ENDED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_REASON_EXPIRED_capi_932d9b96ff0bea87() {
+intgo _wrap_REASON_EXPIRED_capi_6eab4dd801ff1484() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1978,7 +2174,7 @@ intgo _wrap_REASON_EXPIRED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_REASON_NODE_DELETED_capi_932d9b96ff0bea87() {
+intgo _wrap_REASON_NODE_DELETED_capi_6eab4dd801ff1484() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -1990,7 +2186,7 @@ intgo _wrap_REASON_NODE_DELETED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_REASON_CLOSED_capi_932d9b96ff0bea87() {
+intgo _wrap_REASON_CLOSED_capi_6eab4dd801ff1484() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2002,7 +2198,7 @@ intgo _wrap_REASON_CLOSED_capi_932d9b96ff0bea87() {
 }
 
 
-intgo _wrap_REASON_TRANSFERRED_capi_932d9b96ff0bea87() {
+intgo _wrap_REASON_TRANSFERRED_capi_6eab4dd801ff1484() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2014,7 +2210,7 @@ intgo _wrap_REASON_TRANSFERRED_capi_932d9b96ff0bea87() {
 }
 
 
-struct zkelect_event *_wrap_next_event_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_next_event_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -2029,7 +2225,7 @@ struct zkelect_event *_wrap_next_event_capi_932d9b96ff0bea87(struct zkelect_elec
 }
 
 
-intgo _wrap_event_fd_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+intgo _wrap_event_fd_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2050,7 +2246,7 @@ intgo _wrap_event_fd_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) 
 }
 
 
-intgo _wrap_wake_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+intgo _wrap_wake_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2071,7 +2267,7 @@ intgo _wrap_wake_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_event_type_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_type_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2084,7 +2280,7 @@ intgo _wrap_event_type_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
 }
 
 
-intgo _wrap_event_reason_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_reason_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2097,7 +2293,7 @@ intgo _wrap_event_reason_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0)
 }
 
 
-long long _wrap_event_token_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_token_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2110,7 +2306,7 @@ long long _wrap_event_token_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_error_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_error_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2123,7 +2319,7 @@ intgo _wrap_event_error_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) 
 }
 
 
-intgo _wrap_event_zk_rc_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_zk_rc_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2136,7 +2332,7 @@ intgo _wrap_event_zk_rc_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_event_message_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_message_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2149,7 +2345,7 @@ _gostring_ _wrap_event_message_capi_932d9b96ff0bea87(struct zkelect_event *_swig
 }
 
 
-_gostring_ _wrap_event_node_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_node_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2162,7 +2358,7 @@ _gostring_ _wrap_event_node_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_priority_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_priority_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2175,7 +2371,7 @@ intgo _wrap_event_priority_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_
 }
 
 
-_gostring_ _wrap_event_id_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_id_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2188,7 +2384,7 @@ _gostring_ _wrap_event_id_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0
 }
 
 
-long long _wrap_event_time_ns_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_time_ns_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2201,7 +2397,7 @@ long long _wrap_event_time_ns_capi_932d9b96ff0bea87(struct zkelect_event *_swig_
 }
 
 
-_gostring_ _wrap_event_type_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
+_gostring_ _wrap_event_type_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2214,7 +2410,7 @@ _gostring_ _wrap_event_type_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_reason_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
+_gostring_ _wrap_reason_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2227,7 +2423,7 @@ _gostring_ _wrap_reason_name_capi_932d9b96ff0bea87(intgo _swig_go_0) {
 }
 
 
-void _wrap_event_destroy_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0) {
+void _wrap_event_destroy_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   
   arg1 = *(zkelect_event_t **)&_swig_go_0; 
@@ -2237,7 +2433,7 @@ void _wrap_event_destroy_capi_932d9b96ff0bea87(struct zkelect_event *_swig_go_0)
 }
 
 
-struct zkelect_observer *_wrap_observer_new_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_observer *_wrap_observer_new_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2269,7 +2465,7 @@ struct zkelect_observer *_wrap_observer_new_capi_932d9b96ff0bea87(struct zkelect
 }
 
 
-struct zkelect_event *_wrap_observer_next_event_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_observer_next_event_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -2284,7 +2480,7 @@ struct zkelect_event *_wrap_observer_next_event_capi_932d9b96ff0bea87(struct zke
 }
 
 
-intgo _wrap_observer_event_fd_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_event_fd_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2305,7 +2501,7 @@ intgo _wrap_observer_event_fd_capi_932d9b96ff0bea87(struct zkelect_observer *_sw
 }
 
 
-intgo _wrap_observer_wake_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_wake_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2326,7 +2522,7 @@ intgo _wrap_observer_wake_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_g
 }
 
 
-intgo _wrap_observer_destroy_capi_932d9b96ff0bea87(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_destroy_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2347,7 +2543,7 @@ intgo _wrap_observer_destroy_capi_932d9b96ff0bea87(struct zkelect_observer *_swi
 }
 
 
-long long _wrap_fencing_token_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+long long _wrap_fencing_token_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2369,7 +2565,7 @@ long long _wrap_fencing_token_capi_932d9b96ff0bea87(struct zkelect_election *_sw
 }
 
 
-_gostring_ _wrap_leader_id_capi_932d9b96ff0bea87(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_id_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2392,7 +2588,7 @@ _gostring_ _wrap_leader_id_capi_932d9b96ff0bea87(struct zkelect_election *_swig_
 }
 
 
-long long _wrap_client_counter_capi_932d9b96ff0bea87(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_client_counter_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int64_t result;
@@ -2416,7 +2612,33 @@ long long _wrap_client_counter_capi_932d9b96ff0bea87(struct zkelect_client *_swi
 }
 
 
-_gostring_ _wrap_conf_get_capi_932d9b96ff0bea87(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
+intgo _wrap_fenced_ops_failed_index_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+  zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_fenced_ops_t **)&_swig_go_0; 
+  
+  result = (int)zkelect_swig_fenced_ops_failed_index((struct zkelect_fenced_ops const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_fenced_ops_zk_rc_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+  zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_fenced_ops_t **)&_swig_go_0; 
+  
+  result = (int)zkelect_swig_fenced_ops_zk_rc((struct zkelect_fenced_ops const *)arg1);
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_conf_get_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *result = 0 ;

@@ -42,7 +42,12 @@ opaque! {
     zkelect_participants_t;
     /// A snapshot of a client's or an election's figures, as JSON. Since 1.2.
     zkelect_stats_t;
+    /// A batch of ZooKeeper changes for a fenced write. Since 1.2.
+    zkelect_fenced_ops_t;
 }
+
+/// `zkelect_fenced_ops_create` flag: the node is ephemeral.
+pub const ZKELECT_FENCED_EPHEMERAL: c_int = 1;
 
 /// `typedef void (*zkelect_event_cb)(zkelect_election_t *, const zkelect_event_t *, void *)`;
 /// `None` is the C NULL.
@@ -81,6 +86,7 @@ pub const ZKELECT_ENOTLEADER: c_int = -15;
 pub const ZKELECT_ENOCANDIDATE: c_int = -16;
 pub const ZKELECT_ETARGET_LOST: c_int = -17;
 pub const ZKELECT_ELIMIT: c_int = -18;
+pub const ZKELECT_EFENCED: c_int = -19;
 // END gen/vocab.py errors
 
 /// `#define ZKELECT_ID_MAX`: longest participant id in bytes, without the NUL.
@@ -208,6 +214,30 @@ extern "C" {
         timeout_ms: c_int,
     ) -> c_int;
     pub fn zkelect_fencing_token(election: *const zkelect_election_t, token: *mut i64) -> c_int;
+    pub fn zkelect_fenced_ops_new() -> *mut zkelect_fenced_ops_t;
+    pub fn zkelect_fenced_ops_set(
+        ops: *mut zkelect_fenced_ops_t,
+        path: *const c_char,
+        data: *const c_void,
+        len: size_t,
+        version: i32,
+    ) -> c_int;
+    pub fn zkelect_fenced_ops_create(
+        ops: *mut zkelect_fenced_ops_t,
+        path: *const c_char,
+        data: *const c_void,
+        len: size_t,
+        flags: c_int,
+    ) -> c_int;
+    pub fn zkelect_fenced_ops_delete(ops: *mut zkelect_fenced_ops_t, path: *const c_char, version: i32) -> c_int;
+    pub fn zkelect_fenced_ops_count(ops: *const zkelect_fenced_ops_t) -> size_t;
+    pub fn zkelect_fenced_ops_failed(ops: *const zkelect_fenced_ops_t, zk_rc: *mut c_int) -> c_int;
+    pub fn zkelect_fenced_ops_destroy(ops: *mut zkelect_fenced_ops_t);
+    pub fn zkelect_fenced_commit(
+        election: *mut zkelect_election_t,
+        ops: *mut zkelect_fenced_ops_t,
+        timeout_ms: c_int,
+    ) -> c_int;
     pub fn zkelect_leader_id(election: *mut zkelect_election_t, buf: *mut c_char, len: size_t) -> c_int;
     pub fn zkelect_participants(election: *mut zkelect_election_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_participants_t;
     pub fn zkelect_client_participants(client: *mut zkelect_client_t, path: *const c_char, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_participants_t;

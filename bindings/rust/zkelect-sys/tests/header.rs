@@ -40,6 +40,7 @@ fn rust_consts() -> Vec<(&'static str, i64)> {
         ZKELECT_ENOCANDIDATE,
         ZKELECT_ETARGET_LOST,
         ZKELECT_ELIMIT,
+        ZKELECT_EFENCED,
         ZKELECT_COUNTER_TERMS_WON,
         ZKELECT_COUNTER_DEPOSED_RESIGNED,
         ZKELECT_COUNTER_DEPOSED_SUSPENDED,
@@ -79,7 +80,7 @@ fn rust_consts() -> Vec<(&'static str, i64)> {
         ZKELECT_REASON_TRANSFERRED,
         // END gen/vocab.py constants
         // Not words of gen/vocabulary.toml: the header's own #defines and log levels.
-        ZKELECT_ID_MAX, ZKELECT_EVENT_QUEUE_MAX,
+        ZKELECT_ID_MAX, ZKELECT_EVENT_QUEUE_MAX, ZKELECT_FENCED_EPHEMERAL,
         ZKELECT_LOG_NONE, ZKELECT_LOG_ERROR, ZKELECT_LOG_WARN, ZKELECT_LOG_INFO, ZKELECT_LOG_DEBUG,
     ]
 }
@@ -187,6 +188,7 @@ fn c_type(rust: &str) -> String {
         "c_char" => "char",
         "c_void" => "void",
         "i64" => "int64_t",
+        "i32" => "int32_t",
         "u64" => "uint64_t",
         "size_t" => "size_t",
         other if other.starts_with("zkelect_") => other,

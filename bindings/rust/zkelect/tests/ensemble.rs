@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use zkelect::{Client, Conf, Counter, Election, ErrorKind, Event, EventKind, Reason};
+use zkelect::{Client, Conf, Counter, Election, ErrorKind, Event, EventKind, FencedOp, Reason};
 
 const WAIT: Duration = Duration::from_secs(20);
 /// Every client's zk.session.timeout.ms (a lease is at most half of it).
@@ -206,6 +206,35 @@ fn transfer_hands_over_to_the_named_candidate() {
     assert_eq!(ev[0].reason(), Reason::Transferred);
     // b and a are at the back, in no promised order.
     assert_eq!(ids(&c.participants().unwrap())[0], "c");
+}
+
+#[test]
+fn fenced_commit_only_while_leading() {
+    let path = unique_path("fenced");
+    let es = queue_of_three(&path);
+    let (a, b) = (&es[0], &es[1]);
+    let data = format!("{path}-data");
+    a.fenced_commit(
+        &[
+            FencedOp::Create { path: &data, data: b"a\0b", ephemeral: false },
+            FencedOp::Set { path: &data, data: b"x", version: 0 },
+        ],
+        WAIT,
+    )
+    .unwrap();
+    let err = a
+        .fenced_commit(
+            &[
+                FencedOp::Set { path: &data, data: b"y", version: -1 },
+                FencedOp::Create { path: &data, data: b"", ephemeral: false },
+            ],
+            WAIT,
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ZooKeeper);
+    let err = b.fenced_commit(&[FencedOp::Set { path: &data, data: b"b", version: -1 }], WAIT).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotLeader);
+    a.fenced_commit(&[FencedOp::Delete { path: &data, version: 1 }], WAIT).unwrap();
 }
 
 #[test]

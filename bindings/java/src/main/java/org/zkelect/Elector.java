@@ -164,6 +164,31 @@ public final class Elector extends Handle<NativeElection> {
         rc(x -> ZkelectNative.transfer(x, targetId, ms));
     }
 
+    /**
+     * A fenced write (docs/fencing.md, "Fenced ZooKeeper writes"): ops in one
+     * ZooKeeper multi behind a check of this candidacy's node, committed
+     * whole and only while it leads its term; waits at most timeoutMs (> 0).
+     * ZkelectException: ENOTLEADER (nothing sent), EFENCED (the term is over,
+     * nothing committed), EZK or EAUTH (an operation refused, its 0-based
+     * index in the message; nothing committed), ECONNLOSS, ESESSION_EXPIRED
+     * or ETIMEDOUT (the outcome is unknown: read what it wrote). Blocks.
+     */
+    public void fencedCommit(long timeoutMs, FencedOp... ops) {
+        int ms = (int) Math.max(Math.min(timeoutMs, Integer.MAX_VALUE), Integer.MIN_VALUE);
+        use(h -> {
+            NativeFencedOps batch = ZkelectNative.fenced_ops_new();
+            try {
+                for (FencedOp op : ops) {
+                    op.addTo(batch);
+                }
+                ZkelectNative.fenced_commit(h, batch, ms);
+                return null;
+            } finally {
+                batch.delete();
+            }
+        });
+    }
+
     /** The fencing token of this term; ZkelectException(ENOTLEADER) when not leading. */
     public long fencingToken() {
         return use(ZkelectNative::fencing_token);

@@ -27,6 +27,7 @@ public class ZkelectException extends RuntimeException {
     public static final int ENOCANDIDATE = -16;
     public static final int ETARGET_LOST = -17;
     public static final int ELIMIT = -18;
+    public static final int EFENCED = -19;
     // END gen/vocab.py codes
 
     private final int code;

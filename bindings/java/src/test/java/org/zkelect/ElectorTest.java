@@ -188,6 +188,32 @@ public class ElectorTest {
     }
 
     @Test
+    public void fencedCommitOnlyWhileLeading() throws Exception {
+        String path = freshPath("fenced");
+        String data = path + "-data";
+        try (Elector a = elector(path, "java-a"); Elector b = elector(path, "java-b")) {
+            enroll(a);
+            enroll(b);
+            a.fencedCommit(WAIT_MS, FencedOp.create(data, new byte[] {'a', 0, 'b'}, false),
+                    FencedOp.set(data, new byte[] {'x'}, 0));
+            try {
+                a.fencedCommit(WAIT_MS, FencedOp.set(data, new byte[] {'y'}, -1),
+                        FencedOp.create(data, null, false));
+                fail("a create of an existing node");
+            } catch (ZkelectException e) {
+                assertEquals(ZkelectException.EZK, e.code());
+            }
+            try {
+                b.fencedCommit(WAIT_MS, FencedOp.set(data, new byte[] {'b'}, -1));
+                fail("a follower's fenced set");
+            } catch (ZkelectException e) {
+                assertEquals(ZkelectException.ENOTLEADER, e.code());
+            }
+            a.fencedCommit(WAIT_MS, FencedOp.delete(data, 1));
+        }
+    }
+
+    @Test
     public void transferHandsOverToTheNamedCandidate() throws Exception {
         String path = freshPath("transfer");
         try (Elector a = elector(path, "java-a"); Elector b = elector(path, "java-b");
