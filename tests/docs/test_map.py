@@ -28,10 +28,10 @@ def test_map_check_sees_a_missing_file_and_a_gone_one():
     check_map = load_check()
     text = check_map.MAP.read_text()
     assert check_map.check(text) == []
-    dropped = text.replace("`cxx/lazy.h`", "`cxx/lazy_gone.h`")
+    dropped = text.replace("`cxx/base/lazy.h`", "`cxx/base/lazy_gone.h`")
     problems = check_map.check(dropped)
-    assert "in the tree but not named in docs/architecture.md: cxx/lazy.h" in problems
-    assert "named in docs/architecture.md but not in the tree: cxx/lazy_gone.h" in problems
+    assert "in the tree but not named in docs/architecture.md: cxx/base/lazy.h" in problems
+    assert "named in docs/architecture.md but not in the tree: cxx/base/lazy_gone.h" in problems
     assert check_map.named_patterns("`tests/sim/world.{h,cpp}` `cxx/x.{h,cpp}`") == [
         "cxx/x.cpp", "cxx/x.h"]
 
