@@ -126,7 +126,7 @@ private:
     // deadline `until`, and told of every renewal.
     void schedule_lease_warn(int64_t until);
     void on_lease_renewed(int64_t until);
-    // cxx/node_release.cpp: the one way a node of this candidacy (known,
+    // cxx/election/node_release.cpp: the one way a node of this candidacy (known,
     // or a create whose outcome is unknown) is let go, and its deletion.
     void release_nodes();
     void collect_garbage();
