@@ -31,6 +31,7 @@
 #include "neighbour_check.h"
 #include "session_lease.h"
 #include "tick_probe.h"
+#include "transfer_ask.h"
 #include "zk_session.h"
 
 namespace zkelect {
@@ -45,15 +46,9 @@ struct Listing {
 };
 using ListingFn = std::function<void(const Listing &)>;
 
-struct ParticipantInfo {
-    std::string node;
-    std::string id;
-    int64_t czxid = 0;
-    int64_t ctime_ms = 0;
-};
-
-// Privately a LeaseHost: only its own SessionLease sees it as one.
-class Client final : private LeaseHost {
+// Privately a LeaseHost and a TransferAskHost: only its own SessionLease
+// and TransferAsk see it as one.
+class Client final : private LeaseHost, private TransferAskHost {
 public:
     // Starts the session (does not wait) and the loop thread. Throws
     // std::runtime_error with a message on failure. Sessions are
@@ -65,7 +60,7 @@ public:
     Client &operator=(const Client &) = delete;
 
     // --- any thread ---
-    void post(std::function<void()> fn);
+    void post(std::function<void()> fn) override;
     int await_connected(int timeout_ms);
     // Why the servers refused this client's credentials (ZKELECT_EAUTH's
     // message), empty while they have not.
@@ -143,11 +138,11 @@ public:
     void release_node_bytes(int64_t n) { node_bytes_.fetch_sub(n, std::memory_order_relaxed); }
     // Any thread: the bytes reserved now.
     int64_t node_bytes() const { return node_bytes_.load(std::memory_order_relaxed); }
-    bool on_loop_thread() const { return std::this_thread::get_id() == loop_id_; }
+    bool on_loop_thread() const override { return std::this_thread::get_id() == loop_id_; }
     // Candidates of path in queue order, asked of ZooKeeper now. Blocks up
     // to timeout_ms. Returns kOk or an error code with *why.
     int participants(const std::string &path, int timeout_ms, std::vector<ParticipantInfo> *out,
-                     std::string *why);
+                     std::string *why) override;
     // Ask the leader of path to hand leadership to the candidate whose id
     // is target (docs/semantics.md, "A transfer asked from outside"), and
     // wait for the outcome: at most timeout_ms plus two session timeouts.
@@ -158,11 +153,11 @@ public:
                          std::string *why);
 
     // --- loop thread ---
-    uint64_t add_member(std::shared_ptr<Member> m);
-    void remove_member(uint64_t id);
+    uint64_t add_member(std::shared_ptr<Member> m) override;
+    void remove_member(uint64_t id) override;
     ZkPort &session() override { return *session_; }
     // The next node event on path goes to member id (watches are one-shot).
-    void watch(const std::string &path, uint64_t member_id);
+    void watch(const std::string &path, uint64_t member_id) override;
     // A read that answered "no node" set no watch on path: forget the
     // interest it registered (a follower moving up can read several such).
     void unwatch(const std::string &path, uint64_t member_id);
@@ -243,9 +238,6 @@ private:
     // (deleted: as a watch would) or not ours to read any more.
     void deliver_node_failed(uint64_t id, const std::string &path, bool deleted) override;
 
-    // request_transfer's work; it returns kESessionExpired as well.
-    int ask_transfer(const std::string &path, const std::string &target, int timeout_ms,
-                     std::string *why);
     void run();
     // One turn of the loop: the mailbox as it stands (at most max_items of
     // it), then the timers due. False once the client is stopping.
@@ -273,7 +265,7 @@ private:
     void probe();
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,
                         int64_t stamp, const PeerAddr &peer);
-    std::shared_ptr<ZkPort> session_snapshot();
+    std::shared_ptr<ZkPort> session_snapshot() override;
     // The crash guard: join at construction (throws for crash.guard "on"
     // when it cannot run), hand it each new session, tell the members what
     // the guard's watcher says.
