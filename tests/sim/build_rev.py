@@ -59,13 +59,13 @@ def main():
             cmd.append(a)
         rel = os.path.normpath(os.path.join(build, c["file"]))
         src = rel if "/tests/sim/" in rel else os.path.join(rev_src, os.path.relpath(rel, root))
+        if "/tests/sim/" not in rel:
+            engine_cmd = cmd  # REV's own files (below) compile with it too
         if not os.path.exists(src):
-            continue  # an engine file added since REV
+            continue  # an engine file added or moved since REV
         obj = os.path.join(out, os.path.basename(src) + ".o")
         subprocess.run(cmd + ["-w", "-c", src, "-o", obj], check=True, cwd=build)
         objs.append(obj)
-        if "/tests/sim/" not in rel:
-            engine_cmd = cmd
         done.add(os.path.realpath(src))
     # An engine file REV has that today's build does not (renamed or removed
     # since): compiled with an engine file's line.
