@@ -21,13 +21,13 @@
  *
  * --path-create: each session also sends a create of the (existing) path
  * itself just before its candidate's create, as libzkelect's first join in
- * a session does (cxx/candidacy.cpp, send_create): what those creates,
+ * a session does (cxx/election/candidacy.cpp, send_create): what those creates,
  * refused with NODEEXISTS but each a transaction through the quorum, add to
  * the burst.
  *
  * --like-libzkelect: the requests libzkelect's first join in a session sends
- * (cxx/candidacy.cpp: send_create, watch_own, on_children, watch_queue,
- * watch_marker; the requests as cxx/zk_session.cpp makes them), in its
+ * (cxx/election/candidacy.cpp: send_create, watch_own, on_children, watch_queue,
+ * watch_marker; the requests as cxx/zk/zk_session.cpp makes them), in its
  * order, so that the burst is the floor at libzkelect's request count:
  *
  *   create2 of the path (refused), create2 of the candidate (its data: a
@@ -367,7 +367,7 @@ int main(int argc, char **argv)
         int64_t t0 = now_ns();
         for (int i = 0; i < n; i++) {
             cs[i].node[0] = 0;
-            if (like_libzkelect) { /* as cxx/zk_session.cpp sends them: create2 */
+            if (like_libzkelect) { /* as cxx/zk/zk_session.cpp sends them: create2 */
                 snprintf(cs[i].id, sizeof cs[i].id, "%d", i + 1);
                 zoo_acreate2(cs[i].zh, dir, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, on_path_created2, NULL);
                 zoo_acreate2(cs[i].zh, prefix, cs[i].id, (int)strlen(cs[i].id), &ZOO_OPEN_ACL_UNSAFE,

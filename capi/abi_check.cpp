@@ -1,5 +1,5 @@
 // Compile-time only: the numbers the ABI promises (zkelect.h) against the
-// engine's own copy (cxx/errors.h; the engine must not include the public
+// engine's own copy (cxx/base/errors.h; the engine must not include the public
 // header) and the event queue's bound. Nothing here is linked in.
 #include <zkelect/zkelect.h>
 

@@ -1,5 +1,5 @@
 // zkelect_fenced_ops_t and zkelect_fenced_commit: fenced ZooKeeper writes
-// (cxx/fenced_write.h says why the check of the leader's node fences them).
+// (cxx/election/fenced_write.h says why the check of the leader's node fences them).
 #include <zkelect/zkelect.h>
 
 #include <memory>

@@ -2,8 +2,8 @@
 """Hold docs/architecture.md, the one map of the source, to the tree.
 
 Every file of the folders the map covers (MAPPED below) must be named in it
-in backticks, by its whole path from the top of the tree (`cxx/lease.cpp`),
-by a pattern (`cxx/lease.*`, `capi/*.cpp`, `tests/sim/world.{h,cpp}`), and
+in backticks, by its whole path from the top of the tree (`cxx/lease/lease.cpp`),
+by a pattern (`cxx/lease/lease.*`, `capi/*.cpp`, `tests/sim/world.{h,cpp}`), and
 every such path or pattern it names must match a file that is there. A map
 that names a file that is gone, or misses one that came, fails here rather
 than misleading the next reader.
@@ -12,6 +12,11 @@ than misleading the next reader.
 
 README.md's "Layout" block names every top-level entry of the tree, one
 per line, and nothing that is gone (a newcomer's first map).
+
+The engine's rooms (cxx/ROOM/, each with a README.md whose "Uses:" line
+names the rooms it may use) are held to their word: a file of a room
+includes from its own room and the rooms its Uses: line names only, and
+the Uses: lines draw no circle, so every include runs down a floor.
 
 Run by ./dev check and tests/docs/test_map.py.
 """
@@ -104,8 +109,61 @@ def check_readme(text=None):
                if e not in tree])
 
 
+ENGINE = ROOT / "cxx"
+INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+
+
+def room_uses(readme_text):
+    """The rooms a room's README.md says it may use (its 'Uses:' line)."""
+    m = re.search(r"^Uses: (.*)$", readme_text, re.M)
+    if m is None:
+        return None
+    return set(re.findall(r"\b([a-z_]+)\b", re.sub(r"\([^)]*\)", "", m.group(1))))
+
+
+def check_rooms(readmes=None):
+    """Each include of the engine against its room's Uses: line; no circle."""
+    rooms = sorted(d.name for d in ENGINE.iterdir() if d.is_dir())
+    if readmes is None:
+        readmes = {r: (ENGINE / r / "README.md").read_text() if (ENGINE / r / "README.md").is_file()
+                   else "" for r in rooms}
+    problems, uses, home = [], {}, {}
+    for r in rooms:
+        u = room_uses(readmes.get(r, ""))
+        if u is None:
+            problems.append(f"cxx/{r}/README.md has no 'Uses:' line")
+            u = set()
+        uses[r] = u & set(rooms)
+        for f in (ENGINE / r).iterdir():
+            home[f.name] = r
+    for f in sorted(ENGINE.glob("*.[ch]*")):
+        problems.append(f"in no room of the engine: cxx/{f.name}")
+    for r in rooms:
+        for f in sorted((ENGINE / r).glob("*.[ch]*")):
+            for inc in INCLUDE.findall(f.read_text()):
+                to = home.get(inc)
+                if to is not None and to != r and to not in uses[r]:
+                    problems.append(f"cxx/{r}/{f.name} includes {inc} of {to}/, "
+                                    f"which cxx/{r}/README.md does not use")
+    # A circle among the Uses: lines would let two rooms include each other.
+    state = {}
+
+    def visit(r, path):
+        state[r] = "open"
+        for u in sorted(uses[r]):
+            if state.get(u) == "open":
+                problems.append("rooms that use each other: " + " -> ".join(path + [u]))
+            elif u not in state:
+                visit(u, path + [u])
+        state[r] = "done"
+    for r in rooms:
+        if r not in state:
+            visit(r, [r])
+    return problems
+
+
 def main():
-    problems = check() + check_readme()
+    problems = check() + check_readme() + check_rooms()
     for p in problems:
         print(p, file=sys.stderr)
     if problems:

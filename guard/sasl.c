@@ -124,7 +124,7 @@ static int password(sasl_conn_t *conn, void *ctx, int id, sasl_secret_t **out)
 }
 
 /* DIGEST-MD5's server offers its realm (ZooKeeper's "zk-sasl-md5"): the
- * one offered, as the owner takes it (cxx/sasl.cpp). */
+ * one offered, as the owner takes it (cxx/probe/sasl.cpp). */
 static int realm(void *ctx, int id, const char **avail, const char **result)
 {
     (void)ctx;

@@ -180,7 +180,7 @@ extern char **environ;
 #define PIPE_FD 3
 #define EOF_GRACE_MS 1000
 #define HELLO_WAIT_MS 1000
-/* The protocol's version, in the hello line (cxx/crash_guard.cpp). */
+/* The protocol's version, in the hello line (cxx/session/crash_guard.cpp). */
 #define PROTOCOL_VERSION 3
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_NOT_OWNER = 2, EXIT_SYS = 3, EXIT_PROTOCOL = 4, EXIT_VERSION = 5 };

@@ -44,7 +44,7 @@ def test_a_new_event_and_counter_reach_every_copy():
                              "doc": "a test's counter", "metric": "zkelect_probe_count_total",
                              "metric_help": "A test's counter."})
     # Copies of the codes or the keys alone do not hold events or counters.
-    only_other = {"bindings/go/errors.go", "cxx/conf.cpp", "cxx/conf.h",
+    only_other = {"bindings/go/errors.go", "cxx/base/conf.cpp", "cxx/base/conf.h",
                   "bindings/java/src/main/java/org/zkelect/ZkelectException.java",
                   "tests/capi/badinput_test.cpp", "bindings/luajit/zkelect/layer.lua"}
     missed = [(rel, regions) for rel, regions, changed in _changed(gen, t, grown)
@@ -70,7 +70,7 @@ def test_a_new_code_reaches_every_copy():
     grown["error"].append({"name": "EPROBE", "value": low - 1, "engine": "kEProbe", "go": "Probe",
                            "rust": "Probe", "message": "a test's code", "doc": "A test's code."})
     changed = {rel for rel, _r, c in _changed(gen, t, grown) if c}
-    copies = {"capi/zkelect/zkelect.h", "cxx/errors.h", "cxx/vocabulary.cpp",
+    copies = {"capi/zkelect/zkelect.h", "cxx/base/errors.h", "cxx/base/vocabulary.cpp",
               "bindings/go/errors.go", "bindings/java/src/main/java/org/zkelect/ZkelectException.java",
               "bindings/luajit/zkelect/ffi.lua", "bindings/rust/zkelect-sys/src/lib.rs",
               "bindings/rust/zkelect/src/lib.rs", "bindings/python/zkelect/_vocab.py",
@@ -89,5 +89,5 @@ def test_a_new_key_reaches_the_engine_and_the_header():
                          "doc": "a test's key."})
     changed = {(rel, tuple(regions)) for rel, regions, c in _changed(gen, t, grown) if c}
     files = {rel for rel, _r in changed}
-    assert {"cxx/conf.cpp", "cxx/conf.h", "capi/zkelect/zkelect.h", "bindings/python/zkelect/_vocab.py",
+    assert {"cxx/base/conf.cpp", "cxx/base/conf.h", "capi/zkelect/zkelect.h", "bindings/python/zkelect/_vocab.py",
             "bindings/luajit/zkelect/layer.lua"} <= files, changed

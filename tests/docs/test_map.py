@@ -28,10 +28,10 @@ def test_map_check_sees_a_missing_file_and_a_gone_one():
     check_map = load_check()
     text = check_map.MAP.read_text()
     assert check_map.check(text) == []
-    dropped = text.replace("`cxx/lazy.h`", "`cxx/lazy_gone.h`")
+    dropped = text.replace("`cxx/base/lazy.h`", "`cxx/base/lazy_gone.h`")
     problems = check_map.check(dropped)
-    assert "in the tree but not named in docs/architecture.md: cxx/lazy.h" in problems
-    assert "named in docs/architecture.md but not in the tree: cxx/lazy_gone.h" in problems
+    assert "in the tree but not named in docs/architecture.md: cxx/base/lazy.h" in problems
+    assert "named in docs/architecture.md but not in the tree: cxx/base/lazy_gone.h" in problems
     assert check_map.named_patterns("`tests/sim/world.{h,cpp}` `cxx/x.{h,cpp}`") == [
         "cxx/x.cpp", "cxx/x.h"]
 
@@ -43,3 +43,17 @@ def test_readme_layout_names_every_top_level_entry():
     problems = check_map.check_readme(text.replace("\nfuzz/ ", "\nfuzzy/ "))
     assert "in the tree but not in README.md's Layout: fuzz/" in problems
     assert "in README.md's Layout but not in the tree: fuzzy/" in problems
+
+
+def test_rooms_include_only_what_their_readme_uses():
+    # cxx/ROOM/README.md's Uses: line is held to the includes: an include
+    # from a room it does not name, or two rooms that use each other, fails.
+    check_map = load_check()
+    assert check_map.check_rooms() == []
+    readmes = {d.name: (d / "README.md").read_text()
+               for d in check_map.ENGINE.iterdir() if d.is_dir()}
+    no_probe = dict(readmes, zk=readmes["zk"].replace("probe, ", ""))
+    assert ("cxx/zk/zk_port.h includes peer_addr.h of probe/, which cxx/zk/README.md "
+            "does not use") in check_map.check_rooms(no_probe)
+    circle = dict(readmes, lease="# lease\n\nUses: election.\n")
+    assert any(p.startswith("rooms that use each other:") for p in check_map.check_rooms(circle))

@@ -1,6 +1,6 @@
 """Every way out of a candidacy that holds a node, or may hold one whose
 name it never learnt, releases that node (issue 50, findings 1 and 2;
-cxx/node_release.cpp). Before the mend both tests below ended with a node
+cxx/election/node_release.cpp). Before the mend both tests below ended with a node
 of a live session first in line that nobody would delete: the next
 candidate followed it and never led.
 

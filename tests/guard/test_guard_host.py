@@ -33,7 +33,7 @@ from bed.participant import Participant, candidate_argv
 from guardprocs import guards_of
 
 HERE = Path(__file__).resolve().parent
-STALL_S = 2.0        # kStallMs in cxx/crash_guard.cpp
+STALL_S = 2.0        # kStallMs in cxx/session/crash_guard.cpp
 T_MS = 6000
 
 

@@ -23,7 +23,7 @@ SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime
 # a handshake of random bytes: thousands of connections a second to such a
 # server. Those bytes can read as a read-only "session" whose handle
 # libzookeeper then keeps, pinging, and whose close blocks for 3 s, so the
-# library leaves that handle to libzookeeper (cxx/client.cpp,
+# library leaves that handle to libzookeeper (cxx/session/client.cpp,
 # refuse_session). A handshake that grants session 0 with timeout 0 made
 # the same storm; the library now closes such a handle and opens a new one
 # after 1 s, and badsession is held to the bound below like the others.

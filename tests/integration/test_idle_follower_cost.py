@@ -4,7 +4,7 @@ finding 8): a follower's session re-checks the nodes its candidacies watch
 re-check used to be one read per watched node per session timeout T, so a
 session following 1,000 elections sent 200 requests a second at rest
 (T = 10 s). It is now one batched request per session per T
-(cxx/neighbour_check.h): the requests a waiting session sends at rest do
+(cxx/session/neighbour_check.h): the requests a waiting session sends at rest do
 not grow with the number of elections it waits in.
 
 Counted as the client counts them (ZKELECT_COUNTER_ZK_REQUESTS: every

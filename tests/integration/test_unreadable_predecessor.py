@@ -184,7 +184,7 @@ def test_rechecks_cost_one_request_per_session_per_session_timeout(api, handles,
     """The price of the re-check, at rest: the session checks every node
     its candidacies watch in one request once a session timeout (an exists
     read for the heir's one node, one multi for the follower's two:
-    cxx/neighbour_check.h). Counted in the election's requests, where the
+    cxx/session/neighbour_check.h). Counted in the election's requests, where the
     session's check counts once (the heir's keepalives are the session's,
     not counted there); tests/integration/test_idle_follower_cost.py counts
     the session's requests with 300 elections."""

@@ -86,7 +86,7 @@ def test_the_bed_takes_tls_with_a_client_certificate_and_sasl_only(secure_bed, z
     # Without SASL: refused for it. Each time: the server closes the TLS
     # connection while the client's I/O thread may still write to it, and a
     # SIGPIPE from OpenSSL's write(2) killed about every other such `status`
-    # (exit -13) until the library blocked it (cxx/no_sigpipe.h).
+    # (exit -13) until the library blocked it (cxx/probe/no_sigpipe.h).
     tls_only = {k: v for k, v in keys.items() if k.startswith("zk.tls.")}
     for _ in range(REFUSED_RUNS):
         r, took = _status(zkelect_bin, test_env, hosts, tls_only)

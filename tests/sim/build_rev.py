@@ -17,6 +17,13 @@ import subprocess
 import sys
 
 
+def engine_sources(rev_src):
+    """REV's engine units: cxx/*.cpp, or cxx/ROOM/*.cpp."""
+    top = os.path.join(rev_src, "cxx")
+    return sorted(os.path.join(d, n) for d, _, names in os.walk(top)
+                  for n in names if n.endswith(".cpp"))
+
+
 def main():
     build, rev_src, out = (os.path.abspath(a) for a in sys.argv[1:4])
     root = os.path.dirname(build)
@@ -26,8 +33,13 @@ def main():
         sys.exit(f"build_rev.py: no simulator in {build}/compile_commands.json")
     os.makedirs(out, exist_ok=True)
     objs, done, engine_cmd = [], set(), None
+    # REV's engine folders (cxx/ and, since issue 53, its rooms), in place of
+    # today's on the include path: a flat REV and a roomed one both build.
+    rev_inc = [f"-I{d}" for d, _, names in sorted(os.walk(os.path.join(rev_src, "cxx")))
+               if any(n.endswith(".h") for n in names)]
     for c in units:
         args, cmd, skip = shlex.split(c["command"]), [], False
+        rev_dirs = rev_inc
         for a in args:
             if skip:
                 skip = False
@@ -37,28 +49,31 @@ def main():
                 continue
             if a in ("-MD", "-c") or a == c["file"]:
                 continue
-            if a == "-I../cxx":
-                a = f"-I{rev_src}/cxx"
-            elif a.startswith("-I") and not a.startswith("-I/"):
+            if a == "-I../cxx" or a.startswith("-I../cxx/"):
+                if rev_dirs:
+                    cmd += rev_dirs
+                    rev_dirs = []
+                continue
+            if a.startswith("-I") and not a.startswith("-I/"):
                 a = f"-I{os.path.join(build, a[2:])}"
             cmd.append(a)
         rel = os.path.normpath(os.path.join(build, c["file"]))
         src = rel if "/tests/sim/" in rel else os.path.join(rev_src, os.path.relpath(rel, root))
+        if "/tests/sim/" not in rel:
+            engine_cmd = cmd  # REV's own files (below) compile with it too
         if not os.path.exists(src):
-            continue  # an engine file added since REV
+            continue  # an engine file added or moved since REV
         obj = os.path.join(out, os.path.basename(src) + ".o")
         subprocess.run(cmd + ["-w", "-c", src, "-o", obj], check=True, cwd=build)
         objs.append(obj)
-        if "/tests/sim/" not in rel:
-            engine_cmd = cmd
         done.add(os.path.realpath(src))
     # An engine file REV has that today's build does not (renamed or removed
     # since): compiled with an engine file's line.
-    for name in sorted(os.listdir(os.path.join(rev_src, "cxx"))):
-        src = os.path.realpath(os.path.join(rev_src, "cxx", name))
-        if not name.endswith(".cpp") or src in done or engine_cmd is None:
+    for path in engine_sources(rev_src):
+        src = os.path.realpath(path)
+        if src in done or engine_cmd is None:
             continue
-        obj = os.path.join(out, name + ".o")
+        obj = os.path.join(out, os.path.basename(src) + ".o")
         subprocess.run(engine_cmd + ["-w", "-c", src, "-o", obj], check=True, cwd=build)
         objs.append(obj)
     exe = os.path.join(out, "zkelect-sim")

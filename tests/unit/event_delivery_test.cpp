@@ -1,4 +1,4 @@
-// The thread rules of event delivery (cxx/event_delivery.*), without a
+// The thread rules of event delivery (cxx/events/event_delivery.*), without a
 // server: what the C API's zkelect_dispatch, zkelect_set_event_cb,
 // zkelect_set_background_event_cb and the destroys rest on.
 #include "../finishes_within.h"

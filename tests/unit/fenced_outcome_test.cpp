@@ -1,4 +1,4 @@
-// What a fenced multi's reply means (cxx/fenced_write.h): the check's
+// What a fenced multi's reply means (cxx/election/fenced_write.h): the check's
 // failure is the term's end, a refused user operation is named by index,
 // connection trouble is an unknown outcome, never a refusal.
 #include "fenced_write.h"

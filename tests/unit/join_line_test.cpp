@@ -1,4 +1,4 @@
-// JoinLine (cxx/join_line.h): a client's turns to join, first asked first
+// JoinLine (cxx/session/join_line.h): a client's turns to join, first asked first
 // served, handed on only while connected, each held for at most its bound.
 // The loop is simulated here: posted rounds and timers run when the test
 // says so, at a clock it sets.

@@ -1,4 +1,4 @@
-// The log sink (cxx/log_sink.*) without a server: libzookeeper's threads
+// The log sink (cxx/events/log_sink.*) without a server: libzookeeper's threads
 // only queue a record; the host's callback runs on the sink's own thread,
 // may call back into the sink, and a slow one costs the loggers nothing.
 #include "../finishes_within.h"

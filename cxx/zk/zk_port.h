@@ -96,7 +96,7 @@ public:
     // when a node is gone (Reply::results says which). paths is not empty.
     virtual void check(const std::vector<std::string> &paths, ReplyFn fn) = 0;
     // Every operation or none, committed by the quorum as one transaction
-    // (cxx/fenced_write.cpp's fenced writes). Reply::results holds each
+    // (cxx/election/fenced_write.cpp's fenced writes). Reply::results holds each
     // operation's code when the server judged the multi. ops is not empty.
     // A port without it refuses at once with ZUNIMPLEMENTED.
     virtual void multi(const std::vector<ZkOp> &ops, ReplyFn fn) {

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-#include "client.h"
+#include "member.h"
 
 namespace zkelect {
 

@@ -4,7 +4,7 @@
 #include <climits>
 #include <iterator>
 
-#include "client.h"
+#include "member.h"
 
 namespace zkelect {
 

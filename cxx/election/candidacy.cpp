@@ -873,7 +873,7 @@ void Candidacy::pred_deleted() {
 // in line while nobody leads (explorer seeds 903, 616487803). So while we
 // follow, the session checks once a session timeout, for all its waiting
 // candidacies in one request, whether the nodes they watch are still there
-// (cxx/neighbour_check.h: no watcher is added to any node, the herd rule
+// (cxx/session/neighbour_check.h: no watcher is added to any node, the herd rule
 // holds); a node found gone counts as its deletion heard. A reply on our
 // connection comes after every notification ZooKeeper sent before it, so a
 // deletion our armed watch does hear is handled first, and the check's
@@ -1701,6 +1701,6 @@ void Candidacy::step_back(const std::string &to, const std::string &id) {
     requeue();
 }
 
-// --- leaving: cxx/node_release.cpp ---------------------------------------------
+// --- leaving: cxx/election/node_release.cpp ---------------------------------------------
 
 }  // namespace zkelect

@@ -69,7 +69,7 @@ public:
     // The holder has drained (zkelect_release): the node of drain number
     // seq goes now (drain.cpp).
     void release(uint64_t seq);
-    // cxx/fenced_write.cpp: ops behind a check of our node, as one multi,
+    // cxx/election/fenced_write.cpp: ops behind a check of our node, as one multi,
     // while this candidacy leads its term; done(kENotLeader, {}) at once,
     // nothing sent, otherwise; else done(kOk, ZooKeeper's reply), on
     // ZooKeeper's thread (done only forwards it).
@@ -88,7 +88,7 @@ public:
     enum class State {
         kIdle,
         // Wants in, nothing sent: no session yet, or waiting in the client's
-        // line for a turn to join (cxx/join_line.h).
+        // line for a turn to join (cxx/session/join_line.h).
         kAwaitingSession,
         kCreating,
         kRecovering,
@@ -131,7 +131,7 @@ private:
     // deadline `until`, and told of every renewal.
     void schedule_lease_warn(int64_t until);
     void on_lease_renewed(int64_t until);
-    // cxx/node_release.cpp: the one way a node of this candidacy (known,
+    // cxx/election/node_release.cpp: the one way a node of this candidacy (known,
     // or a create whose outcome is unknown) is let go, and its deletion.
     void release_nodes();
     void collect_garbage();

@@ -73,7 +73,7 @@ public:
     // kEState when no drain waits for it, kEClosed. Any thread.
     int release();
     bool is_draining() const { return shared_->is_draining(); }
-    // cxx/fenced_write.cpp: ops committed in one multi behind a check of
+    // cxx/election/fenced_write.cpp: ops committed in one multi behind a check of
     // this candidacy's node, waiting at most timeout_ms (> 0) for the
     // answer. Any thread but the loop (kEDeadlk). *failed: the index of the
     // user's op ZooKeeper refused (-1: none), *zk_rc its code (or the

@@ -26,57 +26,18 @@
 #include "join_line.h"
 #include "clock.h"
 #include "lease.h"
+#include "member.h"
 #include "names.h"
 #include "session_closer.h"
 #include "neighbour_check.h"
 #include "session_lease.h"
 #include "tick_probe.h"
+#include "transfer_ask.h"
 #include "zk_session.h"
 
 namespace zkelect {
 
 struct GuardedSasl;  // crash_guard.h
-
-// A candidacy or an observer: something the loop drives. Called on the loop
-// thread only.
-class Member {
-public:
-    virtual ~Member() = default;
-    virtual void on_connected(bool new_session) = 0;
-    virtual void on_suspended() = 0;
-    // The session ended: ZooKeeper said it expired, or the client gave it
-    // up (no server took it for T, or a live session was answered with
-    // timeout 0). Either way its nodes may still be listed: the quorum
-    // deletes them when it commits the session's close, and a server says
-    // "expired" as soon as the session is marked closing, before that
-    // commit (the explorer's seed 573123428). Nothing of it carries over.
-    virtual void on_expired() = 0;
-    virtual void on_auth_failed() = 0;
-    virtual void on_node_event(int type, const std::string &path) = 0;
-    // The session's lease now runs until `until` (a write was acknowledged;
-    // a keepalive's round trip in rtt_us, -1 for another write).
-    // ZooKeeper refused to let this session check the member's node at
-    // path (ZNOAUTH: its ACL was changed).
-    virtual void on_node_refused(const std::string &path) { (void)path; }
-    virtual void on_lease(int64_t until, int64_t rtt_us) {
-        (void)until;
-        (void)rtt_us;
-    }
-    // Something an operator should act on (a WARNING) about the client's
-    // session rather than this member's election; `about` names what it is
-    // about (a server), so that a member says it once however often told.
-    virtual void on_warning(const std::string &about, const std::string &message) {
-        (void)about;
-        (void)message;
-    }
-    // A turn to join is this member's (JoinLine, ticket: the place it
-    // waited at). True: it creates now and holds the turn; false: it no
-    // longer waits with that ticket.
-    virtual bool on_join_turn(uint64_t ticket) {
-        (void)ticket;
-        return false;
-    }
-};
 
 // One getChildren of an election path, shared by every member of the client
 // that asked for it, with the candidates already put in order once.
@@ -88,15 +49,9 @@ struct Listing {
 };
 using ListingFn = std::function<void(const Listing &)>;
 
-struct ParticipantInfo {
-    std::string node;
-    std::string id;
-    int64_t czxid = 0;
-    int64_t ctime_ms = 0;
-};
-
-// Privately a LeaseHost: only its own SessionLease sees it as one.
-class Client final : private LeaseHost {
+// Privately a LeaseHost and a TransferAskHost: only its own SessionLease
+// and TransferAsk see it as one.
+class Client final : private LeaseHost, private TransferAskHost {
 public:
     // Starts the session (does not wait) and the loop thread. Throws
     // std::runtime_error with a message on failure. Sessions are
@@ -108,7 +63,7 @@ public:
     Client &operator=(const Client &) = delete;
 
     // --- any thread ---
-    void post(std::function<void()> fn);
+    void post(std::function<void()> fn) override;
     int await_connected(int timeout_ms);
     // Why the servers refused this client's credentials (ZKELECT_EAUTH's
     // message), empty while they have not.
@@ -186,11 +141,11 @@ public:
     void release_node_bytes(int64_t n) { node_bytes_.fetch_sub(n, std::memory_order_relaxed); }
     // Any thread: the bytes reserved now.
     int64_t node_bytes() const { return node_bytes_.load(std::memory_order_relaxed); }
-    bool on_loop_thread() const { return std::this_thread::get_id() == loop_id_; }
+    bool on_loop_thread() const override { return std::this_thread::get_id() == loop_id_; }
     // Candidates of path in queue order, asked of ZooKeeper now. Blocks up
     // to timeout_ms. Returns kOk or an error code with *why.
     int participants(const std::string &path, int timeout_ms, std::vector<ParticipantInfo> *out,
-                     std::string *why);
+                     std::string *why) override;
     // Ask the leader of path to hand leadership to the candidate whose id
     // is target (docs/semantics.md, "A transfer asked from outside"), and
     // wait for the outcome: at most timeout_ms plus two session timeouts.
@@ -201,11 +156,11 @@ public:
                          std::string *why);
 
     // --- loop thread ---
-    uint64_t add_member(std::shared_ptr<Member> m);
-    void remove_member(uint64_t id);
+    uint64_t add_member(std::shared_ptr<Member> m) override;
+    void remove_member(uint64_t id) override;
     ZkPort &session() override { return *session_; }
     // The next node event on path goes to member id (watches are one-shot).
-    void watch(const std::string &path, uint64_t member_id);
+    void watch(const std::string &path, uint64_t member_id) override;
     // A read that answered "no node" set no watch on path: forget the
     // interest it registered (a follower moving up can read several such).
     void unwatch(const std::string &path, uint64_t member_id);
@@ -246,7 +201,7 @@ public:
     // Run fn on the loop at CLOCK_BOOTTIME time at_ns.
     void at(int64_t at_ns, std::function<void()> fn) override;
     // The line of members waiting for one of this client's turns to join
-    // (cxx/join_line.h).
+    // (cxx/session/join_line.h).
     JoinLine &join_line() { return join_line_; }
     // Handler for a reply that hops onto the loop before running.
     ReplyFn on_loop(std::function<void(Reply &&)> fn) override;
@@ -279,9 +234,6 @@ private:
     // (deleted: as a watch would) or not ours to read any more.
     void deliver_node_failed(uint64_t id, const std::string &path, bool deleted) override;
 
-    // request_transfer's work; it returns kESessionExpired as well.
-    int ask_transfer(const std::string &path, const std::string &target, int timeout_ms,
-                     std::string *why);
     void run();
     // One turn of the loop: the mailbox as it stands (at most max_items of
     // it), then the timers due. False once the client is stopping.
@@ -309,7 +261,7 @@ private:
     void probe();
     void on_watch_event(uint64_t gen, int type, int state, const std::string &path,
                         int64_t stamp, const PeerAddr &peer);
-    std::shared_ptr<ZkPort> session_snapshot();
+    std::shared_ptr<ZkPort> session_snapshot() override;
     // The crash guard: join at construction (throws for crash.guard "on"
     // when it cannot run), hand it each new session, tell the members what
     // the guard's watcher says.

@@ -24,7 +24,7 @@
 
 #include "errors.h"
 #include "lease.h"
-#include "zk_session.h"
+#include "zk_port.h"
 
 namespace zkelect {
 
