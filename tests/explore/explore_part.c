@@ -32,6 +32,10 @@
  *                      event's participant id ("-" when none)
  *   ACK verb c e h rc mono_before mono_after
  *                      a command was carried out (rc of the library call)
+ *   CMD mono words...  the stdin thread begins a command (its line)
+ *   CMDEND mono        and is done with it: a CMD with no CMDEND after it
+ *                      is a call still running (the driver names it when a
+ *                      participant stops answering, explore.py stuck-call)
  *   FORK1 c e mono     in a child of fork(), the inherited handle (c,e)
  *                      answered is_leader 1 (it must answer 0 there)
  *   FORKRC c e NAME    in that child, zkelect_resign() on (c,e) returned
@@ -290,7 +294,7 @@ static void destroy_slot(struct slot *s, const char *verb)
     say("ACK %s %d %d %d %d %" PRId64 " %" PRId64, verb, s->c, s->e, s->gen, rc, m0, mono());
 }
 
-static void command(char *line)
+static void run_command(char *line)
 {
     char verb[16], target[200] = "";
     int c = -1, e = -1;
@@ -410,6 +414,16 @@ static void command(char *line)
         atomic_store(&s->destroy_in_cb, 1);
         say("ACK cbdes-armed %d %d %d 0 %" PRId64 " %" PRId64, c, e, s->gen, m0, mono());
     }
+}
+
+/* Each command bracketed, so that a call that never returns is named by
+ * the driver with its arguments, not guessed from the ACKs that stopped. */
+static void command(char *line)
+{
+    size_t n = strcspn(line, "\n");
+    say("CMD %" PRId64 " %.*s", mono(), (int)n, line);
+    run_command(line);
+    say("CMDEND %" PRId64, mono());
 }
 
 static void *read_stdin(void *arg)

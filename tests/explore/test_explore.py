@@ -208,6 +208,47 @@ def test_a_participant_that_stops_answering_is_reported_with_its_stacks(build_di
         part.kill()
 
 
+def test_pending_command_is_the_last_cmd_without_its_end():
+    words = [["CMD", "100", "des", "0", "1"], ["ACK", "des", "0", "1", "1", "0", "100", "104"],
+             ["CMDEND", "105"], ["EV", "0", "1"], ["CMD", "200", "oxfer", "1", "1", "p0i1.c0.e1.h1"]]
+    assert explore.Part.pending_command(words) == (200, ["oxfer", "1", "1", "p0i1.c0.e1.h1"])
+    assert explore.Part.pending_command(words + [["CMDEND", "300"]]) is None
+    assert explore.Part.pending_command([]) is None
+
+
+def test_a_call_that_does_not_return_is_named_with_its_stacks(build_dir, tmp_path, monkeypatch):
+    """Seed 20292900 ended in liveness with one participant's ACKs stopped
+    and nothing saying where: after the calm, a participant still in a
+    command it began more than STUCK_S ago (here 0.3 s: a transfer asked
+    from outside with no server to ask, which takes T) is reported as
+    stuck-call, with the command and its threads' stacks."""
+    from types import SimpleNamespace
+    binary = explore.build_participant(build_dir, tmp_path)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(build_dir / "capi"))
+    part = explore.Part(binary, env, "p0i0", ["/explore-stuck"],
+                        [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert part.wait(lambda w: w[0] == "READY", 20), part.words()
+        part.send("oxfer 0 0 p9.c0.e0.h1")
+        assert part.wait(lambda w: w[0] == "CMD" and w[2:3] == ["oxfer"], 10), part.words()
+        time.sleep(0.4)
+        run = SimpleNamespace(parts=[part], violations=[], t0=0.0,
+                              rel=lambda ns: f"{ns / 1e9:.3f}")
+        monkeypatch.setattr(explore, "STUCK_S", 0.3)
+        explore.Run.check_stuck(run)
+        assert [k for k, _ in run.violations] == ["stuck-call"], run.violations
+        msg = run.violations[0][1]
+        assert "`oxfer 0 0 p9.c0.e0.h1`" in msg, msg
+        assert "zkelect_client_transfer" in part.stuck_stacks, part.stuck_stacks
+        # Once it returned, nothing is pending: nothing to report.
+        assert part.wait(lambda w: w[0] == "CMDEND", 20), part.words()
+        run.violations.clear()
+        explore.Run.check_stuck(run)
+        assert run.violations == []
+    finally:
+        part.kill()
+
+
 def test_transfers_are_drawn_among_the_faults_by_short_runs():
     """Issue 33: transfers (the leader's own, and one asked from outside)
     are steps of the schedule, drawn in most short runs, with faults of the
