@@ -373,6 +373,7 @@ class Part:
         self.on_line = None
         self.stacks = None        # gdb's stacks when it did not answer quit
         self.stuck_stacks = None  # gdb's stacks when a call did not return (stuck-call)
+        self.exit_alone = None    # the exit status of a process that ended unasked (a crash)
         self.proc = subprocess.Popen(
             [str(binary), name, str(T_MS), str(len(paths)), *paths,
              *[ln.connect_string for ln in links]],
@@ -391,6 +392,24 @@ class Part:
 
     def _drain_err(self):
         self.err = self.proc.stderr.read()
+
+    def ended_alone(self):
+        """Whether the process has ended though nobody killed it (a crash):
+        its exit status is kept in .exit_alone, and .killed_mono is set to
+        the last line it wrote (a run of 1 still open in its lines ends
+        there: it answered nothing after it, and ending it later would
+        invent leadership). A later kill() must not pass it for one of the
+        schedule's kills: then only the liveness check failed, on a
+        participant whose ACKs and events had stopped (seed 20292900)."""
+        if self.killed_mono is not None or self.exit_alone is not None:
+            return self.exit_alone is not None
+        rc = self.proc.poll()
+        if rc is None or rc == 0:     # 0: it quit when told (BYE)
+            return False
+        self.exit_alone = rc
+        with self.cv:
+            self.killed_mono = self.lines[-1][0] if self.lines else time.monotonic_ns()
+        return True
 
     def send(self, cmd):
         if self.killed_mono is not None:
@@ -479,6 +498,8 @@ class Part:
 
     def kill(self):
         sent = None
+        if self.ended_alone():
+            return
         if self.killed_mono is None and self.proc.poll() is None:
             if self.stopped:
                 os.kill(self.proc.pid, signal.SIGCONT)
@@ -1258,7 +1279,7 @@ class Run:
         for part in self.parts:
             part.resume()
         for p, part in enumerate(self.parts):
-            if part.killed_mono is not None:
+            if part.killed_mono is not None or part.ended_alone():
                 self.start_part(p)
         try:
             self.w.heal_servers()
@@ -1367,6 +1388,26 @@ class Run:
         return None
 
     # -- the checker
+    @staticmethod
+    def crashes(parts):
+        """A participant that ended with a status other than 0 unasked (a
+        death the schedule did not cause), with the end of its stderr
+        (explore_part.c writes a backtrace there on a fatal signal)."""
+        out = []
+        for part in parts:
+            part.ended_alone()
+            rc = part.exit_alone if part.exit_alone is not None else part.proc.poll()
+            if rc in (0, None) or (part.exit_alone is None and part.killed_mono is not None):
+                continue
+            err = ""
+            for _ in range(50):       # stderr's EOF comes with the exit
+                err = getattr(part, "err", None)
+                if err is not None:
+                    break
+                time.sleep(0.1)
+            out.append(("crash", f"{part.name} exited with {rc}: {(err or '')[-1500:]}"))
+        return out
+
     def excused(self, e, k1, k2, a, b):
         """An overlap [a, b] of handles k1, k2 (name, c) on path e that began
         after an operator deleted the node of one of them (or the path) and
@@ -1438,11 +1479,7 @@ class Run:
                     continue
                 close(c, e, self.killed_run_end(part, cur[(c, e)][0]))
         self.runs = runs
-        for part in self.all_parts:
-            rc = part.proc.poll()
-            if part.killed_mono is None and rc not in (0, None):
-                self.violations.append(("crash", f"{part.name} exited with {rc}: "
-                                        f"{(getattr(part, 'err', '') or '')[-300:]}"))
+        self.violations.extend(self.crashes(self.all_parts))
         for e in range(E):
             flat = sorted((a, b, k, t, f) for k, rs in runs[e].items() for a, b, t, f in rs)
             for i, (a, b, k, t, f) in enumerate(flat):
@@ -1658,6 +1695,8 @@ def save_history(r, logdir):
             (d / f"{part.name}.stacks").write_text(part.stacks)
         if part.stuck_stacks is not None:
             (d / f"{part.name}.stuck-stacks").write_text(part.stuck_stacks)
+        if getattr(part, "err", None):
+            (d / f"{part.name}.stderr").write_text(part.err)
     (d / "schedule.log").write_text("\n".join(r.log) + "\n")
     return d
 

@@ -249,6 +249,43 @@ def test_a_call_that_does_not_return_is_named_with_its_stacks(build_dir, tmp_pat
         part.kill()
 
 
+def test_a_participant_that_dies_unasked_is_a_crash_with_its_frames(build_dir, tmp_path):
+    """Seed 20292900: a participant whose lines stopped mid-run was reported
+    only as liveness. A process that died by itself is found dead by the
+    quit (no BYE) and killed; the kill must not pass it for one of the
+    schedule's: crash, with its exit status and the frames its fatal
+    signal's handler wrote on stderr."""
+    from types import SimpleNamespace
+    binary = explore.build_participant(build_dir, tmp_path)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(build_dir / "capi"))
+    part = explore.Part(binary, env, "p0i0", ["/explore-crash"],
+                        [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert part.wait(lambda w: w[0] == "READY", 20), part.words()
+        os.kill(part.proc.pid, signal.SIGSEGV)
+        part.proc.wait(10)
+        part.send("quit")
+        assert not part.wait(lambda w: w[0] == "BYE", 1)
+        part.dump_stacks()
+        part.kill()                      # what the quit does with no BYE
+        assert part.exit_alone == -signal.SIGSEGV
+        got = explore.Run.crashes([part])
+        assert [k for k, _ in got] == ["crash"], got
+        assert f"exited with {-signal.SIGSEGV}" in got[0][1] and "CRASH" in got[0][1], got
+        assert "explore_part" in got[0][1], got    # the frames
+    finally:
+        part.kill()
+    # A kill of the schedule is no crash.
+    other = explore.Part(binary, env, "p0i1", ["/explore-crash"],
+                         [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert other.wait(lambda w: w[0] == "READY", 20), other.words()
+        other.kill()
+        assert other.exit_alone is None and explore.Run.crashes([other]) == []
+    finally:
+        other.kill()
+
+
 def test_transfers_are_drawn_among_the_faults_by_short_runs():
     """Issue 33: transfers (the leader's own, and one asked from outside)
     are steps of the schedule, drawn in most short runs, with faults of the
