@@ -316,10 +316,13 @@ def _checked(histories, latch_crowds=None):
             return 0
 
     class Part:
-        killed_mono, stops, stacks, err, proc = None, [], None, "", Proc
+        killed_mono, stops, stacks, err, proc, exit_alone = None, [], None, "", Proc, None
 
         def __init__(self, name, lines):
             self.name, self._words = name, [ln.split() for ln in lines]
+
+        def ended_alone(self):
+            return False
 
         def words(self):
             return self._words
