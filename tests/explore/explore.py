@@ -374,6 +374,7 @@ class Part:
         self.stacks = None        # gdb's stacks when it did not answer quit
         self.stuck_stacks = None  # gdb's stacks when a call did not return (stuck-call)
         self.exit_alone = None    # the exit status of a process that ended unasked (a crash)
+        self.quit_sent = False
         self.proc = subprocess.Popen(
             [str(binary), name, str(T_MS), str(len(paths)), *paths,
              *[ln.connect_string for ln in links]],
@@ -414,6 +415,8 @@ class Part:
     def send(self, cmd):
         if self.killed_mono is not None:
             return
+        if cmd == "quit":
+            self.quit_sent = True
         try:
             self.proc.stdin.write(cmd + "\n")
             self.proc.stdin.flush()
@@ -1395,6 +1398,13 @@ class Run:
         (explore_part.c writes a backtrace there on a fatal signal)."""
         out = []
         for part in parts:
+            ws = part.words()
+            # BYE before the driver's quit: stdin ended (STDIN-END says how)
+            # and the participant left the run, with exit status 0.
+            if not getattr(part, "quit_sent", True) and any(w[:1] == ["BYE"] for w in ws):
+                why = next((" ".join(w) for w in ws if w[:1] == ["STDIN-END"]), "no STDIN-END")
+                out.append(("crash", f"{part.name} ended before it was told to quit ({why})"))
+                continue
             part.ended_alone()
             rc = part.exit_alone if part.exit_alone is not None else part.proc.poll()
             if rc in (0, None) or (part.exit_alone is None and part.killed_mono is not None):

@@ -46,6 +46,8 @@
  *                      is_leader answered 1 after resign returned (asked by
  *                      the resigning thread for 5 ms after the return)
  *   END c e v last_mono
+ *   STDIN-END eof error errno
+ *                      stdin ended without quit (the run ends early)
  *   BYE
  * stdin, one command a line ("c" a client index, "e" a path index):
  *   vol c e     volunteer (a new election handle first if there is none)
@@ -73,6 +75,7 @@
 #define _GNU_SOURCE
 #include <zkelect/zkelect.h>
 
+#include <errno.h>
 #include <execinfo.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -464,11 +467,18 @@ static void *read_stdin(void *arg)
 {
     (void)arg;
     char line[256];
+    int told = 0;
     while (fgets(line, sizeof line, stdin)) {
-        if (!strncmp(line, "quit", 4))
+        if (!strncmp(line, "quit", 4)) {
+            told = 1;
             break;
+        }
         command(line);
     }
+    /* An end not asked for (EOF, a read error) ends the run of this
+     * participant early: said, so that the driver can tell it from a quit. */
+    if (!told)
+        say("STDIN-END eof=%d error=%d errno=%d", feof(stdin), ferror(stdin), errno);
     atomic_store(&stop_flag, 1);
     return NULL;
 }

@@ -286,6 +286,38 @@ def test_a_participant_that_dies_unasked_is_a_crash_with_its_frames(build_dir, t
         other.kill()
 
 
+def test_a_participant_that_leaves_before_quit_is_a_crash(build_dir, tmp_path):
+    """The other way a participant could fall silent and leave liveness
+    alone to fail: its stdin ended (EOF, a read error) before the driver's
+    quit; it then said BYE and exited 0. STDIN-END says how."""
+    from types import SimpleNamespace
+    binary = explore.build_participant(build_dir, tmp_path)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(build_dir / "capi"))
+    part = explore.Part(binary, env, "p0i0", ["/explore-early"],
+                        [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert part.wait(lambda w: w[0] == "READY", 20), part.words()
+        part.proc.stdin.close()
+        assert part.wait(lambda w: w[0] == "BYE", 20), part.words()
+        part.proc.wait(10)
+        got = explore.Run.crashes([part])
+        assert [k for k, _ in got] == ["crash"], got
+        assert "STDIN-END eof=1" in got[0][1], got
+    finally:
+        part.kill()
+    # Told to quit: no crash.
+    other = explore.Part(binary, env, "p0i1", ["/explore-early"],
+                         [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert other.wait(lambda w: w[0] == "READY", 20), other.words()
+        other.send("quit")
+        assert other.wait(lambda w: w[0] == "BYE", 20), other.words()
+        other.proc.wait(10)
+        assert explore.Run.crashes([other]) == []
+    finally:
+        other.kill()
+
+
 def test_transfers_are_drawn_among_the_faults_by_short_runs():
     """Issue 33: transfers (the leader's own, and one asked from outside)
     are steps of the schedule, drawn in most short runs, with faults of the
