@@ -80,6 +80,10 @@ CALL_SLACK_NS = 2_000_000_000
 # this long after quit is stuck, and gdb takes its stacks (at most this long).
 QUIT_S = 15
 GDB_TIMEOUT_S = 30
+# No documented call lasts this long (an outside transfer's bound is its
+# timeout plus 3 T): a command begun this long before the end of the calm,
+# stops of its process not counted, is a call that does not return.
+STUCK_S = (T_MS + 4 * T_MS) / 1000 + 10
 EXCUSE_NS = int((T_MS / 2 + 250) * 1e6)
 DROP_OPS = ["create", "getChildren", "getData", "exists", "multi", "delete", "sync"]
 CANDIDATE = re.compile(r"^_c_[0-9a-f-]{36}-latch-\d{10}$")
@@ -368,6 +372,9 @@ class Part:
         self.stops = []           # [[SIGSTOP mono_ns, SIGCONT mono_ns or None]]
         self.on_line = None
         self.stacks = None        # gdb's stacks when it did not answer quit
+        self.stuck_stacks = None  # gdb's stacks when a call did not return (stuck-call)
+        self.exit_alone = None    # the exit status of a process that ended unasked (a crash)
+        self.quit_sent = False
         self.proc = subprocess.Popen(
             [str(binary), name, str(T_MS), str(len(paths)), *paths,
              *[ln.connect_string for ln in links]],
@@ -387,9 +394,29 @@ class Part:
     def _drain_err(self):
         self.err = self.proc.stderr.read()
 
+    def ended_alone(self):
+        """Whether the process has ended though nobody killed it (a crash):
+        its exit status is kept in .exit_alone, and .killed_mono is set to
+        the last line it wrote (a run of 1 still open in its lines ends
+        there: it answered nothing after it, and ending it later would
+        invent leadership). A later kill() must not pass it for one of the
+        schedule's kills: then only the liveness check failed, on a
+        participant whose ACKs and events had stopped (seed 20292900)."""
+        if self.killed_mono is not None or self.exit_alone is not None:
+            return self.exit_alone is not None
+        rc = self.proc.poll()
+        if rc is None or rc == 0:     # 0: it quit when told (BYE)
+            return False
+        self.exit_alone = rc
+        with self.cv:
+            self.killed_mono = self.lines[-1][0] if self.lines else time.monotonic_ns()
+        return True
+
     def send(self, cmd):
         if self.killed_mono is not None:
             return
+        if cmd == "quit":
+            self.quit_sent = True
         try:
             self.proc.stdin.write(cmd + "\n")
             self.proc.stdin.flush()
@@ -419,13 +446,39 @@ class Part:
         or the driver's own fault, and the stacks tell which."""
         if self.proc.poll() is not None:
             return
+        self.stacks = self.stacks_now()
+
+    def stacks_now(self):
         try:
             r = subprocess.run(["gdb", "-p", str(self.proc.pid), "-batch", "-nx",
                                 "-ex", "set pagination off", "-ex", "thread apply all bt"],
                                capture_output=True, text=True, timeout=GDB_TIMEOUT_S)
-            self.stacks = r.stdout or r.stderr
+            return r.stdout or r.stderr
         except (OSError, subprocess.TimeoutExpired) as ex:
-            self.stacks = f"gdb failed: {ex!r}"
+            return f"gdb failed: {ex!r}"
+
+    @staticmethod
+    def pending_command(words):
+        """(start mono_ns, its words) of the command the stdin thread is
+        carrying out (a CMD line with no CMDEND after it), or None."""
+        cur = None
+        for w in words:
+            if not w:
+                continue
+            if w[0] == "CMD" and len(w) >= 2:
+                cur = (int(w[1]), w[2:])
+            elif w[0] == "CMDEND":
+                cur = None
+        return cur
+
+    def proc_state(self):
+        """The process's state letter in /proc (R, S, D, T: stopped...), or
+        None once it is gone."""
+        try:
+            stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
+        except OSError:
+            return None
+        return stat.rsplit(")", 1)[1].split()[0]
 
     def pause(self):
         """SIGSTOP, recorded in .stops; False when it is dead or stopped."""
@@ -448,6 +501,8 @@ class Part:
 
     def kill(self):
         sent = None
+        if self.ended_alone():
+            return
         if self.killed_mono is None and self.proc.poll() is None:
             if self.stopped:
                 os.kill(self.proc.pid, signal.SIGCONT)
@@ -1191,6 +1246,7 @@ class Run:
                     except Exception as ex:
                         self.note(f"  deferred action failed: {ex!r}")
             self.calm_and_settle()
+            self.check_stuck()
         finally:
             for part in self.parts:
                 if part.killed_mono is None:
@@ -1226,7 +1282,7 @@ class Run:
         for part in self.parts:
             part.resume()
         for p, part in enumerate(self.parts):
-            if part.killed_mono is not None:
+            if part.killed_mono is not None or part.ended_alone():
                 self.start_part(p)
         try:
             self.w.heal_servers()
@@ -1268,6 +1324,34 @@ class Run:
         self.settle_s = None
         self.violations.append(("liveness", f"not settled {LIVENESS_S:.0f} s after the heal: {why}"))
 
+    def check_stuck(self):
+        """After the calm, before quit: a participant whose stdin thread is
+        still in a call it began more than STUCK_S ago (its SIGSTOPs not
+        counted), or that is stopped though the driver resumed it, is named
+        with the call and its threads' stacks. The liveness check such a
+        participant fails says only that its candidacies did not come back
+        (seed 20292900: its ACKs stopped, and nothing said where)."""
+        now = time.monotonic_ns()
+        for part in self.parts:
+            if part.killed_mono is not None or part.proc.poll() is not None:
+                continue
+            state = part.proc_state()
+            cur = Part.pending_command(part.words())
+            if cur is not None:
+                stopped = sum(min(now, b or now) - max(cur[0], a) for a, b in part.stops
+                              if (b or now) > cur[0])
+                if now - cur[0] - stopped < STUCK_S * 1e9:
+                    cur = None
+            if cur is None and not (state == "T" and not part.stopped):
+                continue
+            part.stuck_stacks = part.stacks_now()
+            what = (f"`{' '.join(cur[1])}` began at {self.rel(cur[0])} and had not returned "
+                    f"{(now - cur[0]) / 1e9:.1f} s later" if cur else
+                    "stopped (SIGSTOP) though the driver resumed it")
+            self.violations.append((
+                "stuck-call", f"{part.name}: {what} (process state {state}); its threads: "
+                + hung_summary(part.stuck_stacks)))
+
     def live_ids(self):
         """{(part, c, e): id} of the current handle of every live slot."""
         out = {}
@@ -1307,6 +1391,33 @@ class Run:
         return None
 
     # -- the checker
+    @staticmethod
+    def crashes(parts):
+        """A participant that ended with a status other than 0 unasked (a
+        death the schedule did not cause), with the end of its stderr
+        (explore_part.c writes a backtrace there on a fatal signal)."""
+        out = []
+        for part in parts:
+            ws = part.words()
+            # BYE before the driver's quit: stdin ended (STDIN-END says how)
+            # and the participant left the run, with exit status 0.
+            if not getattr(part, "quit_sent", True) and any(w[:1] == ["BYE"] for w in ws):
+                why = next((" ".join(w) for w in ws if w[:1] == ["STDIN-END"]), "no STDIN-END")
+                out.append(("crash", f"{part.name} ended before it was told to quit ({why})"))
+                continue
+            part.ended_alone()
+            rc = part.exit_alone if part.exit_alone is not None else part.proc.poll()
+            if rc in (0, None) or (part.exit_alone is None and part.killed_mono is not None):
+                continue
+            err = ""
+            for _ in range(50):       # stderr's EOF comes with the exit
+                err = getattr(part, "err", None)
+                if err is not None:
+                    break
+                time.sleep(0.1)
+            out.append(("crash", f"{part.name} exited with {rc}: {(err or '')[-1500:]}"))
+        return out
+
     def excused(self, e, k1, k2, a, b):
         """An overlap [a, b] of handles k1, k2 (name, c) on path e that began
         after an operator deleted the node of one of them (or the path) and
@@ -1378,11 +1489,7 @@ class Run:
                     continue
                 close(c, e, self.killed_run_end(part, cur[(c, e)][0]))
         self.runs = runs
-        for part in self.all_parts:
-            rc = part.proc.poll()
-            if part.killed_mono is None and rc not in (0, None):
-                self.violations.append(("crash", f"{part.name} exited with {rc}: "
-                                        f"{(getattr(part, 'err', '') or '')[-300:]}"))
+        self.violations.extend(self.crashes(self.all_parts))
         for e in range(E):
             flat = sorted((a, b, k, t, f) for k, rs in runs[e].items() for a, b, t, f in rs)
             for i, (a, b, k, t, f) in enumerate(flat):
@@ -1549,7 +1656,8 @@ class Run:
 
 
 PRIORITY = ["crash", "two-leaders", "fork", "after-resign", "token", "resigned-node", "events", "call-bound",
-            "transfer-estate", "flicker", "orphan-first", "api", "hung", "liveness", "history", "bed"]
+            "transfer-estate", "flicker", "orphan-first", "api", "stuck-call", "hung", "liveness", "history",
+            "bed"]
 
 
 SYSTEM_FRAME = re.compile(r"sysdeps|libc\.so|libio|_IO_|__GI_|__libc_|pthread_|clone|start_thread|futex|"
@@ -1595,6 +1703,10 @@ def save_history(r, logdir):
                 f.write(f"{recv / 1e9 - r.t0:.3f} {' '.join(w)}\n")
         if part.stacks is not None:
             (d / f"{part.name}.stacks").write_text(part.stacks)
+        if part.stuck_stacks is not None:
+            (d / f"{part.name}.stuck-stacks").write_text(part.stuck_stacks)
+        if getattr(part, "err", None):
+            (d / f"{part.name}.stderr").write_text(part.err)
     (d / "schedule.log").write_text("\n".join(r.log) + "\n")
     return d
 

@@ -32,6 +32,10 @@
  *                      event's participant id ("-" when none)
  *   ACK verb c e h rc mono_before mono_after
  *                      a command was carried out (rc of the library call)
+ *   CMD mono words...  the stdin thread begins a command (its line)
+ *   CMDEND mono        and is done with it: a CMD with no CMDEND after it
+ *                      is a call still running (the driver names it when a
+ *                      participant stops answering, explore.py stuck-call)
  *   FORK1 c e mono     in a child of fork(), the inherited handle (c,e)
  *                      answered is_leader 1 (it must answer 0 there)
  *   FORKRC c e NAME    in that child, zkelect_resign() on (c,e) returned
@@ -42,6 +46,8 @@
  *                      is_leader answered 1 after resign returned (asked by
  *                      the resigning thread for 5 ms after the return)
  *   END c e v last_mono
+ *   STDIN-END eof error errno
+ *                      stdin ended without quit (the run ends early)
  *   BYE
  * stdin, one command a line ("c" a client index, "e" a path index):
  *   vol c e     volunteer (a new election handle first if there is none)
@@ -69,8 +75,11 @@
 #define _GNU_SOURCE
 #include <zkelect/zkelect.h>
 
+#include <errno.h>
+#include <execinfo.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -290,7 +299,7 @@ static void destroy_slot(struct slot *s, const char *verb)
     say("ACK %s %d %d %d %d %" PRId64 " %" PRId64, verb, s->c, s->e, s->gen, rc, m0, mono());
 }
 
-static void command(char *line)
+static void run_command(char *line)
 {
     char verb[16], target[200] = "";
     int c = -1, e = -1;
@@ -412,15 +421,64 @@ static void command(char *line)
     }
 }
 
+/* A fatal signal leaves the faulting thread's frames on stderr, which the
+ * driver reports with the crash: a participant that died mid-run was
+ * otherwise seen only as candidacies that never came back (seed 20292900).
+ * backtrace() is called once at start so that the handler does not load
+ * libgcc (malloc) itself. */
+static void on_fatal(int sig)
+{
+    static const char head[] = "CRASH: fatal signal; the thread's frames:\n";
+    ssize_t w = write(STDERR_FILENO, head, sizeof head - 1);
+    (void)w;
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    backtrace_symbols_fd(frames, n, STDERR_FILENO);
+    /* SA_RESETHAND made it fatal again: delivered once this returns (a
+     * signal sent with kill() would not repeat as a fault does). */
+    raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+    void *warm[1];
+    backtrace(warm, 1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+/* Each command bracketed, so that a call that never returns is named by
+ * the driver with its arguments, not guessed from the ACKs that stopped. */
+static void command(char *line)
+{
+    size_t n = strcspn(line, "\n");
+    say("CMD %" PRId64 " %.*s", mono(), (int)n, line);
+    run_command(line);
+    say("CMDEND %" PRId64, mono());
+}
+
 static void *read_stdin(void *arg)
 {
     (void)arg;
     char line[256];
+    int told = 0;
     while (fgets(line, sizeof line, stdin)) {
-        if (!strncmp(line, "quit", 4))
+        if (!strncmp(line, "quit", 4)) {
+            told = 1;
             break;
+        }
         command(line);
     }
+    /* An end not asked for (EOF, a read error) ends the run of this
+     * participant early: said, so that the driver can tell it from a quit. */
+    if (!told)
+        say("STDIN-END eof=%d error=%d errno=%d", feof(stdin), ferror(stdin), errno);
     atomic_store(&stop_flag, 1);
     return NULL;
 }
@@ -452,6 +510,7 @@ int main(int argc, char **argv)
             s->e = e;
             pthread_mutex_init(&s->lock, NULL);
         }
+    catch_fatal_signals();
 #ifdef HAVE_LOG_CB
     zkelect_set_log_cb(ZKELECT_LOG_INFO, on_log, NULL);
 #endif

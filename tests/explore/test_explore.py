@@ -208,6 +208,116 @@ def test_a_participant_that_stops_answering_is_reported_with_its_stacks(build_di
         part.kill()
 
 
+def test_pending_command_is_the_last_cmd_without_its_end():
+    words = [["CMD", "100", "des", "0", "1"], ["ACK", "des", "0", "1", "1", "0", "100", "104"],
+             ["CMDEND", "105"], ["EV", "0", "1"], ["CMD", "200", "oxfer", "1", "1", "p0i1.c0.e1.h1"]]
+    assert explore.Part.pending_command(words) == (200, ["oxfer", "1", "1", "p0i1.c0.e1.h1"])
+    assert explore.Part.pending_command(words + [["CMDEND", "300"]]) is None
+    assert explore.Part.pending_command([]) is None
+
+
+def test_a_call_that_does_not_return_is_named_with_its_stacks(build_dir, tmp_path, monkeypatch):
+    """Seed 20292900 ended in liveness with one participant's ACKs stopped
+    and nothing saying where: after the calm, a participant still in a
+    command it began more than STUCK_S ago (here 0.3 s: a transfer asked
+    from outside with no server to ask, which takes T) is reported as
+    stuck-call, with the command and its threads' stacks."""
+    from types import SimpleNamespace
+    binary = explore.build_participant(build_dir, tmp_path)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(build_dir / "capi"))
+    part = explore.Part(binary, env, "p0i0", ["/explore-stuck"],
+                        [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert part.wait(lambda w: w[0] == "READY", 20), part.words()
+        part.send("oxfer 0 0 p9.c0.e0.h1")
+        assert part.wait(lambda w: w[0] == "CMD" and w[2:3] == ["oxfer"], 10), part.words()
+        time.sleep(0.4)
+        run = SimpleNamespace(parts=[part], violations=[], t0=0.0,
+                              rel=lambda ns: f"{ns / 1e9:.3f}")
+        monkeypatch.setattr(explore, "STUCK_S", 0.3)
+        explore.Run.check_stuck(run)
+        assert [k for k, _ in run.violations] == ["stuck-call"], run.violations
+        msg = run.violations[0][1]
+        assert "`oxfer 0 0 p9.c0.e0.h1`" in msg, msg
+        assert "zkelect_client_transfer" in part.stuck_stacks, part.stuck_stacks
+        # Once it returned, nothing is pending: nothing to report.
+        assert part.wait(lambda w: w[0] == "CMDEND", 20), part.words()
+        run.violations.clear()
+        explore.Run.check_stuck(run)
+        assert run.violations == []
+    finally:
+        part.kill()
+
+
+def test_a_participant_that_dies_unasked_is_a_crash_with_its_frames(build_dir, tmp_path):
+    """Seed 20292900: a participant whose lines stopped mid-run was reported
+    only as liveness. A process that died by itself is found dead by the
+    quit (no BYE) and killed; the kill must not pass it for one of the
+    schedule's: crash, with its exit status and the frames its fatal
+    signal's handler wrote on stderr."""
+    from types import SimpleNamespace
+    binary = explore.build_participant(build_dir, tmp_path)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(build_dir / "capi"))
+    part = explore.Part(binary, env, "p0i0", ["/explore-crash"],
+                        [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert part.wait(lambda w: w[0] == "READY", 20), part.words()
+        os.kill(part.proc.pid, signal.SIGSEGV)
+        part.proc.wait(10)
+        part.send("quit")
+        assert not part.wait(lambda w: w[0] == "BYE", 1)
+        part.dump_stacks()
+        part.kill()                      # what the quit does with no BYE
+        assert part.exit_alone == -signal.SIGSEGV
+        got = explore.Run.crashes([part])
+        assert [k for k, _ in got] == ["crash"], got
+        assert f"exited with {-signal.SIGSEGV}" in got[0][1] and "CRASH" in got[0][1], got
+        assert "explore_part" in got[0][1], got    # the frames
+    finally:
+        part.kill()
+    # A kill of the schedule is no crash.
+    other = explore.Part(binary, env, "p0i1", ["/explore-crash"],
+                         [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert other.wait(lambda w: w[0] == "READY", 20), other.words()
+        other.kill()
+        assert other.exit_alone is None and explore.Run.crashes([other]) == []
+    finally:
+        other.kill()
+
+
+def test_a_participant_that_leaves_before_quit_is_a_crash(build_dir, tmp_path):
+    """The other way a participant could fall silent and leave liveness
+    alone to fail: its stdin ended (EOF, a read error) before the driver's
+    quit; it then said BYE and exited 0. STDIN-END says how."""
+    from types import SimpleNamespace
+    binary = explore.build_participant(build_dir, tmp_path)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(build_dir / "capi"))
+    part = explore.Part(binary, env, "p0i0", ["/explore-early"],
+                        [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert part.wait(lambda w: w[0] == "READY", 20), part.words()
+        part.proc.stdin.close()
+        assert part.wait(lambda w: w[0] == "BYE", 20), part.words()
+        part.proc.wait(10)
+        got = explore.Run.crashes([part])
+        assert [k for k, _ in got] == ["crash"], got
+        assert "STDIN-END eof=1" in got[0][1], got
+    finally:
+        part.kill()
+    # Told to quit: no crash.
+    other = explore.Part(binary, env, "p0i1", ["/explore-early"],
+                         [SimpleNamespace(connect_string="127.0.0.1:1")])
+    try:
+        assert other.wait(lambda w: w[0] == "READY", 20), other.words()
+        other.send("quit")
+        assert other.wait(lambda w: w[0] == "BYE", 20), other.words()
+        other.proc.wait(10)
+        assert explore.Run.crashes([other]) == []
+    finally:
+        other.kill()
+
+
 def test_transfers_are_drawn_among_the_faults_by_short_runs():
     """Issue 33: transfers (the leader's own, and one asked from outside)
     are steps of the schedule, drawn in most short runs, with faults of the
@@ -238,10 +348,13 @@ def _checked(histories, latch_crowds=None):
             return 0
 
     class Part:
-        killed_mono, stops, stacks, err, proc = None, [], None, "", Proc
+        killed_mono, stops, stacks, err, proc, exit_alone = None, [], None, "", Proc, None
 
         def __init__(self, name, lines):
             self.name, self._words = name, [ln.split() for ln in lines]
+
+        def ended_alone(self):
+            return False
 
         def words(self):
             return self._words
