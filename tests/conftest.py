@@ -46,7 +46,7 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 BED = TESTS / "bed"
 
-from bed import zkdist  # noqa: E402
+from bed import workers, zkdist  # noqa: E402
 from bed.zkbed import Ensemble  # noqa: E402
 
 # The crash guard every client starts (crash.guard "auto" by default) is the
@@ -71,14 +71,6 @@ def pytest_runtest_makereport(item, call):
         rep.longrepr = f"skipped, and ZKELECT_NO_SKIP=1 (./dev test) forbids skips: {reason}"
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes more than a few seconds")
-    config.addinivalue_line("markers", "fault: injects failures (kills servers, cuts connections)")
-    config.addinivalue_line(
-        "markers", "zk_versions: runs against the run's ZooKeeper server and each 'also' "
-                   "version ($ZKELECT_ZK_ALSO; default: the newest 3.9 when the run's is Debian's)")
-
-
 def pytest_generate_tests(metafunc):
     if metafunc.definition.get_closest_marker("zk_versions") is None:
         return
@@ -98,9 +90,23 @@ def _item_version(item):
 
 def pytest_collection_modifyitems(session, config, items):
     # The runs against another server version last, grouped by version, so
-    # one shared ensemble runs at a time (_shared_ensemble).
+    # one shared ensemble runs at a time (_shared_ensemble). Before them,
+    # the longest units of work first (bed/workers.py: under -n the last
+    # unit a worker takes is a short one).
+    # In one process (./dev test's default) the order is the files' own.
     order = {v: k for k, v in enumerate([RUN_VERSION] + zkdist.also_versions())}
-    items.sort(key=lambda it: order.get(_item_version(it), len(order)))    # stable
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda it: (order.get(_item_version(it), len(order)),
+                                   workers.rank(it.nodeid, RUN_VERSION)))    # stable
+    else:
+        items.sort(key=lambda it: order.get(_item_version(it), len(order)))    # stable
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    # Under -n (./dev test): whole modules and groups of them to a worker
+    # (bed/workers.py says which and why), whatever --dist says.
+    return workers.make_scheduler(config, log, RUN_VERSION)
 
 
 @pytest.fixture

@@ -88,7 +88,10 @@ def seeds():
     env = os.environ.get("ZKELECT_EXPLORE_SEEDS")
     if env:
         return [int(s) for s in env.split()]
-    return FIXED_SEEDS + [time.time_ns() % 1_000_000_000]
+    # Under pytest-xdist (./dev test -n) every worker collects, and the
+    # collections must agree: the run's id, the same in each, picks the seed.
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    return FIXED_SEEDS + [int(run, 16) % 1_000_000_000 if run else time.time_ns() % 1_000_000_000]
 
 
 def run_and_report(world, seed, schedule, duration):

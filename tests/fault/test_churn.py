@@ -18,7 +18,7 @@ from bed.candidates import Sampler
 from bed.faultproxy import ProxiedEnsemble
 from bed.faultutil import check_safety, children, lease_ms, report, wait_for
 
-pytestmark = [pytest.mark.fault, pytest.mark.slow]
+pytestmark = [pytest.mark.fault, pytest.mark.soak, pytest.mark.slow]
 
 T = 2000
 PROCS = 5

@@ -28,7 +28,7 @@ from bed.faultproxy import ProxiedEnsemble
 from bed.faultutil import PausedLeader, children, report, wait_for
 from inproc import alternation_errors, leader_events, one_runs, run_overlaps
 
-pytestmark = [pytest.mark.fault, pytest.mark.slow]
+pytestmark = [pytest.mark.fault, pytest.mark.soak, pytest.mark.slow]
 
 T = 1200
 PROCS = 4

@@ -35,6 +35,8 @@ from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 from bed import kz, zkc
 from bed.faultproxy import FaultProxy
 
+pytestmark = [pytest.mark.fault]
+
 
 def _ghost(k, path, pid):
     """A libzkelect (version 8) node whose owner never reads a transfer

@@ -31,7 +31,7 @@ from bed.faultproxy import ProxiedEnsemble
 from bed.faultutil import PausedLeader, report
 from inproc import one_runs, run_overlaps
 
-pytestmark = [pytest.mark.fault, pytest.mark.slow]
+pytestmark = [pytest.mark.fault, pytest.mark.soak, pytest.mark.slow]
 
 T = 1200
 PROCS = 3

@@ -15,6 +15,7 @@ at once (nothing of it is on the server), and once the server runs again
 every other one leads: nobody is left in line.
 """
 
+import concurrent.futures
 import time
 import uuid
 
@@ -71,6 +72,13 @@ def test_at_most_1024_join_at_once_and_the_rest_wait_in_line(api, handles, fresh
     print(f"JOIN-LINE all lead {time.monotonic() - t0:.1f} s after the server resumed")
     assert lib.zkelect_is_leader(last) == 0
     assert _engine_states(api, [last]) == {"idle": 1}
+    # Destroyed one after another (the handles fixture), each waiting for
+    # its node's delete, the 1,500 took 30 s; side by side (destroy is for
+    # any thread) the loop has many deletes in flight at once.
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        assert set(pool.map(lib.zkelect_election_destroy, es)) == {0}
+    gone = set(map(id, es))
+    handles["e"][:] = [e for e in handles["e"] if id(e) not in gone]
 
 
 # --- the line's order (issue 50, finding 6) ----------------------------------
