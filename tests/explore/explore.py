@@ -658,6 +658,28 @@ class World:
 OP_TIMEOUT_S = 15
 
 
+def fenced_children(kz, path, fence):
+    """children() ordered after every write the quorum committed before the
+    call, on any server, the leader included. A sync does not do that on the
+    leader: its CommitProcessor lets a sync through like a read (matchSyncs
+    is false there; ZooKeeper 3.8, LeaderZooKeeperServer), and it applies a
+    committed write only once the reads in its workers are done, after
+    followers may have applied it and answered. So a listing at the leader
+    showed a node 30 ms after its delete had been answered to the library
+    through a follower (seed 935449961, issue 50). A write of this session
+    (the fence, a node of the checker's own) is applied in commit order and
+    the session's later read waits for it."""
+    from kazoo.exceptions import NoNodeError, NodeExistsError
+    try:
+        kz.set_async(fence, b"").get(timeout=OP_TIMEOUT_S)
+    except NoNodeError:
+        try:
+            kz.create_async(fence, b"", makepath=True).get(timeout=OP_TIMEOUT_S)
+        except NodeExistsError:
+            kz.set_async(fence, b"").get(timeout=OP_TIMEOUT_S)
+    return children(kz, path)
+
+
 def children(kz, path):
     """{name: data} of the children of path (synced), {} when it is missing.
     Raises (kazoo's timeout) when the operator's session does not answer
@@ -757,7 +779,8 @@ class Run:
     def leader_children(self, path):
         """Children of path as the quorum's leader has them now, through a
         client of the checker's on that server alone (one per server, kept),
-        or None when that cannot be had (no single leader serving)."""
+        or None when that cannot be had (no single leader serving). Fenced
+        (fenced_children): the leader's sync orders nothing."""
         from kazoo.client import KazooClient
         try:
             i = self.w.ens.leader_index(timeout=2)
@@ -769,7 +792,7 @@ class Run:
                 k = KazooClient(hosts=f"127.0.0.1:{self.w.ens.client_port(i)}", timeout=4.0)
                 k.start(timeout=5)
                 self.on_server[i] = k
-            return children(k, path)
+            return fenced_children(k, path, f"{self.root}-fence")
         except Exception:
             return None
 
@@ -792,8 +815,9 @@ class Run:
             part, c, e, h, ev_mono = item
             ident = f"{part.name}.c{c}.e{e}.h{h}"
             try:
-                # The quorum's leader has every committed write: what it
-                # lists decides. Servers behind it (one just resumed from
+                # The quorum's leader has every committed write, applied
+                # once a write of the checker's own is (fenced_children):
+                # what it lists then decides. Servers behind it (one just resumed from
                 # SIGSTOP answered a synced listing with a node whose delete
                 # the library had been told was done 313 ms before: seed
                 # 956314174) are asked only when no leader serves.

@@ -422,3 +422,70 @@ def test_estate_is_accepted_only_beside_another_transfer_on_the_path():
     h = _transfer_history(code="ZKELECT_ESTATE")
     h["p1i1"].insert(-2, "ACK oxfer 1 1 1 0 700000 900000 OK p1i1.c0.e1.h1")   # another path
     assert _checked(h) == ["transfer-estate"]
+
+
+class _LaggingLeader:
+    """A kazoo client on a quorum's leader that has committed a delete but
+    not yet applied it, as ZooKeeper 3.8's leader can be: it lets a sync
+    through like a read (its CommitProcessor's matchSyncs is false) and
+    applies a committed write only once the reads in its workers are done.
+    A write of this session is applied in commit order, after the delete,
+    and the session's next read waits for it."""
+
+    class _Done:
+        def __init__(self, value=None, exc=None):
+            self.value, self.exc = value, exc
+
+        def get(self, timeout=None):
+            if self.exc:
+                raise self.exc
+            return self.value
+
+    def __init__(self, path, applied, committed):
+        self.path, self.applied, self.committed = path, dict(applied), dict(committed)
+        self.nodes = set()
+
+    def _write(self, fence):
+        self.applied = dict(self.committed)
+        self.nodes.add(fence)
+
+    def set_async(self, fence, data):
+        from kazoo.exceptions import NoNodeError
+        if fence not in self.nodes:
+            return self._Done(exc=NoNodeError())
+        self._write(fence)
+        return self._Done()
+
+    def create_async(self, fence, data, makepath=False):
+        self._write(fence)
+        return self._Done(fence)
+
+    def sync_async(self, path):
+        return self._Done(path)         # a read, on the leader
+
+    def get_children_async(self, path):
+        return self._Done(list(self.applied))
+
+    def get_async(self, path):
+        return self._Done((self.applied[path.rsplit("/", 1)[1]].encode(), None))
+
+
+def test_the_resigned_check_lists_at_the_leader_after_a_write_of_its_own():
+    """The RESIGNED check lists the path at the quorum's leader. A synced
+    listing there can miss a delete that a follower has applied and
+    answered (seed 935449961, issue 50: the library's delete answered, then
+    RESIGNED, the leader listed the node 30 ms later); a write of the
+    checker's own session first orders the listing after it."""
+    path = "/explore/r1-1-1/e1"
+    old = "_c_00a677b7-7460-882c-8e61-9402ae9a9f40-latch-0000000004"
+    k = _LaggingLeader(path, applied={old: "p2i1.c1.e1.h1"}, committed={})
+
+    class Ens:
+        def leader_index(self, timeout):
+            return 0
+
+    run = object.__new__(explore.Run)
+    run.w = type("W", (), {"ens": Ens()})()
+    run.on_server = {0: k}
+    run.root = "/explore/r1-1-1"
+    assert run.leader_children(path) == {}
