@@ -173,6 +173,34 @@ def _ask(front, answers, stop):
         time.sleep(0.01)
 
 
+def _end_leaders(runs, answers, hows):
+    """Ends the leader each way of `hows` in turn (resign: SIGTERM; sigkill;
+    sigstop, resumed once the next answers), each after a second of steady
+    traffic to it; the time from each end to the first answer of the next
+    term's leader."""
+    ends = []
+    for how in hows:
+        leader, doc = _until("one leader", lambda: _leading(runs), 30)
+        _until(f"traffic reaches {leader.id}",
+               lambda: any(a[2] and a[2]["id"] == leader.id for a in answers[-5:]), 15)
+        time.sleep(1)
+        t0 = time.monotonic()
+        if how == "resign":
+            leader.proc.send_signal(signal.SIGTERM)
+        elif how == "sigkill":
+            leader.proc.kill()
+        else:
+            os.kill(leader.proc.pid, signal.SIGSTOP)
+        bound = (T_MS / 1e3 if how == "sigstop" else 0) + 5
+        nxt = _until(f"a new leader after the {how}",
+                     lambda: next((a for a in answers if a[0] > t0 and a[2]
+                                   and a[2]["token"] > doc["token"]), None), bound)
+        ends.append((how, round(nxt[0] - t0, 3)))
+        if how == "sigstop":
+            os.kill(leader.proc.pid, signal.SIGCONT)
+    return ends
+
+
 def _check_answers(answers, at_least, terms, ends):
     """No answer from a process that no longer leads: the tokens of the
     answers, in the order they were asked, never go back; every term served."""
@@ -225,26 +253,7 @@ def test_haproxy_sends_traffic_only_to_the_leader(zk, zk_path, zkelect_bin, test
     th = threading.Thread(target=_ask, args=(front, answers, stop), daemon=True)
     try:
         th.start()
-        ends = []
-        for how in ("resign", "sigkill", "sigstop"):
-            leader, doc = _until("one leader", lambda: _leading(runs), 30)
-            _until(f"traffic reaches {leader.id}",
-                   lambda: any(a[2] and a[2]["id"] == leader.id for a in answers[-5:]), 15)
-            time.sleep(1)  # a second of steady traffic to this leader
-            t0 = time.monotonic()
-            if how == "resign":
-                leader.proc.send_signal(signal.SIGTERM)
-            elif how == "sigkill":
-                leader.proc.kill()
-            else:
-                os.kill(leader.proc.pid, signal.SIGSTOP)
-            bound = (T_MS / 1e3 if how == "sigstop" else 0) + 5
-            nxt = _until(f"a new leader after the {how}",
-                         lambda: next((a for a in answers if a[0] > t0 and a[2]
-                                       and a[2]["token"] > doc["token"]), None), bound)
-            ends.append((how, round(nxt[0] - t0, 3)))
-            if how == "sigstop":
-                os.kill(leader.proc.pid, signal.SIGCONT)
+        ends = _end_leaders(runs, answers, ("resign", "sigkill", "sigstop"))
         stop.set()
         th.join(10)
         _check_answers(answers, 50, 4, ends)
@@ -323,21 +332,7 @@ def test_nginx_sends_traffic_only_to_the_leader(zk, zk_path, zkelect_bin, test_e
     th = threading.Thread(target=_ask, args=(front, answers, stop), daemon=True)
     try:
         th.start()
-        ends = []
-        for how in ("resign", "sigkill"):
-            leader, doc = _until("one leader", lambda: _leading(runs), 30)
-            _until(f"traffic reaches {leader.id}",
-                   lambda: any(a[2] and a[2]["id"] == leader.id for a in answers[-5:]), 15)
-            time.sleep(0.5)
-            t0 = time.monotonic()
-            if how == "resign":
-                leader.proc.send_signal(signal.SIGTERM)
-            else:
-                leader.proc.kill()
-            nxt = _until(f"a new leader after the {how}",
-                         lambda: next((a for a in answers if a[0] > t0 and a[2]
-                                       and a[2]["token"] > doc["token"]), None), 5)
-            ends.append((how, round(nxt[0] - t0, 3)))
+        ends = _end_leaders(runs, answers, ("resign", "sigkill"))
         stop.set()
         th.join(10)
         _check_answers(answers, 30, 3, ends)
