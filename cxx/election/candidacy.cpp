@@ -2,7 +2,6 @@
 
 #include <zookeeper/zookeeper.h>
 
-#include "drain.h"
 #include "names.h"
 
 #include <algorithm>
@@ -84,7 +83,7 @@ void Candidacy::set_state(State s) {
         in_join_line_ = true;  // a session lost before our first place keeps our place
         client_.join_line().wait(ticket_, weak_from_this());
     }
-    if (state_ == State::kDraining && s != State::kDraining) leave_drain();
+    if (state_ == State::kDraining && s != State::kDraining) transfers_.leave_drain();
     if (s != state_) {
         state_ = s;
         int64_t now = realtime_ns();
@@ -635,10 +634,10 @@ void Candidacy::take_place(uint64_t gen, const Listing &r) {
     walk_ = order.size() >= kWalkFrom;
     if (walk_) ahead_.assign(order, gpred_index_, kAhead);
     set_state(heir_ ? State::kHeir : State::kFollowing);
-    arm_priority();
+    priority_.arm();
     watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string(),
                 /*gpred_after_pred=*/true);
-    if (heir_) watch_marker();
+    if (heir_) transfers_.watch_marker();
     keep_rechecking();
     // An heir holds a lease before it is needed (a keepalive now, unless the
     // session already has one on the way).
@@ -802,7 +801,7 @@ void Candidacy::become_heir() {
     shared_->stats.update([](ElectionCounts &st) { st.queue_position = 1; });
     set_state(State::kHeir);
     client_.lease().renew_now();
-    watch_marker();
+    transfers_.watch_marker();
 }
 
 // gpred_ = the nearest node left in ahead_ (the caller knows gpred_ gone or
@@ -920,13 +919,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
     if (path == shared_->path) {
         // The election path's data: the transfer marker (only a data watch
         // is ever set on it by a candidacy).
-        marker_armed_ = false;
-        if (state_ == State::kTransferring && !xfer_.get().handed) {
-            client_.watch(shared_->path, member_id_);
-            zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
-        } else if (state_ == State::kHeir || state_ == State::kLeading) {
-            watch_marker();
-        }
+        transfers_.on_path_event();
         return;
     }
     if (!gpred_.empty() && path == node_path(gpred_)) {
@@ -1008,7 +1001,7 @@ void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
         case State::kDraining:
             // The node stands as long as the session does: no longer than
             // the drain's bound, though (drain.h).
-            shared_->drain.extend(drain::until(until, drain_bound_), boottime_ns());
+            transfers_.on_lease_draining(until);
             break;
         default: break;
     }
@@ -1057,7 +1050,7 @@ void Candidacy::become_leader(int64_t until) {
     schedule_lease_warn(until);
     // A leader holds a data watch on P for transfers asked from outside
     // (one watch per leader per path; only a write of P's data wakes it).
-    watch_marker();
+    transfers_.watch_marker();
 }
 
 void Candidacy::depose(Reason why) {
@@ -1070,7 +1063,7 @@ void Candidacy::depose(Reason why) {
         why = Reason::kLeaseEnded;
     if (state_ == State::kLeading || state_ == State::kTransferring) set_state(State::kClaiming);
     // A transfer not yet handed over cannot go on without the leadership.
-    if (xfer_.get().done && !xfer_.get().handed) end_transfer(kENotLeader);
+    transfers_.on_deposed();
     static constexpr Counter kByReason[] = {kDeposedClosed,      kDeposedResigned,
                                             kDeposedSuspended,   kDeposedLeaseEnded,
                                             kDeposedExpired,     kDeposedNodeDeleted,
@@ -1161,7 +1154,6 @@ void Candidacy::on_connected(bool new_session) {
     ++gen_;
     pred_armed_ = false;  // the reconnect's listing reads them again
     gpred_armed_ = false;
-    marker_armed_ = false;
     // A watch whose read lost its reply was never registered, and those the
     // client re-sends on reconnect may fire in any order: read our node
     // again, and until that read is answered the watch does not count.
@@ -1178,14 +1170,7 @@ void Candidacy::on_connected(bool new_session) {
         schedule_lease_check(shared_->lease.value());
         schedule_lease_warn(shared_->lease.value());
     }
-    if (xfer_.get().done && xfer_.get().closing) {
-        close_hand_over();  // the last listing went with the connection or session
-    } else if (state_ == State::kTransferring && !xfer_.get().handed) {
-        client_.watch(shared_->path, member_id_);
-        zk().get(shared_->path, true, route(&Candidacy::on_leader_marker));
-    } else if (state_ == State::kLeading) {
-        watch_marker();  // a request written while we were away
-    }
+    transfers_.on_connected();
     if (want_) {
         check_margin();
         if (!want_) return;
@@ -1281,424 +1266,9 @@ void Candidacy::on_auth_failed() {
     if (state_ == State::kResigning) finish_resign();
 }
 
-// --- transfer ---------------------------------------------------------------
-//
-// docs/semantics.md, "Transferring leadership". The request travels in the
-// data of the election path P, which Curator's LeaderLatch never reads (it
-// reads P's children and the lowest child's data), so nothing under P
-// changes meaning for it. One line, at most kMarkerMax bytes:
-//   zkelect-transfer 1 <leader's node> <target's node> <asked|ready|gone> <target's id>
-// (the id last: it may hold spaces; only for the STEPPED_BACK event's words).
-// Only the heir (second in line) watches P's data, and it acts only on a
-// marker naming its own predecessor, the leader's live node: a marker left
-// by a leader that is gone names a node nobody follows any more.
-
-namespace {
-constexpr size_t kMarkerMax = 512;
-constexpr const char *kMarkerTag = "zkelect-transfer";
-
-struct Marker {
-    std::string from, to, state, id;
-};
-
-std::string marker_text(const std::string &from, const std::string &to, const char *state,
-                        const std::string &id) {
-    return std::string(kMarkerTag) + " 1 " + from + " " + to + " " + state + " " + id;
-}
-
-// P's data is anyone's with WRITE on P: anything not exactly our shape,
-// with candidate names in it, is no marker.
-std::optional<Marker> parse_marker(const std::string &data) {
-    if (data.size() > kMarkerMax) return std::nullopt;
-    std::vector<std::string> w;
-    size_t i = 0;
-    while (w.size() < 5) {
-        size_t j = data.find(' ', i);
-        if (j == std::string::npos) return std::nullopt;
-        w.push_back(data.substr(i, j - i));
-        i = j + 1;
-    }
-    std::string id = data.substr(i);
-    if (w[0] != kMarkerTag || w[1] != "1" || !check_participant_id(id).empty())
-        return std::nullopt;
-    for (int k : {2, 3})
-        if (w[k].find('/') != std::string::npos || !parse_sequence(w[k])) return std::nullopt;
-    if (w[4] != "asked" && w[4] != "ready" && w[4] != "gone") return std::nullopt;
-    return Marker{w[2], w[3], w[4], id};
-}
-}  // namespace
-
-void Candidacy::transfer(const std::string &target, int64_t deadline,
-                         std::function<void(int)> done) {
-    start_transfer(target, deadline, std::move(done), -1);
-}
-
-void Candidacy::start_transfer(const std::string &target, int64_t deadline,
-                               std::function<void(int)> done, int32_t request_version) {
-    if (state_ == State::kTransferring || xfer_.get().done) {
-        done(kEState);
-        return;
-    }
-    if (state_ != State::kLeading || !leading_ || node_.empty()) {
-        done(kENotLeader);
-        return;
-    }
-    Transfer &x = xfer_.mut();
-    x = Transfer{};
-    x.target = target;
-    x.deadline = deadline;
-    x.done = std::move(done);
-    x.request_version = request_version;
-    x.seq = ++xfer_seq_;
-    // Synced: a candidate that joined just before the call is found.
-    shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
-    client_.list(shared_->path, route(&Candidacy::on_transfer_listing), true);
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    uint64_t seq = xfer_.get().seq;
-    client_.at(deadline, [weak, seq] {
-        auto self = weak.lock();
-        // Still looking for the target, or waiting for it to be next: the
-        // leadership goes on as after a resign, whoever is next.
-        if (!self) return;
-        const Transfer &x = self->xfer_.get();
-        if (x.done && x.seq == seq && !x.handed && self->leading_)
-            self->hand_over(kETimedOut);
-    });
-}
-
-void Candidacy::on_transfer_listing(uint64_t gen, const Listing &l) {
-    if (!xfer_.get().done || xfer_.get().handed) return;
-    if (gen != gen_ || !leading_) {
-        end_transfer(kENotLeader);
-        return;
-    }
-    if (l.rc != ZOK) {
-        end_transfer(connection_trouble(l.rc) ? kEConnLoss : l.rc == ZNOAUTH ? kEAuth : kEZk);
-        return;
-    }
-    auto me = l.position.find(node_);
-    if (me == l.position.end() || me->second != 0) {
-        end_transfer(kENotLeader);
-        return;
-    }
-    auto after = std::make_shared<std::vector<std::string>>();
-    for (size_t i = 1; i < l.order.size(); ++i) after->push_back(l.order[i].name);
-    find_target(gen, after, 0);
-}
-
-// Reads the candidates behind us, eight at a time in one burst, in line
-// order, until one carries the id: what it costs grows with the target's
-// place, not with the length of the line.
-void Candidacy::find_target(uint64_t gen, std::shared_ptr<std::vector<std::string>> after,
-                            size_t from) {
-    if (from >= after->size()) {
-        end_transfer(kENoCandidate);
-        return;
-    }
-    size_t n = std::min<size_t>(8, after->size() - from);
-    auto replies = std::make_shared<std::vector<Reply>>(n);
-    auto left = std::make_shared<size_t>(n);
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    for (size_t i = 0; i < n; ++i) {
-        zk().get(node_path((*after)[from + i]), false,
-                 client_.on_loop([weak, gen, after, from, n, i, replies, left](Reply &&r) {
-                     auto self = weak.lock();
-                     if (!self) return;
-                     (*replies)[i] = std::move(r);
-                     if (--*left != 0) return;
-                     if (!self->xfer_.get().done || self->xfer_.get().handed) return;
-                     if (gen != self->gen_ || !self->leading_) {
-                         self->end_transfer(kENotLeader);
-                         return;
-                     }
-                     for (size_t k = 0; k < n; ++k) {
-                         const Reply &x = (*replies)[k];
-                         if (x.rc == ZOK && x.data == self->xfer_.get().target) {
-                             // Everyone ahead of the target must step back;
-                             // one that never reads the request would hold
-                             // the transfer until its deadline and then let
-                             // whoever is next lead. Refused, nothing changed.
-                             for (size_t j = 0; j < from + k; ++j)
-                                 if (!steps_back((*after)[j])) {
-                                     self->end_transfer(kENotSup);
-                                     return;
-                                 }
-                             self->xfer_.mut().to = (*after)[from + k];
-                             self->set_state(State::kTransferring);
-                             self->xfer_.mut().written = true;
-                             self->zk().set(self->shared_->path,
-                                            marker_text(self->node_, self->xfer_.get().to, "asked",
-                                                        self->xfer_.get().target),
-                                            self->xfer_.get().request_version,
-                                            self->route(&Candidacy::on_marker_written));
-                             // Behind the write (one session's requests are
-                             // answered in order): the watch sees every later
-                             // word of the target or of the heirs.
-                             self->client_.watch(self->shared_->path, self->member_id_);
-                             self->zk().get(self->shared_->path, true,
-                                            self->route(&Candidacy::on_leader_marker));
-                             return;
-                         }
-                         if (connection_trouble(x.rc)) {
-                             self->end_transfer(kEConnLoss);
-                             return;
-                         }
-                     }
-                     self->find_target(gen, after, from + n);
-                 }));
-    }
-}
-
-void Candidacy::on_marker_written(uint64_t gen, Reply &&r) {
-    if (r.rc == ZOK || !xfer_.get().done || xfer_.get().handed || state_ != State::kTransferring)
-        return;
-    (void)gen;
-    // Nobody saw a request: the leader leads on as before. (Asked from
-    // outside, ZBADVERSION: the asker withdrew, or P's data changed.)
-    xfer_.mut().written = false;
-    set_state(State::kLeading);
-    end_transfer(connection_trouble(r.rc) ? kEConnLoss : r.rc == ZNOAUTH ? kEAuth : kEZk);
-}
-
-void Candidacy::on_leader_marker(uint64_t gen, Reply &&r) {
-    if (gen != gen_ || state_ != State::kTransferring || xfer_.get().handed) return;
-    if (r.rc != ZOK) return;  // a reconnect reads it again (on_connected lists; see below)
-    marker_armed_ = true;
-    marker_data_ = r.data;
-    marker_version_ = r.stat.version;
-    auto m = parse_marker(r.data);
-    if (!m || m->from != node_ || m->to != xfer_.get().to) return;
-    if (m->state == "ready") hand_over(kOk);
-    else if (m->state == "gone") hand_over(kETargetLost);
-}
-
-// Ends our term and our place in line: the lease is revoked here, before
-// the delete is sent, so this candidacy answers is_leader 0 before anyone
-// behind it can be elected (as for a resign). Then it joins at the back.
-void Candidacy::hand_over(int code) {
-    xfer_.mut().handed = true;
-    xfer_.mut().result = code;
-    // transfer.drain.ms: the node stays until the holder has stopped its
-    // work (drain.cpp); set up before DEPOSED is said.
-    bool draining = begin_drain(shared_->lease.value());
-    depose(Reason::kTransferred);
-    // Clear the marker before the delete: by the time anyone is elected the
-    // request is gone (a leftover would be harmless: it names our old node).
-    // Asked from outside, the outcome takes its place for the asker, who
-    // checks who is first itself (the code may turn from 0 to target lost).
-    zk().set(shared_->path,
-             xfer_.get().request_version >= 0 ? transfer_result_text(node_, code, xfer_.get().target)
-                                              : "",
-             -1,
-             ReplyFn([](Reply &&) {}));
-    if (!draining) {
-        requeue();
-        close_hand_over();
-    }
-}
-
-void Candidacy::close_hand_over() {
-    if (!xfer_.get().done) return;
-    // Until answered: a listing that a new session dropped, or that the
-    // connection's loss answered, is sent again by on_connected.
-    xfer_.mut().closing = true;
-    std::string to = xfer_.get().to;
-    uint64_t seq = xfer_.get().seq;
-    // Answered after the delete and the new create: who is first now.
-    shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    client_.list(shared_->path, [weak, to, seq](const Listing &l) {
-        auto self = weak.lock();
-        if (!self || !self->xfer_.get().done || self->xfer_.get().seq != seq) return;
-        if (connection_trouble(l.rc)) return;  // on_connected asks again
-        int result = self->xfer_.get().result;
-        if (l.rc == ZOK && !l.order.empty() && l.order[0].name == to) result = kOk;
-        else if (result == kOk) result = kETargetLost;
-        self->end_transfer(result);
-    }, true);
-}
-
-void Candidacy::end_transfer(int code) {
-    // A request left in P's data would still name our live node: heirs
-    // would step back for a transfer nobody runs any more.
-    if (xfer_.get().request_version >= 0 && !xfer_.get().handed && !node_.empty()) {
-        // Asked from outside, nothing changed: the outcome replaces our
-        // marker, or the request itself if it is still there unchanged.
-        zk().set(shared_->path, transfer_result_text(node_, code, xfer_.get().target),
-                 xfer_.get().written ? -1 : xfer_.get().request_version, ReplyFn([](Reply &&) {}));
-    } else if (xfer_.get().written && !xfer_.get().handed) {
-        zk().set(shared_->path, "", -1, ReplyFn([](Reply &&) {}));
-    }
-    auto done = std::move(xfer_.mut().done);
-    xfer_.reset();
-    if (state_ == State::kTransferring) set_state(State::kLeading);
-    if (done) done(code);
-}
-
 void Candidacy::requeue() {
     pred_gone_at_ = 0;
     begin_enrollment();  // the old node becomes garbage, deleted in this burst
-}
-
-// The heir's side: read (and watch) P's data, once per arming.
-void Candidacy::watch_marker() {
-    if (marker_armed_) {
-        // Nothing was written since we read it (the watch would have fired).
-        act_on_marker();
-        return;
-    }
-    client_.watch(shared_->path, member_id_);
-    zk().get(shared_->path, true, route(&Candidacy::on_heir_marker));
-}
-
-void Candidacy::on_heir_marker(uint64_t gen, Reply &&r) {
-    if (gen != gen_ || r.rc != ZOK) return;
-    marker_armed_ = true;
-    marker_data_ = std::move(r.data);
-    marker_version_ = r.stat.version;
-    act_on_marker();
-}
-
-void Candidacy::act_on_marker() {
-    if (state_ == State::kLeading) {
-        act_on_request();
-        return;
-    }
-    if (state_ != State::kHeir) return;
-    auto m = parse_marker(marker_data_);
-    if (!m || m->state != "asked" || m->from != pred_) return;
-    int32_t version = marker_version_;
-    std::string from = m->from, to = m->to, id = m->id;
-    if (to == node_) {
-        // We are next: say so; the leader hands over and we claim on its
-        // node's deletion as heir, without a round trip.
-        zk().set(shared_->path, marker_text(from, to, "ready", id), version, ReplyFn([](Reply &&) {}));
-        return;
-    }
-    if (marks_.get().stepped_for == from) {
-        // Back in second place behind the same leader: the target did not
-        // get ahead of us, so it left. Tell the leader.
-        zk().set(shared_->path, marker_text(from, to, "gone", id), version,
-                 ReplyFn([](Reply &&) {}));
-        return;
-    }
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    uint64_t g = gen_;
-    zk().exists(node_path(to), false, client_.on_loop([weak, g, from, to, id, version](Reply &&x) {
-        auto self = weak.lock();
-        if (!self || g != self->gen_ || self->state_ != State::kHeir || self->pred_ != from) return;
-        if (x.rc == ZOK) self->step_back(to, id);
-        else if (x.rc == ZNONODE)
-            self->zk().set(self->shared_->path, marker_text(from, to, "gone", id), version,
-                           ReplyFn([](Reply &&) {}));
-    }));
-}
-
-// The leader's side of a transfer asked from outside. Acted on only when
-// the line is exactly a request naming our live node, once per version of
-// P's data: what a writer of P can do is what our own user can (ask for a
-// transfer to a candidate), and a request for a node that is gone is inert.
-void Candidacy::act_on_request() {
-    if (state_ != State::kLeading || !leading_ || xfer_.get().done || node_.empty()) return;
-    auto q = parse_transfer_request(marker_data_);
-    if (!q || q->leader != node_) return;
-    if (marks_.get().request_node == node_ && marks_.get().request_version == marker_version_)
-        return;
-    marks_.mut().request_node = node_;
-    marks_.mut().request_version = marker_version_;
-    if (q->id == shared_->id) {
-        // Already leads: nothing to move; the asker's answer is 0.
-        zk().set(shared_->path, transfer_result_text(node_, kOk, q->id), marker_version_,
-                 ReplyFn([](Reply &&) {}));
-        return;
-    }
-    start_transfer(q->id, boottime_ns() + int64_t(q->number) * kNsPerMs, [](int) {},
-                   marker_version_);
-}
-
-// --- preferred leaders -------------------------------------------------------
-//
-// docs/semantics.md, "Preferred leaders". A candidacy whose priority is
-// above the leader's, once it has followed for a hold-down, asks the leader
-// for a transfer to itself as any outside asker would (the request line in
-// P's data): the leader needs nothing of its own for priorities. At most one
-// request per hold-down; only the first of the highest priority in line asks.
-
-void Candidacy::arm_priority() {
-    if (client_.settings().priority <= 0 || node_.empty() || marks_.get().prio_node == node_)
-        return;
-    marks_.mut().prio_node = node_;
-    schedule_priority();
-}
-
-void Candidacy::schedule_priority() {
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    std::string node = node_;
-    client_.at(boottime_ns() + int64_t(client_.settings().priority_holddown_ms) * kNsPerMs,
-               [weak, node] {
-                   auto self = weak.lock();
-                   if (self && self->node_ == node && self->marks_.get().prio_node == node)
-                       self->check_priority();
-               });
-}
-
-void Candidacy::check_priority() {
-    if (leading_) return;  // our own node leads: nothing left to ask
-    schedule_priority();   // the next look, one hold-down on
-    if (state_ != State::kFollowing && state_ != State::kHeir) return;
-    shared_->stats.update([](ElectionCounts &st) { st.requests += 2; });
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    std::string node = node_;
-    client_.list(shared_->path, [weak, node](const Listing &l) {
-        auto self = weak.lock();
-        if (self && self->node_ == node) self->on_priority_listing(l);
-    }, true);
-}
-
-void Candidacy::on_priority_listing(const Listing &l) {
-    if (l.rc != ZOK || l.order.empty() || leading_) return;
-    if (state_ != State::kFollowing && state_ != State::kHeir) return;
-    auto me = l.position.find(node_);
-    if (me == l.position.end() || me->second == 0) return;
-    size_t at = me->second;
-    int mine = node_priority(node_);
-    if (mine <= node_priority(l.order[0].name)) return;
-    for (size_t i = 0; i < l.order.size(); ++i) {
-        int p = node_priority(l.order[i].name);
-        if (p > mine || (p == mine && i < at)) return;  // another one asks
-    }
-    for (size_t j = 0; j < at; ++j)
-        if (!steps_back(l.order[j].name)) {
-            // Said once per blocking node, not each hold-down: no loop.
-            on_warning("priority:" + l.order[j].name,
-                       "priority " + std::to_string(mine) + " above the leader's, but " +
-                           (j == 0 ? std::string("the leader ") : std::string("a candidate ahead ")) +
-                           l.order[j].name +
-                           " cannot step back (Curator's LeaderLatch or libzkelect before 1.2): "
-                           "not asking for the lead while it is there");
-            return;
-        }
-    std::string leader = l.order[0].name;
-    int timeout = std::min(kRequestTimeoutMaxMs, std::max(1000, client_.effective_timeout_ms()));
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    std::string node = node_;
-    zk().get(shared_->path, false, client_.on_loop([weak, node, leader, timeout](Reply &&r) {
-        auto self = weak.lock();
-        if (!self || self->node_ != node || r.rc != ZOK || self->leading_) return;
-        // A transfer of this leader under way (its marker, a request): wait.
-        if (r.data.rfind("zkelect-transfer 1 " + leader + " ", 0) == 0) return;
-        if (auto q = parse_transfer_request(r.data); q && q->leader == leader) return;
-        self->zk().set(self->shared_->path,
-                       transfer_request_text(leader, timeout, self->shared_->id), r.stat.version,
-                       ReplyFn([](Reply &&) {}));
-    }));
-}
-
-void Candidacy::step_back(const std::string &to, const std::string &id) {
-    marks_.mut().stepped_for = pred_;
-    emit(EventType::kSteppedBack, Reason::kTransferred,
-         "stepped back: leadership is being transferred to " + id + " (" + to + ")", to, id);
-    requeue();
 }
 
 // --- leaving: cxx/election/node_release.cpp ---------------------------------------------

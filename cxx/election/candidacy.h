@@ -24,7 +24,10 @@
 // Transferring is a leader's state: it leads on (lease, keepalives) until
 // it hands over; docs/semantics.md, "Transferring leadership". Draining is
 // a deposed leader's that keeps its node for its holder to stop its work
-// (drain.cpp; docs/semantics.md, "Draining before the hand-over").
+// (docs/semantics.md, "Draining before the hand-over"). Both are driven by
+// the candidacy's Transfers (transfer.h), and a preferred leader's request
+// for the lead by its Priority (priority.h): objects of their own that see
+// the candidacy only through CandidacyHost (candidacy_host.h).
 //
 // Nodes this candidacy may have in ZooKeeper but no longer wants (a resigned
 // node, a create whose reply was lost, a late create after a resign) are kept
@@ -38,14 +41,19 @@
 #include <set>
 #include <string>
 
+#include "candidacy_host.h"
 #include "client.h"
 #include "election_shared.h"
 #include "lazy.h"
 #include "nodes_ahead.h"
+#include "priority.h"
+#include "transfer.h"
 
 namespace zkelect {
 
-class Candidacy : public Member, public std::enable_shared_from_this<Candidacy> {
+class Candidacy : public Member,
+                  private CandidacyHost,
+                  public std::enable_shared_from_this<Candidacy> {
 public:
     Candidacy(Client &client, std::shared_ptr<ElectionShared> shared);
     void attach(uint64_t member_id) { member_id_ = member_id; }
@@ -65,10 +73,12 @@ public:
     // changed), kEState (a transfer is already running), kEAuth, kEZk,
     // kEConnLoss (nothing changed), kETimedOut or kETargetLost (leadership
     // went on as after a resign).
-    void transfer(const std::string &target, int64_t deadline, std::function<void(int)> done);
+    void transfer(const std::string &target, int64_t deadline, std::function<void(int)> done) {
+        transfers_.start(target, deadline, std::move(done));
+    }
     // The holder has drained (zkelect_release): the node of drain number
-    // seq goes now (drain.cpp).
-    void release(uint64_t seq);
+    // seq goes now.
+    void release(uint64_t seq) { transfers_.release(seq); }
     // cxx/election/fenced_write.cpp: ops behind a check of our node, as one multi,
     // while this candidacy leads its term; done(kENotLeader, {}) at once,
     // nothing sent, otherwise; else done(kOk, ZooKeeper's reply), on
@@ -82,26 +92,11 @@ public:
     void on_node_event(int type, const std::string &path) override;
     void on_lease(int64_t until, int64_t rtt_us) override;
     void on_node_refused(const std::string &path) override;
+    // Also CandidacyHost's: a WARNING once per `about`.
     void on_warning(const std::string &about, const std::string &message) override;
     bool on_join_turn(uint64_t ticket) override;
 
-    enum class State {
-        kIdle,
-        // Wants in, nothing sent: no session yet, or waiting in the client's
-        // line for a turn to join (cxx/session/join_line.h).
-        kAwaitingSession,
-        kCreating,
-        kRecovering,
-        kListing,
-        kFollowing,
-        kHeir,
-        kClaiming,
-        kLeading,
-        kResigning,
-        kClosed,
-        kTransferring,
-        kDraining,
-    };
+    using State = CandidacyState;
     static const char *state_name(State s);
 
 private:
@@ -109,12 +104,28 @@ private:
     using ListingHandler = void (Candidacy::*)(uint64_t gen, const Listing &l);
     ReplyFn route(Handler h);
     ListingFn route(ListingHandler h);
+    // CandidacyHost: what Transfers and Priority see of us.
+    State state() const override { return state_; }
+    bool leading() const override { return leading_; }
+    bool wanted() const override { return want_; }
+    const std::string &node() const override { return node_; }
+    const std::string &pred() const override { return pred_; }
+    uint64_t gen() const override { return gen_; }
+    uint64_t member_id() const override { return member_id_; }
+    std::weak_ptr<void> life() override { return weak_from_this(); }
+    ElectionShared &shared() override { return *shared_; }
+    Client &client() override { return client_; }
+    void announce(EventType t, Reason r, std::string message, std::string node,
+                  std::string id) override {
+        emit(t, r, std::move(message), std::move(node), std::move(id));
+    }
+
     // Every change of state goes through here: it also keeps the session's
     // lease informed whether this candidacy needs keepalives.
-    void set_state(State s);
+    void set_state(State s) override;
     void update_hold();
     // The session, for a request this candidacy sends (counted in its stats).
-    ZkPort &zk();
+    ZkPort &zk() override;
     std::string node_path(const std::string &name) const { return shared_->path + "/" + name; }
 
     void begin_enrollment();
@@ -123,7 +134,7 @@ private:
     void list(bool still_following = false);
     void claim();
     void become_leader(int64_t until);
-    void depose(Reason why);
+    void depose(Reason why) override;
     void node_lost(Reason why);
     void retry_claim_at(int64_t at);
     void schedule_lease_check(int64_t at);
@@ -152,7 +163,7 @@ private:
     void check_margin();
     void warn_near_wrap(const std::vector<Candidate> &order);
     int64_t timeout_ns() const { return int64_t(client_.effective_timeout_ms()) * kNsPerMs; }
-    int64_t margin_ns() const;
+    int64_t margin_ns() const override;
 
     void on_create(uint64_t gen, Reply &&r);
     void on_parent(uint64_t gen, Reply &&r);
@@ -183,38 +194,8 @@ private:
     // Listing number `asked` of collect_garbage's.
     void on_garbage_children(uint64_t asked, const Listing &l);
 
-    // Transfer, the leader's side.
-    void on_transfer_listing(uint64_t gen, const Listing &l);
-    void find_target(uint64_t gen, std::shared_ptr<std::vector<std::string>> after, size_t from);
-    void on_marker_written(uint64_t gen, Reply &&r);
-    void on_leader_marker(uint64_t gen, Reply &&r);
-    void start_transfer(const std::string &target, int64_t deadline, std::function<void(int)> done,
-                        int32_t request_version);
-    void hand_over(int code);
-    // The hand-over's last step: who is first once our node is gone.
-    void close_hand_over();
-    // drain.cpp: keep the node after a hand-over (false: no drain asked),
-    // and what every way out of kDraining does (set_state calls it).
-    bool begin_drain(int64_t lease_until);
-    void leave_drain();
-    void end_transfer(int code);
-    // A transfer asked from outside: a request line in P's data naming our
-    // live node, read through the leader's data watch on P.
-    void act_on_request();
-    // Preferred leaders: a look at the line once per hold-down while this
-    // node follows, and a request for the lead when our priority is above
-    // the leader's.
-    void arm_priority();
-    void schedule_priority();
-    void check_priority();
-    void on_priority_listing(const Listing &l);
-    // Transfer, the heir's side.
-    void watch_marker();
-    void on_heir_marker(uint64_t gen, Reply &&r);
-    void act_on_marker();
-    void step_back(const std::string &to, const std::string &id);
     // Leave our place and join again at the back, keeping the candidacy.
-    void requeue();
+    void requeue() override;
 
     Client &client_;
     std::shared_ptr<ElectionShared> shared_;
@@ -340,48 +321,9 @@ private:
     int garbage_throttled_ = 0;
     int64_t garbage_retry_at_ = 0;  // the pending garbage retry's time; 0: none
 
-    // The transfer this leader runs (done set while it runs); made by a
-    // transfer's start, dropped at its end: most candidacies never run one.
-    struct Transfer {
-        std::string target;       // the id asked for
-        std::string to;           // its node, once found
-        std::function<void(int)> done;
-        int64_t deadline = 0;     // CLOCK_BOOTTIME
-        int result = 0;           // once handed over: what done will say
-        bool handed = false;
-        bool written = false;     // the request may be in P's data
-        bool closing = false;     // the hand-over's last listing is asked for
-        // Asked from outside: the version of P's data that held the
-        // request (our marker replaces it only if unchanged), and the
-        // outcome is written back as a result line. -1: our user asked.
-        int32_t request_version = -1;
-        uint64_t seq = 0;         // tells this transfer's timer from older ones
-    };
-    Boxed<Transfer> xfer_;
-    uint64_t xfer_seq_ = 0;
-    // The drain under way (kDraining): its number (shared_->drain_seq while
-    // releasable) and its bound (CLOCK_BOOTTIME; drain.h).
-    uint64_t drain_seq_ = 0;
-    int64_t drain_bound_ = 0;
-    // A read of this connection armed the watch on the election path's data
-    // (the transfer marker) and it has not fired.
-    bool marker_armed_ = false;
-    std::string marker_data_;  // and what that read found
-    int32_t marker_version_ = 0;
-    // What transfers and priorities leave behind; made at their first use.
-    struct Marks {
-        // The leader's node we stepped back for: once per leader term at
-        // most, whatever the marker says later (a hostile or stale marker
-        // cannot make a candidacy go round).
-        std::string stepped_for;
-        // The request line (leader's node, data version) last taken up: one
-        // transfer per request, however often the watch shows it again.
-        std::string request_node;
-        int32_t request_version = -1;
-        // The node whose hold-down timer runs (one chain per node).
-        std::string prio_node;
-    };
-    Boxed<Marks> marks_;
+    // Declared last: they hold a reference to this candidacy as their host.
+    Transfers transfers_{*this};
+    Priority priority_{*this};
 };
 
 }  // namespace zkelect

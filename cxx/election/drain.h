@@ -12,7 +12,7 @@
 // before that deadline plus the margin: the node goes only by our delete
 // (at the release, or at the bound plus the margin) or with the session,
 // which the lease says cannot end before then. The Candidacy's side is in
-// drain.cpp; these are the two numbers, pure arithmetic.
+// Transfers (transfer.cpp); these are the two numbers, pure arithmetic.
 //
 // All times are CLOCK_BOOTTIME nanoseconds.
 #pragma once
