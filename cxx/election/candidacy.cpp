@@ -226,7 +226,7 @@ void Candidacy::stop_resigning() {
     want_ = false;
     ++gen_;
     depose(Reason::kResigned);
-    forget_neighbours();
+    neighbours_.forget();
     pred_gone_at_ = 0;
     release_nodes();
     shared_->stats.update([](ElectionCounts &st) { st.queue_position = -1; });
@@ -256,7 +256,7 @@ void Candidacy::begin_enrollment() {
     // leave a ghost that blocks everyone behind it for the session's life.
     release_nodes();
     ++gen_;
-    forget_neighbours();
+    neighbours_.forget();
     own_armed_ = own_after_listing_ = false;
     update_hold();
     uuid_ = make_uuid(client_.settings().priority);
@@ -543,17 +543,13 @@ void Candidacy::claim_or_list() {
 #ifdef ZKELECT_MUTATION_LOST_OWN_WATCH
     own_armed_ = true;  // Mutation: trust a watch that may be gone.
 #endif
-    if (heir_ && own_armed_) {
+    if (neighbours_.heir() && own_armed_) {
         claim();
         return;
     }
     // A follower whose predecessor is gone moves up in its last listing,
     // as far as that listing reaches (move_up): no listing of the path.
-    if (walk_ && !heir_ && state_ == State::kFollowing && !gpred_.empty() &&
-        (gpred_first_ || !ahead_.empty())) {
-        move_up();
-        return;
-    }
+    if (state_ == State::kFollowing && neighbours_.move_up_if_known()) return;
     // We may be first now. Earn the lease while the listing is in flight:
     // if we are, the claim needs no further round trip.
     client_.lease().renew_for(member_id_, node_path(node_));
@@ -617,7 +613,7 @@ void Candidacy::take_place(uint64_t gen, const Listing &r) {
         return;
     }
     if (me == 0) {
-        ahead_.clear();
+        neighbours_.clear_ahead();
         // Still first: keep leading.
         if (state_ == State::kLeading || state_ == State::kTransferring) return;
         claim();
@@ -625,100 +621,14 @@ void Candidacy::take_place(uint64_t gen, const Listing &r) {
     }
     if (leading_) depose(Reason::kNodeDeleted);  // someone sorts before us now
     pred_gone_at_ = 0;  // a deletion that did not make us first is no failover of ours
-    heir_ = me == 1;
-    gpred_first_ = me == 2;
-    // The nodes before the one before our predecessor, nearest first, a
-    // few of them: where we move up to when our neighbours go.
-    ahead_.clear();
-    gpred_index_ = me >= 2 ? me - 2 : 0;
-    walk_ = order.size() >= kWalkFrom;
-    if (walk_) ahead_.assign(order, gpred_index_, kAhead);
-    set_state(heir_ ? State::kHeir : State::kFollowing);
+    bool heir = neighbours_.place(order, me);
+    set_state(heir ? State::kHeir : State::kFollowing);
     priority_.arm();
-    watch_queue(order[me - 1].name, me >= 2 ? order[me - 2].name : std::string(),
-                /*gpred_after_pred=*/true);
-    if (heir_) transfers_.watch_marker();
-    keep_rechecking();
+    neighbours_.watch(order, me);
+    if (heir) transfers_.watch_marker();
     // An heir holds a lease before it is needed (a keepalive now, unless the
     // session already has one on the way).
-    if (heir_) client_.lease().renew_now();
-}
-
-// Reads (and so watches) the predecessor and the one before it, unless the
-// watch a read of this session armed on that node has not fired yet.
-//
-// gpred_after_pred: the read of the node before the predecessor waits for
-// the predecessor's reply. After a listing, the predecessor's read is what
-// a joining candidacy waits for to follow; sent together, every session of
-// a burst of joins put a second read in the servers' queues ahead of later
-// sessions' predecessor reads (3N-1 reads where 2N+1 are on anyone's way;
-// issue 31, bench/results/ANALYSIS.md). The node before the predecessor
-// only tells a follower early that it moved up: a deletion before its read
-// is still heard, from that read's NONODE.
-void Candidacy::watch_queue(const std::string &pred, const std::string &gpred,
-                            bool gpred_after_pred) {
-    if (pred != pred_) pred_armed_ = pred_announced_ = false;
-    if (gpred != gpred_) gpred_armed_ = false;
-    pred_ = pred;
-    gpred_ = gpred;
-    gpred_waits_ = false;
-    if (!pred_armed_) {
-        read_watched(&Candidacy::pred_, &Candidacy::pred_armed_, &Candidacy::on_pred);
-        gpred_waits_ = gpred_after_pred && !gpred_.empty() && !gpred_armed_;
-    }
-    if (!gpred_.empty() && !gpred_armed_ && !gpred_waits_)
-        read_watched(&Candidacy::gpred_, &Candidacy::gpred_armed_, &Candidacy::on_gpred);
-}
-
-// A getData with a watch on the neighbour *name. Its reply counts only while
-// that is still the neighbour: then it marks the watch armed and goes to h.
-void Candidacy::read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h) {
-    std::string node = this->*name;
-    client_.watch(node_path(node), member_id_);
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    uint64_t gen = gen_;
-    zk().get(node_path(node), true, client_.on_loop([weak, gen, node, name, armed, h](Reply &&r) {
-        auto self = weak.lock();
-        if (!self || gen != self->gen_ || node != (*self).*name) return;
-        self->on_neighbour(name, armed, h, std::move(r));
-    }));
-}
-
-void Candidacy::on_neighbour(std::string Candidacy::*name, bool Candidacy::*armed, Handler h,
-                             Reply &&r) {
-    if (r.rc == ZOK || r.rc == ZNONODE) {
-        if (r.rc == ZOK) this->*armed = true;
-        // No watch was set; a watch an earlier read set on it has fired
-        // (the deletion's notification comes before this reply), and the
-        // name never comes back (sequence numbers only grow).
-        else client_.unwatch(node_path(this->*name), member_id_);
-        (this->*h)(gen_, std::move(r));
-        return;
-    }
-    // ZNOAUTH: another identity's node under election.acl=creator. ZooKeeper
-    // sends no notification about a node the session may not read, not even
-    // to an exists watch, so there is no way to follow it: ERROR.
-    refused(r.rc, "read the node " + node_path(this->*name) +
-                      " to watch it (election.acl=creator needs every participant to use "
-                      "the same identity)",
-            [this, name, armed, h] {
-        if (!(this->*name).empty() && !(this->*armed)) read_watched(name, armed, h);
-    });
-}
-
-void Candidacy::forget_neighbours() {
-    heir_ = false;
-    gpred_first_ = false;
-    ahead_.clear();  // its memory too: a leader keeps none
-    walk_ = false;
-    gpred_index_ = 0;
-    pred_.clear();
-    gpred_.clear();
-    pred_announced_ = false;
-    // Watches armed before may be gone (a new session) or stale: read again.
-    pred_armed_ = false;
-    gpred_armed_ = false;
-    gpred_waits_ = false;
+    if (heir) client_.lease().renew_now();
 }
 
 // ZooKeeper's sequence is a signed 32-bit counter per parent that wraps
@@ -744,174 +654,11 @@ void Candidacy::warn_near_wrap(const std::vector<Candidate> &order) {
     }
 }
 
-void Candidacy::on_pred(uint64_t gen, Reply &&r) {
-    if (gen != gen_ || (state_ != State::kFollowing && state_ != State::kHeir)) return;
-    if (r.rc == ZOK && gpred_waits_) {
-        gpred_waits_ = false;
-        if (state_ == State::kFollowing && !gpred_.empty() && !gpred_armed_)
-            read_watched(&Candidacy::gpred_, &Candidacy::gpred_armed_, &Candidacy::on_gpred);
-    }
-    if (r.rc == ZOK) {
-        if (!pred_announced_) {
-            pred_announced_ = true;
-            emit(EventType::kFollowing, Reason::kNone, "following " + pred_, pred_, r.data);
-            shared_->changed();
-        }
-    } else if (r.rc == ZNONODE) {
-        // Gone before our watch was set: decide again, at once.
-        claim_or_list();
-    }
-}
-
-void Candidacy::on_gpred(uint64_t gen, Reply &&r) {
-    if (gen != gen_ || state_ != State::kFollowing) return;
-    if (r.rc == ZNONODE) gpred_gone();
-}
-
-// The node before our predecessor is gone. If it was the lowest in our last
-// listing, our predecessor is the lowest now (nothing created since can sort
-// before it), so we are heir: keepalives start now, and the claim at the
-// next failover needs no round trip. Otherwise one listing, now rather than
-// at our predecessor's deletion, tells us where we stand.
-void Candidacy::gpred_gone() {
-    gpred_armed_ = false;
-    gpred_.clear();
-#ifdef ZKELECT_MUTATION_HEIR_FROM_ANY_GPRED
-    // Mutation: any deletion ahead of the predecessor makes us heir.
-    gpred_first_ = true;
-#endif
-    if (gpred_first_) {
-        gpred_first_ = false;
-        become_heir();
-        return;
-    }
-    if (!ahead_.empty()) {
-        // The node before it in our last listing is the one before our
-        // predecessor now (move_up says why); read it, and so watch it.
-        next_ahead();
-        read_watched(&Candidacy::gpred_, &Candidacy::gpred_armed_, &Candidacy::on_gpred);
-        return;
-    }
-    list(/*still_following=*/true);
-}
-
 void Candidacy::become_heir() {
-    heir_ = true;
-    ahead_.clear();
     shared_->stats.update([](ElectionCounts &st) { st.queue_position = 1; });
     set_state(State::kHeir);
     client_.lease().renew_now();
     transfers_.watch_marker();
-}
-
-// gpred_ = the nearest node left in ahead_ (the caller knows gpred_ gone or
-// moved to pred_).
-void Candidacy::next_ahead() {
-    // One node ahead of ours is gone: our place is the last listing's, less
-    // the deletions seen since.
-    shared_->stats.update([](ElectionCounts &st) {
-        if (st.queue_position > 1) --st.queue_position;
-    });
-    gpred_ = ahead_.pop_front();
-    --gpred_index_;
-    gpred_first_ = gpred_index_ == 0;
-}
-
-// Our predecessor is gone and we follow: the node before it in our last
-// listing (gpred_) is our predecessor now, without listing the path again
-// (docs/semantics.md, "Moving up without a listing"). That listing shows
-// our node, so it showed every node that sorts before ours; sequence
-// numbers only grow, so no node made since sorts before ours, and the
-// nodes between gpred_ and us in it are gone. Should gpred_
-// be gone too, its read says so and we move up again, at most kAhead times
-// before a listing. When gpred_ was the first of the listing, it is the
-// lowest node left: we are heir, and claim only once it is gone as well.
-void Candidacy::move_up() {
-    pred_gone_at_ = 0;  // a deletion that did not make us first is no failover of ours
-    std::string pred = gpred_;
-#ifdef ZKELECT_MUTATION_HEIR_FROM_ANY_GPRED
-    // Mutation: moving up to any node makes us heir.
-    gpred_first_ = true;
-#endif
-    if (gpred_first_) {
-        gpred_first_ = false;
-        become_heir();
-        watch_queue(pred, std::string());
-        return;
-    }
-    next_ahead();          // gpred_: the node before our new predecessor
-    gpred_armed_ = false;  // that flag was of the node that is now pred
-    watch_queue(pred, std::string(gpred_));
-}
-
-// The node before our predecessor was deleted: its watch fired, or a
-// re-check found it gone. It matters only while we follow.
-void Candidacy::gpred_deleted() {
-    gpred_armed_ = false;
-    if (state_ != State::kFollowing) return;
-    gpred_gone();
-}
-
-// Our predecessor was deleted: its watch fired, or a re-check found it gone.
-void Candidacy::pred_deleted() {
-    pred_armed_ = false;
-    if (state_ != State::kFollowing && state_ != State::kHeir) return;
-    pred_gone_at_ = boottime_ns();
-    // The heir's predecessor was the lowest node left (our last listing,
-    // less the deletions we saw since) and no later node can sort before
-    // ours: we lead, and a lease already earned lets us say so without
-    // another round trip.
-    claim_or_list();
-}
-
-// --- re-checking the neighbours ---------------------------------------------
-//
-// ZooKeeper notifies a watch only to a session that may read the node: once
-// an operator takes READ on our predecessor (or the node before it) away
-// from our identity, its deletion is never notified to us, and we would wait
-// in line while nobody leads (explorer seeds 903, 616487803). So while we
-// follow, the session checks once a session timeout, for all its waiting
-// candidacies in one request, whether the nodes they watch are still there
-// (cxx/session/neighbour_check.h: no watcher is added to any node, the herd rule
-// holds); a node found gone counts as its deletion heard. A reply on our
-// connection comes after every notification ZooKeeper sent before it, so a
-// deletion our armed watch does hear is handled first, and the check's
-// answer then finds the neighbour changed or our state moved on.
-void Candidacy::keep_rechecking() {
-    if (rechecking_) return;
-    rechecking_ = true;
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    client_.neighbour_check().enlist(member_id_, [weak](std::vector<NeighbourCheck::Target> &out) {
-        auto self = weak.lock();
-        return self && self->recheck_targets(out);
-    });
-}
-
-bool Candidacy::recheck_targets(std::vector<NeighbourCheck::Target> &out) {
-    if (state_ != State::kFollowing && state_ != State::kHeir) {
-        // The chain ends; the listing that makes us follow again starts one.
-        rechecking_ = false;
-        return false;
-    }
-    // The answer counts only while that node is still the neighbour and
-    // nothing made in-flight replies stale (gen_).
-    auto target = [this, &out](std::string Candidacy::*name, void (Candidacy::*gone)()) {
-        std::weak_ptr<Candidacy> weak = weak_from_this();
-        std::string node = this->*name;
-        uint64_t gen = gen_;
-        out.push_back({node_path(node), [weak, gen, node, name, gone] {
-                           auto self = weak.lock();
-                           if (self && gen == self->gen_ && node == (*self).*name) ((*self).*gone)();
-                       }});
-    };
-    size_t before = out.size();
-    if (!pred_.empty()) target(&Candidacy::pred_, &Candidacy::pred_deleted);
-    if (state_ == State::kFollowing && !gpred_.empty())
-        target(&Candidacy::gpred_, &Candidacy::gpred_deleted);
-    // The election's requests count the session's check once: it asks for
-    // this election's nodes too.
-    if (out.size() > before) shared_->stats.update([](ElectionCounts &st) { ++st.requests; });
-    return true;
 }
 
 void Candidacy::on_node_event(int type, const std::string &path) {
@@ -922,16 +669,7 @@ void Candidacy::on_node_event(int type, const std::string &path) {
         transfers_.on_path_event();
         return;
     }
-    if (!gpred_.empty() && path == node_path(gpred_)) {
-        if (type == ZOO_DELETED_EVENT) {
-            gpred_deleted();
-            return;
-        }
-        gpred_armed_ = false;
-        if (state_ == State::kFollowing) watch_queue(pred_, gpred_);  // re-arms the one-shot watch
-        return;
-    }
-    if (!pred_.empty() && path == node_path(pred_)) pred_armed_ = false;
+    if (neighbours_.on_node_event(type, path)) return;
     if (!node_.empty() && path == node_path(node_)) {
         if (type == ZOO_DELETED_EVENT) {
             node_lost(Reason::kNodeDeleted);
@@ -941,21 +679,13 @@ void Candidacy::on_node_event(int type, const std::string &path) {
         }
         return;
     }
-    if (!pred_.empty() && path == node_path(pred_) &&
-        (state_ == State::kFollowing || state_ == State::kHeir)) {
-        if (type == ZOO_DELETED_EVENT) {
-            pred_deleted();
-        } else {
-            watch_queue(pred_, gpred_);  // re-arms the one-shot watch
-        }
-    }
 }
 
 // --- leadership -------------------------------------------------------------
 
 void Candidacy::claim() {
     set_state(State::kClaiming);
-    forget_neighbours();
+    neighbours_.forget();
     int64_t until = client_.lease().until();
 #ifdef ZKELECT_MUTATION_HEIR_CLAIM_NO_LEASE
     // Mutation: claim on the listing alone, with a full lease from now.
@@ -1027,7 +757,7 @@ void Candidacy::become_leader(int64_t until) {
     }
     set_state(State::kLeading);
     leading_ = true;
-    pred_announced_ = false;
+    neighbours_.new_term();
     client_.bump(kTermsWon);
     {
         int64_t now = realtime_ns(), token = czxid_;
@@ -1093,7 +823,7 @@ void Candidacy::node_lost(Reason why) {
     pred_gone_at_ = 0;
     node_.clear();
     own_armed_ = own_after_listing_ = false;
-    forget_neighbours();
+    neighbours_.forget();
     update_hold();
 }
 
@@ -1152,8 +882,7 @@ void Candidacy::on_connected(bool new_session) {
     if (!new_session && (want_ || !garbage_.empty()))
         emit(EventType::kReconnected, Reason::kNone, "reconnected (same session)");
     ++gen_;
-    pred_armed_ = false;  // the reconnect's listing reads them again
-    gpred_armed_ = false;
+    neighbours_.on_connected();  // the reconnect's listing reads them again
     // A watch whose read lost its reply was never registered, and those the
     // client re-sends on reconnect may fire in any order: read our node
     // again, and until that read is answered the watch does not count.

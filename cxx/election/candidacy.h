@@ -45,7 +45,7 @@
 #include "client.h"
 #include "election_shared.h"
 #include "lazy.h"
-#include "nodes_ahead.h"
+#include "neighbours.h"
 #include "priority.h"
 #include "transfer.h"
 
@@ -109,7 +109,7 @@ private:
     bool leading() const override { return leading_; }
     bool wanted() const override { return want_; }
     const std::string &node() const override { return node_; }
-    const std::string &pred() const override { return pred_; }
+    const std::string &pred() const override { return neighbours_.pred(); }
     uint64_t gen() const override { return gen_; }
     uint64_t member_id() const override { return member_id_; }
     std::weak_ptr<void> life() override { return weak_from_this(); }
@@ -119,6 +119,9 @@ private:
                   std::string id) override {
         emit(t, r, std::move(message), std::move(node), std::move(id));
     }
+    void become_heir() override;
+    void list_again() override { list(/*still_following=*/true); }
+    void failover_from(int64_t at) override { pred_gone_at_ = at; }
 
     // Every change of state goes through here: it also keeps the session's
     // lease informed whether this candidacy needs keepalives.
@@ -171,26 +174,11 @@ private:
     void on_recover_children(uint64_t gen, const Listing &l);
     void take_place(uint64_t gen, const Listing &r);
     void on_adopt(uint64_t gen, Reply &&r);
-    void on_pred(uint64_t gen, Reply &&r);
-    void on_gpred(uint64_t gen, Reply &&r);
-    void gpred_gone();
-    void become_heir();
-    void next_ahead();
-    void move_up();
-    void pred_deleted();
-    void gpred_deleted();
-    void keep_rechecking();
-    bool recheck_targets(std::vector<NeighbourCheck::Target> &out);
-    void watch_queue(const std::string &pred, const std::string &gpred,
-                     bool gpred_after_pred = false);
-    void read_watched(std::string Candidacy::*name, bool Candidacy::*armed, Handler h);
-    void on_neighbour(std::string Candidacy::*name, bool Candidacy::*armed, Handler h, Reply &&r);
     void recover();
-    void refused(int rc, const std::string &what, std::function<void()> again);
-    void forget_neighbours();
+    void refused(int rc, const std::string &what, std::function<void()> again) override;
     void watch_own();
     void on_own(Reply &&r);
-    void claim_or_list();
+    void claim_or_list() override;
     // Listing number `asked` of collect_garbage's.
     void on_garbage_children(uint64_t asked, const Listing &l);
 
@@ -216,46 +204,11 @@ private:
     int64_t czxid_ = 0;
     int64_t create_sent_ = 0;   // CLOCK_BOOTTIME: the create earns a lease too
     int64_t create_until_ = 0;  // what the create earns the session's lease
-    std::string pred_;     // the predecessor we watch
-    bool heir_ = false;    // pred_ was the lowest in our last listing
-    // The node before pred_ in our last listing, watched too: its deletion
-    // tells a follower that it moved up, before its own turn comes. When it
-    // was the lowest (gpred_first_), pred_ is now lowest and we are heir.
-    std::string gpred_;
-    bool gpred_first_ = false;
-    // The nodes before gpred_ in our last listing, nearest first, at most
-    // kAhead of them (NodesAhead keeps them compact): a follower
-    // whose neighbours are deleted moves up through them without listing
-    // the path (move_up). gpred_index_: gpred_'s place in that listing.
-    // Only in a long queue (kWalkFrom candidates or more at the last
-    // listing): in a short one a listing costs no more than a read, and
-    // nodes gone ahead of us would each cost a read where one listing
-    // does (a rotation's new heirs). The simulator moves up in every
-    // queue, so that its short queues try this path too.
-    static constexpr size_t kAhead = 32;
-#ifdef ZKELECT_SIM
-    static constexpr size_t kWalkFrom = 0;
-#else
-    static constexpr size_t kWalkFrom = 256;
-#endif
-    bool walk_ = false;
-    NodesAhead ahead_;
-    size_t gpred_index_ = 0;
-    // A read of this session armed a watch on pred_ (gpred_) that has not
-    // fired: a listing that finds the same neighbours sends no read again.
-    bool pred_armed_ = false;
-    bool gpred_armed_ = false;
-    // gpred_'s read waits for pred_'s reply (watch_queue).
-    bool gpred_waits_ = false;
-    // Enlisted in the session's re-check of watched nodes (NeighbourCheck):
-    // once per candidacy, whatever the listings, until it stops following.
-    bool rechecking_ = false;
     int64_t lease_check_at_ = 0;  // the pending lease check's time; 0: none
     int64_t lease_warn_at_ = 0;   // the pending LEASE_LOW check's time; 0: none
     bool lease_warned_ = false;   // LEASE_LOW said; a renewal above the mark clears it
     int64_t retry_at_ = 0;        // the pending claim retry's time; 0: none
     uint64_t retry_gen_ = 0;      // and the gen_ it was armed in
-    bool pred_announced_ = false;  // FOLLOWING said for pred_ (once per predecessor)
     // Our place in the client's join line (JoinLine), taken by the
     // volunteer; in_join_line_: it waits there with this ticket.
     uint64_t ticket_ = 0;
@@ -322,6 +275,7 @@ private:
     int64_t garbage_retry_at_ = 0;  // the pending garbage retry's time; 0: none
 
     // Declared last: they hold a reference to this candidacy as their host.
+    Neighbours neighbours_{*this};
     Transfers transfers_{*this};
     Priority priority_{*this};
 };

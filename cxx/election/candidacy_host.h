@@ -1,5 +1,5 @@
-// What a candidacy's transfers (transfer.h) and its priority (priority.h)
-// see of the candidacy they belong to: CandidacyHost, which Candidacy
+// What a candidacy's neighbours (neighbours.h), transfers (transfer.h) and
+// priority (priority.h) see of the candidacy they belong to: CandidacyHost, which Candidacy
 // implements. Written down so that what they may read and change of the
 // state machine stays narrow and cannot grow unnoticed, as LeaseHost does
 // for the session's lease. They hold no state of the recipe themselves:
@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -70,6 +71,17 @@ public:
                           std::string id) = 0;
     // A WARNING said once per `about` for this candidacy.
     virtual void on_warning(const std::string &about, const std::string &message) = 0;
+
+    // What a follower's neighbours ask of it: the predecessor is gone (lead
+    // if heir, else move up or list), the node before it was the lowest
+    // (heir now), a listing is needed while it still follows, a request
+    // was refused (ERROR, or a retry of `again` after a pause), and when
+    // the failover it may lead after began (CLOCK_BOOTTIME; 0: none).
+    virtual void claim_or_list() = 0;
+    virtual void become_heir() = 0;
+    virtual void list_again() = 0;
+    virtual void refused(int rc, const std::string &what, std::function<void()> again) = 0;
+    virtual void failover_from(int64_t at) = 0;
 
 protected:
     ~CandidacyHost() = default;
