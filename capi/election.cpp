@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "names.h"
+#include "stats_json.h"
 
 #include "boundary.h"
 #include "handles.h"
@@ -99,6 +100,22 @@ int zkelect_is_leader_for(const zkelect_election_t *e, int min_ms) {
     if (!e || inherited(e)) return 0;
     int64_t left = e->shared->lease_left_ns();
     return left > 0 && left >= int64_t(min_ms < 0 ? 0 : min_ms) * kNsPerMs ? 1 : 0;
+}
+
+int zkelect_leader_answer(const zkelect_election_t *e, char *buf, size_t *len) {
+    return guarded_code([&]() -> int {
+        if (!e || !buf || !len) return ZKELECT_EINVAL;
+        std::string json;
+        bool leading = false;
+        if (inherited(e)) json = "{\"leader\":false}";
+        else leading = leader_answer_json(json, *e->shared);
+        size_t need = json.size() + 1;
+        size_t room = *len;
+        *len = need;
+        if (room < need) return ZKELECT_ERANGE;
+        std::memcpy(buf, json.c_str(), need);
+        return leading ? 200 : 503;
+    });
 }
 
 int zkelect_await_leader(zkelect_election_t *e, int timeout_ms) {

@@ -204,6 +204,7 @@ struct zkelect_fenced_ops {};
 %ignore zkelect_client_counter;
 %ignore zkelect_conf_get;
 %ignore zkelect_fenced_ops_failed;
+%ignore zkelect_leader_answer;
 
 /* ---- error buffers -------------------------------------------------------- */
 
@@ -304,6 +305,7 @@ ZKELECT_CHECK_RC(zkelect_fenced_commit)
 
 %newobject zkelect_swig_leader_id;
 %newobject zkelect_swig_conf_get;
+%newobject zkelect_swig_leader_answer;
 %typemap(newfree) char * "free($1);";
 
 %inline %{
@@ -363,6 +365,28 @@ static int zkelect_swig_fenced_ops_zk_rc(const zkelect_fenced_ops_t *ops)
     int rc = 0;
     (void)zkelect_fenced_ops_failed(ops, &rc);
     return rc;
+}
+
+/* The leader endpoint's JSON (zkelect_leader_answer): its first key,
+ * "leader", says the status (true: 200, false: 503), so that the answer is
+ * one reading. NULL only without memory. */
+static char *zkelect_swig_leader_answer(const zkelect_election_t *election)
+{
+    size_t len = 512;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        char *buf = malloc(len);
+        size_t want = len;
+        if (buf == NULL)
+            return NULL;
+        int rc = zkelect_leader_answer(election, buf, &want);
+        if (rc == 200 || rc == 503)
+            return buf;
+        free(buf);
+        if (rc != ZKELECT_ERANGE || want <= len)
+            return NULL;
+        len = want;
+    }
+    return NULL;
 }
 
 /* The value of key in conf. */

@@ -753,6 +753,33 @@ ZKELECT_API int64_t zkelect_lease_left_ms(const zkelect_election_t *election);
 ZKELECT_API int zkelect_is_leader_for(const zkelect_election_t *election, int min_ms);
 
 /**
+ * The answer of a leader endpoint, for a load balancer's health check or a
+ * Kubernetes readiness probe to ask "does this process lead?", as `zkelect
+ * run`'s GET /leader gives it (docs/systemd.md, "A leader endpoint"): a
+ * program that serves HTTP itself mounts it on a path of its own.
+ *
+ * Writes one JSON object (UTF-8, NUL-terminated, no newline) into buf and
+ * returns the HTTP status to answer with: 200 and
+ * {"leader":true,"path":P,"id":ID,"token":T,"lease_left_ms":L} while this
+ * candidacy leads, 503 and {"leader":false} otherwise ("leader" is always
+ * the first key, so the text alone tells the status) (also in a child of
+ * fork() for a handle made before it). One reading of the lease between two
+ * readings of the token decides: a 200 never comes after
+ * zkelect_is_leader() would answer 0, and its token and time left belong
+ * to one term. Nothing may cache the answer (send "Cache-Control:
+ * no-store"): it is of this moment.
+ *
+ * *len is the size of buf on input; on output the length of the JSON
+ * including the NUL, written or needed. Returns 200 or 503,
+ * ZKELECT_ERANGE when buf is too small (buf untouched; *len says how much;
+ * 64 bytes plus the path and the id, escaped, always suffice), or
+ * ZKELECT_EINVAL for a NULL argument. The caller owns buf. Takes no lock
+ * and reads no stats (a probe may ask a thousand times a second); any
+ * thread, including callbacks. Since 1.2.
+ */
+ZKELECT_API int zkelect_leader_answer(const zkelect_election_t *election, char *buf, size_t *len);
+
+/**
  * Block until this candidacy leads or timeout_ms passes (timeout_ms < 0:
  * no limit). Returns 0 when leading, ZKELECT_ETIMEDOUT, ZKELECT_ESTATE when
  * the candidacy is not (or stops being) a candidate, ZKELECT_ECLOSED when the

@@ -152,4 +152,27 @@ void client_stats_json(std::string &o, const Client &c, const EachElection &each
     o += "]}";
 }
 
+bool leader_answer_json(std::string &o, const ElectionShared &sh) {
+    int64_t token = 0, left = 0;
+    bool leading = false;
+    if (sh.is_leader()) {
+        token = sh.token.load();
+        left = sh.lease_left_ns() / kNsPerMs;
+        leading = left > 0 && sh.is_leader() && sh.token.load() == token;
+    }
+    o += '{';
+    json_key(o, "leader");
+    o += leading ? "true" : "false";
+    if (leading) {
+        json_key(o, "path");
+        json_str(o, sh.path);
+        json_key(o, "id");
+        json_str(o, sh.id);
+        json_int(o, "token", token);
+        json_int(o, "lease_left_ms", left);
+    }
+    o += '}';
+    return leading;
+}
+
 }  // namespace zkelect

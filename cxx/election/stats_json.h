@@ -21,4 +21,11 @@ void election_stats_json(std::string &out, const ElectionShared &e);
 using EachElection = std::function<void(const std::function<void(const ElectionShared &)> &)>;
 void client_stats_json(std::string &out, const Client &c, const EachElection &each);
 
+// Appends the leader endpoint's answer (zkelect_leader_answer; `zkelect
+// run`'s GET /leader) and returns whether it says "leading": one reading of
+// the lease between two readings of the token, so a term that ended and
+// began again between them cannot lend its time left to the other's token.
+// Lock-free: no stats are read.
+bool leader_answer_json(std::string &out, const ElectionShared &e);
+
 }  // namespace zkelect

@@ -31,6 +31,7 @@ def load(build_dir):
         "zkelect_resign": (I, [P]), "zkelect_is_leader": (I, [P]),
         "zkelect_release": (I, [P]), "zkelect_is_draining": (I, [P]),
         "zkelect_lease_left_ms": (L, [P]), "zkelect_is_leader_for": (I, [P, I]),
+        "zkelect_leader_answer": (I, [P, S, C.POINTER(C.c_size_t)]),
         # Every function a test calls through this library needs its line
         # here: without argtypes ctypes passes a handle as a C int, and a
         # pointer above 4 GiB arrives cut to 32 bits (a segfault in CI,

@@ -121,6 +121,55 @@ def test_transfer_hands_over_and_says_why(zk, zk_path, client):
             assert [e.reason for e in deposed] == ["transferred"], deposed
 
 
+def test_leader_wsgi_answers_for_the_leader_only(zk, zk_path, client):
+    """leader_wsgi (issue 55), served by wsgiref on loopback and asked over
+    HTTP: 200 with the term's token from the leader, 503 from the follower,
+    and the two swap with a transfer; never cached."""
+    import json
+    import urllib.error
+    import urllib.request
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    def ask(port):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/leader", timeout=5) as r:
+                return r.status, json.loads(r.read()), r.headers["Cache-Control"]
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read()), e.headers["Cache-Control"]
+
+    with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other:
+        with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:
+            servers = [make_server("127.0.0.1", 0, zkelect.leader_wsgi(e), handler_class=Quiet)
+                       for e in (a, b)]
+            threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in servers]
+            for t in threads:
+                t.start()
+            try:
+                pa, pb = (s.server_address[1] for s in servers)
+                assert ask(pa) == (503, {"leader": False}, "no-store")
+                _lead_and_follow(a, b)
+                status, body, cache = ask(pa)
+                assert (status, cache) == (200, "no-store")
+                assert body["leader"] and body["id"] == "py-a" and body["path"] == zk_path
+                assert body["token"] == a.fencing_token() and body["lease_left_ms"] > 0
+                assert ask(pb)[:2] == (503, {"leader": False})
+                a.transfer("py-b", None)
+                b.await_leader(10)
+                status, body, _ = ask(pb)
+                assert status == 200 and body["id"] == "py-b" and body["token"] == b.fencing_token()
+                assert ask(pa)[0] == 503
+            finally:
+                for s in servers:
+                    s.shutdown()
+                    s.server_close()
+    # Closed: not leading, whatever it was.
+    assert a.leader_answer() == (503, '{"leader":false}')
+
+
 def test_requeue_steps_back_to_the_back_of_the_line(zk, zk_path, client):
     with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other:
         with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:

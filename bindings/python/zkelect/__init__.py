@@ -32,7 +32,8 @@ from . import _lib, _vocab
 from ._lib import Error, lib
 
 __all__ = ["connect", "Client", "Election", "Event", "Participant", "FencedOps", "Error", "version",
-           "version_string", "config_keys", "strerror", "EVENTS", "REASONS", "COUNTERS"]
+           "version_string", "config_keys", "strerror", "EVENTS", "REASONS", "COUNTERS",
+           "leader_wsgi"]
 
 # Error's subclasses, by the Rust crate's kind names: zkelect.TimedOut, ...
 globals().update({cls.__name__: cls for cls in _lib.CLASSES.values()})
@@ -636,6 +637,33 @@ class Election(_Closes):
         ms = math.ceil(float(seconds) * 1000) if seconds > 0 else 0
         return self._lease(lib.zkelect_is_leader_for, min(ms, 2**31 - 1)) == 1
 
+    def leader_answer(self):
+        """The leader endpoint's answer, as `zkelect run`'s GET /leader gives
+        it (zkelect_leader_answer): (200, JSON text) while this candidacy
+        leads, with its path, id, fencing token and lease time left, else
+        (503, '{"leader":false}') (also once closed). One reading decides:
+        a 200 never comes after is_leader() would say False. For a server
+        of your own, leader_wsgi() mounts it."""
+        h = self._h
+        try:
+            raw = h.enter()
+        except Error:
+            return 503, '{"leader":false}'
+        try:
+            size = 512
+            for _ in range(4):  # the id and path are bounded; grows at most twice
+                buf = create_string_buffer(size)
+                n = c_size_t(size)
+                rc = lib.zkelect_leader_answer(raw, buf, byref(n))
+                if rc in (200, 503):
+                    return rc, buf.value.decode("utf-8")
+                if rc != -14 or n.value <= size:  # ZKELECT_ERANGE
+                    break
+                size = n.value
+            return 503, '{"leader":false}'
+        finally:
+            h.leave()
+
     def _sliced(self, fn, timeout, empty):
         """fn(raw, ms) in slices until it returns something else than empty
         or the timeout runs out (then empty)."""
@@ -921,3 +949,25 @@ class _Pump:
             done.set()
         self.loop.call_soon_threadsafe(stop)
         done.wait(5)
+
+
+def leader_wsgi(election):
+    """A WSGI application answering GET (and HEAD) with election's
+    leader_answer(): 200 and the JSON while it leads, 503 otherwise, never
+    cached; for a load balancer's health check or a readiness probe in a
+    program that serves WSGI already. Mount it at a path of your own, e.g.
+    with wsgiref: make_server("127.0.0.1", 8080, leader_wsgi(e))."""
+
+    def app(environ, start_response):
+        if environ.get("REQUEST_METHOD", "GET") not in ("GET", "HEAD"):
+            start_response("405 Method Not Allowed",
+                           [("Content-Type", "text/plain"), ("Allow", "GET, HEAD")])
+            return [b"only GET\n"]
+        status, text = election.leader_answer()
+        body = (text + "\n").encode("utf-8")
+        start_response("200 OK" if status == 200 else "503 Service Unavailable",
+                       [("Content-Type", "application/json"), ("Cache-Control", "no-store"),
+                        ("Content-Length", str(len(body)))])
+        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [body]
+
+    return app

@@ -74,6 +74,7 @@ _PROTOS = {
     "zkelect_requeue": (c_int, [_P]),
     "zkelect_is_leader": (c_int, [_P]),
     "zkelect_lease_left_ms": (c_int64, [_P]),
+    "zkelect_leader_answer": (c_int, [_P, c_char_p, POINTER(c_size_t)]),
     "zkelect_is_leader_for": (c_int, [_P, c_int]),
     "zkelect_await_leader": (c_int, [_P, c_int]),
     "zkelect_transfer": (c_int, [_P, c_char_p, c_int]),

@@ -13,9 +13,9 @@ extern
 #ifdef __cplusplus
   "C"
 #endif
-  void cgo_panic__capi_6eab4dd801ff1484(const char*);
+  void cgo_panic__capi_ea397a9d692fa0f5(const char*);
 static void _swig_gopanic(const char *p) {
-  cgo_panic__capi_6eab4dd801ff1484(p);
+  cgo_panic__capi_ea397a9d692fa0f5(p);
 }
 
 
@@ -362,6 +362,28 @@ static int zkelect_swig_fenced_ops_zk_rc(const zkelect_fenced_ops_t *ops)
     return rc;
 }
 
+/* The leader endpoint's JSON (zkelect_leader_answer): its first key,
+ * "leader", says the status (true: 200, false: 503), so that the answer is
+ * one reading. NULL only without memory. */
+static char *zkelect_swig_leader_answer(const zkelect_election_t *election)
+{
+    size_t len = 512;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        char *buf = malloc(len);
+        size_t want = len;
+        if (buf == NULL)
+            return NULL;
+        int rc = zkelect_leader_answer(election, buf, &want);
+        if (rc == 200 || rc == 503)
+            return buf;
+        free(buf);
+        if (rc != ZKELECT_ERANGE || want <= len)
+            return NULL;
+        len = want;
+    }
+    return NULL;
+}
+
 /* The value of key in conf. */
 static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 {
@@ -388,7 +410,7 @@ static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_6eab4dd801ff1484(void *_swig_go_0) {
+void _wrap_Swig_free_capi_ea397a9d692fa0f5(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -398,7 +420,7 @@ void _wrap_Swig_free_capi_6eab4dd801ff1484(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_6eab4dd801ff1484(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_ea397a9d692fa0f5(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -411,7 +433,7 @@ void *_wrap_Swig_malloc_capi_6eab4dd801ff1484(intgo _swig_go_0) {
 }
 
 
-void _wrap_delete_NativeConf_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0) {
+void _wrap_delete_NativeConf_capi_ea397a9d692fa0f5(struct zkelect_conf *_swig_go_0) {
   struct zkelect_conf *arg1 = (struct zkelect_conf *) 0 ;
   
   arg1 = *(struct zkelect_conf **)&_swig_go_0; 
@@ -421,7 +443,7 @@ void _wrap_delete_NativeConf_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go
 }
 
 
-void _wrap_delete_NativeClient_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
+void _wrap_delete_NativeClient_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0) {
   struct zkelect_client *arg1 = (struct zkelect_client *) 0 ;
   
   arg1 = *(struct zkelect_client **)&_swig_go_0; 
@@ -431,7 +453,7 @@ void _wrap_delete_NativeClient_capi_6eab4dd801ff1484(struct zkelect_client *_swi
 }
 
 
-void _wrap_delete_NativeElection_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+void _wrap_delete_NativeElection_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   struct zkelect_election *arg1 = (struct zkelect_election *) 0 ;
   
   arg1 = *(struct zkelect_election **)&_swig_go_0; 
@@ -441,7 +463,7 @@ void _wrap_delete_NativeElection_capi_6eab4dd801ff1484(struct zkelect_election *
 }
 
 
-void _wrap_delete_NativeObserver_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0) {
+void _wrap_delete_NativeObserver_capi_ea397a9d692fa0f5(struct zkelect_observer *_swig_go_0) {
   struct zkelect_observer *arg1 = (struct zkelect_observer *) 0 ;
   
   arg1 = *(struct zkelect_observer **)&_swig_go_0; 
@@ -451,7 +473,7 @@ void _wrap_delete_NativeObserver_capi_6eab4dd801ff1484(struct zkelect_observer *
 }
 
 
-void _wrap_delete_NativeEvent_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+void _wrap_delete_NativeEvent_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   struct zkelect_event *arg1 = (struct zkelect_event *) 0 ;
   
   arg1 = *(struct zkelect_event **)&_swig_go_0; 
@@ -461,7 +483,7 @@ void _wrap_delete_NativeEvent_capi_6eab4dd801ff1484(struct zkelect_event *_swig_
 }
 
 
-void _wrap_delete_NativeParticipants_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0) {
+void _wrap_delete_NativeParticipants_capi_ea397a9d692fa0f5(struct zkelect_participants *_swig_go_0) {
   struct zkelect_participants *arg1 = (struct zkelect_participants *) 0 ;
   
   arg1 = *(struct zkelect_participants **)&_swig_go_0; 
@@ -471,7 +493,7 @@ void _wrap_delete_NativeParticipants_capi_6eab4dd801ff1484(struct zkelect_partic
 }
 
 
-void _wrap_delete_NativeStats_capi_6eab4dd801ff1484(struct zkelect_stats *_swig_go_0) {
+void _wrap_delete_NativeStats_capi_ea397a9d692fa0f5(struct zkelect_stats *_swig_go_0) {
   struct zkelect_stats *arg1 = (struct zkelect_stats *) 0 ;
   
   arg1 = *(struct zkelect_stats **)&_swig_go_0; 
@@ -481,7 +503,7 @@ void _wrap_delete_NativeStats_capi_6eab4dd801ff1484(struct zkelect_stats *_swig_
 }
 
 
-void _wrap_delete_NativeFencedOps_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+void _wrap_delete_NativeFencedOps_capi_ea397a9d692fa0f5(struct zkelect_fenced_ops *_swig_go_0) {
   struct zkelect_fenced_ops *arg1 = (struct zkelect_fenced_ops *) 0 ;
   
   arg1 = *(struct zkelect_fenced_ops **)&_swig_go_0; 
@@ -491,7 +513,7 @@ void _wrap_delete_NativeFencedOps_capi_6eab4dd801ff1484(struct zkelect_fenced_op
 }
 
 
-intgo _wrap_OK_capi_6eab4dd801ff1484() {
+intgo _wrap_OK_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -503,7 +525,7 @@ intgo _wrap_OK_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EINVAL_capi_6eab4dd801ff1484() {
+intgo _wrap_EINVAL_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -515,7 +537,7 @@ intgo _wrap_EINVAL_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ENOMEM_capi_6eab4dd801ff1484() {
+intgo _wrap_ENOMEM_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -527,7 +549,7 @@ intgo _wrap_ENOMEM_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ESTATE_capi_6eab4dd801ff1484() {
+intgo _wrap_ESTATE_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -539,7 +561,7 @@ intgo _wrap_ESTATE_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ECLOSED_capi_6eab4dd801ff1484() {
+intgo _wrap_ECLOSED_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -551,7 +573,7 @@ intgo _wrap_ECLOSED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ETIMEDOUT_capi_6eab4dd801ff1484() {
+intgo _wrap_ETIMEDOUT_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -563,7 +585,7 @@ intgo _wrap_ETIMEDOUT_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ECONNLOSS_capi_6eab4dd801ff1484() {
+intgo _wrap_ECONNLOSS_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -575,7 +597,7 @@ intgo _wrap_ECONNLOSS_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ESESSION_EXPIRED_capi_6eab4dd801ff1484() {
+intgo _wrap_ESESSION_EXPIRED_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -587,7 +609,7 @@ intgo _wrap_ESESSION_EXPIRED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EAUTH_capi_6eab4dd801ff1484() {
+intgo _wrap_EAUTH_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -599,7 +621,7 @@ intgo _wrap_EAUTH_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ENOTSUP_capi_6eab4dd801ff1484() {
+intgo _wrap_ENOTSUP_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -611,7 +633,7 @@ intgo _wrap_ENOTSUP_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EDEADLK_capi_6eab4dd801ff1484() {
+intgo _wrap_EDEADLK_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -623,7 +645,7 @@ intgo _wrap_EDEADLK_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EZK_capi_6eab4dd801ff1484() {
+intgo _wrap_EZK_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -635,7 +657,7 @@ intgo _wrap_EZK_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EINTERNAL_capi_6eab4dd801ff1484() {
+intgo _wrap_EINTERNAL_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -647,7 +669,7 @@ intgo _wrap_EINTERNAL_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ENOLEADER_capi_6eab4dd801ff1484() {
+intgo _wrap_ENOLEADER_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -659,7 +681,7 @@ intgo _wrap_ENOLEADER_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ERANGE_capi_6eab4dd801ff1484() {
+intgo _wrap_ERANGE_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -671,7 +693,7 @@ intgo _wrap_ERANGE_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ENOTLEADER_capi_6eab4dd801ff1484() {
+intgo _wrap_ENOTLEADER_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -683,7 +705,7 @@ intgo _wrap_ENOTLEADER_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ENOCANDIDATE_capi_6eab4dd801ff1484() {
+intgo _wrap_ENOCANDIDATE_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -695,7 +717,7 @@ intgo _wrap_ENOCANDIDATE_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ETARGET_LOST_capi_6eab4dd801ff1484() {
+intgo _wrap_ETARGET_LOST_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -707,7 +729,7 @@ intgo _wrap_ETARGET_LOST_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_ELIMIT_capi_6eab4dd801ff1484() {
+intgo _wrap_ELIMIT_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -719,7 +741,7 @@ intgo _wrap_ELIMIT_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EFENCED_capi_6eab4dd801ff1484() {
+intgo _wrap_EFENCED_capi_ea397a9d692fa0f5() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -731,7 +753,7 @@ intgo _wrap_EFENCED_capi_6eab4dd801ff1484() {
 }
 
 
-_gostring_ _wrap_strerror_capi_6eab4dd801ff1484(intgo _swig_go_0) {
+_gostring_ _wrap_strerror_capi_ea397a9d692fa0f5(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -744,7 +766,7 @@ _gostring_ _wrap_strerror_capi_6eab4dd801ff1484(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_err_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
+_gostring_ _wrap_err_name_capi_ea397a9d692fa0f5(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -757,7 +779,7 @@ _gostring_ _wrap_err_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_last_error_capi_6eab4dd801ff1484() {
+_gostring_ _wrap_last_error_capi_ea397a9d692fa0f5() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -768,7 +790,7 @@ _gostring_ _wrap_last_error_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_LOG_NONE_capi_6eab4dd801ff1484() {
+intgo _wrap_LOG_NONE_capi_ea397a9d692fa0f5() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -780,7 +802,7 @@ intgo _wrap_LOG_NONE_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_LOG_ERROR_capi_6eab4dd801ff1484() {
+intgo _wrap_LOG_ERROR_capi_ea397a9d692fa0f5() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -792,7 +814,7 @@ intgo _wrap_LOG_ERROR_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_LOG_WARN_capi_6eab4dd801ff1484() {
+intgo _wrap_LOG_WARN_capi_ea397a9d692fa0f5() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -804,7 +826,7 @@ intgo _wrap_LOG_WARN_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_LOG_INFO_capi_6eab4dd801ff1484() {
+intgo _wrap_LOG_INFO_capi_ea397a9d692fa0f5() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -816,7 +838,7 @@ intgo _wrap_LOG_INFO_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_LOG_DEBUG_capi_6eab4dd801ff1484() {
+intgo _wrap_LOG_DEBUG_capi_ea397a9d692fa0f5() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -828,7 +850,7 @@ intgo _wrap_LOG_DEBUG_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_set_log_cb_capi_6eab4dd801ff1484(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
+intgo _wrap_set_log_cb_capi_ea397a9d692fa0f5(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
   int arg1 ;
   zkelect_log_cb arg2 = (zkelect_log_cb) 0 ;
   void *arg3 = (void *) 0 ;
@@ -845,7 +867,7 @@ intgo _wrap_set_log_cb_capi_6eab4dd801ff1484(intgo _swig_go_0, void* _swig_go_1,
 }
 
 
-intgo _wrap_version_capi_6eab4dd801ff1484() {
+intgo _wrap_version_capi_ea397a9d692fa0f5() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -856,7 +878,7 @@ intgo _wrap_version_capi_6eab4dd801ff1484() {
 }
 
 
-_gostring_ _wrap_version_string_capi_6eab4dd801ff1484() {
+_gostring_ _wrap_version_string_capi_ea397a9d692fa0f5() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -867,7 +889,7 @@ _gostring_ _wrap_version_string_capi_6eab4dd801ff1484() {
 }
 
 
-struct zkelect_conf *_wrap_conf_new_capi_6eab4dd801ff1484() {
+struct zkelect_conf *_wrap_conf_new_capi_ea397a9d692fa0f5() {
   zkelect_conf_t *result = 0 ;
   struct zkelect_conf *_swig_go_result;
   
@@ -887,7 +909,7 @@ struct zkelect_conf *_wrap_conf_new_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_conf_set_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_conf_set_capi_ea397a9d692fa0f5(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -920,7 +942,7 @@ intgo _wrap_conf_set_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0, _gos
 }
 
 
-void _wrap_conf_destroy_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0) {
+void _wrap_conf_destroy_capi_ea397a9d692fa0f5(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
@@ -930,7 +952,7 @@ void _wrap_conf_destroy_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_conf_key_capi_6eab4dd801ff1484(long long _swig_go_0) {
+_gostring_ _wrap_conf_key_capi_ea397a9d692fa0f5(long long _swig_go_0) {
   size_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -943,7 +965,7 @@ _gostring_ _wrap_conf_key_capi_6eab4dd801ff1484(long long _swig_go_0) {
 }
 
 
-struct zkelect_client *_wrap_client_new_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0) {
+struct zkelect_client *_wrap_client_new_capi_ea397a9d692fa0f5(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -972,7 +994,7 @@ struct zkelect_client *_wrap_client_new_capi_6eab4dd801ff1484(struct zkelect_con
 }
 
 
-intgo _wrap_client_destroy_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_destroy_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -993,7 +1015,7 @@ intgo _wrap_client_destroy_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go
 }
 
 
-intgo _wrap_client_await_connected_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_await_connected_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -1016,7 +1038,7 @@ intgo _wrap_client_await_connected_capi_6eab4dd801ff1484(struct zkelect_client *
 }
 
 
-intgo _wrap_client_is_connected_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_is_connected_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1029,7 +1051,7 @@ intgo _wrap_client_is_connected_capi_6eab4dd801ff1484(struct zkelect_client *_sw
 }
 
 
-intgo _wrap_client_session_timeout_ms_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_session_timeout_ms_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1042,7 +1064,7 @@ intgo _wrap_client_session_timeout_ms_capi_6eab4dd801ff1484(struct zkelect_clien
 }
 
 
-intgo _wrap_client_lease_margin_ms_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_lease_margin_ms_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1055,7 +1077,7 @@ intgo _wrap_client_lease_margin_ms_capi_6eab4dd801ff1484(struct zkelect_client *
 }
 
 
-intgo _wrap_client_crash_guard_wait_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_crash_guard_wait_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -1070,7 +1092,7 @@ intgo _wrap_client_crash_guard_wait_capi_6eab4dd801ff1484(struct zkelect_client 
 }
 
 
-long long _wrap_client_session_id_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
+long long _wrap_client_session_id_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1083,7 +1105,7 @@ long long _wrap_client_session_id_capi_6eab4dd801ff1484(struct zkelect_client *_
 }
 
 
-intgo _wrap_COUNTER_TERMS_WON_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_TERMS_WON_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1095,7 +1117,7 @@ intgo _wrap_COUNTER_TERMS_WON_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1107,7 +1129,7 @@ intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1119,7 +1141,7 @@ intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1131,7 +1153,7 @@ intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1143,7 +1165,7 @@ intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1155,7 +1177,7 @@ intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1167,7 +1189,7 @@ intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_RECONNECTS_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_RECONNECTS_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1179,7 +1201,7 @@ intgo _wrap_COUNTER_RECONNECTS_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_EXPIRIES_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_EXPIRIES_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1191,7 +1213,7 @@ intgo _wrap_COUNTER_EXPIRIES_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_ZK_REQUESTS_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_ZK_REQUESTS_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1203,7 +1225,7 @@ intgo _wrap_COUNTER_ZK_REQUESTS_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_KEEPALIVES_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_KEEPALIVES_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1215,7 +1237,7 @@ intgo _wrap_COUNTER_KEEPALIVES_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1227,7 +1249,7 @@ intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1239,7 +1261,7 @@ intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1251,7 +1273,7 @@ intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER_LEASE_LOW_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER_LEASE_LOW_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1263,7 +1285,7 @@ intgo _wrap_COUNTER_LEASE_LOW_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_COUNTER__COUNT_capi_6eab4dd801ff1484() {
+intgo _wrap_COUNTER__COUNT_capi_ea397a9d692fa0f5() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1275,7 +1297,7 @@ intgo _wrap_COUNTER__COUNT_capi_6eab4dd801ff1484() {
 }
 
 
-_gostring_ _wrap_counter_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
+_gostring_ _wrap_counter_name_capi_ea397a9d692fa0f5(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1288,7 +1310,7 @@ _gostring_ _wrap_counter_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
 }
 
 
-struct zkelect_election *_wrap_election_new_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct zkelect_election *_wrap_election_new_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1323,7 +1345,7 @@ struct zkelect_election *_wrap_election_new_capi_6eab4dd801ff1484(struct zkelect
 }
 
 
-intgo _wrap_election_destroy_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+intgo _wrap_election_destroy_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1344,7 +1366,7 @@ intgo _wrap_election_destroy_capi_6eab4dd801ff1484(struct zkelect_election *_swi
 }
 
 
-intgo _wrap_volunteer_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+intgo _wrap_volunteer_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1365,7 +1387,7 @@ intgo _wrap_volunteer_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_resign_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+intgo _wrap_resign_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1386,7 +1408,7 @@ intgo _wrap_resign_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_requeue_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+intgo _wrap_requeue_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1407,7 +1429,7 @@ intgo _wrap_requeue_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_leader_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_leader_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1420,7 +1442,7 @@ intgo _wrap_is_leader_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0)
 }
 
 
-long long _wrap_lease_left_ms_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+long long _wrap_lease_left_ms_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1433,7 +1455,7 @@ long long _wrap_lease_left_ms_capi_6eab4dd801ff1484(struct zkelect_election *_sw
 }
 
 
-intgo _wrap_is_leader_for_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_is_leader_for_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1448,7 +1470,7 @@ intgo _wrap_is_leader_for_capi_6eab4dd801ff1484(struct zkelect_election *_swig_g
 }
 
 
-intgo _wrap_await_leader_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_await_leader_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1471,7 +1493,7 @@ intgo _wrap_await_leader_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go
 }
 
 
-intgo _wrap_transfer_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+intgo _wrap_transfer_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -1497,7 +1519,7 @@ intgo _wrap_transfer_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, 
 }
 
 
-intgo _wrap_client_transfer_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_client_transfer_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1526,7 +1548,7 @@ intgo _wrap_client_transfer_capi_6eab4dd801ff1484(struct zkelect_client *_swig_g
 }
 
 
-intgo _wrap_release_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+intgo _wrap_release_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1547,7 +1569,7 @@ intgo _wrap_release_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_draining_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_draining_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1560,7 +1582,7 @@ intgo _wrap_is_draining_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_
 }
 
 
-struct zkelect_fenced_ops *_wrap_fenced_ops_new_capi_6eab4dd801ff1484() {
+struct zkelect_fenced_ops *_wrap_fenced_ops_new_capi_ea397a9d692fa0f5() {
   zkelect_fenced_ops_t *result = 0 ;
   struct zkelect_fenced_ops *_swig_go_result;
   
@@ -1580,7 +1602,7 @@ struct zkelect_fenced_ops *_wrap_fenced_ops_new_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_fenced_ops_set_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_fenced_ops_set_capi_ea397a9d692fa0f5(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1612,7 +1634,7 @@ intgo _wrap_fenced_ops_set_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swi
 }
 
 
-intgo _wrap_fenced_ops_create_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_fenced_ops_create_capi_ea397a9d692fa0f5(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1644,7 +1666,7 @@ intgo _wrap_fenced_ops_create_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_
 }
 
 
-intgo _wrap_fenced_ops_delete_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+intgo _wrap_fenced_ops_delete_capi_ea397a9d692fa0f5(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int32_t arg3 ;
@@ -1670,7 +1692,7 @@ intgo _wrap_fenced_ops_delete_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_
 }
 
 
-long long _wrap_fenced_ops_count_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+long long _wrap_fenced_ops_count_capi_ea397a9d692fa0f5(struct zkelect_fenced_ops *_swig_go_0) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1683,7 +1705,7 @@ long long _wrap_fenced_ops_count_capi_6eab4dd801ff1484(struct zkelect_fenced_ops
 }
 
 
-void _wrap_fenced_ops_destroy_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+void _wrap_fenced_ops_destroy_capi_ea397a9d692fa0f5(struct zkelect_fenced_ops *_swig_go_0) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   
   arg1 = *(zkelect_fenced_ops_t **)&_swig_go_0; 
@@ -1693,7 +1715,7 @@ void _wrap_fenced_ops_destroy_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_
 }
 
 
-intgo _wrap_fenced_commit_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, struct zkelect_fenced_ops *_swig_go_1, intgo _swig_go_2) {
+intgo _wrap_fenced_commit_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0, struct zkelect_fenced_ops *_swig_go_1, intgo _swig_go_2) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   zkelect_fenced_ops_t *arg2 = (zkelect_fenced_ops_t *) 0 ;
   int arg3 ;
@@ -1718,7 +1740,7 @@ intgo _wrap_fenced_commit_capi_6eab4dd801ff1484(struct zkelect_election *_swig_g
 }
 
 
-struct zkelect_participants *_wrap_participants_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+struct zkelect_participants *_wrap_participants_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1747,7 +1769,7 @@ struct zkelect_participants *_wrap_participants_capi_6eab4dd801ff1484(struct zke
 }
 
 
-struct zkelect_participants *_wrap_client_participants_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_participants *_wrap_client_participants_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1779,7 +1801,7 @@ struct zkelect_participants *_wrap_client_participants_capi_6eab4dd801ff1484(str
 }
 
 
-long long _wrap_participants_count_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0) {
+long long _wrap_participants_count_capi_ea397a9d692fa0f5(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1792,7 +1814,7 @@ long long _wrap_participants_count_capi_6eab4dd801ff1484(struct zkelect_particip
 }
 
 
-_gostring_ _wrap_participants_id_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_id_capi_ea397a9d692fa0f5(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1807,7 +1829,7 @@ _gostring_ _wrap_participants_id_capi_6eab4dd801ff1484(struct zkelect_participan
 }
 
 
-_gostring_ _wrap_participants_node_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_node_capi_ea397a9d692fa0f5(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1822,7 +1844,7 @@ _gostring_ _wrap_participants_node_capi_6eab4dd801ff1484(struct zkelect_particip
 }
 
 
-long long _wrap_participants_token_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_token_capi_ea397a9d692fa0f5(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1837,7 +1859,7 @@ long long _wrap_participants_token_capi_6eab4dd801ff1484(struct zkelect_particip
 }
 
 
-long long _wrap_participants_ctime_ms_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_ctime_ms_capi_ea397a9d692fa0f5(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1852,7 +1874,7 @@ long long _wrap_participants_ctime_ms_capi_6eab4dd801ff1484(struct zkelect_parti
 }
 
 
-intgo _wrap_participants_priority_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_participants_priority_capi_ea397a9d692fa0f5(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int result;
@@ -1867,7 +1889,7 @@ intgo _wrap_participants_priority_capi_6eab4dd801ff1484(struct zkelect_participa
 }
 
 
-void _wrap_participants_destroy_capi_6eab4dd801ff1484(struct zkelect_participants *_swig_go_0) {
+void _wrap_participants_destroy_capi_ea397a9d692fa0f5(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
   arg1 = *(zkelect_participants_t **)&_swig_go_0; 
@@ -1877,7 +1899,7 @@ void _wrap_participants_destroy_capi_6eab4dd801ff1484(struct zkelect_participant
 }
 
 
-struct zkelect_stats *_wrap_election_stats_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+struct zkelect_stats *_wrap_election_stats_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1906,7 +1928,7 @@ struct zkelect_stats *_wrap_election_stats_capi_6eab4dd801ff1484(struct zkelect_
 }
 
 
-struct zkelect_stats *_wrap_client_stats_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0) {
+struct zkelect_stats *_wrap_client_stats_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1935,7 +1957,7 @@ struct zkelect_stats *_wrap_client_stats_capi_6eab4dd801ff1484(struct zkelect_cl
 }
 
 
-_gostring_ _wrap_stats_json_capi_6eab4dd801ff1484(struct zkelect_stats *_swig_go_0) {
+_gostring_ _wrap_stats_json_capi_ea397a9d692fa0f5(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1948,7 +1970,7 @@ _gostring_ _wrap_stats_json_capi_6eab4dd801ff1484(struct zkelect_stats *_swig_go
 }
 
 
-void _wrap_stats_destroy_capi_6eab4dd801ff1484(struct zkelect_stats *_swig_go_0) {
+void _wrap_stats_destroy_capi_ea397a9d692fa0f5(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   
   arg1 = *(zkelect_stats_t **)&_swig_go_0; 
@@ -1958,7 +1980,7 @@ void _wrap_stats_destroy_capi_6eab4dd801ff1484(struct zkelect_stats *_swig_go_0)
 }
 
 
-intgo _wrap_EV_ELECTED_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_ELECTED_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1970,7 +1992,7 @@ intgo _wrap_EV_ELECTED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_DEPOSED_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_DEPOSED_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1982,7 +2004,7 @@ intgo _wrap_EV_DEPOSED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_FOLLOWING_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_FOLLOWING_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -1994,7 +2016,7 @@ intgo _wrap_EV_FOLLOWING_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_SUSPENDED_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_SUSPENDED_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2006,7 +2028,7 @@ intgo _wrap_EV_SUSPENDED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_RECONNECTED_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_RECONNECTED_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2018,7 +2040,7 @@ intgo _wrap_EV_RECONNECTED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_EXPIRED_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_EXPIRED_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2030,7 +2052,7 @@ intgo _wrap_EV_EXPIRED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_LEADER_CHANGED_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_LEADER_CHANGED_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2042,7 +2064,7 @@ intgo _wrap_EV_LEADER_CHANGED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_ERROR_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_ERROR_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2054,7 +2076,7 @@ intgo _wrap_EV_ERROR_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_RESIGNED_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_RESIGNED_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2066,7 +2088,7 @@ intgo _wrap_EV_RESIGNED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_OVERFLOW_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_OVERFLOW_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2078,7 +2100,7 @@ intgo _wrap_EV_OVERFLOW_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_WARNING_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_WARNING_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2090,7 +2112,7 @@ intgo _wrap_EV_WARNING_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_STEPPED_BACK_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_STEPPED_BACK_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2102,7 +2124,7 @@ intgo _wrap_EV_STEPPED_BACK_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_EV_LEASE_LOW_capi_6eab4dd801ff1484() {
+intgo _wrap_EV_LEASE_LOW_capi_ea397a9d692fa0f5() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2114,7 +2136,7 @@ intgo _wrap_EV_LEASE_LOW_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_REASON_NONE_capi_6eab4dd801ff1484() {
+intgo _wrap_REASON_NONE_capi_ea397a9d692fa0f5() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2126,7 +2148,7 @@ intgo _wrap_REASON_NONE_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_REASON_RESIGNED_capi_6eab4dd801ff1484() {
+intgo _wrap_REASON_RESIGNED_capi_ea397a9d692fa0f5() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2138,7 +2160,7 @@ intgo _wrap_REASON_RESIGNED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_REASON_SUSPENDED_capi_6eab4dd801ff1484() {
+intgo _wrap_REASON_SUSPENDED_capi_ea397a9d692fa0f5() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2150,7 +2172,7 @@ intgo _wrap_REASON_SUSPENDED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_REASON_LEASE_ENDED_capi_6eab4dd801ff1484() {
+intgo _wrap_REASON_LEASE_ENDED_capi_ea397a9d692fa0f5() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2162,7 +2184,7 @@ intgo _wrap_REASON_LEASE_ENDED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_REASON_EXPIRED_capi_6eab4dd801ff1484() {
+intgo _wrap_REASON_EXPIRED_capi_ea397a9d692fa0f5() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2174,7 +2196,7 @@ intgo _wrap_REASON_EXPIRED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_REASON_NODE_DELETED_capi_6eab4dd801ff1484() {
+intgo _wrap_REASON_NODE_DELETED_capi_ea397a9d692fa0f5() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2186,7 +2208,7 @@ intgo _wrap_REASON_NODE_DELETED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_REASON_CLOSED_capi_6eab4dd801ff1484() {
+intgo _wrap_REASON_CLOSED_capi_ea397a9d692fa0f5() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2198,7 +2220,7 @@ intgo _wrap_REASON_CLOSED_capi_6eab4dd801ff1484() {
 }
 
 
-intgo _wrap_REASON_TRANSFERRED_capi_6eab4dd801ff1484() {
+intgo _wrap_REASON_TRANSFERRED_capi_ea397a9d692fa0f5() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2210,7 +2232,7 @@ intgo _wrap_REASON_TRANSFERRED_capi_6eab4dd801ff1484() {
 }
 
 
-struct zkelect_event *_wrap_next_event_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_next_event_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -2225,7 +2247,7 @@ struct zkelect_event *_wrap_next_event_capi_6eab4dd801ff1484(struct zkelect_elec
 }
 
 
-intgo _wrap_event_fd_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+intgo _wrap_event_fd_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2246,7 +2268,7 @@ intgo _wrap_event_fd_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) 
 }
 
 
-intgo _wrap_wake_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+intgo _wrap_wake_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2267,7 +2289,7 @@ intgo _wrap_wake_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_event_type_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_type_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2280,7 +2302,7 @@ intgo _wrap_event_type_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
 }
 
 
-intgo _wrap_event_reason_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_reason_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2293,7 +2315,7 @@ intgo _wrap_event_reason_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0)
 }
 
 
-long long _wrap_event_token_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_token_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2306,7 +2328,7 @@ long long _wrap_event_token_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_error_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_error_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2319,7 +2341,7 @@ intgo _wrap_event_error_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) 
 }
 
 
-intgo _wrap_event_zk_rc_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_zk_rc_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2332,7 +2354,7 @@ intgo _wrap_event_zk_rc_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_event_message_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_message_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2345,7 +2367,7 @@ _gostring_ _wrap_event_message_capi_6eab4dd801ff1484(struct zkelect_event *_swig
 }
 
 
-_gostring_ _wrap_event_node_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_node_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2358,7 +2380,7 @@ _gostring_ _wrap_event_node_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_priority_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_priority_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2371,7 +2393,7 @@ intgo _wrap_event_priority_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_
 }
 
 
-_gostring_ _wrap_event_id_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_id_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2384,7 +2406,7 @@ _gostring_ _wrap_event_id_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0
 }
 
 
-long long _wrap_event_time_ns_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_time_ns_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2397,7 +2419,7 @@ long long _wrap_event_time_ns_capi_6eab4dd801ff1484(struct zkelect_event *_swig_
 }
 
 
-_gostring_ _wrap_event_type_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
+_gostring_ _wrap_event_type_name_capi_ea397a9d692fa0f5(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2410,7 +2432,7 @@ _gostring_ _wrap_event_type_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_reason_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
+_gostring_ _wrap_reason_name_capi_ea397a9d692fa0f5(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2423,7 +2445,7 @@ _gostring_ _wrap_reason_name_capi_6eab4dd801ff1484(intgo _swig_go_0) {
 }
 
 
-void _wrap_event_destroy_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0) {
+void _wrap_event_destroy_capi_ea397a9d692fa0f5(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   
   arg1 = *(zkelect_event_t **)&_swig_go_0; 
@@ -2433,7 +2455,7 @@ void _wrap_event_destroy_capi_6eab4dd801ff1484(struct zkelect_event *_swig_go_0)
 }
 
 
-struct zkelect_observer *_wrap_observer_new_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_observer *_wrap_observer_new_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2465,7 +2487,7 @@ struct zkelect_observer *_wrap_observer_new_capi_6eab4dd801ff1484(struct zkelect
 }
 
 
-struct zkelect_event *_wrap_observer_next_event_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_observer_next_event_capi_ea397a9d692fa0f5(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -2480,7 +2502,7 @@ struct zkelect_event *_wrap_observer_next_event_capi_6eab4dd801ff1484(struct zke
 }
 
 
-intgo _wrap_observer_event_fd_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_event_fd_capi_ea397a9d692fa0f5(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2501,7 +2523,7 @@ intgo _wrap_observer_event_fd_capi_6eab4dd801ff1484(struct zkelect_observer *_sw
 }
 
 
-intgo _wrap_observer_wake_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_wake_capi_ea397a9d692fa0f5(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2522,7 +2544,7 @@ intgo _wrap_observer_wake_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_g
 }
 
 
-intgo _wrap_observer_destroy_capi_6eab4dd801ff1484(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_destroy_capi_ea397a9d692fa0f5(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2543,7 +2565,7 @@ intgo _wrap_observer_destroy_capi_6eab4dd801ff1484(struct zkelect_observer *_swi
 }
 
 
-long long _wrap_fencing_token_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+long long _wrap_fencing_token_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2565,7 +2587,7 @@ long long _wrap_fencing_token_capi_6eab4dd801ff1484(struct zkelect_election *_sw
 }
 
 
-_gostring_ _wrap_leader_id_capi_6eab4dd801ff1484(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_id_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2588,7 +2610,7 @@ _gostring_ _wrap_leader_id_capi_6eab4dd801ff1484(struct zkelect_election *_swig_
 }
 
 
-long long _wrap_client_counter_capi_6eab4dd801ff1484(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_client_counter_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int64_t result;
@@ -2612,7 +2634,7 @@ long long _wrap_client_counter_capi_6eab4dd801ff1484(struct zkelect_client *_swi
 }
 
 
-intgo _wrap_fenced_ops_failed_index_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+intgo _wrap_fenced_ops_failed_index_capi_ea397a9d692fa0f5(struct zkelect_fenced_ops *_swig_go_0) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2625,7 +2647,7 @@ intgo _wrap_fenced_ops_failed_index_capi_6eab4dd801ff1484(struct zkelect_fenced_
 }
 
 
-intgo _wrap_fenced_ops_zk_rc_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_swig_go_0) {
+intgo _wrap_fenced_ops_zk_rc_capi_ea397a9d692fa0f5(struct zkelect_fenced_ops *_swig_go_0) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2638,7 +2660,21 @@ intgo _wrap_fenced_ops_zk_rc_capi_6eab4dd801ff1484(struct zkelect_fenced_ops *_s
 }
 
 
-_gostring_ _wrap_conf_get_capi_6eab4dd801ff1484(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
+_gostring_ _wrap_leader_answer_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
+  zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
+  char *result = 0 ;
+  _gostring_ _swig_go_result;
+  
+  arg1 = *(zkelect_election_t **)&_swig_go_0; 
+  
+  result = (char *)zkelect_swig_leader_answer((struct zkelect_election const *)arg1);
+  _swig_go_result = Swig_AllocateString((char*)result, result ? strlen((char*)result) : 0); 
+  free(result);
+  return _swig_go_result;
+}
+
+
+_gostring_ _wrap_conf_get_capi_ea397a9d692fa0f5(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *result = 0 ;
