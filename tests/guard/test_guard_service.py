@@ -353,3 +353,70 @@ time.sleep(3600)
         for p in (owner, helper):
             p.kill()
             p.wait()
+
+
+# zkelect run's command: says when it starts (ns since the epoch), then waits.
+JOB = r"""#!/bin/sh
+echo "start $2 $(date +%s%N)" >> "$1"
+exec sleep 600
+"""
+
+
+def _starts(log):
+    return [l.split() for l in log.read_text().splitlines() if l.startswith("start ")]
+
+
+def test_zkelect_run_in_a_dying_namespace_hands_over_through_the_service(
+        service, zk, zk_path, zkelect_bin, test_env, tmp_path):
+    """zkelect run holds its session for its keeper (WAIT): over the
+    connection the keeper goes as a pidfd (its pid is one of the
+    namespace's). Run A in a namespace whose init exits with it; SIGKILL:
+    the namespace dies, keeper and command with it, and run B's command
+    starts well within T."""
+    from bed.toolutil import Proc
+    svc = service()
+    job = tmp_path / "job.sh"
+    job.write_text(JOB)
+    job.chmod(0o755)
+    log = tmp_path / "log"
+    log.write_text("")
+
+    def run(name, namespaced):
+        argv = [zkelect_bin, "run", "--connect", zk.connect_string, "--path", zk_path, "--id", name,
+                "--session-timeout-ms", T_MS, "--set", f"crash.guard.socket={svc.path}", "--",
+                job, log, name]
+        return Proc((INIT if namespaced else []) + argv, test_env, stdin=False)
+
+    a = run("a", True)
+    b = None
+    try:
+        deadline = time.monotonic() + 20
+        while not _starts(log):
+            assert time.monotonic() < deadline, "run a's command never started"
+            time.sleep(0.02)
+        b = run("b", False)
+        time.sleep(1.0)            # b is in line; a's WAIT is in its worker
+        assert "for a passed pidfd" in svc.log.read_text(), svc.log.read_text()
+        run_a = _app_of(a.proc, zkelect_bin)
+        t0 = time.time_ns()
+        os.kill(run_a, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while len(_starts(log)) < 2:
+            assert time.monotonic() < deadline, f"run b's command did not start: {_starts(log)}"
+            time.sleep(0.005)
+        second = _starts(log)[1]
+        assert second[1] == "b", _starts(log)
+        ms = (int(second[2]) - t0) / 1e6
+        assert ms <= 1000, f"run b's command started {ms:.0f} ms after run a's SIGKILL (T = {T_MS} ms)"
+        print(f"\nzkelect run through the service: next command {ms:.0f} ms after the SIGKILL")
+    finally:
+        for p in (a, b):
+            if p is None:
+                continue
+            for d in _descendants(p.pid):
+                try:
+                    os.kill(d, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            p.proc.kill()
+            p.proc.wait()
