@@ -1,8 +1,10 @@
 /*
  * zkelect-guard: closes a dead process's ZooKeeper sessions (issue 37).
- * This file: the start, the records and the wait for evidence; drain.c the
- * drain, close.c the closing, sasl.c the SASL credentials (guard.h what
- * they share).
+ * This file: the start and the wait for evidence; records.c the records,
+ * service.c the guard as a service (--serve: the same records over a Unix
+ * socket, a worker per owner; its own comment says what differs), drain.c
+ * the drain, close.c the closing, sasl.c the SASL credentials (guard.h
+ * what they share).
  *
  * When a process dies, ZooKeeper keeps its sessions (and their ephemeral
  * nodes) for one session timeout, since a client whose connection broke may
@@ -105,7 +107,8 @@
  * gone before the session, and the leadership, is. <pid> 0 withdraws it;
  * a pid that is gone already holds nothing back. The guard opens a pidfd on
  * it when it reads the record, so a later reuse of the number is not
- * mistaken for it. A line longer than 4096 bytes or a malformed line is a protocol error:
+ * mistaken for it. (Over a connection to the service: "WAIT <sid> fd",
+ * the pidfd passed with the line; service.c.) A line longer than 4096 bytes or a malformed line is a protocol error:
  * the guard exits (status 4) without closing anything. There is no bound on
  * the sessions but memory (the table grows); a WAIT whose pidfd cannot be
  * opened for want of descriptors withdraws its session (it is then not

@@ -209,6 +209,33 @@ def test_a_leader_whose_namespace_dies_hands_over_at_once_through_the_service(
     print(f"\nthrough the service: handover {ms:.0f} ms (T = {T_MS} ms)")
 
 
+def test_an_app_that_is_pid_1_hands_over_at_once_through_the_service(
+        service, zk, zk_path, zkelect_bin, test_env, procs):
+    """A container without an init: the app is PID 1, and can start no
+    guard of its own (it would die with the namespace); the service's
+    guards it, with no WARNING."""
+    svc = service()
+    argv = ["unshare", "--pid", "--fork", "--mount-proc",
+            *candidate_argv(zkelect_bin, zk.connect_string, zk_path, 1, 1, T_MS,
+                            ["--set", f"crash.guard.socket={svc.path}"])]
+    lead = Participant(argv, test_env, "pid1", stderr="pipe")
+    procs.append(lead)
+    m = lead.mark()
+    lead.send("join")
+    lead.wait_event(("LEADER",), "1", 20, since=m)
+    fol = Participant(candidate_argv(zkelect_bin, zk.connect_string, zk_path, 2, 1, T_MS), test_env,
+                      "follower", stderr="pipe")
+    procs.append(fol)
+    m = fol.mark()
+    fol.send("join")
+    fol.wait_event(("FOLLOWER",), "2", 20, since=m)
+    _wait_guarded(lead)
+    with lead.cv:
+        assert not [ln for ln in lead.lines if ln.words[:3] == ["INFO", "1", "WARNING"]]
+    ms = _handover_ms(_app_of(lead, zkelect_bin), fol, 5)
+    assert ms is not None and ms <= BOUND_MS, f"handover {ms} ms after PID 1's SIGKILL"
+
+
 def test_control_a_private_guard_dies_with_the_namespace(zk, zk_path, zkelect_bin, test_env, procs):
     """Without the service: the init's exit kills the namespace and the
     private guard in it; the next leader waits about T."""
