@@ -276,6 +276,8 @@ private:
         std::string cause;        // what brought a running guard down, for the clients
         std::string lost;         // who that was
         std::string fallback;     // why the service is not used (a private helper guards)
+        bool told_fallback = false;  // the last start said so to the members
+        bool skip_service = false;   // the next start goes to a private guard at once
         uid_t ruid = 0, euid = 0;  // this process's users when it started the guard
         Guard() = default;
         Guard(const Guard &) = delete;
@@ -353,12 +355,17 @@ private:
     // watchdog, would otherwise be started again and again).
     void down(const Place &place, Guard &g, const std::string &cause, bool died) {
         const std::string name = g.link->name();
+        const bool service = g.link->socket();
         g.link.reset();
         wipe(g.out);
         g.drop_passed();
         const int64_t now = boottime_ns();
         const bool early = died && now - g.started_at < kHealthyMs * kNsPerMs;
-        if (!early) {
+        // A service whose connection ended early (stopped, its worker
+        // killed, or refusing what it is sent): a private guard at once,
+        // without asking the service again (no storm of connections).
+        g.skip_service = early && service;
+        if (!early || g.skip_service) {
             g.retry_ms = 0;
             g.retry_at = now;
         } else {
@@ -465,7 +472,12 @@ private:
     // Given every session its members hold (queued). False with *why.
     bool start(const Place &place, Guard &g, std::string *why) {
         std::string fallback;
-        if (!place.second.empty()) g.link = connect_guard(place.second, place.first, &fallback);
+        if (g.skip_service)
+            fallback = "the guard service closed this process's connection " +
+                       std::to_string((boottime_ns() - g.started_at) / kNsPerMs) + " ms after taking it";
+        else if (!place.second.empty())
+            g.link = connect_guard(place.second, place.first, &fallback);
+        g.skip_service = false;
         if (!g.link) g.link = spawn_guard(place.first, why);
         if (!g.link) {
             if (!fallback.empty()) *why = "crash.guard.socket " + place.second + ": " + fallback + "; and " + *why;
@@ -473,7 +485,8 @@ private:
         }
         const bool news = fallback != g.fallback;
         g.fallback = fallback;
-        if (news && !fallback.empty())
+        g.told_fallback = news && !fallback.empty();
+        if (g.told_fallback)
             for (auto &[t, m] : members_)
                 if (m.place == place && m.listener) m.listener(fallback_warning(place, g));
         g.serial = ++serials_;
@@ -578,7 +591,9 @@ private:
                 const bool replacing = g.retry_ms == 0 && !g.cause.empty();
                 std::string why;
                 if (start(place, g, &why)) {
-                    if (replacing) told_replaced(place, g);
+                    // A private guard in the service's place was said
+                    // once, with why: not again as a replacement.
+                    if (replacing && !g.told_fallback) told_replaced(place, g);
                     else told_up(place, g);
                     continue;
                 }

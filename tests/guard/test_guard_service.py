@@ -447,3 +447,27 @@ def test_zkelect_run_in_a_dying_namespace_hands_over_through_the_service(
                     pass
             p.proc.kill()
             p.proc.wait()
+
+
+def test_a_service_that_goes_away_is_replaced_by_a_private_guard_with_one_warning(
+        service, zk, zk_path, zkelect_bin, test_env, procs):
+    """The service stops and its worker is killed (as systemd's control
+    group would be): the library sees its connection close, finds no
+    socket, starts its own guard and says so once; a crash then still
+    hands over at once."""
+    svc = service()
+    lead, fol = _leader_and_follower(zk, zk_path, zkelect_bin, test_env, procs,
+                                     [f"crash.guard.socket={svc.path}"], in_namespace=False)
+    _wait_guarded(lead)
+    m = lead.mark()
+    svc.stop()
+    assert not os.path.exists(svc.path)
+    _, words = lead.wait_info("1", "WARNING", 10, since=m)
+    said = " ".join(words)
+    assert svc.path in said and "closed this process's connection" in said and "instead" in said, said
+    _wait_guarded(lead)
+    with lead.cv:
+        warnings = [ln.words for ln in lead.lines[m:] if ln.words[:3] == ["INFO", "1", "WARNING"]]
+    assert len(warnings) == 1, warnings
+    ms = _handover_ms(lead.pid, fol, 1)
+    assert ms is not None, "the private guard in the service's place did not hand over"
