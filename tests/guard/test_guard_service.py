@@ -9,7 +9,7 @@ app (as tini does). When the app dies, the init exits, the kernel kills
 the whole namespace, and a private guard, which lives in it, dies before it
 closed anything: the next leader waits about T. The service lives outside
 the namespace: the next leader (in a process outside it) leads within
-200 ms. The same leader with a private guard is the control: no handover
+tens of milliseconds (asserted: 1 s, far below T). The same leader with a private guard is the control: no handover
 within 1.5 s (the old behaviour, kept as the test that shows the bound is
 not met without the service). Before crash.guard.socket existed, the first
 test failed at once: the key was unknown and the candidate would not start.
@@ -37,7 +37,10 @@ from kazoo.client import KazooClient
 from bed.participant import Participant, candidate_argv
 
 T_MS = 6000
-BOUND_MS = 200
+# The bound asserted: the drain delay (100 ms) and a margin for a loaded
+# machine, as tests/guard/test_crash_guard.py's, far below T. Measured at
+# idle: 17-51 ms; with six CPU burners on the two cores, up to 490 ms.
+BOUND_MS = 1000
 QUIET_S = 1.5
 NOBODY = 65534
 

@@ -6,7 +6,7 @@ build configures it) and the Kubernetes example
 The units pass `systemd-analyze verify`; the service started the way its
 socket unit starts it (a listening socket passed on fd 3, LISTEN_FDS, here
 by systemd-socket-activate) guards a candidate that names the socket, and
-hands over within 200 ms of its SIGKILL; the example is valid YAML whose
+hands over within 1 s of its SIGKILL (tens of ms at idle); the example is valid YAML whose
 sidecar listens where the app looks, in the directory they share.
 """
 
@@ -24,7 +24,7 @@ from bed.participant import Participant, candidate_argv
 
 REPO = Path(__file__).resolve().parents[2]
 T_MS = 6000
-BOUND_MS = 200
+BOUND_MS = 1000     # as test_guard_service.py's: tens of ms at idle
 
 
 def _units(build_dir, tmp_path):
