@@ -303,7 +303,7 @@ def conf_regions(t):
     rows = []
     for k in t["key"]:
         kind = {"hosts": "kHosts", "int": "kInt", "choice": "kChoice", "auth": "kAuth",
-                "tls": "kTls", "sasl": "kSasl"}[k["kind"]]
+                "tls": "kTls", "sasl": "kSasl", "path": "kPath"}[k["kind"]]
         choices = c_string("|".join(k["choices"])) if k.get("choices") else "nullptr"
         message = c_string(k["message"]) if k.get("message") else "nullptr"
         rows.append(f"    {{{c_string(k['name'])}, {c_string(k['default'])}, Kind::{kind}, "

@@ -14,6 +14,11 @@
 #define DEFAULT_DELAY_MS 100
 #define MAX_DELAY_MS 150
 #define CONNECT_BOUND_MS 5000
+/* The protocol's version, in the hello line (cxx/session/guard_link.cpp). */
+#define PROTOCOL_VERSION 3
+
+/* The exit statuses (the private guard's start: its verdict). */
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_NOT_OWNER = 2, EXIT_SYS = 3, EXIT_PROTOCOL = 4, EXIT_VERSION = 5 };
 
 struct session {
     clientid_t id;
@@ -56,6 +61,27 @@ void sasl_drop(struct session *s);
 void *sasl_params_of(const struct session *s);
 /* A hex digit's value, or -1. */
 int hex_digit(int c);
+
+/* records.c: the records, read from in_fd (the pipe, fd 3; or a worker's
+ * connection, in_socket set, whose WAIT takes a passed pidfd). 1 on EOF,
+ * 0 otherwise, -1 on a protocol error. */
+extern int in_fd, in_socket;
+int read_records(char *buf, size_t *len);
+void lock_memory(const void *p, size_t n);
+
+/* zkelect-guard.c, for the service's workers too: the hello line (over a
+ * connection with the owner's drain delay, into *delay_ms), the guard
+ * proper (its exit status), the capabilities dropped, and the owner's
+ * effective user as SO_PEERCRED gave it (-1: the private guard's own). */
+int hello(long *delay_ms);
+int guard_owner(long owner, int pidfd, long delay_ms, int dry_run);
+void drop_caps(int keep_setid);
+extern long owner_euid;
+
+/* service.c: zkelect-guard --serve (its arguments after --serve; the
+ * listening socket systemd passed, or -1; $RUNTIME_DIRECTORY's first
+ * path, or NULL). */
+int serve(int argc, char **argv, int activated_fd, const char *runtime_dir);
 
 /* close.c: closes every session once the owner is dead. */
 void close_all(int64_t evidence, long delay_ms, int dry_run);

@@ -1,8 +1,10 @@
 /*
  * zkelect-guard: closes a dead process's ZooKeeper sessions (issue 37).
- * This file: the start, the records and the wait for evidence; drain.c the
- * drain, close.c the closing, sasl.c the SASL credentials (guard.h what
- * they share).
+ * This file: the start and the wait for evidence; records.c the records,
+ * service.c the guard as a service (--serve: the same records over a Unix
+ * socket, a worker per owner; its own comment says what differs), drain.c
+ * the drain, close.c the closing, sasl.c the SASL credentials (guard.h
+ * what they share).
  *
  * When a process dies, ZooKeeper keeps its sessions (and their ephemeral
  * nodes) for one session timeout, since a client whose connection broke may
@@ -105,7 +107,8 @@
  * gone before the session, and the leadership, is. <pid> 0 withdraws it;
  * a pid that is gone already holds nothing back. The guard opens a pidfd on
  * it when it reads the record, so a later reuse of the number is not
- * mistaken for it. A line longer than 4096 bytes or a malformed line is a protocol error:
+ * mistaken for it. (Over a connection to the service: "WAIT <sid> fd",
+ * the pidfd passed with the line; service.c.) A line longer than 4096 bytes or a malformed line is a protocol error:
  * the guard exits (status 4) without closing anything. There is no bound on
  * the sessions but memory (the table grows); a WAIT whose pidfd cannot be
  * opened for want of descriptors withdraws its session (it is then not
@@ -180,15 +183,7 @@ extern char **environ;
 #define PIPE_FD 3
 #define EOF_GRACE_MS 1000
 #define HELLO_WAIT_MS 1000
-/* The protocol's version, in the hello line (cxx/session/crash_guard.cpp). */
-#define PROTOCOL_VERSION 3
 
-enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_NOT_OWNER = 2, EXIT_SYS = 3, EXIT_PROTOCOL = 4, EXIT_VERSION = 5 };
-
-struct session *sessions;
-static size_t n_allocated;
-
-size_t n_sessions;
 int debug;
 static struct timespec t_start;
 
@@ -223,266 +218,11 @@ static void usage(void)
 {
     if (debug)
         fprintf(stderr, "usage: zkelect-guard [--delay-ms N] [--debug] [--dry-run] OWNER_PID "
-                        "(the pipe on fd 3)\n");
+                        "(the pipe on fd 3)\n"
+                        "       zkelect-guard --serve [--socket PATH] [--allow-uid UID,...|any] "
+                        "[--max-owners N] [--debug] [--dry-run]\n");
 }
 
-
-/* ---- the records --------------------------------------------------------- */
-
-int hex_digit(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Exactly n hex digits at s, followed by a space or the end: n/2 bytes. */
-static int parse_hex(const char *s, size_t n, unsigned char *out)
-{
-    for (size_t i = 0; i < n; i += 2) {
-        int hi = hex_digit((unsigned char)s[i]), lo = hi < 0 ? -1 : hex_digit((unsigned char)s[i + 1]);
-        if (hi < 0 || lo < 0)
-            return -1;
-        out[i / 2] = (unsigned char)(hi << 4 | lo);
-    }
-    return (s[n] == ' ' || s[n] == '\0') ? 0 : -1;
-}
-
-static int parse_sid(const char *s, int64_t *sid)
-{
-    unsigned char b[8];
-    if (parse_hex(s, 16, b) != 0)
-        return -1;
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | b[i];
-    *sid = (int64_t)v;
-    return 0;
-}
-
-static struct session *find(int64_t sid)
-{
-    for (size_t i = 0; i < n_sessions; i++)
-        if (sessions[i].id.client_id == sid)
-            return &sessions[i];
-    return NULL;
-}
-
-static void drop_wait(struct session *s)
-{
-    if (s->wait_fd >= 0)
-        close(s->wait_fd);
-    s->wait_fd = -1;
-}
-
-static void drop_tls(struct session *s)
-{
-    if (s->tls) {
-        /* A key's password may be in it. */
-        memset(s->tls, 0, strlen(s->tls));
-        free(s->tls);
-        s->tls = NULL;
-    }
-}
-
-static void forget(struct session *s)
-{
-    drop_wait(s);
-    drop_tls(s);
-    sasl_drop(s);
-    free(s->hosts);
-    /* The credentials do not outlive their use. */
-    explicit_bzero(s, sizeof *s);
-    *s = sessions[--n_sessions];
-    explicit_bzero(&sessions[n_sessions], sizeof sessions[n_sessions]);
-}
-
-/* Kept out of swap where the limits allow (a failure changes nothing). */
-static void lock_memory(const void *p, size_t n)
-{
-    if (n)
-        (void)mlock(p, n);
-}
-
-/* One more place in the table, grown as the owner's sessions come: NULL
- * when memory is out. The old table is wiped before it is freed. */
-static struct session *new_session(void)
-{
-    if (n_sessions == n_allocated) {
-        size_t more = n_allocated ? n_allocated * 2 : 64;
-        struct session *t = calloc(more, sizeof *t);
-        if (!t)
-            return NULL;
-        if (n_sessions) {
-            memcpy(t, sessions, n_sessions * sizeof *t);
-            explicit_bzero(sessions, n_allocated * sizeof *t);
-            munlock(sessions, n_allocated * sizeof *t);
-        }
-        free(sessions);
-        sessions = t;
-        n_allocated = more;
-        lock_memory(sessions, n_allocated * sizeof *t);
-    }
-    return &sessions[n_sessions++];
-}
-
-/* One record, NUL-terminated, without its '\n'. 0, or -1 on a protocol error. */
-static int record(char *line)
-{
-    int64_t sid;
-    if (strncmp(line, "DEL ", 4) == 0) {
-        if (parse_sid(line + 4, &sid) != 0 || line[4 + 16] != '\0')
-            return -1;
-        struct session *s = find(sid);
-        say("DEL %016llx%s", (unsigned long long)sid, s ? "" : " (not held)");
-        if (s)
-            forget(s);
-        return 0;
-    }
-    if (strncmp(line, "WAIT ", 5) == 0) {
-        const char *p = line + 5;
-        if (parse_sid(p, &sid) != 0 || p[16] != ' ')
-            return -1;
-        p += 17;
-        char *end;
-        errno = 0;
-        long pid = strtol(p, &end, 10);
-        if (errno || end == p || *end != '\0' || *p == '-' || *p == '+' || pid < 0 || pid > INT_MAX)
-            return -1;
-        struct session *s = find(sid);
-        if (!s)
-            return -1;
-        drop_wait(s);
-        if (pid > 0) {
-            s->wait_fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-            if (s->wait_fd < 0 && errno != ESRCH) {
-                /* Out of descriptors: closing it without the wait would
-                 * hand over before that process is gone. Not guarded
-                 * (ZooKeeper expires it after its timeout) rather than
-                 * closed too soon. */
-                say("WAIT %016llx: pidfd_open: %s: no longer guarded", (unsigned long long)sid, strerror(errno));
-                forget(s);
-                return 0;
-            }
-            say("WAIT %016llx for %ld%s", (unsigned long long)sid, pid,
-                s->wait_fd < 0 ? " (gone already)" : "");
-        }
-        return 0;
-    }
-    if (strncmp(line, "SRV ", 4) == 0) {
-        const char *p = line + 4;
-        if (parse_sid(p, &sid) != 0 || p[16] != ' ' || p[17] == '\0')
-            return -1;
-        if (!find(sid))
-            return -1;
-        learn_servers(p + 17);
-        say("SRV %016llx %s", (unsigned long long)sid, p + 17);
-        return 0;
-    }
-    if (strncmp(line, "TLS ", 4) == 0) {
-        const char *p = line + 4;
-        if (parse_sid(p, &sid) != 0 || p[16] != ' ' || p[17] == '\0')
-            return -1;
-        struct session *s = find(sid);
-        if (!s)
-            return -1;
-        drop_tls(s);
-        s->tls = strdup(p + 17);
-        if (!s->tls)
-            return -1;
-        lock_memory(s->tls, strlen(s->tls));
-        say("TLS %016llx", (unsigned long long)sid);
-        return 0;
-    }
-    if (strncmp(line, "SASL ", 5) == 0) {
-        const char *p = line + 5;
-        if (parse_sid(p, &sid) != 0 || p[16] != ' ')
-            return -1;
-        struct session *s = find(sid);
-        if (!s || sasl_record(s, p + 17) != 0)
-            return -1;
-        say("SASL %016llx%s", (unsigned long long)sid,
-            sasl_params_of(s) ? "" : ": this guard cannot authenticate it; not closed");
-        return 0;
-    }
-    if (strncmp(line, "ADD ", 4) != 0)
-        return -1;
-    const char *p = line + 4;
-    if (parse_sid(p, &sid) != 0 || p[16] != ' ')
-        return -1;
-    p += 17;
-    unsigned char pw[16];
-    if (parse_hex(p, 32, pw) != 0 || p[32] != ' ') {
-        explicit_bzero(pw, sizeof pw);
-        return -1;
-    }
-    p += 33;
-    char *end;
-    errno = 0;
-    long t = strtol(p, &end, 10);
-    char *hosts = NULL;
-    struct session *s = NULL;
-    if (!errno && end != p && *end == ' ' && t >= 1 && t <= 3600000 && end[1] != '\0')
-        hosts = strdup(end + 1);
-    if (hosts) {
-        s = find(sid);
-        if (!s) {
-            s = new_session();
-        } else {
-            drop_wait(s);
-            drop_tls(s);
-            sasl_drop(s);
-            free(s->hosts);
-        }
-    }
-    if (!s) {
-        free(hosts);
-        explicit_bzero(pw, sizeof pw);
-        return -1;
-    }
-    memset(s, 0, sizeof *s);
-    s->wait_fd = -1;
-    s->id.client_id = sid;
-    memcpy(s->id.passwd, pw, sizeof pw);
-    explicit_bzero(pw, sizeof pw);
-    s->timeout_ms = (int)t;
-    s->hosts = hosts;
-    /* Addresses given as numbers; names are not looked up (SRV). */
-    learn_servers(hosts);
-    say("ADD %016llx timeout %ld ms on %s", (unsigned long long)sid, t, hosts);
-    return 0;
-}
-
-/* Reads what the pipe has. 1 on EOF, 0 otherwise, -1 on a protocol error. */
-static int read_pipe(char *buf, size_t *len)
-{
-    for (int rounds = 0; rounds < 64; rounds++) {
-        ssize_t n = read(PIPE_FD, buf + *len, MAX_LINE + 1 - *len);
-        if (n < 0)
-            return (errno == EINTR || errno == EAGAIN) ? 0 : 1;
-        if (n == 0)
-            return 1;
-        *len += (size_t)n;
-        char *nl;
-        while ((nl = memchr(buf, '\n', *len)) != NULL) {
-            *nl = '\0';
-            if (memchr(buf, '\0', (size_t)(nl - buf)) != NULL || record(buf) != 0)
-                return -1;
-            size_t used = (size_t)(nl - buf) + 1;
-            memmove(buf, nl + 1, *len - used);
-            /* What moved left its copy behind: a password, say. */
-            explicit_bzero(buf + *len - used, used);
-            *len -= used;
-        }
-        if (*len > MAX_LINE)
-            return -1;
-    }
-    return 0;
-}
 
 /* ---- the start ---------------------------------------------------------- */
 
@@ -539,14 +279,47 @@ static int owner_ids(long owner, long ids[3])
  * records: the guard exits, closing nothing, and the library starts
  * another as the owner's new user. Asked before each read of the pipe
  * (rare: a record per session change) and never at death. Unknowable (no
- * /proc): the guard goes on. */
+ * /proc, or an owner the service cannot see): the guard goes on. A worker
+ * of the service (owner_euid >= 0) compares the effective user, which is
+ * what SO_PEERCRED gave it. */
+long owner_euid = -1;
+
 static int owner_changed_user(long owner)
 {
     uid_t r, e, s;
     long ids[3];
-    if (getresuid(&r, &e, &s) != 0 || owner_ids(owner, ids) != 0)
+    if (owner < 1 || getresuid(&r, &e, &s) != 0 || owner_ids(owner, ids) != 0)
         return 0;
+    if (owner_euid >= 0)
+        return ids[1] != owner_euid;
     return ids[0] != (long)r || ids[1] != (long)e || ids[2] != (long)s;
+}
+
+/* No capability: a guard needs none (its own sockets in sock_diag, pidfds,
+ * /proc/OWNER/status, its owner's files as their owner). A guard of a
+ * root owner keeps uid 0, not root's powers. The bounding set first (that
+ * takes CAP_SETPCAP), then the ambient, effective, permitted and
+ * inheritable sets. keep_setid: the service keeps CAP_SETUID and
+ * CAP_SETGID (if it had them), with which a worker becomes its peer's
+ * user; the worker then drops them with the rest. */
+void drop_caps(int keep_setid)
+{
+    for (int cap = 0; cap <= 63; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL)
+            break;
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct caps[2];
+    memset(caps, 0, sizeof caps);
+    if (keep_setid) {
+        struct __user_cap_data_struct had[2];
+        if (syscall(SYS_capget, &head, had) == 0) {
+            const uint32_t setid = (1u << CAP_SETUID) | (1u << CAP_SETGID);
+            caps[0].permitted = had[0].permitted & setid;
+            caps[0].effective = had[0].effective & setid;
+        }
+    }
+    syscall(SYS_capset, &head, caps);
 }
 
 /* Nothing of the guard is for another process to read, write or trace:
@@ -555,23 +328,11 @@ static int owner_changed_user(long owner)
  * core, no privilege gained through an exec, no capability kept beyond
  * what it was started with, no host directory held, no environment, and its
  * memory (the credentials) kept out of swap where the limits allow. */
-static void harden(void)
+static void harden(int keep_setid)
 {
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    /* No capability: it needs none (its own sockets in sock_diag, pidfds,
-     * /proc/OWNER/status, its owner's files as their owner). A guard of a
-     * root owner keeps uid 0, not root's powers. The bounding set first
-     * (that takes CAP_SETPCAP), then the ambient, effective, permitted and
-     * inheritable sets. */
-    for (int cap = 0; cap <= 63; cap++)
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno == EINVAL)
-            break;
-    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-    struct __user_cap_data_struct no_caps[2];
-    memset(no_caps, 0, sizeof no_caps);
-    syscall(SYS_capset, &head, no_caps);
+    drop_caps(keep_setid);
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
     if (chdir("/") != 0)
@@ -595,14 +356,15 @@ static void harden(void)
  * status is the start's verdict, so that a guard of another release
  * refuses at once and says why (EXIT_VERSION), rather than dying later on
  * a record it does not know. Read a byte at a time: nothing after the line
- * is taken. */
-static int hello(void)
+ * is taken. Over a connection to the service the line goes on with the
+ * owner's drain delay, " <ms>" (into *delay_ms). */
+int hello(long *delay_ms)
 {
     char line[64];
     size_t n = 0;
     int64_t until = now_ms() + HELLO_WAIT_MS;
     while (n < sizeof line - 1) {
-        ssize_t got = read(PIPE_FD, line + n, 1);
+        ssize_t got = read(in_fd, line + n, 1);
         if (got == 1) {
             if (line[n] == '\n')
                 break;
@@ -613,11 +375,11 @@ static int hello(void)
             continue;
         if (got < 0 && errno == EAGAIN) {
             int64_t left = until - now_ms();
-            struct pollfd p = {.fd = PIPE_FD, .events = POLLIN};
+            struct pollfd p = {.fd = in_fd, .events = POLLIN};
             if (left > 0 && poll(&p, 1, (int)left) >= 0)
                 continue;
         }
-        say("no hello line in the pipe");
+        say("no hello line in the %s", in_socket ? "connection" : "pipe");
         return EXIT_PROTOCOL;
     }
     line[n] = '\0';
@@ -629,18 +391,163 @@ static int hello(void)
     char *end;
     errno = 0;
     long v = strtol(line + strlen(prefix), &end, 10);
-    if (errno || *end || v != PROTOCOL_VERSION) {
+    if (errno || (*end && !(in_socket && *end == ' ')) || v != PROTOCOL_VERSION) {
         say("the owner speaks version %s of the protocol, this guard %d: refusing",
             line + strlen(prefix), PROTOCOL_VERSION);
         return EXIT_VERSION;
     }
+    if (in_socket) {
+        const char *d = end + 1;
+        errno = 0;
+        long ms = *end ? strtol(d, &end, 10) : -1;
+        if (errno || *end || end == d || ms < 0 || ms > MAX_DELAY_MS) {
+            say("no drain delay (0..%d) in the hello line", MAX_DELAY_MS);
+            return EXIT_PROTOCOL;
+        }
+        *delay_ms = ms;
+    }
     return EXIT_OK;
+}
+
+/* The guard proper, once it has its owner's pidfd and its input: reads
+ * the records until the evidence of the owner's death, then closes the
+ * sessions. Its exit status. */
+int guard_owner(long owner, int pidfd, long delay_ms, int dry_run)
+{
+    /* Memory locks are not inherited through fork: taken here. */
+    (void)mlockall(MCL_CURRENT);
+    zoo_set_debug_level((ZooLogLevel)0);
+    zoo_set_log_stream(NULL);
+    say("guarding owner %ld (drain delay %ld ms%s)", owner, delay_ms, dry_run ? ", dry run" : "");
+
+    static char buf[MAX_LINE + 2];
+    lock_memory(buf, sizeof buf);
+    size_t len = 0;
+    int64_t evidence = -1;
+    for (;;) {
+        struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = in_fd, .events = POLLIN}};
+        int r = poll(p, 2, -1);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            say("poll: %s", strerror(errno));
+            return EXIT_SYS;
+        }
+        if (p[0].revents) {
+            evidence = now_ms();
+            say("the owner's pidfd is readable: the owner is dead");
+            /* Records it wrote before it died are still in the pipe. */
+            if (read_records(buf, &len) < 0)
+                say("protocol error in the pipe's last records: closing what was read");
+            break;
+        }
+        if (p[1].revents) {
+            /* Alive (its pidfd not readable): its /proc is its own. */
+            if (!pidfd_readable(pidfd, 0) && owner_changed_user(owner)) {
+                say("the owner %ld changed its user: exiting, nothing closed", owner);
+                return EXIT_OK;
+            }
+            int rc = read_records(buf, &len);
+            if (rc < 0) {
+                say("protocol error on the pipe: exiting, nothing closed");
+                return EXIT_PROTOCOL;
+            }
+            if (rc > 0) {
+                evidence = now_ms();
+                say("EOF on the pipe; waiting up to %d ms for the pidfd", EOF_GRACE_MS);
+                if (!pidfd_readable(pidfd, EOF_GRACE_MS)) {
+                    say("the owner lives: it let go on purpose; exiting, nothing closed");
+                    return EXIT_OK;
+                }
+                say("the owner is dead (pidfd readable %lld ms after EOF)", (long long)(now_ms() - evidence));
+                break;
+            }
+        }
+    }
+
+    close_all(evidence, delay_ms, dry_run);
+    say("done");
+    return EXIT_OK;
+}
+
+/* The private guard's start: the checks, the pidfd on the parent, and the
+ * fork into the guard proper. */
+static int private_guard(long owner, long delay_ms, int dry_run)
+{
+    /* None of the host's descriptors but the pipe; then 0, 1, 2 on /dev/null. */
+    if (syscall(SYS_close_range, PIPE_FD + 1, ~0U, 0) != 0) {
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = PIPE_FD + 1; fd < (max > 0 ? max : 1048576); fd++)
+            close((int)fd);
+    }
+    null_fds();
+
+    struct stat st;
+    if (fstat(PIPE_FD, &st) != 0 || !S_ISFIFO(st.st_mode) || (fcntl(PIPE_FD, F_GETFL) & O_ACCMODE) != O_RDONLY) {
+        say("fd %d is not the read end of a pipe", PIPE_FD);
+        return EXIT_USAGE;
+    }
+    fcntl(PIPE_FD, F_SETFD, FD_CLOEXEC);
+    /* Non-blocking: once the owner is dead the guard reads what is left
+     * without waiting on a writer the owner may have leaked. */
+    fcntl(PIPE_FD, F_SETFL, fcntl(PIPE_FD, F_GETFL) | O_NONBLOCK);
+
+    int said = hello(NULL);
+    if (said != EXIT_OK)
+        return said;
+
+    if (getppid() != (pid_t)owner) {
+        say("the parent is %ld, not the owner %ld", (long)getppid(), owner);
+        return EXIT_NOT_OWNER;
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)owner, 0);
+    if (pidfd < 0) {
+        say("pidfd_open(%ld): %s", owner, strerror(errno));
+        return errno == ESRCH ? EXIT_NOT_OWNER : EXIT_SYS;
+    }
+    /* Still our parent after pidfd_open: the pidfd is the owner's. */
+    if (getppid() != (pid_t)owner) {
+        say("the owner %ld died during the start", owner);
+        return EXIT_NOT_OWNER;
+    }
+
+    if (setsid() < 0 && getsid(0) != getpid()) {
+        say("setsid: %s", strerror(errno));
+        return EXIT_SYS;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+        say("fork: %s", strerror(errno));
+        return EXIT_SYS;
+    }
+    if (child > 0)
+        _exit(EXIT_OK);
+    return guard_owner(owner, pidfd, delay_ms, dry_run);
 }
 
 int main(int argc, char **argv)
 {
-    harden();
+    /* The service started by systemd's socket unit: the listening socket
+     * is fd 3 (sd_listen_fds(3)); read before the environment goes. */
+    int activated = -1;
+    const char *lp = getenv("LISTEN_PID"), *lf = getenv("LISTEN_FDS");
+    if (lp && lf && strtol(lp, NULL, 10) == (long)getpid() && strcmp(lf, "1") == 0)
+        activated = PIPE_FD;
+    static char runtime_dir[PATH_MAX];
+    const char *rd = getenv("RUNTIME_DIRECTORY");
+    if (rd)
+        snprintf(runtime_dir, sizeof runtime_dir, "%.*s", (int)strcspn(rd, ":"), rd);
+    int serving = argc > 1 && strcmp(argv[1], "--serve") == 0;
+    harden(serving);
     clock_gettime(CLOCK_MONOTONIC, &t_start);
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGINT, &ign, NULL);
+    sigaction(SIGHUP, &ign, NULL);
+    sigaction(SIGPIPE, &ign, NULL);
+    if (serving)
+        return serve(argc - 2, argv + 2, activated, runtime_dir);
+
     long delay_ms = DEFAULT_DELAY_MS;
     int dry_run = 0;
     const char *owner_arg = NULL;
@@ -671,114 +578,5 @@ int main(int argc, char **argv)
         usage();
         return EXIT_USAGE;
     }
-
-    /* None of the host's descriptors but the pipe; then 0, 1, 2 on /dev/null. */
-    if (syscall(SYS_close_range, PIPE_FD + 1, ~0U, 0) != 0) {
-        long max = sysconf(_SC_OPEN_MAX);
-        for (long fd = PIPE_FD + 1; fd < (max > 0 ? max : 1048576); fd++)
-            close((int)fd);
-    }
-    null_fds();
-
-    struct sigaction ign = {.sa_handler = SIG_IGN};
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGINT, &ign, NULL);
-    sigaction(SIGHUP, &ign, NULL);
-    sigaction(SIGPIPE, &ign, NULL);
-
-    struct stat st;
-    if (fstat(PIPE_FD, &st) != 0 || !S_ISFIFO(st.st_mode) || (fcntl(PIPE_FD, F_GETFL) & O_ACCMODE) != O_RDONLY) {
-        say("fd %d is not the read end of a pipe", PIPE_FD);
-        return EXIT_USAGE;
-    }
-    fcntl(PIPE_FD, F_SETFD, FD_CLOEXEC);
-    /* Non-blocking: once the owner is dead the guard reads what is left
-     * without waiting on a writer the owner may have leaked. */
-    fcntl(PIPE_FD, F_SETFL, fcntl(PIPE_FD, F_GETFL) | O_NONBLOCK);
-
-    int said = hello();
-    if (said != EXIT_OK)
-        return said;
-
-    if (getppid() != (pid_t)owner) {
-        say("the parent is %ld, not the owner %ld", (long)getppid(), owner);
-        return EXIT_NOT_OWNER;
-    }
-    int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)owner, 0);
-    if (pidfd < 0) {
-        say("pidfd_open(%ld): %s", owner, strerror(errno));
-        return errno == ESRCH ? EXIT_NOT_OWNER : EXIT_SYS;
-    }
-    /* Still our parent after pidfd_open: the pidfd is the owner's. */
-    if (getppid() != (pid_t)owner) {
-        say("the owner %ld died during the start", owner);
-        return EXIT_NOT_OWNER;
-    }
-
-    if (setsid() < 0 && getsid(0) != getpid()) {
-        say("setsid: %s", strerror(errno));
-        return EXIT_SYS;
-    }
-    pid_t child = fork();
-    if (child < 0) {
-        say("fork: %s", strerror(errno));
-        return EXIT_SYS;
-    }
-    if (child > 0)
-        _exit(EXIT_OK);
-    /* Memory locks are not inherited through fork: taken here. */
-    (void)mlockall(MCL_CURRENT);
-
-    zoo_set_debug_level((ZooLogLevel)0);
-    zoo_set_log_stream(NULL);
-    say("guarding owner %ld (drain delay %ld ms%s)", owner, delay_ms, dry_run ? ", dry run" : "");
-
-    static char buf[MAX_LINE + 2];
-    lock_memory(buf, sizeof buf);
-    size_t len = 0;
-    int64_t evidence = -1;
-    for (;;) {
-        struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = PIPE_FD, .events = POLLIN}};
-        int r = poll(p, 2, -1);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            say("poll: %s", strerror(errno));
-            return EXIT_SYS;
-        }
-        if (p[0].revents) {
-            evidence = now_ms();
-            say("the owner's pidfd is readable: the owner is dead");
-            /* Records it wrote before it died are still in the pipe. */
-            if (read_pipe(buf, &len) < 0)
-                say("protocol error in the pipe's last records: closing what was read");
-            break;
-        }
-        if (p[1].revents) {
-            /* Alive (its pidfd not readable): its /proc is its own. */
-            if (!pidfd_readable(pidfd, 0) && owner_changed_user(owner)) {
-                say("the owner %ld changed its user: exiting, nothing closed", owner);
-                return EXIT_OK;
-            }
-            int rc = read_pipe(buf, &len);
-            if (rc < 0) {
-                say("protocol error on the pipe: exiting, nothing closed");
-                return EXIT_PROTOCOL;
-            }
-            if (rc > 0) {
-                evidence = now_ms();
-                say("EOF on the pipe; waiting up to %d ms for the pidfd", EOF_GRACE_MS);
-                if (!pidfd_readable(pidfd, EOF_GRACE_MS)) {
-                    say("the owner lives: it let go on purpose; exiting, nothing closed");
-                    return EXIT_OK;
-                }
-                say("the owner is dead (pidfd readable %lld ms after EOF)", (long long)(now_ms() - evidence));
-                break;
-            }
-        }
-    }
-
-    close_all(evidence, delay_ms, dry_run);
-    say("done");
-    return EXIT_OK;
+    return private_guard(owner, delay_ms, dry_run);
 }

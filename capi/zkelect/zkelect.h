@@ -423,6 +423,18 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            "zk-sasl-md5" for DIGEST-MD5, else the host of
  *                            zk.hosts' first address (GSSAPI asks for
  *                            zookeeper/<host>@REALM).
+ *  - "crash.guard.socket"    the Unix socket of a crash guard service
+ *                            (zkelect-guard --serve; docs/design.md, "The
+ *                            guard service"), e.g. /run/zkelect/guard.sock;
+ *                            empty (default): none. Set, the process's
+ *                            sessions are guarded by that service, which
+ *                            lives outside the process's PID namespace and
+ *                            control group and so outlives their deaths
+ *                            (a container whose init exits with the app, a
+ *                            unit killed as one). If the socket is missing or
+ *                            refuses, the process starts its own guard as
+ *                            without it, and its candidacies get a WARNING
+ *                            that names the cause.
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 

@@ -10,7 +10,7 @@ namespace zkelect {
 
 namespace {
 
-enum class Kind { kHosts, kInt, kChoice, kAuth, kTls, kSasl };
+enum class Kind { kHosts, kInt, kChoice, kAuth, kTls, kSasl, kPath };
 
 // One row of gen/vocabulary.toml's [[key]] table (gen/vocab.py writes kKeys).
 struct Key {
@@ -109,6 +109,9 @@ constexpr Key kKeys[] = {
     {"zk.sasl.host", "", Kind::kSasl, 0, 0, false,
      nullptr,
      nullptr},
+    {"crash.guard.socket", "", Kind::kPath, 0, 0, false,
+     nullptr,
+     "crash.guard.socket must be an absolute path of one line"},
 };
 // END gen/vocab.py keys
 
@@ -213,6 +216,11 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         if (value.find_first_of(std::string("\0\n", 2)) != std::string::npos)
             return key + " must be one line";
         break;
+    case Kind::kPath:
+        if (!value.empty() &&
+            (value[0] != '/' || value.find_first_of(std::string("\0\n", 2)) != std::string::npos))
+            return k.message;
+        break;
     }
     if (key == "zk.hosts") {
         s->hosts = value;
@@ -248,6 +256,8 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
         s->guard = choice == 1 ? GuardMode::kOn : choice == 2 ? GuardMode::kOff : GuardMode::kAuto;
     } else if (key == "crash.guard.delay.ms") {
         s->guard_delay_ms = n;
+    } else if (key == "crash.guard.socket") {
+        s->guard_socket = value;
     } else if (key == "election.priority") {
         s->priority = n;
     } else if (key == "election.priority.holddown.ms") {

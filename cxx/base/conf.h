@@ -53,9 +53,11 @@ struct Settings {
     struct Sasl {
         std::string mechanism, user, password_file, service = "zookeeper", host, password;
     } sasl;
-    // The crash guard (crash.guard, crash.guard.delay.ms; crash_guard.h).
+    // The crash guard (crash.guard, crash.guard.delay.ms; crash_guard.h),
+    // and the guard service's socket (crash.guard.socket; empty: none).
     GuardMode guard = GuardMode::kAuto;
     int guard_delay_ms = kDefaultCrashGuardDelayMs;
+    std::string guard_socket;
     // Preferred leaders (election.priority, election.priority.holddown.ms).
     int priority = kDefaultElectionPriority;
     int priority_holddown_ms = kDefaultElectionPriorityHolddownMs;

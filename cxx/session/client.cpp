@@ -148,10 +148,17 @@ void Client::join_crash_guard() {
                                                 : "zk.hosts and the zk.tls.* files' names are") +
               " longer than the crash guard takes (" + std::to_string(kGuardHostsMax) + " bytes)";
     } else {
+        std::string fallback;
         guard_ticket_ = crash_guard::join(
-            settings_.guard_delay_ms,
+            settings_.guard_delay_ms, settings_.guard_socket,
             [this](const std::string &what) { post([this, what] { warn_about_guard(what); }); },
-            settings_.guard == GuardMode::kOn, &why);
+            settings_.guard == GuardMode::kOn, &why, &fallback);
+        // A private guard in place of the service: guarded, and told why
+        // not by the service.
+        if (guard_ticket_ && why.empty() && !fallback.empty()) {
+            bump(kCrashGuardWarnings);
+            guard_warning_ = fallback;
+        }
         // With a place but no guard running (auto): the session goes to the
         // guard once one runs again.
         if (guard_ticket_ && why.empty()) return;

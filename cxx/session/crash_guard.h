@@ -1,8 +1,11 @@
 // The crash guard's owner side (issue 37): the process's zkelect-guard
 // helpers, started with posix_spawn and fed over a pipe each client's
-// session id, password, timeout and hosts, so that the next leader takes
-// over within the drain delay when this process dies, rather than one
-// session timeout later. The helper and its protocol: guard/zkelect-guard.c.
+// session id, password, timeout and hosts, or the guard service it
+// connects to (crash.guard.socket, issue 51), so that the next leader
+// takes over within the drain delay when this process dies, rather than
+// one session timeout later. The helper, the service and their protocol:
+// guard/zkelect-guard.c and guard/service.c; the pipe or connection:
+// guard_link.h.
 //
 // The engine keeps no process-wide mutable state, save here: the issue asks
 // for one guard per process, not per client (a client count of helper
@@ -59,12 +62,17 @@ namespace crash_guard {
 // again, or could not be). Must not call back into the registry.
 using Listener = std::function<void(const std::string &warning)>;
 
-// A client's place with the guard of delay_ms, which is started when none
-// runs (unless one failed a moment ago and is being backed off). With *why
-// set when no guard runs now (the helper cannot be started, or it refused
-// to start): 0 when required, else a place all the same, whose session the
-// guard gets once one runs again.
-uint64_t join(int delay_ms, Listener on_warning, bool required, std::string *why);
+// A client's place with the guard of delay_ms and service socket (""
+// none: crash.guard.socket), which is started when none runs (unless one
+// failed a moment ago and is being backed off): a connection to the
+// service at socket, or when that cannot be had a private helper. With
+// *why set when no guard runs now (the helper cannot be started, or it
+// refused to start): 0 when required, else a place all the same, whose
+// session the guard gets once one runs again. With *fallback set when a
+// private helper guards because the service could not be had (why, for a
+// WARNING).
+uint64_t join(int delay_ms, const std::string &socket, Listener on_warning, bool required,
+              std::string *why, std::string *fallback);
 // Withdraws the client's session (DEL) and its place; the last to leave a
 // guard lets it go (it exits without closing anything). Once it returns the
 // listener is not called again.

@@ -223,6 +223,7 @@ return function(M, raw)
     { "sasl_password_file", "zk.sasl.password.file" },
     { "sasl_service", "zk.sasl.service" },
     { "sasl_host", "zk.sasl.host" },
+    { "crash_guard_socket", "crash.guard.socket" },
     -- END gen/vocab.py options
   }
   local option_keys, option_names = {}, {}

@@ -92,5 +92,6 @@ KEYWORDS = {
     'sasl_password_file': 'zk.sasl.password.file',
     'sasl_service': 'zk.sasl.service',
     'sasl_host': 'zk.sasl.host',
+    'crash_guard_socket': 'crash.guard.socket',
 }
 # END gen/vocab.py vocabulary
