@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """./dev bench: libzkelect side by side with Curator and kazoo, plus the floor.
 
-  bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle,endpoint]
+  bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle,endpoint,fenced]
                [--groups convergence,graceful,crash-pause-herd50,herd100,transfer,operations] [--upgrade]
   bench/run.py --build BUILD_DIR [--quick] --wan MS[,MS...] | --geo MS[,MS...]
   bench/run.py --report-only bench/results/raw/STAMP
@@ -18,6 +18,14 @@ sessions), then the C-client floors (bench/zkfloor.c, bench/zkjoin.c), stops the
 bench/results/<stamp>.md and bench/results/LATEST.md, with every raw result
 under bench/results/raw/<stamp>/. The C programs are built by Meson
 (bench/meson.build) into BUILD_DIR/bench.
+
+The fenced part (issue 54) times a fenced write of libzkelect
+(bench/fenced.c: zkelect_fenced_ops_* and zkelect_fenced_commit, one set a
+batch) against a plain zoo_set of the same size and, as its floor, the
+same set behind a check in one multi (bench/zkset.c, the bare C client),
+both sessions on the same server, in rounds of one program after the
+other. Its section of LATEST.md is its own (kept by runs without it), so
+`--only fenced` measures it alone and leaves the rest as it was.
 
 The crash group (crash-pause-herd50) also runs libzkelect's crash test alone
 three more times (CRASH_VARIANTS, issue 37): with crash.guard=off (the
@@ -87,7 +95,18 @@ CRASH_VARIANTS = {
     "libzkelect-sigsegv": ([], "SEGV"),
     "libzkelect-sigabrt": ([], "ABRT"),
 }
-PARTS = IMPLS + ["floor", "micro", "scale", "idle", "endpoint"]
+PARTS = IMPLS + ["floor", "micro", "scale", "idle", "endpoint", "fenced"]
+# The fenced part (issue 54): a fenced write (bench/fenced.c) against a plain
+# set of the same size (bench/zkset.c), in FENCED_ROUNDS rounds of the two
+# programs one after the other, after a warm-up round (a drift of the shared
+# machine's load falls on both), FENCED_COUNT timed writes each (fewer with
+# --quick). Target: the
+# fenced write's median at most FENCED_TARGET x the plain set's.
+FENCED = "fenced"
+FENCED_BYTES = (100, 10000)
+FENCED_ROUNDS = 5
+FENCED_COUNT = 200
+FENCED_TARGET = 1.1
 TICK_MS = 500  # the bench ensemble's tickTime
 FLOOR_PLACEMENT = "ensemble: full connect string (random, like the participants)"
 # The same, with the ensemble left idle before each delete, as it is before
@@ -220,10 +239,11 @@ def run_logged(cmd, logpath, timeout, env=None, stdout_path=None):
 
 def c_programs(build):
     progs = {name: os.path.join(build, "bench", "zkelect-bench-" + name)
-             for name in ("isleader", "memcand", "scale", "pausecheck", "idlehold", "handover")}
+             for name in ("isleader", "memcand", "scale", "pausecheck", "idlehold", "handover", "fenced")}
     progs["zkfloor"] = os.path.join(build, "bench", "zkfloor")
     progs["zkjoin"] = os.path.join(build, "bench", "zkjoin")
     progs["zkbulk"] = os.path.join(build, "bench", "zkbulk")
+    progs["zkset"] = os.path.join(build, "bench", "zkset")
     missing = [p for p in progs.values() if not os.access(p, os.X_OK)]
     if missing:
         sys.exit("bench: %s missing (ninja -C %s builds them)" % (", ".join(missing), build))
@@ -319,8 +339,11 @@ def run_all(a):
     # Only the operations group: it starts ensembles of its own, and the
     # report is its section alone (LATEST.md keeps the rest as it was).
     ops_only = ops and not (groups and active) and not [p for p in parts if p not in IMPLS]
+    # The fenced part alone: its section of LATEST.md, the rest kept.
+    fenced_only = parts == [FENCED]
     stamp, raw, tmp, runlog, logdir, build, zkelect, meta = new_run(
-        a, parts, groups=want, ops_only=ops_only, upgrade=a.upgrade, zk_heap=a.zk_heap)
+        a, parts, groups=want, ops_only=ops_only, fenced_only=fenced_only, upgrade=a.upgrade,
+        zk_heap=a.zk_heap)
 
     progs = c_programs(build)
     kazoo = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
@@ -357,6 +380,9 @@ def run_all(a):
             prog("isleader", ["--calls", "500000" if q else "2000000", "--repeats", "3" if q else "9"], 600)
             prog("memcand", ["--sessions", "10", "--per-round", "1000", "--rounds", "3" if q else "5"], 900)
             prog("pausecheck", ["--trials", "2" if q else "5"], 600)
+
+        if FENCED in parts:
+            run_fenced(progs, connect, raw, runlog, meta, a.quick)
 
         if active and groups:
             # The first library to run would otherwise meet servers whose
@@ -534,6 +560,35 @@ def run_all(a):
             ens.stop()
         end_run(raw, tmp, meta, t_start)
     write_report(raw, a.out)
+
+
+def run_fenced(progs, connect, raw, runlog, meta, quick):
+    """bench/fenced.c and bench/zkset.c in turn, each size FENCED_ROUNDS
+    times, both on the first server of connect: a follower forwards a write
+    to the quorum's leader, a leader does not, and the two must pay alike."""
+    hosts = connect.split("/")[0]
+    one = hosts.split(",")[0] + connect[len(hosts):]
+    meta["fenced_server"] = one
+    try:
+        from bed.zkbed import four_quiet
+        mode = [x[6:].strip() for x in four_quiet(int(one.split("/")[0].rsplit(":", 1)[1]), "srvr").splitlines()
+                if x.startswith("Mode: ")]
+        meta["fenced_server_mode"] = mode[0] if mode else None
+    except (ImportError, OSError, ValueError):
+        meta["fenced_server_mode"] = None
+    count, warmup = (FENCED_COUNT // 2, 20) if quick else (FENCED_COUNT, 50)
+    # Round -1 warms the servers' request paths up (the JIT: the first
+    # program of a run otherwise paid 3 x), its figures thrown away; the
+    # rounds after it take turns at which program goes first.
+    for r in range(-1, 2 if quick else FENCED_ROUNDS):
+        for size in FENCED_BYTES:
+            for name in ("fenced", "zkset") if r % 2 == 0 else ("zkset", "fenced"):
+                out = os.path.join(raw, "fenced_%s_%d_%d.json" % (name, size, r)) if r >= 0 else os.devnull
+                rc = run_logged([progs[name], "--connect", one, "--bytes", str(size),
+                                 "--count", str(count if r >= 0 else warmup), "--warmup", str(warmup)],
+                                runlog, 600, stdout_path=out)
+                if rc != 0:
+                    meta["failures"].append("%s --bytes %d (round %d) exited %d" % (name, size, r, rc))
 
 
 def end_run(raw, tmp, meta, t_start):
@@ -1701,6 +1756,90 @@ def ops_section(R, res, meta, h):
     return targets
 
 
+def read_fenced(raw):
+    """{bytes: {"fenced", "set", "multi": every sample (us), "rounds":
+    [(fenced median, set median)]}} of the fenced part's JSON files."""
+    out = {}
+    for p in sorted(glob.glob(os.path.join(raw, "fenced_*_*_*.json"))):
+        name, size, rnd = os.path.basename(p)[len("fenced_"):-len(".json")].rsplit("_", 2)
+        try:
+            d = json.load(open(p))
+        except ValueError:
+            continue  # the program died before its JSON (see run.log)
+        e = out.setdefault(int(size), {"fenced": [], "set": [], "multi": [], "by_round": {}})
+        got = {"fenced": d.get("fenced_us", [])} if name == "fenced" else \
+            {"set": d.get("set_us", []), "multi": d.get("multi_us", [])}
+        for k, v in got.items():
+            e[k].extend(v)
+            if v:
+                e["by_round"].setdefault(int(rnd), {})[k] = statistics.median(v)
+    return out
+
+
+def fenced_section(R, fe, meta, h):
+    """The fenced write against a plain set of the same size; returns its
+    target (MET when every size's median ratio is within FENCED_TARGET)."""
+    R.p("%s Fenced write vs plain set (`bench/fenced.c`, `bench/zkset.c`)" % h)
+    R.p()
+    R.p("A fenced write: one candidacy leads, then writes one set of B bytes a batch, timed from "
+        "`zkelect_fenced_ops_new()` to `zkelect_fenced_ops_destroy()` (the batch built, "
+        "`zkelect_fenced_commit()`, freed), back to back. Plain set: the bare C client's synchronous "
+        "`zoo_set()` of B bytes. Floor: the bare C client's synchronous `zoo_multi()` of a version check "
+        "of an ephemeral node and the same set, what a fenced write sends. Both sessions on %s (%s), "
+        "the two programs one after the other in each round (taking turns at going first), after a "
+        "warm-up round not counted; medians and p90 over every write of every round, in ms." % (meta.get("fenced_server", "?"), meta.get("fenced_server_mode") or "mode unknown"))
+    R.p()
+    rows, oks = [], []
+    for size in sorted(fe):
+        e = fe[size]
+        if not (e["fenced"] and e["set"]):
+            continue
+        fm, sm = statistics.median(e["fenced"]) / 1e3, statistics.median(e["set"]) / 1e3
+        mm = statistics.median(e["multi"]) / 1e3 if e["multi"] else None
+        per = [r["fenced"] / r["set"] for r in e["by_round"].values() if "fenced" in r and "set" in r]
+        oks.append(fm / sm <= FENCED_TARGET)
+        rows.append(["{:,}".format(size), "%d x %d" % (len(per), len(e["fenced"]) // max(1, len(per))),
+                     f(fm, 3), f(pct(e["fenced"], 0.9) / 1e3, 3), f(sm, 3), f(pct(e["set"], 0.9) / 1e3, 3),
+                     ratio(fm, sm, 3), "%.2f-%.2f" % (min(per), max(per)) if per else "-",
+                     f(mm, 3), f(pct(e["multi"], 0.9) / 1e3 if e["multi"] else None, 3), ratio(fm, mm),
+                     ratio(mm, sm)])
+    R.table(["bytes", "rounds x writes", "fenced median", "fenced p90", "plain set median", "plain set p90",
+             "fenced / set", "fenced / set by round", "floor: check + set median", "floor p90",
+             "fenced / floor", "floor / set"], rows)
+    text = "fenced write median <= %.1f x a plain set of the same size (issue 54): %s" % (
+        FENCED_TARGET, "; ".join("%s B: %s ms vs %s ms (x%s)" % (r[0], r[2], r[4], r[6]) for r in rows)
+        or "no results")
+    R.target(all(oks) if oks else None, text)
+    R.p(R.targets[-1])
+    R.p()
+    return R.targets
+
+
+def write_fenced_report(raw, outdir, meta, stamp, fe):
+    """The report of a run of the fenced part alone."""
+    def body(h):
+        R = Report()
+        R.p("Generated by `./dev bench --only %s%s` (bench/run.py) from `raw/%s/`; the bench's 3-server "
+            "ensemble on loopback (tickTime %d ms, fsync on); shared 2-core machine: only the ratios "
+            "inside this run mean something." % (FENCED, " --quick" if meta.get("quick") else "", stamp, TICK_MS))
+        R.p()
+        R.table(["item", "value"], run_rows(meta))
+        if meta.get("failures"):
+            R.p("**Failures in this run:** " + "; ".join(meta["failures"]) + " (see `raw/%s/run.log`)." % stamp)
+            R.p()
+        return R, fenced_section(R, fe, meta, h + "#")
+
+    title = "libzkelect fenced write benchmark: %s%s" % (stamp, " (quick)" if meta.get("quick") else "")
+    R, targets = body("#")
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, stamp + ".md"), "w") as fh:
+        fh.write("# %s\n\n" % title + "\n".join(R.lines) + "\n")
+    R2, _ = body("##")
+    update_latest(outdir, fenced="## %s (`%s.md`)\n\n" % (title, stamp) + "\n".join(R2.lines) + "\n")
+    log("report: %s (and its section of LATEST.md)" % os.path.join(outdir, stamp + ".md"))
+    print("\n".join(targets))
+
+
 def write_ops_report(raw, outdir, res, meta, stamp):
     """The report of a run of the operations group alone."""
     def body(h):
@@ -1738,6 +1877,10 @@ def write_report(raw, outdir):
     if meta.get("ops_only"):
         write_ops_report(raw, outdir, res, meta, stamp)
         return
+    fe = read_fenced(raw)
+    if meta.get("fenced_only"):
+        write_fenced_report(raw, outdir, meta, stamp, fe)
+        return
     pc, il, mc = other.get("pausecheck"), other.get("isleader"), other.get("memcand")
     R = Report()
     conv_rows = convergence_rows(R, res, floor)
@@ -1774,15 +1917,24 @@ def write_report(raw, outdir):
     ops_targets = ops_section(O, res, meta, "##")
     O2 = Report()
     ops_section(O2, res, meta, "###")
+    # The fenced part, likewise: the end of this report, its own section.
+    F, F2 = Report(), Report()
+    fenced_targets = fenced_section(F, fe, meta, "##") if fe else []
+    if fe:
+        fenced_section(F2, fe, meta, "###")
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, stamp + ".md"), "w") as fh:
-        fh.write(text + ("\n".join(O.lines) + "\n" if ops_targets else ""))
+        fh.write(text + ("\n".join(O.lines) + "\n" if ops_targets else "")
+                 + ("\n".join(F.lines) + "\n" if fe else ""))
     ops = None
     if ops_targets:
         ops = "## libzkelect operations benchmark: %s (`%s.md`)\n\n" % (stamp, stamp) + "\n".join(O2.lines) + "\n"
-    update_latest(outdir, loopback=text, ops=ops)  # keeps LATEST.md's other sections
+    fenced = None
+    if fe:
+        fenced = "## libzkelect fenced write benchmark: %s (`%s.md`)\n\n" % (stamp, stamp) + "\n".join(F2.lines) + "\n"
+    update_latest(outdir, loopback=text, ops=ops, fenced=fenced)  # keeps LATEST.md's other sections
     log("report: %s (and LATEST.md)" % os.path.join(outdir, stamp + ".md"))
-    print("\n".join(R.targets + ops_targets))
+    print("\n".join(R.targets + ops_targets + fenced_targets))
 
 
 # --------------------------------------------------------------------------
@@ -2205,8 +2357,8 @@ def write_wan_report(raw, outdir):
 WAN_MODES = ("wan", "geo")
 SECURE = "secure"
 # LATEST.md's sections between markers: each WAN mode's, the operations
-# group's, the secure ensemble's.
-SECTIONS = WAN_MODES + (OPS_GROUP, SECURE)
+# group's, the secure ensemble's, the fenced part's.
+SECTIONS = WAN_MODES + (OPS_GROUP, SECURE, FENCED)
 
 
 def run_secure(a):
@@ -2275,10 +2427,11 @@ def write_secure_report(raw, outdir):
     log("report: %s (and its section of LATEST.md)" % os.path.join(outdir, stamp + ".md"))
 
 
-def update_latest(outdir, loopback=None, wan=None, ops=None, secure=None):
+def update_latest(outdir, loopback=None, wan=None, ops=None, secure=None, fenced=None):
     """Rewrite LATEST.md: the loopback report (given, or the one there) and
-    one section per WAN mode and one of the operations group (given, or the
-    one there), each between markers so the next run of any kind can keep
+    one section per WAN mode, one of the operations group, one of the secure
+    run and one of the fenced part (each given, or the one there), each
+    between markers so the next run of any kind can keep
     the others'."""
     path = os.path.join(outdir, "LATEST.md")
     old = open(path).read() if os.path.exists(path) else ""
@@ -2294,6 +2447,8 @@ def update_latest(outdir, loopback=None, wan=None, ops=None, secure=None):
         blocks[OPS_GROUP] = ops
     if secure is not None:
         blocks[SECURE] = secure
+    if fenced is not None:
+        blocks[FENCED] = fenced
     text = base
     for mode in SECTIONS:
         if mode in blocks:
