@@ -47,6 +47,18 @@ int append(zkelect_fenced_ops *o, ZkOp::Kind kind, const char *path, const void 
     return ZKELECT_OK;
 }
 
+// What both commits refuse before anything is sent.
+int check_batch(const zkelect_fenced_ops *ops, int timeout_ms) {
+    if (ops->ops.empty()) return fail(ZKELECT_EINVAL, "ops holds no operation");
+    if (timeout_ms <= 0) return fail(ZKELECT_EINVAL, "timeout_ms must be above 0");
+    if (ops->bytes > kFencedMaxBytes)
+        return fail(ZKELECT_EINVAL, "ops holds " + std::to_string(ops->bytes) +
+                                        " bytes of paths and data, above " +
+                                        std::to_string(kFencedMaxBytes) +
+                                        " (ZooKeeper would close the connection on it)");
+    return ZKELECT_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -91,17 +103,34 @@ int zkelect_fenced_commit(zkelect_election_t *e, zkelect_fenced_ops_t *ops, int 
         if (inherited(e)) return refuse_inherited("the election");
         ops->failed = -1;
         ops->zk_rc = 0;
-        if (ops->ops.empty()) return fail(ZKELECT_EINVAL, "ops holds no operation");
-        if (timeout_ms <= 0) return fail(ZKELECT_EINVAL, "timeout_ms must be above 0");
-        if (ops->bytes > kFencedMaxBytes)
-            return fail(ZKELECT_EINVAL, "ops holds " + std::to_string(ops->bytes) +
-                                            " bytes of paths and data, above " +
-                                            std::to_string(kFencedMaxBytes) +
-                                            " (ZooKeeper would close the connection on it)");
+        if (int rc = check_batch(ops, timeout_ms); rc != ZKELECT_OK) return rc;
         std::string why;
         int rc = e->election->fenced_commit(ops->ops, timeout_ms, &ops->failed, &ops->zk_rc, &why);
         if (rc == ZKELECT_ENOTLEADER)
             return fail(rc, "this candidacy does not lead now: nothing was sent");
+        if (rc == ZKELECT_EDEADLK)
+            return fail(rc, "called on the library's own thread, which would wait on itself");
+        if (rc != ZKELECT_OK && !why.empty()) return fail(rc, why);
+        return rc;
+    });
+}
+
+int zkelect_client_fenced_commit(zkelect_client_t *client, const char *node, int64_t token,
+                                 zkelect_fenced_ops_t *ops, int timeout_ms) {
+    return guarded_code([&]() -> int {
+        if (!client) return fail(ZKELECT_EINVAL, "client is NULL");
+        if (!node) return fail(ZKELECT_EINVAL, "node is NULL");
+        if (!ops) return fail(ZKELECT_EINVAL, "ops is NULL");
+        if (inherited(client)) return refuse_inherited("the client");
+        ops->failed = -1;
+        ops->zk_rc = 0;
+        if (std::string why = check_election_path(node); !why.empty())
+            return fail(ZKELECT_EINVAL, "node: " + why);
+        if (token <= 0) return fail(ZKELECT_EINVAL, "token must be above 0 (a term's czxid)");
+        if (int rc = check_batch(ops, timeout_ms); rc != ZKELECT_OK) return rc;
+        std::string why;
+        int rc = fenced_commit_at(*client->client, node, token, ops->ops, timeout_ms,
+                                  &ops->failed, &ops->zk_rc, &why);
         if (rc == ZKELECT_EDEADLK)
             return fail(rc, "called on the library's own thread, which would wait on itself");
         if (rc != ZKELECT_OK && !why.empty()) return fail(rc, why);

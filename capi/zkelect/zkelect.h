@@ -1037,6 +1037,46 @@ ZKELECT_API int zkelect_fenced_commit(zkelect_election_t *election, zkelect_fenc
                                       int timeout_ms);
 
 /**
+ * Commit ops only while the leader's node `node` stands: the fenced write
+ * of a process that does not hold the candidacy, with a client of its own
+ * (a command that `zkelect run` started: `zkelect fenced` uses this, with
+ * $ZKELECT_NODE and $ZKELECT_TOKEN). node is the full path of the node
+ * that leads (within the client's chroot): the election's path, "/", and
+ * the ELECTED event's zkelect_event_node(); token is that term's fencing
+ * token (zkelect_event_token() of the same ELECTED, zkelect_fencing_token()).
+ * The two must come from an ELECTED: the call checks that this node still
+ * stands and is that term's, not that it ever led (a follower's node
+ * stands too).
+ *
+ * Two round trips: a read of the node (its data version, and its czxid,
+ * which must be token; a read that finds no node is asked again behind a
+ * sync, so that a server behind the quorum does not end a term that is not
+ * over), then the one multi of a check of the node (path and version) and
+ * ops. No candidate is elected while that node stands, so a batch that
+ * commits is ordered before any successor's election, as with
+ * zkelect_fenced_commit(). Waits at most timeout_ms (> 0) in all. Blocks;
+ * any thread but the library's own.
+ *
+ * Returns what zkelect_fenced_commit() returns, with these differences:
+ *  - ZKELECT_EFENCED also when the read finds the node gone or created by
+ *    another transaction than token (another term's node): nothing was
+ *    sent; zkelect_last_error() says which.
+ *  - ZKELECT_ENOTLEADER never (no candidacy is asked).
+ *  - ZKELECT_ECONNLOSS, ZKELECT_ESESSION_EXPIRED and ZKELECT_ETIMEDOUT may
+ *    also come from the read, before the write was sent; the outcome is
+ *    then known (nothing committed) and zkelect_last_error() says
+ *    "nothing was sent" or "nothing was committed". Otherwise it is
+ *    unknown, as for zkelect_fenced_commit().
+ *  - ZKELECT_EINVAL also for a NULL client or node, a malformed node path,
+ *    a token <= 0.
+ *
+ * Since 1.2.
+ */
+ZKELECT_API int zkelect_client_fenced_commit(zkelect_client_t *client, const char *node,
+                                             int64_t token, zkelect_fenced_ops_t *ops,
+                                             int timeout_ms);
+
+/**
  * Ask ZooKeeper which participant leads this election now and copy its id
  * into buf. The answer is current as of the call: the server is first
  * brought up to date with the quorum (a ZooKeeper sync), so a leader another

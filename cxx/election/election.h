@@ -80,6 +80,13 @@ public:
     // check's, or the connection's), *why a message when not kOk.
     int fenced_commit(std::vector<ZkOp> ops, int timeout_ms, int *failed, int *zk_rc,
                       std::string *why);
+    // fenced_commit() without the wait, for a caller that must not block
+    // (the simulation's one thread): kOk once the batch is handed to the
+    // loop, which calls done there with what fenced_commit would return
+    // (code, failed, zk_rc, why); else the code at once (kENotLeader,
+    // kEClosed, kEInval), done not called.
+    using FencedDone = std::function<void(int code, int failed, int zk_rc, const std::string &why)>;
+    int begin_fenced_commit(std::vector<ZkOp> ops, FencedDone done);
 
     ElectionShared &shared() { return *shared_; }
     EventDelivery &events() { return events_; }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "candidacy.h"
+#include "client.h"
 #include "clock.h"
 #include "election.h"
 #include "errors.h"
@@ -68,6 +69,36 @@ void Candidacy::fenced_write(std::vector<ZkOp> ops, std::function<void(int, Repl
     zk().multi(ops, [done](Reply &&r) { done(kOk, std::move(r)); });
 }
 
+int Election::begin_fenced_commit(std::vector<ZkOp> ops, FencedDone done) {
+    if (ops.empty()) return kEInval;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        Phase p = shared_->phase.load();
+        if (p == Phase::kClosed) return kEClosed;
+        if (p != Phase::kCandidate || !shared_->is_leader()) return kENotLeader;
+    }
+    const size_t n = ops.size();
+    auto cand = candidacy_;
+    client_.post([cand, n, ops = std::move(ops), done = std::move(done)]() mutable {
+        cand->fenced_write(std::move(ops), [n, done](int code, Reply &&r) {
+            int failed = -1, zk_rc = 0;
+            std::string why;
+            if (code == kOk) code = fenced_outcome(r, n, &failed, &zk_rc, &why);
+            done(code, failed, zk_rc, why);
+        });
+    });
+    return kOk;
+}
+
+namespace {
+
+struct FencedResult {
+    int code = kOk, failed = -1, zk_rc = 0;
+    std::string why;
+};
+
+}  // namespace
+
 int Election::fenced_commit(std::vector<ZkOp> ops, int timeout_ms, int *failed, int *zk_rc,
                             std::string *why) {
     *failed = -1;
@@ -76,22 +107,14 @@ int Election::fenced_commit(std::vector<ZkOp> ops, int timeout_ms, int *failed, 
     if (client_.on_loop_thread()) return kEDeadlk;
     Inside inside(events_.waiters());
     if (!inside) return kEClosed;
-    {
-        std::lock_guard<std::mutex> lock(shared_->mu);
-        Phase p = shared_->phase.load();
-        if (p == Phase::kClosed) return kEClosed;
-        if (p != Phase::kCandidate || !shared_->is_leader()) return kENotLeader;
-    }
-    const size_t n = ops.size();
-    auto result = std::make_shared<std::promise<std::pair<int, Reply>>>();
+    auto result = std::make_shared<std::promise<FencedResult>>();
     auto outcome = result->get_future();
     int64_t deadline = boottime_ns() + int64_t(timeout_ms) * kNsPerMs;
-    auto cand = candidacy_;
-    client_.post([cand, ops = std::move(ops), result]() mutable {
-        cand->fenced_write(std::move(ops), [result](int code, Reply &&r) {
-            result->set_value({code, std::move(r)});
-        });
-    });
+    int rc = begin_fenced_commit(std::move(ops),
+                                 [result](int code, int f, int z, const std::string &w) {
+                                     result->set_value({code, f, z, w});
+                                 });
+    if (rc != kOk) return rc;
     while (outcome.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
         if (events_.waiters().closing()) return kEClosed;
         if (boottime_ns() > deadline) {
@@ -100,14 +123,122 @@ int Election::fenced_commit(std::vector<ZkOp> ops, int timeout_ms, int *failed, 
             return kETimedOut;
         }
     }
-    std::pair<int, Reply> got;
+    FencedResult got;
     try {
         got = outcome.get();
     } catch (const std::future_error &) {
         return kEClosed;  // the candidacy went with its client
     }
-    if (got.first != kOk) return got.first;
-    return fenced_outcome(got.second, n, failed, zk_rc, why);
+    *failed = got.failed;
+    *zk_rc = got.zk_rc;
+    *why = got.why;
+    return got.code;
+}
+
+namespace {
+
+// One request sent from the client's loop (its session's requests go from
+// there), its reply awaited here until deadline (boottime ns). false: no
+// reply in time, or the client went before sending it (*closed).
+bool ask(Client &c, int64_t deadline, std::function<void(ZkPort &, ReplyFn)> send, Reply *out,
+         bool *closed) {
+    auto result = std::make_shared<std::promise<Reply>>();
+    auto reply = result->get_future();
+    c.post([&c, send = std::move(send), result] {
+        send(c.session(), [result](Reply &&r) { result->set_value(std::move(r)); });
+    });
+    while (reply.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready)
+        if (boottime_ns() > deadline) return false;
+    try {
+        *out = reply.get();
+    } catch (const std::future_error &) {
+        *closed = true;  // the loop dropped the request: the client is closing
+        return false;
+    }
+    return true;
+}
+
+// The leader's node as of now: its stat in *r, or why it cannot fence (the
+// code; nothing was sent). A "no node" from a server behind the quorum is
+// asked again behind a sync: only the quorum's answer ends a term.
+int read_node(Client &c, const std::string &node, int64_t deadline, Reply *r, std::string *why) {
+    bool closed = false;
+    for (int synced = 0; synced < 2; ++synced) {
+        auto send = [node, synced](ZkPort &zk, ReplyFn fn) {
+            if (synced) zk.sync(node, ReplyFn([](Reply &&) {}));
+            zk.exists(node, false, std::move(fn));
+        };
+        if (!ask(c, deadline, send, r, &closed)) {
+            if (closed) return kEClosed;
+            *why = "no answer within timeout_ms to the read of " + node + "; nothing was sent";
+            return kETimedOut;
+        }
+        if (r->rc != ZNONODE) break;
+    }
+    if (r->rc == ZOK && r->has_stat) return kOk;
+    if (connection_trouble(r->rc)) {
+        *why = std::string("the connection failed before the write was sent (") + zerror(r->rc) +
+               "): nothing was committed";
+        return r->rc == ZSESSIONEXPIRED ? kESessionExpired : kEConnLoss;
+    }
+    if (r->rc == ZNONODE) {
+        *why = "the leader's node " + node + " is gone: its term is over; nothing was sent";
+        return kEFenced;
+    }
+    *why = "reading the leader's node " + node + ": " + zerror(r->rc) + "; nothing was sent";
+    return err_from_zk(r->rc);
+}
+
+}  // namespace
+
+int fenced_commit_at(Client &c, const std::string &node, int64_t token, std::vector<ZkOp> ops,
+                     int timeout_ms, int *failed, int *zk_rc, std::string *why) {
+    *failed = -1;
+    *zk_rc = 0;
+    if (timeout_ms <= 0 || ops.empty() || token <= 0) return kEInval;
+    if (c.on_loop_thread()) return kEDeadlk;
+    int64_t deadline = boottime_ns() + int64_t(timeout_ms) * kNsPerMs;
+    ZkOp check;
+    check.kind = ZkOp::kCheck;
+    check.path = node;
+    Reply stat;
+    int rc = read_node(c, node, deadline, &stat, why);
+#ifdef ZKELECT_MUTATION_FENCED_WRITE_UNCHECKED
+    // Mutation: neither the read's verdict nor the check (of the root,
+    // which always stands) fences the write.
+    rc = kOk;
+    stat.stat.czxid = token;
+    check.path = "/";
+    check.version = -1;
+#endif
+    if (rc != kOk) {
+        *zk_rc = stat.rc;
+        return rc;
+    }
+    if (stat.stat.czxid != token) {
+        *why = "the node " + node + " was created by transaction " +
+               std::to_string(stat.stat.czxid) + ", not by the term's token " +
+               std::to_string(token) + ": it is another term's node; nothing was sent";
+        return kEFenced;
+    }
+#ifndef ZKELECT_MUTATION_FENCED_WRITE_UNCHECKED
+    check.version = stat.stat.version;
+#endif
+    const size_t n = ops.size();
+    ops.insert(ops.begin(), std::move(check));
+    Reply r;
+    bool closed = false;
+    auto send = [ops = std::move(ops)](ZkPort &zk, ReplyFn fn) { zk.multi(ops, std::move(fn)); };
+    if (!ask(c, deadline, send, &r, &closed)) {
+        if (closed) {
+            *why = "the client is closing: the write may have been sent";
+            return kEClosed;
+        }
+        *why = "no answer within timeout_ms: the write may still commit (only while the "
+               "leader's node stands); read what it wrote to find out";
+        return kETimedOut;
+    }
+    return fenced_outcome(r, n, failed, zk_rc, why);
 }
 
 }  // namespace zkelect

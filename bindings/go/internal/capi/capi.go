@@ -60,26 +60,28 @@ typedef _gostring_ swig_type_26;
 typedef long long swig_type_27;
 typedef _gostring_ swig_type_28;
 typedef long long swig_type_29;
-typedef long long swig_type_30;
+typedef _gostring_ swig_type_30;
 typedef long long swig_type_31;
 typedef long long swig_type_32;
 typedef long long swig_type_33;
 typedef long long swig_type_34;
-typedef _gostring_ swig_type_35;
+typedef long long swig_type_35;
 typedef long long swig_type_36;
 typedef _gostring_ swig_type_37;
-typedef _gostring_ swig_type_38;
+typedef long long swig_type_38;
 typedef _gostring_ swig_type_39;
-typedef long long swig_type_40;
+typedef _gostring_ swig_type_40;
 typedef _gostring_ swig_type_41;
-typedef _gostring_ swig_type_42;
+typedef long long swig_type_42;
 typedef _gostring_ swig_type_43;
-typedef long long swig_type_44;
+typedef _gostring_ swig_type_44;
 typedef _gostring_ swig_type_45;
 typedef long long swig_type_46;
 typedef _gostring_ swig_type_47;
-typedef _gostring_ swig_type_48;
+typedef long long swig_type_48;
 typedef _gostring_ swig_type_49;
+typedef _gostring_ swig_type_50;
+typedef _gostring_ swig_type_51;
 extern void _wrap_Swig_free_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_ea397a9d692fa0f5(swig_intgo arg1);
 extern void _wrap_delete_NativeConf_capi_ea397a9d692fa0f5(uintptr_t arg1);
@@ -170,18 +172,19 @@ extern swig_intgo _wrap_fenced_ops_delete_capi_ea397a9d692fa0f5(uintptr_t arg1, 
 extern swig_type_23 _wrap_fenced_ops_count_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern void _wrap_fenced_ops_destroy_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_fenced_commit_capi_ea397a9d692fa0f5(uintptr_t arg1, uintptr_t arg2, swig_intgo arg3);
+extern swig_intgo _wrap_client_fenced_commit_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_24 arg2, swig_type_25 arg3, uintptr_t arg4, swig_intgo arg5);
 extern uintptr_t _wrap_participants_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern uintptr_t _wrap_client_participants_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_24 arg2);
-extern swig_type_25 _wrap_participants_count_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_26 _wrap_participants_id_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_27 arg2);
-extern swig_type_28 _wrap_participants_node_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_29 arg2);
-extern swig_type_30 _wrap_participants_token_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_31 arg2);
-extern swig_type_32 _wrap_participants_ctime_ms_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_33 arg2);
-extern swig_intgo _wrap_participants_priority_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_34 arg2);
+extern uintptr_t _wrap_client_participants_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_26 arg2);
+extern swig_type_27 _wrap_participants_count_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_28 _wrap_participants_id_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_29 arg2);
+extern swig_type_30 _wrap_participants_node_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_31 arg2);
+extern swig_type_32 _wrap_participants_token_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_33 arg2);
+extern swig_type_34 _wrap_participants_ctime_ms_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_35 arg2);
+extern swig_intgo _wrap_participants_priority_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_36 arg2);
 extern void _wrap_participants_destroy_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern uintptr_t _wrap_election_stats_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern uintptr_t _wrap_client_stats_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_35 _wrap_stats_json_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_37 _wrap_stats_json_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern void _wrap_stats_destroy_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_EV_ELECTED_capi_ea397a9d692fa0f5(void);
 extern swig_intgo _wrap_EV_DEPOSED_capi_ea397a9d692fa0f5(void);
@@ -209,29 +212,29 @@ extern swig_intgo _wrap_event_fd_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_wake_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_event_type_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_event_reason_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_36 _wrap_event_token_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_38 _wrap_event_token_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_event_error_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_event_zk_rc_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_37 _wrap_event_message_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_38 _wrap_event_node_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_39 _wrap_event_message_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_40 _wrap_event_node_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_event_priority_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_39 _wrap_event_id_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_40 _wrap_event_time_ns_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_41 _wrap_event_type_name_capi_ea397a9d692fa0f5(swig_intgo arg1);
-extern swig_type_42 _wrap_reason_name_capi_ea397a9d692fa0f5(swig_intgo arg1);
+extern swig_type_41 _wrap_event_id_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_42 _wrap_event_time_ns_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_43 _wrap_event_type_name_capi_ea397a9d692fa0f5(swig_intgo arg1);
+extern swig_type_44 _wrap_reason_name_capi_ea397a9d692fa0f5(swig_intgo arg1);
 extern void _wrap_event_destroy_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern uintptr_t _wrap_observer_new_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_43 arg2);
+extern uintptr_t _wrap_observer_new_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_45 arg2);
 extern uintptr_t _wrap_observer_next_event_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_observer_event_fd_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_observer_wake_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_observer_destroy_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_44 _wrap_fencing_token_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_45 _wrap_leader_id_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_46 _wrap_client_counter_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_intgo arg2);
+extern swig_type_46 _wrap_fencing_token_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_47 _wrap_leader_id_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_48 _wrap_client_counter_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_fenced_ops_failed_index_capi_ea397a9d692fa0f5(uintptr_t arg1);
 extern swig_intgo _wrap_fenced_ops_zk_rc_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_47 _wrap_leader_answer_capi_ea397a9d692fa0f5(uintptr_t arg1);
-extern swig_type_48 _wrap_conf_get_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_49 arg2);
+extern swig_type_49 _wrap_leader_answer_capi_ea397a9d692fa0f5(uintptr_t arg1);
+extern swig_type_50 _wrap_conf_get_capi_ea397a9d692fa0f5(uintptr_t arg1, swig_type_51 arg2);
 #undef intgo
 */
 import "C"
@@ -1082,6 +1085,20 @@ func Fenced_commit(arg1 NativeElection, arg2 NativeFencedOps, arg3 int) (_swig_r
 	return swig_r
 }
 
+func Client_fenced_commit(arg1 NativeClient, arg2 string, arg3 int64, arg4 NativeFencedOps, arg5 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	_swig_i_2 := arg3
+	_swig_i_3 := getSwigcptr(arg4)
+	_swig_i_4 := arg5
+	swig_r = (int)(C._wrap_client_fenced_commit_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.swig_type_25(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_intgo(_swig_i_4)))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
 func Participants(arg1 NativeElection) (_swig_ret NativeParticipants) {
 	var swig_r NativeParticipants
 	_swig_i_0 := getSwigcptr(arg1)
@@ -1093,7 +1110,7 @@ func Client_participants(arg1 NativeClient, arg2 string) (_swig_ret NativePartic
 	var swig_r NativeParticipants
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1111,7 +1128,7 @@ func Participants_id(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_id_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_27(_swig_i_1))
+	swig_r_p := C._wrap_participants_id_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1122,7 +1139,7 @@ func Participants_node(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_node_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1))
+	swig_r_p := C._wrap_participants_node_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1133,7 +1150,7 @@ func Participants_token(arg1 NativeParticipants, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_token_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_token_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_33(_swig_i_1)))
 	return swig_r
 }
 
@@ -1141,7 +1158,7 @@ func Participants_ctime_ms(arg1 NativeParticipants, arg2 int64) (_swig_ret int64
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_33(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_35(_swig_i_1)))
 	return swig_r
 }
 
@@ -1149,7 +1166,7 @@ func Participants_priority(arg1 NativeParticipants, arg2 int64) (_swig_ret int) 
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_participants_priority_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_34(_swig_i_1)))
+	swig_r = (int)(C._wrap_participants_priority_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), C.swig_type_36(_swig_i_1)))
 	return swig_r
 }
 
@@ -1467,7 +1484,7 @@ func Observer_new(arg1 NativeClient, arg2 string) (_swig_ret NativeObserver) {
 	var swig_r NativeObserver
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), *(*C.swig_type_43)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1556,7 +1573,7 @@ func Conf_get(arg1 NativeConf, arg2 string) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_conf_get_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), *(*C.swig_type_49)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_conf_get_capi_ea397a9d692fa0f5(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

@@ -1740,6 +1740,28 @@ intgo _wrap_fenced_commit_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_g
 }
 
 
+intgo _wrap_client_fenced_commit_capi_ea397a9d692fa0f5(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct zkelect_fenced_ops *_swig_go_3, intgo _swig_go_4) {
+  zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  int64_t arg3 ;
+  zkelect_fenced_ops_t *arg4 = (zkelect_fenced_ops_t *) 0 ;
+  int arg5 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_client_t **)&_swig_go_0; 
+  arg2 = (char *)zkelect_go_string(_swig_go_1.p, (size_t)_swig_go_1.n); 
+  arg3 = (int64_t)_swig_go_2; 
+  arg4 = *(zkelect_fenced_ops_t **)&_swig_go_3; 
+  arg5 = (int)_swig_go_4; 
+  
+  result = (int)zkelect_client_fenced_commit(arg1,(char const *)arg2,arg3,arg4,arg5);
+  _swig_go_result = result; 
+  zkelect_go_release_strings(); 
+  return _swig_go_result;
+}
+
+
 struct zkelect_participants *_wrap_participants_capi_ea397a9d692fa0f5(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
