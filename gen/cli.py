@@ -244,6 +244,7 @@ struct zt_command_spec {{
     const char *name;
     const struct option *getopt; /* its options, for getopt_long */
     int takes_cmd;               /* "--" CMD [ARGS...] follows the options */
+    int takes_operands;          /* operands follow the options, without "--" */
     int needs_target;            /* --connect (or ZKELECT_CONNECT) and --path required */
     const char *synopsis;        /* the usage lines of --help */
     const char *options;         /* the option list of --help */
@@ -278,7 +279,8 @@ def options_c(t):
         out += [f"    [ZT_CMD_{c_ident(cname)}] = {{",
                 f'        .name = "{cname}",',
                 f"        .getopt = {c_ident(cname).lower()}_options,",
-                f"        .takes_cmd = {int(bool(cmd.get('operands')))},",
+                f"        .takes_cmd = {int(bool(cmd.get('operands')) and not cmd.get('positional'))},",
+                f"        .takes_operands = {int(bool(cmd.get('positional')))},",
                 f"        .needs_target = {target},",
                 f"        .synopsis = {c_string(help_synopsis(t, cname), 20)},",
                 f"        .options = {c_string(help_options(t, cname), 19)},",

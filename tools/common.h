@@ -22,7 +22,8 @@ enum {
     ZT_EXIT_CONNECT = 3,   /* ZooKeeper not reachable within the connect timeout */
     ZT_EXIT_LOST = 4,      /* run --once: leadership lost */
     ZT_EXIT_DENIED = 5,    /* authentication failed or an ACL denied us */
-    ZT_EXIT_METRICS = 6    /* run: --metrics-listen / --metrics-textfile unusable */
+    ZT_EXIT_METRICS = 6,   /* run: --metrics-listen / --metrics-textfile unusable */
+    ZT_EXIT_UNKNOWN = 7    /* fenced: the write may or may not have committed */
 };
 
 extern const char *zt_prog; /* "zkelect <subcommand>", for messages */
@@ -34,6 +35,7 @@ int zt_cmd_observe(int argc, char **argv);
 int zt_cmd_keeper(int argc, char **argv);
 int zt_cmd_config(int argc, char **argv);
 int zt_cmd_transfer(int argc, char **argv);
+int zt_cmd_fenced(int argc, char **argv);
 
 /* One-line error on stderr, prefixed with zt_prog. Goes through the async
  * log when it is started (zt_log_start), so it never blocks then. */
@@ -92,6 +94,9 @@ struct zt_opts {
     const char *settings[ZT_MAX_SETTINGS];
     int nsettings;
     char **cmd; /* a command taking CMD: what follows "--" */
+    const char *node, *token; /* fenced: --node, --token (or $ZKELECT_NODE, $ZKELECT_TOKEN) */
+    char **operands;          /* a command taking operands: what follows the options */
+    int noperands;
 };
 
 /* Parses argv (argv[0] is the subcommand) for the options of command cmd.

@@ -60,6 +60,7 @@ int main(int argc, char **argv)
         [ZT_CMD_CANDIDATE] = zt_cmd_candidate,
         [ZT_CMD_CONFIG] = zt_cmd_config,
         [ZT_CMD_TRANSFER] = zt_cmd_transfer,
+        [ZT_CMD_FENCED] = zt_cmd_fenced,
     };
     for (int i = 0; i < ZT_CMD__COUNT; i++) {
         if (fns[i] && !strcmp(cmd, zt_commands[i].name)) {

@@ -82,6 +82,20 @@ static const struct option transfer_options[] = {
     {0, 0, 0, 0},
 };
 
+static const struct option fenced_options[] = {
+    {"connect", required_argument, 0, ZT_OPT_CONNECT},
+    {"node", required_argument, 0, ZT_OPT_NODE},
+    {"fencing-token", required_argument, 0, ZT_OPT_FENCING_TOKEN},
+    {"timeout", required_argument, 0, ZT_OPT_TIMEOUT},
+    {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
+    {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
+    {"set", required_argument, 0, ZT_OPT_SET},
+    {"auth-file", required_argument, 0, ZT_OPT_AUTH_FILE},
+    {"verbose", no_argument, 0, ZT_OPT_VERBOSE},
+    {"help", no_argument, 0, ZT_OPT_HELP},
+    {0, 0, 0, 0},
+};
+
 static const struct option config_options[] = {
     {"connect", required_argument, 0, ZT_OPT_CONNECT},
     {"path", required_argument, 0, ZT_OPT_PATH},
@@ -100,6 +114,7 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .name = "run",
         .getopt = run_options,
         .takes_cmd = 1,
+        .takes_operands = 0,
         .needs_target = 1,
         .synopsis = "usage: zkelect run --connect HOSTS --path P [--id ID] [--priority N]\n"
                     "                   [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
@@ -139,6 +154,7 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .name = "status",
         .getopt = status_options,
         .takes_cmd = 0,
+        .takes_operands = 0,
         .needs_target = 1,
         .synopsis = "usage: zkelect status --connect HOSTS --path P [--json]\n"
                     "                      [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
@@ -157,6 +173,7 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .name = "observe",
         .getopt = observe_options,
         .takes_cmd = 0,
+        .takes_operands = 0,
         .needs_target = 1,
         .synopsis = "usage: zkelect observe --connect HOSTS --path P [--json] [--count N]\n"
                     "                       [--prometheus] [--session-timeout-ms MS]\n"
@@ -179,6 +196,7 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .name = "candidate",
         .getopt = candidate_options,
         .takes_cmd = 0,
+        .takes_operands = 0,
         .needs_target = 1,
         .synopsis = "usage: zkelect candidate --connect HOSTS --path P --first-id I --count K\n"
                     "                         [--priority N] [--session-timeout-ms MS]\n"
@@ -202,6 +220,7 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .name = "transfer",
         .getopt = transfer_options,
         .takes_cmd = 0,
+        .takes_operands = 0,
         .needs_target = 1,
         .synopsis = "usage: zkelect transfer --connect HOSTS --path P --to ID [--timeout MS]\n"
                     "                        [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
@@ -218,10 +237,34 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
                    "  --verbose                 the ZooKeeper client's own log on stderr\n"
                    "  -h, --help                print this help and exit\n",
     },
+    [ZT_CMD_FENCED] = {
+        .name = "fenced",
+        .getopt = fenced_options,
+        .takes_cmd = 0,
+        .takes_operands = 1,
+        .needs_target = 0,
+        .synopsis = "usage: zkelect fenced --connect HOSTS --node NODE --fencing-token T\n"
+                    "                      [--timeout MS] [--session-timeout-ms MS]\n"
+                    "                      [--connect-timeout-ms MS] [--set KEY=VALUE]...\n"
+                    "                      [--auth-file FILE] [--verbose] OP [OP...]\n",
+        .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
+                   "  --node NODE               the leader's candidate node, a full path (default\n"
+                   "                            $ZKELECT_NODE)\n"
+                   "  --fencing-token T         that term's fencing token (default $ZKELECT_TOKEN)\n"
+                   "  --timeout MS              how long to wait for ZooKeeper's answers (default\n"
+                   "                            10000)\n"
+                   "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
+                   "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"
+                   "  --set KEY=VALUE           library option, at most 16 (see zkelect(1))\n"
+                   "  --auth-file FILE          zk.auth credentials from FILE (or $ZKELECT_AUTH)\n"
+                   "  --verbose                 the ZooKeeper client's own log on stderr\n"
+                   "  -h, --help                print this help and exit\n",
+    },
     [ZT_CMD_CONFIG] = {
         .name = "config",
         .getopt = config_options,
         .takes_cmd = 0,
+        .takes_operands = 0,
         .needs_target = 0,
         .synopsis = "usage: zkelect config [--connect HOSTS] [--path P] [--json]\n"
                     "                      [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"

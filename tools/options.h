@@ -18,20 +18,22 @@ enum zt_opt {
     ZT_OPT_GRACE = 262,
     ZT_OPT_TO = 263,
     ZT_OPT_TIMEOUT = 264,
-    ZT_OPT_LEASE_LOW_SIGNAL = 265,
-    ZT_OPT_ONCE = 266,
-    ZT_OPT_QUIET = 267,
-    ZT_OPT_SET = 268,
-    ZT_OPT_AUTH_FILE = 269,
-    ZT_OPT_METRICS_LISTEN = 270,
-    ZT_OPT_METRICS_TEXTFILE = 271,
-    ZT_OPT_METRICS_INTERVAL_MS = 272,
-    ZT_OPT_JSON = 273,
-    ZT_OPT_COUNT = 274,
-    ZT_OPT_PROMETHEUS = 275,
-    ZT_OPT_FIRST_ID = 276,
-    ZT_OPT_SHARED_SESSION = 277,
-    ZT_OPT_VERBOSE = 278,
+    ZT_OPT_NODE = 265,
+    ZT_OPT_FENCING_TOKEN = 266,
+    ZT_OPT_LEASE_LOW_SIGNAL = 267,
+    ZT_OPT_ONCE = 268,
+    ZT_OPT_QUIET = 269,
+    ZT_OPT_SET = 270,
+    ZT_OPT_AUTH_FILE = 271,
+    ZT_OPT_METRICS_LISTEN = 272,
+    ZT_OPT_METRICS_TEXTFILE = 273,
+    ZT_OPT_METRICS_INTERVAL_MS = 274,
+    ZT_OPT_JSON = 275,
+    ZT_OPT_COUNT = 276,
+    ZT_OPT_PROMETHEUS = 277,
+    ZT_OPT_FIRST_ID = 278,
+    ZT_OPT_SHARED_SESSION = 279,
+    ZT_OPT_VERBOSE = 280,
     ZT_OPT_HELP = 'h',
 };
 
@@ -41,6 +43,7 @@ enum zt_cmd {
     ZT_CMD_OBSERVE,
     ZT_CMD_CANDIDATE,
     ZT_CMD_TRANSFER,
+    ZT_CMD_FENCED,
     ZT_CMD_CONFIG,
     ZT_CMD__COUNT
 };
@@ -70,6 +73,7 @@ struct zt_command_spec {
     const char *name;
     const struct option *getopt; /* its options, for getopt_long */
     int takes_cmd;               /* "--" CMD [ARGS...] follows the options */
+    int takes_operands;          /* operands follow the options, without "--" */
     int needs_target;            /* --connect (or ZKELECT_CONNECT) and --path required */
     const char *synopsis;        /* the usage lines of --help */
     const char *options;         /* the option list of --help */
@@ -84,6 +88,7 @@ extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
     "  observe    print one line per leader change\n" \
     "  candidate  host participants driven by the line protocol (tests, benchmarks)\n" \
     "  transfer   ask the leader of an election to hand leadership to a candidate\n" \
+    "  fenced     write to ZooKeeper only while a leader's term lasts\n" \
     "  config     list the configuration keys, their defaults and current values\n"
 
 /* The configuration keys whose values are credentials, NULL-terminated,

@@ -88,6 +88,8 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
     int64_t count_max = o->count_max > 0 ? o->count_max : INT64_MAX;
     memset(o, 0, sizeof *o);
     o->hosts = getenv("ZKELECT_CONNECT");
+    o->node = getenv("ZKELECT_NODE");
+    o->token = getenv("ZKELECT_TOKEN");
     o->session_ms = library_default("zk.session.timeout.ms");
     o->connect_ms = library_default("zk.connect.timeout.ms");
     o->grace_ms = ZT_GRACE_DEFAULT;
@@ -115,6 +117,8 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
         case ZT_OPT_ID: o->id = optarg; break;
         case ZT_OPT_AUTH_FILE: o->auth_file = optarg; break;
         case ZT_OPT_TO: o->to = optarg; break;
+        case ZT_OPT_NODE: o->node = optarg; break;
+        case ZT_OPT_FENCING_TOKEN: o->token = optarg; break;
         case ZT_OPT_PRIORITY:
             bad = opt_i64("--priority", optarg, ZT_PRIORITY_MIN, ZT_PRIORITY_MAX, &o->priority);
             break;
@@ -189,6 +193,14 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
             return ZT_EXIT_USAGE;
         }
         o->cmd = argv + optind;
+    } else if (command->takes_operands) {
+        if (optind >= argc) {
+            zt_err("nothing to do: no operand given");
+            usage(stderr);
+            return ZT_EXIT_USAGE;
+        }
+        o->operands = argv + optind;
+        o->noperands = argc - optind;
     } else if (optind < argc) {
         zt_err("unexpected argument: %s", argv[optind]);
         usage(stderr);

@@ -59,8 +59,10 @@ static void usage(FILE *f)
 {
     zt_usage(f, ZT_CMD_RUN,
              "Volunteers in the election at P and runs CMD only while leading, with\n"
-             "ZKELECT_TOKEN (fencing token), ZKELECT_PATH and ZKELECT_ID in its environment\n"
-             "(and, with --metrics-listen, ZKELECT_LEADER_URL: GET it for the lease's time left).\n"
+             "ZKELECT_TOKEN (fencing token), ZKELECT_PATH, ZKELECT_ID, ZKELECT_NODE (our\n"
+             "node: zkelect fenced writes only while this term lasts) and ZKELECT_CONNECT\n"
+             "in its environment (and, with --metrics-listen, ZKELECT_LEADER_URL: GET it\n"
+             "for the lease's time left).\n"
              "On loss of leadership every descendant of CMD gets SIGTERM at once and SIGKILL\n"
              "after --grace ms (default 5000), but never later than lease.margin.ms/2 after\n"
              "run last saw itself leading; then it waits to lead again (--once: exits 4).\n"
@@ -88,6 +90,7 @@ struct runner {
     int draining; /* deposed by a transfer: our node waits for zkelect_release */
     int drain_lost; /* ... but zkelect_is_draining() said 0 once: no more grace */
     int64_t token;
+    char node[256];  /* our node's name, from ELECTED (at most ~90 bytes) */
 
     pid_t keeper; /* 0: none */
     int ctl;      /* socket to the keeper, -1: none */
@@ -131,14 +134,15 @@ static void note(const struct runner *r, const char *fmt, ...)
  * term's. Built before fork because the child may only make
  * async-signal-safe calls (the parent has library threads). */
 static const char *const child_keys[] = {"ZKELECT_TOKEN=", "ZKELECT_PATH=", "ZKELECT_ID=",
-                                         "ZKELECT_AUTH=", "ZKELECT_LEADER_URL="};
+                                         "ZKELECT_AUTH=", "ZKELECT_LEADER_URL=",
+                                         "ZKELECT_NODE=", "ZKELECT_CONNECT="};
 
 static char **child_env(const struct runner *r)
 {
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 5, sizeof *env);
+    char **env = calloc(n + 7, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
@@ -150,28 +154,38 @@ static char **child_env(const struct runner *r)
             env[k++] = environ[i];
     }
     /* Ours from here on, to the end (free_env). */
-    char *tok = NULL, *path = NULL, *id = NULL, *url = NULL;
+    char *tok = NULL, *path = NULL, *id = NULL, *url = NULL, *node = NULL, *hosts = NULL;
     if (asprintf(&tok, "ZKELECT_TOKEN=%" PRId64, r->token) < 0)
         tok = NULL;
     if (asprintf(&path, "ZKELECT_PATH=%s", r->o.path) < 0)
         path = NULL;
     if (asprintf(&id, "ZKELECT_ID=%s", r->id) < 0)
         id = NULL;
+    /* What `zkelect fenced` in CMD needs to write only while this term
+     * lasts: the node that leads (with ZKELECT_TOKEN) and where it is. */
+    if (asprintf(&node, "ZKELECT_NODE=%s/%s", r->o.path, r->node) < 0)
+        node = NULL;
+    if (asprintf(&hosts, "ZKELECT_CONNECT=%s", r->o.hosts) < 0)
+        hosts = NULL;
     /* Where the command asks whether it still leads, and for how long
      * (GET: lease_left_ms), the same answer a load balancer gets. */
     if (*r->leader_url && asprintf(&url, "ZKELECT_LEADER_URL=%s", r->leader_url) < 0)
         url = NULL;
-    if (!tok || !path || !id || (*r->leader_url && !url)) {
+    if (!tok || !path || !id || !node || !hosts || (*r->leader_url && !url)) {
         free(tok);
         free(path);
         free(id);
         free(url);
+        free(node);
+        free(hosts);
         free(env);
         return NULL;
     }
     env[k++] = tok;
     env[k++] = path;
     env[k++] = id;
+    env[k++] = node;
+    env[k++] = hosts;
     if (url)
         env[k++] = url;
     env[k] = NULL;
@@ -515,6 +529,7 @@ static void on_event(struct runner *r, zkelect_event_t *ev)
     case ZKELECT_EV_ELECTED:
         r->leading = 1;
         r->token = zkelect_event_token(ev);
+        snprintf(r->node, sizeof r->node, "%s", zkelect_event_node(ev));
         break;
     case ZKELECT_EV_DEPOSED:
         if (r->leading && reason != ZKELECT_REASON_RESIGNED)

@@ -15,10 +15,13 @@ from bed.toolutil import Candidates, Proc, parse_event
 from bed.zkbed import free_port
 
 SESSION_MS = 2000
-SUBS = ["run", "status", "observe", "candidate", "transfer"]
+SUBS = ["run", "status", "observe", "candidate", "transfer", "fenced"]
 
 
 def argv(zkelect_bin, sub, hosts, path, *extra):
+    if sub == "fenced":   # no election path: a leader's node and token
+        return [str(zkelect_bin), sub, "--connect", hosts, "--node", path + "/n", "--fencing-token", "1",
+                *extra, "set", path, "x"]
     a = [str(zkelect_bin), sub, "--connect", hosts, "--path", path, *extra]
     if sub == "candidate":
         a += ["--first-id", "1", "--count", "1"]

@@ -18,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 GEN = REPO / "gen" / "cli.py"
 MAN = REPO / "docs" / "zkelect.1"
-COMMANDS = ["run", "status", "observe", "candidate", "transfer", "config"]
+COMMANDS = ["run", "status", "observe", "candidate", "transfer", "fenced", "config"]
 
 
 def _gen():
