@@ -23,6 +23,11 @@
 //   flicker        is_leader 1, 0, 1 with no DEPOSED or ELECTED between;
 //   events         ELECTED while leading, DEPOSED while not, or no DEPOSED
 //                  100 ms after is_leader went 0.
+//   fenced-order   a fenced write (step fwrite: every leader writes its
+//                  token to its path's data node) committed after a later
+//                  term's first fenced write on that node;
+//   fenced-lost    a fenced write answered OK that never committed;
+//   fenced-refused one answered EFENCED, EZK or ENOTLEADER that committed.
 // Every violation prints its seed and schedule; --seed replays it, --shrink
 // shortens it and --case writes/reads the shortened schedule.
 //
@@ -147,6 +152,17 @@ std::vector<Step> make_schedule(Rng &r, const World &w, int64_t duration) {
         s.d = extra.range(w.t_ms * kMs / 10, 2 * w.t_ms * kMs);
         out.push_back(s);
     }
+    // Fenced writes (issue 54): at each, every handle that leads commits
+    // 1-3 fenced writes of its token to its path's data node. From a
+    // generator of their own, as above.
+    Rng fw(extra.next() ^ 0x66656e636564ULL);
+    for (int i = int(fw.range(10, 40)); i > 0; --i) {
+        Step s;
+        s.at = fw.range(int64_t(w.t_ms) * kMs, duration);
+        s.kind = "fwrite";
+        s.op = int(fw.next() % 3) + 1;
+        out.push_back(s);
+    }
     std::sort(out.begin(), out.end(), [](const Step &x, const Step &y) { return x.at < y.at; });
     return out;
 }
@@ -175,6 +191,7 @@ public:
         sched_.step();
     }
     ~Run() {
+        closing_ = true;
         for (auto &p : procs_) kill_process(*p, false);
         current_scheduler() = nullptr;
         current_rng() = nullptr;
@@ -218,6 +235,22 @@ private:
     };
 
     std::string path(int i) const { return "/e" + std::to_string(i); }
+    // The data node that path i's leaders write to with fenced writes.
+    std::string fdata(int i) const { return "/f" + std::to_string(i); }
+    // Issue 54: fenced writes and what the checker knows of them.
+    void fenced_write(Hand &h);
+    void fenced_answer(const std::string &data, int code, const std::string &why);
+    void check_fenced();
+    struct FencedTop {
+        int64_t token = 0;
+        std::string first;  // the data of that term's first committed write
+        int64_t zxid = 0;
+    };
+    std::map<std::string, FencedTop> fenced_top_;  // data node -> latest term
+    std::set<std::string> committed_, refused_;    // writes, by their data
+    uint64_t next_txn_ = 0, fenced_serial_ = 0;
+    std::map<int, uint64_t> fenced_codes_;
+    bool closing_ = false;
     void start_process(Proc &p);
     std::unique_ptr<Cl> new_client(Proc &p);
     void new_hand(Proc &p, Cl &c, int path, bool volunteer);
@@ -506,6 +539,7 @@ void Run::after_step() {
         }
     }
     sample();
+    check_fenced();
     check_transfers();
     if (now >= next_line_check_) {
         next_line_check_ = now + 10 * kMs;
@@ -690,7 +724,8 @@ void Run::apply(const Step &s, bool now_or_never) {
                                                   "acl", "ddis", "throttle"};
     if (lasting.count(k)) quiet_since_ = std::max(quiet_since_, now + s.d);
     else if (k == "xdis") quiet_since_ = std::max(quiet_since_, now + s.d / 4 + s.d);
-    else if (k != "vol" && k != "res" && k != "destroy" && k != "xfer" && k != "newhand")
+    else if (k != "vol" && k != "res" && k != "destroy" && k != "xfer" && k != "newhand" &&
+             k != "fwrite")
         quiet_since_ = std::max(quiet_since_, now);
     if (k == "drop" && port) {
         static const int ops[] = {kCreate, kGetChildren, kGet, kExists, kCheck, kDelete, kSync};
@@ -860,6 +895,13 @@ void Run::apply(const Step &s, bool now_or_never) {
             if (destroy) destroy_hand(*c, i);
             else requeue(*h);
         });
+    } else if (k == "fwrite") {
+        for (auto &q : procs_)
+            if (!q->dead && !q->paused)
+                for (auto &c : q->clients)
+                    for (auto &h : c->hands)
+                        if (h->e->is_leader())
+                            for (int i = 0; i < s.op; ++i) fenced_write(*h);
     } else if (k == "newhand" && cl && !p.paused) {
         new_hand(p, *cl, s.op % w_.paths, true);
     } else if (k == "newclient" && !p.paused && !p.clients.empty()) {
@@ -869,6 +911,69 @@ void Run::apply(const Step &s, bool now_or_never) {
         p.clients.push_back(std::move(c));
         new_hand(p, ref, s.op % w_.paths, true);
     }
+}
+
+// A fenced write of h's token to its path's data node, its data unique:
+// "token id serial". The answer comes on the client's loop.
+void Run::fenced_write(Hand &h) {
+    int64_t tok = 0;
+    if (h.e->fencing_token(&tok) != zkelect::kOk) return;
+    std::string data = std::to_string(tok) + " " + h.id + " " + std::to_string(++fenced_serial_);
+    zkelect::ZkOp op;
+    op.kind = zkelect::ZkOp::kSet;
+    op.path = fdata(h.path);
+    op.data = data;
+    int rc = h.e->begin_fenced_commit(
+        {op}, [this, data](int code, int, int, const std::string &why) {
+            if (!closing_) fenced_answer(data, code, why);
+        });
+    if (rc != zkelect::kOk) fenced_codes_[rc]++;
+    if (verbose_)
+        fprintf(stderr, "%10.3f  %s fenced write '%s' begins: %d\n", double(sched_.now()) / 1e9,
+                h.id.c_str(), data.c_str(), rc);
+}
+
+// What the answer says against what committed: OK only for a write that
+// committed, a refusal only for one that did not (and never will).
+void Run::fenced_answer(const std::string &data, int code, const std::string &why) {
+    check_fenced();
+    fenced_codes_[code]++;
+    if (verbose_)
+        fprintf(stderr, "%10.3f  fenced write '%s': %d %s\n", double(sched_.now()) / 1e9,
+                data.c_str(), code, why.c_str());
+    std::string at = " at " + std::to_string(sched_.now() / kMs) + " ms";
+    if (code == zkelect::kOk && !committed_.count(data))
+        violate("fenced-lost", "'" + data + "' answered OK and never committed" + at);
+    bool refused = code == zkelect::kEFenced || code == zkelect::kEZk ||
+                   code == zkelect::kENotLeader || code == zkelect::kEAuth;
+    if (refused && committed_.count(data))
+        violate("fenced-refused", "'" + data + "' answered " + std::to_string(code) +
+                                      " (" + why + ") and committed" + at);
+    if (refused) refused_.insert(data);
+}
+
+// The committed log's new data writes to the fenced data nodes: none may
+// carry a token below one of a term that already wrote there (a term's
+// token is its node's czxid: a later term's is larger).
+void Run::check_fenced() {
+    next_txn_ = ens_.data_writes(next_txn_, [this](int64_t zxid, const std::string &node,
+                                                   const std::string &data) {
+        if (node.compare(0, 2, "/f") != 0) return;
+        committed_.insert(data);
+        if (refused_.count(data))
+            violate("fenced-refused", "'" + data + "' committed at zxid " + std::to_string(zxid) +
+                                          " after it was answered as refused");
+        int64_t tok = std::strtoll(data.c_str(), nullptr, 10);
+        FencedTop &top = fenced_top_[node];
+        if (tok < top.token)
+            violate("fenced-order", node + ": '" + data + "' committed at zxid " +
+                                        std::to_string(zxid) + ", after '" + top.first +
+                                        "', a later term's first write, at zxid " +
+                                        std::to_string(top.zxid) + " (" +
+                                        std::to_string(sched_.now() / kMs) + " ms)");
+        else if (tok > top.token)
+            top = {tok, data, zxid};
+    });
 }
 
 void Run::resume(Proc &p) {
@@ -981,6 +1086,7 @@ void Run::check_end() {
 
 std::vector<Violation> Run::go(int64_t duration) {
     int64_t start = sched_.now();
+    for (int i = 0; i < w_.paths; ++i) ens_.preset(fdata(i));
     for (int i = 0; i < w_.procs; ++i) {
         auto p = std::make_unique<Proc>();
         start_process(*p);
@@ -1000,6 +1106,11 @@ std::vector<Violation> Run::go(int64_t duration) {
         if (!viol_.empty() && viol_.front().kind != "liveness") break;
     }
     if (viol_.empty()) check_end();
+    if (verbose_) {
+        std::string codes;
+        for (auto &[code, n] : fenced_codes_) codes += " " + std::to_string(code) + ":" + std::to_string(n);
+        fprintf(stderr, "fenced writes by code:%s\n", codes.c_str());
+    }
     return viol_;
 }
 

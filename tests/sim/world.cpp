@@ -428,6 +428,11 @@ void SimPort::check(const std::vector<std::string> &paths, ReplyFn fn) {
     r.paths = paths;
     submit(std::move(r), std::move(fn));
 }
+void SimPort::multi(const std::vector<zkelect::ZkOp> &ops, ReplyFn fn) {
+    Request r = request_of(kCheck, std::string());
+    r.multi = ops;
+    submit(std::move(r), std::move(fn));
+}
 void SimPort::sync(const std::string &path, ReplyFn fn) {
     submit(request_of(kSync, path), std::move(fn));
 }
@@ -669,6 +674,11 @@ void Ensemble::apply_to(Tree &t, const Txn &x, std::vector<std::pair<int, std::s
         if (fired) {
             fired->push_back({ZOO_CREATED_EVENT, x.path});
             fired->push_back({ZOO_CHILD_EVENT, parent_of(x.path)});
+        }
+    } else if (x.kind == 6) {
+        for (Txn sub : x.subs) {
+            sub.zxid = x.zxid;
+            apply_to(t, sub, fired);
         }
     } else if (x.kind == 1) {
         del(x.path);
@@ -1015,6 +1025,8 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
                 t.path = r.path;
                 t.data = r.data;
             }
+        } else if (r.op == kCheck && !r.multi.empty()) {
+            rep = judge_multi(r, sid, &t);
         } else if (r.op == kCheck) {
             rep.rc = ZOK;
             bool failed = false;
@@ -1041,6 +1053,80 @@ void Ensemble::serve(int s, int64_t sid, SimPort::Request r) {
         }
         when_applied(s, zxid, [this, s, sid, r, rep]() mutable { reply(s, sid, r, std::move(rep)); });
     });
+}
+
+Reply Ensemble::judge_multi(const SimPort::Request &r, int64_t sid, Txn *t) {
+    auto parent_of = [](const std::string &p) {
+        auto i = p.rfind('/');
+        return i == 0 ? std::string("/") : p.substr(0, i);
+    };
+    // Each operation sees the tree as the earlier ones left it.
+    Tree view = truth_;
+    Reply rep;
+    rep.rc = ZOK;
+    t->kind = 6;
+    for (const auto &op : r.multi) {
+        if (rep.rc != ZOK) {
+            rep.results.push_back(ZRUNTIMEINCONSISTENCY);
+            continue;
+        }
+        auto n = view.find(op.path);
+        bool have = n != view.end();
+        int rc = ZOK;
+        Txn sub;
+        sub.kind = 2;
+        sub.path = op.path;
+        if (op.kind == zkelect::ZkOp::kCreate) {
+            auto par = view.find(parent_of(op.path));
+            if (have) rc = ZNODEEXISTS;
+            else if (par == view.end()) rc = ZNONODE;
+            else if (par->second.owner != 0) rc = ZNOCHILDRENFOREPHEMERALS;
+            else if (par->second.denied & ZOO_PERM_CREATE) rc = ZNOAUTH;
+            sub.kind = 0;
+            sub.data = op.data;
+            sub.owner = op.ephemeral ? sid : 0;
+            sub.ctime_ms = zkelect::sim_realtime_ns() / kMs;
+        } else if (!have) {
+            rc = ZNONODE;
+        } else if (op.version != -1 && n->second.version != op.version) {
+            rc = ZBADVERSION;
+        } else if (op.kind == zkelect::ZkOp::kSet) {
+            sub.kind = 4;
+            sub.data = op.data;
+        } else if (op.kind == zkelect::ZkOp::kDelete) {
+            auto par = view.find(parent_of(op.path));
+            if (!children(view, op.path).empty()) rc = ZNOTEMPTY;
+            else if (par != view.end() && (par->second.denied & ZOO_PERM_DELETE)) rc = ZNOAUTH;
+            sub.kind = 1;
+        }
+        rep.results.push_back(rc);
+        if (rc != ZOK) {
+            rep.rc = rc;
+            continue;
+        }
+        if (sub.kind != 2) {
+            sub.zxid = int64_t(log_.size()) + 1;
+            apply_to(view, sub, nullptr);
+            t->subs.push_back(std::move(sub));
+        }
+    }
+    if (rep.rc != ZOK) {
+        t->kind = 2;  // ZooKeeper commits an error transaction: nothing changes
+        t->subs.clear();
+    }
+    return rep;
+}
+
+uint64_t Ensemble::data_writes(
+    uint64_t from,
+    const std::function<void(int64_t, const std::string &, const std::string &)> &fn) const {
+    for (uint64_t i = from; i < log_.size(); ++i) {
+        const Txn &x = log_[i];
+        if (x.kind == 4) fn(x.zxid, x.path, x.data);
+        for (const Txn &sub : x.subs)
+            if (sub.kind == 4) fn(x.zxid, sub.path, sub.data);
+    }
+    return log_.size();
 }
 
 // ---------------------------------------------------------------- faults
@@ -1159,6 +1245,12 @@ void Ensemble::operator_create(const std::string &path) {
     t.kind = 0;
     t.path = path;
     append(std::move(t));
+}
+
+void Ensemble::preset(const std::string &path) {
+    Node n;
+    truth_[path] = n;
+    for (auto &sv : servers_) sv.tree[path] = n;
 }
 
 void Ensemble::server_throttle(int s, int64_t for_ns) {

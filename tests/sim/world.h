@@ -154,6 +154,9 @@ public:
     void remove(const std::string &path, ReplyFn fn) override;
     void set(const std::string &path, const std::string &data, int version, ReplyFn fn) override;
     void check(const std::vector<std::string> &paths, ReplyFn fn) override;
+    // A multi of checks, sets, creates and deletes (the engine's fenced
+    // writes), sent as check() is: a "drop" of multi replies loses it too.
+    void multi(const std::vector<zkelect::ZkOp> &ops, ReplyFn fn) override;
     void sync(const std::string &path, ReplyFn fn) override;
     std::deque<AckedWrite> answered() const override { return answered_; }
     int64_t session_id() const override { return sid_; }
@@ -170,6 +173,7 @@ public:
         int op;
         std::string path, data;
         std::vector<std::string> paths;
+        std::vector<zkelect::ZkOp> multi;  // kCheck: a multi() when not empty
         bool watch = false;
         int version = -1;  // set
         int64_t sent = 0;
@@ -297,6 +301,9 @@ public:
     // under it first), or add a persistent child.
     void operator_delete(const std::string &path, bool recursive);
     void operator_create(const std::string &path);
+    // A persistent node there from the start, on every server, with no
+    // transaction (so that a run without fenced writes is the run it was).
+    void preset(const std::string &path);
     // An operator's setACL: the node's ACL withholds these ZOO_PERM_* bits
     // (0: open to all again). Nothing when the node does not exist.
     void operator_set_acl(const std::string &path, int denied);
@@ -305,6 +312,11 @@ public:
 
     // --- what the checker reads: the committed tree ---
     const Tree &truth() const { return truth_; }
+    // Every committed setData from zxid `from` on (a multi's too), in
+    // commit order: fn(zxid, path, data). Returns the next zxid to ask from.
+    uint64_t data_writes(uint64_t from,
+                         const std::function<void(int64_t, const std::string &,
+                                                  const std::string &)> &fn) const;
     std::vector<std::string> children(const Tree &t, const std::string &path) const;
     bool session_alive(int64_t sid) const;
     uint64_t txns() const { return log_.size(); }
@@ -323,10 +335,11 @@ private:
     };
     struct Txn {
         int64_t zxid;
-        int kind;  // 0 create, 1 delete, 2 none (a check/failed multi), 3 close session, 4 set data, 5 set ACL (owner: the denied bits)
+        int kind;  // 0 create, 1 delete, 2 none (a check/failed multi), 3 close session, 4 set data, 5 set ACL (owner: the denied bits), 6 a multi (subs)
         std::string path, data;
         int64_t owner = 0, ctime_ms = 0;
         std::vector<std::string> deleted;  // kind 3: its ephemeral nodes
+        std::vector<Txn> subs;             // kind 6: its writes, one zxid
     };
     struct Server {
         Tree tree;
@@ -363,6 +376,9 @@ private:
     void commit(int server, const SimPort::Request &r, int64_t sid,
                 std::function<void(int rc, int64_t zxid, Reply)> fn);
     int64_t append(Txn t);
+    // A multi judged against the committed tree: *t its transaction (a
+    // multi, or none when an operation fails), the reply ZooKeeper gives.
+    Reply judge_multi(const SimPort::Request &r, int64_t sid, Txn *t);
     void schedule_apply(int s, int64_t zxid);
     void apply(int s, const Txn &t);
     void fire(int s, int64_t sid, int type, const std::string &path);
