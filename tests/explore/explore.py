@@ -136,6 +136,17 @@ KINDS = {
 #         (finding 1's route: the hand-over waiting for a session).
 #   aclp  READ alone, or DELETE alone, off the election path for 0.2-2 T.
 EXTRA_KINDS = {"ddis": 2, "xdis": 2, "aclp": 2}   # steps per 45 s, on average
+# Issue 54's step, from a generator of its own as well:
+#   fwrite  every handle that answers 1 makes n (1-3) fenced writes to its
+#           path's data node PATH.fdata, each with a record node
+#           PATH.flog/w-<token>-... in the same batch; the checker orders
+#           the records by czxid: no term's write after a later term's.
+FENCED_KINDS = {"fwrite": 30}                     # steps per 45 s, on average
+# What a fenced write may answer: committed (OK), refused with nothing
+# committed (the rest of FENCED_REFUSED), or unknown (FENCED_UNKNOWN).
+FENCED_REFUSED = {"ZKELECT_EFENCED", "ZKELECT_ENOTLEADER", "ZKELECT_EZK", "ZKELECT_EAUTH"}
+FENCED_UNKNOWN = {"ZKELECT_ECONNLOSS", "ZKELECT_ESESSION_EXPIRED", "ZKELECT_ETIMEDOUT",
+                  "ZKELECT_ECLOSED"}
 # A transfer's timeout (zkelect_transfer, zkelect_client_transfer): short, so
 # that it often runs out under the faults and hands over to whoever is next.
 XFER_MS = T_MS
@@ -181,7 +192,7 @@ def log(*a):
 
 def make_schedule(seed, duration=DURATION_S, kinds=None):
     rng = random.Random(seed)
-    kinds = kinds or {**KINDS, **EXTRA_KINDS}
+    kinds = kinds or {**KINDS, **EXTRA_KINDS, **FENCED_KINDS}
     names = [k for k in kinds if k in KINDS]
     weights = [kinds[k] for k in names]
     T = T_MS / 1000
@@ -322,6 +333,13 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
                      "only": extra.choice(["read", "delete"]), "r": 0.0,
                      "dur": round(extra.uniform(0.2, 2.0) * T, 3)}
             steps.append(s)
+    fenced = random.Random(f"issue54-{seed}")
+    for k, per45 in FENCED_KINDS.items():
+        if k not in kinds:
+            continue
+        for _ in range(round(fenced.uniform(0.5, 1.5) * per45 * duration / 45)):
+            steps.append({"t": round(fenced.uniform(0.5, max(1.0, duration - 1)), 3), "kind": k,
+                          "n": fenced.randrange(1, 4)})
     steps.sort(key=lambda s: s["t"])
     return steps
 
@@ -354,6 +372,8 @@ def build_participant(build_dir, out_dir, name="explore_part"):
     offers = " ".join(h.read_text(errors="replace") for h in headers if h.is_file())
     if "zkelect_client_transfer" in offers:
         words.append("-DEXPLORE_TRANSFER=1")
+    if "zkelect_fenced_commit" in offers:
+        words.append("-DEXPLORE_FENCED=1")
     r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-o", str(out),
                         str(HERE / "explore_part.c"), *words, "-lpthread"],
                        capture_output=True, text=True)
@@ -991,6 +1011,9 @@ class Run:
             later(s["back"], lambda: part.send(f"ncl {s['c']}"))
         elif k == "cbdes":
             self.parts[s["p"]].send(f"cbdes {s['c']} {s['e']}")
+        elif k == "fwrite":
+            for part in self.parts:
+                part.send(f"fwall {s['n']}")
         elif k == "fork":
             self.parts[s["p"]].send("fork 0")
         elif k == "logstall":
@@ -1235,6 +1258,11 @@ class Run:
             heapq.heappush(heap, (time.monotonic() + dt, seq[0], fn))
 
         try:
+            # The data nodes of the fenced writes, beside the election paths
+            # (an operator's delete of a path leaves them).
+            for path in self.paths:
+                self.w.kz.create(path + ".fdata", b"", makepath=True)
+                self.w.kz.create(path + ".flog", b"", makepath=True)
             for p in range(P):
                 self.start_part(p)
             # A first leader everywhere before the schedule starts.
@@ -1663,6 +1691,7 @@ class Run:
                     self.violations.append((
                         "api", f"{part.name}.c{w[2]}.e{w[3]}.h{w[4]}: destroy from its own callback "
                         f"(after a nested dispatch) returned {w[9]}, not ZKELECT_EDEADLK"))
+        self.check_fenced()
         for part in self.all_parts:
             if part.stacks is not None:
                 self.violations.append((
@@ -1679,7 +1708,56 @@ class Run:
                 leading = typ == "ELECTED"
 
 
-PRIORITY = ["crash", "two-leaders", "fork", "after-resign", "token", "resigned-node", "events", "call-bound",
+    def check_fenced(self):
+        """Issue 54: the records of the fenced writes that committed, in
+        commit order (their czxid): none may carry a token below one that a
+        record before it carried (a later term wrote first: fenced-order).
+        A write answered OK must have its record (fenced-lost); one refused
+        (EFENCED, ENOTLEADER, EZK, EAUTH) must not (fenced-refused); an
+        unknown outcome (ECONNLOSS, ETIMEDOUT...) is not judged."""
+        fws = [(part, w) for part in self.all_parts for w in part.words()
+               if w[0] == "FW" and len(w) >= 10]
+        for _part, w in fws:
+            self.counts[f"fw:{w[6]}"] = self.counts.get(f"fw:{w[6]}", 0) + 1
+        if not fws:
+            return
+        for e, path in enumerate(self.paths):
+            try:
+                self.w.kz.sync_async(path + ".flog").get(timeout=OP_TIMEOUT_S)
+                names = self.w.kz.get_children_async(path + ".flog").get(timeout=OP_TIMEOUT_S)
+                stats = [(n, self.w.kz.exists_async(f"{path}.flog/{n}")) for n in names]
+                recs = sorted((a.get(timeout=OP_TIMEOUT_S).czxid, n) for n, a in stats)
+            except Exception as ex:   # NoNodeError too: the records' node is made first
+                self.violations.append(("fenced-order", f"e{e}: the records cannot be read: {ex!r}"))
+                continue
+            top = None
+            for czxid, n in recs:
+                token = int(n.split("-")[1])
+                if top is not None and token < top[0]:
+                    self.violations.append((
+                        "fenced-order", f"e{e}: {n} committed at zxid 0x{czxid:x}, after {top[1]} "
+                        f"(a later term's first fenced write) at zxid 0x{top[2]:x}"))
+                if top is None or token > top[0]:
+                    top = (token, n, czxid)
+            there = {n for _c, n in recs}
+            for part, w in fws:
+                if int(w[2]) != e:
+                    continue
+                name, code = w[9], w[6]
+                if code == "OK" and name not in there:
+                    self.violations.append((
+                        "fenced-lost", f"{part.name}.c{w[1]}.e{e}: a fenced write answered OK at "
+                        f"{self.rel(int(w[8]))} did not commit ({name})"))
+                elif code in FENCED_REFUSED and name in there:
+                    self.violations.append((
+                        "fenced-refused", f"{part.name}.c{w[1]}.e{e}: a fenced write answered {code} "
+                        f"at {self.rel(int(w[8]))} committed ({name})"))
+                elif code not in FENCED_REFUSED | FENCED_UNKNOWN | {"OK", "NONE"}:
+                    self.violations.append((
+                        "api", f"{part.name}.c{w[1]}.e{e}: a fenced write answered {code}"))
+
+
+PRIORITY = ["crash", "two-leaders", "fenced-order", "fenced-lost", "fenced-refused", "fork", "after-resign", "token", "resigned-node", "events", "call-bound",
             "transfer-estate", "flicker", "orphan-first", "api", "stuck-call", "hung", "liveness", "history",
             "bed"]
 
@@ -1820,7 +1898,8 @@ def worker(args, wid, results):
             k += 1
             t0 = time.monotonic()
             duration = args.duration
-            schedule = make_schedule(seed, duration, {k: w for k, w in {**KINDS, **EXTRA_KINDS}.items()
+            schedule = make_schedule(seed, duration, {k: w for k, w in
+                                                      {**KINDS, **EXTRA_KINDS, **FENCED_KINDS}.items()
                                                       if k not in args.without})
             if args.case:
                 case = json.loads(Path(args.case).read_text())
@@ -1873,7 +1952,8 @@ def main(argv=None):
     ap.add_argument("--mutation", default=None,
                     help="the build has this safety rule broken (./dev explore --mutation): "
                          "stop at the first violation; exit 0 when one was found (caught)")
-    ap.add_argument("--without", action="append", default=[], choices=sorted({**KINDS, **EXTRA_KINDS}),
+    ap.add_argument("--without", action="append", default=[],
+                    choices=sorted({**KINDS, **EXTRA_KINDS, **FENCED_KINDS}),
                     metavar="KIND", help="leave this step kind out of the schedules (repeatable)")
     ap.add_argument("--throttle", action="store_true",
                     help="servers with a RequestThrottler of 4 and throttledOpWaitTime 30 ms, "

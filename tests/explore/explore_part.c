@@ -68,6 +68,15 @@
  *   oxfer c e ID  zkelect_client_transfer() on client c: path e's leader,
  *               whoever it is, asked from outside to hand over to ID, with
  *               a timeout of T_MS (ACK oxfer c e h rc m0 m1 NAME ID)
+ *   fwall n     every handle of this process that answers is_leader 1 makes
+ *               n fenced writes (issue 54), one after another, on this
+ *               thread: a batch of a set of PATH.fdata to "token id serial"
+ *               and a create of PATH.flog/w-<token>-<NAME>-<pid>-<serial>
+ *               (the checker orders the records by their czxid), with a
+ *               timeout of T_MS. Each says
+ *               FW c e h token serial NAME mono_before mono_after record
+ *               (NAME: the code's name, OK, or NONE for a build without
+ *               fenced writes)
  *   dcl c       destroy client c with its elections
  *   ncl c       a new client c (its elections come with the next vol)
  *   quit
@@ -189,6 +198,12 @@ static void on_log(int level, const char *message, void *opaque)
 #define HAVE_TRANSFER 1
 #endif
 
+/* Fenced writes came with issue 54: EXPLORE_FENCED when the header has
+ * them (explore.py reads it); an older build's fwall steps say NONE. */
+#ifdef EXPLORE_FENCED
+#define HAVE_FENCED 1
+#endif
+
 static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opaque)
 {
     struct ctx *x = opaque;
@@ -299,6 +314,40 @@ static void destroy_slot(struct slot *s, const char *verb)
     say("ACK %s %d %d %d %d %" PRId64 " %" PRId64, verb, s->c, s->e, s->gen, rc, m0, mono());
 }
 
+/* fwall: n fenced writes of handle (c, e), if it leads when each begins. */
+static void fenced_writes(struct slot *s, int n)
+{
+    static int serial;
+    for (int i = 0; i < n; i++) {
+        zkelect_election_t *el = s->el;   /* the command thread alone destroys */
+        int64_t token = 0;
+        if (!el || !zkelect_is_leader(el) || zkelect_fencing_token(el, &token) != 0)
+            return;
+        int k = ++serial;
+        char data[300], record[600];
+        snprintf(data, sizeof data, "%" PRId64 " %s.c%d.e%d.h%d %d", token, name, s->c, s->e,
+                 s->gen, k);
+        snprintf(record, sizeof record, "%s.flog/w-%" PRId64 "-%s-%d-%d", paths[s->e], token, name,
+                 (int)getpid(), k);
+        int64_t m0 = mono();
+        const char *code = "NONE";
+#ifdef HAVE_FENCED
+        char fdata[300];
+        snprintf(fdata, sizeof fdata, "%s.fdata", paths[s->e]);
+        zkelect_fenced_ops_t *ops = zkelect_fenced_ops_new();
+        int rc = ops ? zkelect_fenced_ops_set(ops, fdata, data, strlen(data), -1) : ZKELECT_ENOMEM;
+        if (!rc)
+            rc = zkelect_fenced_ops_create(ops, record, "", 0, 0);
+        if (!rc)
+            rc = zkelect_fenced_commit(el, ops, atoi(tms));
+        zkelect_fenced_ops_destroy(ops);
+        code = rc ? zkelect_err_name(rc) : "OK";
+#endif
+        say("FW %d %d %d %" PRId64 " %d %s %" PRId64 " %" PRId64 " %s", s->c, s->e, s->gen, token,
+            k, code, m0, mono(), strrchr(record, '/') + 1);
+    }
+}
+
 static void run_command(char *line)
 {
     char verb[16], target[200] = "";
@@ -308,6 +357,12 @@ static void run_command(char *line)
         n = 3;
     if (n < 1)
         return;
+    if (!strcmp(verb, "fwall")) {   /* c is the count here */
+        for (int cc = 0; cc < nclients; cc++)
+            for (int ee = 0; ee < npaths; ee++)
+                fenced_writes(&slots[cc][ee], c);
+        return;
+    }
     if (c < 0 || c >= nclients || (n == 3 && strcmp(verb, "logstall") && (e < 0 || e >= npaths))) {
         say("ERR bad command %s", line);
         return;
