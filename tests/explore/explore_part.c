@@ -73,7 +73,7 @@
  *               thread: a batch of a set of PATH.fdata to "token id serial"
  *               and a create of PATH.flog/w-<token>-<NAME>-<pid>-<serial>
  *               (the checker orders the records by their czxid), with a
- *               timeout of T_MS. Each says
+ *               timeout of T_MS, none begun 2 T_MS after the command. Each says
  *               FW c e h token serial NAME mono_before mono_after record
  *               (NAME: the code's name, OK, or NONE for a build without
  *               fenced writes)
@@ -314,11 +314,12 @@ static void destroy_slot(struct slot *s, const char *verb)
     say("ACK %s %d %d %d %d %" PRId64 " %" PRId64, verb, s->c, s->e, s->gen, rc, m0, mono());
 }
 
-/* fwall: n fenced writes of handle (c, e), if it leads when each begins. */
-static void fenced_writes(struct slot *s, int n)
+/* fwall: n fenced writes of handle (c, e), if it leads when each begins,
+ * none begun past until (mono ns): the commands behind wait for this one. */
+static void fenced_writes(struct slot *s, int n, int64_t until)
 {
     static int serial;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && mono() < until; i++) {
         zkelect_election_t *el = s->el;   /* the command thread alone destroys */
         int64_t token = 0;
         if (!el || !zkelect_is_leader(el) || zkelect_fencing_token(el, &token) != 0)
@@ -358,9 +359,10 @@ static void run_command(char *line)
     if (n < 1)
         return;
     if (!strcmp(verb, "fwall")) {   /* c is the count here */
+        int64_t until = mono() + 2 * atoll(tms) * 1000000LL;
         for (int cc = 0; cc < nclients; cc++)
             for (int ee = 0; ee < npaths; ee++)
-                fenced_writes(&slots[cc][ee], c);
+                fenced_writes(&slots[cc][ee], c, until);
         return;
     }
     if (c < 0 || c >= nclients || (n == 3 && strcmp(verb, "logstall") && (e < 0 || e >= npaths))) {
