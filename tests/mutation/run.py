@@ -56,6 +56,7 @@ DEFAULT_TESTS = [
     "tests/integration/test_ticktime.py",
     "tests/tools/test_leader_endpoint.py",
     "tests/integration/test_fenced_write.py",
+    "tests/tools/test_fenced_cli.py",
     "-k", "not asan and not tsan",
 ]
 
