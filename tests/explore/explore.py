@@ -374,6 +374,8 @@ def build_participant(build_dir, out_dir, name="explore_part"):
         words.append("-DEXPLORE_TRANSFER=1")
     if "zkelect_fenced_commit" in offers:
         words.append("-DEXPLORE_FENCED=1")
+    if "zkelect_client_fenced_commit" in offers:
+        words.append("-DEXPLORE_FENCED_AT=1")
     r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-o", str(out),
                         str(HERE / "explore_part.c"), *words, "-lpthread"],
                        capture_output=True, text=True)
