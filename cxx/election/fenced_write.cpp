@@ -19,7 +19,11 @@ int fenced_outcome(const Reply &r, size_t ops, int *failed, int *zk_rc, std::str
     *failed = -1;
     *zk_rc = r.rc;
     if (r.rc == ZOK) return kOk;
-    if (connection_trouble(r.rc)) {
+    // ZRUNTIMEINCONSISTENCY with no results is libzookeeper's, not the
+    // server's: a reply came out of order (an earlier one was lost) and it
+    // dropped the connection, failing every pending request with it. The
+    // write may have committed (seed 5501 of the explorer: it had).
+    if (connection_trouble(r.rc) || (r.rc == ZRUNTIMEINCONSISTENCY && r.results.empty())) {
         *why = std::string("the connection or session failed with the write on its way (") +
                zerror(r.rc) +
                "): it may or may not have committed; read what it wrote to find out";
@@ -176,7 +180,7 @@ int read_node(Client &c, const std::string &node, int64_t deadline, Reply *r, st
         if (r->rc != ZNONODE) break;
     }
     if (r->rc == ZOK && r->has_stat) return kOk;
-    if (connection_trouble(r->rc)) {
+    if (connection_trouble(r->rc) || r->rc == ZRUNTIMEINCONSISTENCY) {
         *why = std::string("the connection failed before the write was sent (") + zerror(r->rc) +
                "): nothing was committed";
         return r->rc == ZSESSIONEXPIRED ? kESessionExpired : kEConnLoss;

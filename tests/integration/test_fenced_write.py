@@ -137,6 +137,27 @@ def test_a_lost_reply_is_an_unknown_outcome_not_a_failure(zk, kz, base, proxies)
             assert _read(kz, base + "/data") == marker  # it had committed
 
 
+def test_a_lost_reply_the_client_finds_out_of_order_is_an_unknown_outcome(zk, kz, base, proxies):
+    """The reply is lost and the connection stays up: the leader's next
+    keepalive (a request behind the write) is answered, libzookeeper finds
+    that reply out of order, drops the connection and fails the write with
+    ZRUNTIMEINCONSISTENCY. That is not ZooKeeper refusing the write (it
+    committed): ConnectionLoss, as for a lost connection. (The explorer
+    found the write reported as refused, EZK, though committed: seed 5501.)"""
+    marker = uuid.uuid4().hex.encode()
+    with zkelect.connect(proxies.connect_string, session_timeout_ms=T) as c:
+        c.await_connected(20)
+        with c.election(base + "/elect", "a") as a:
+            a.volunteer()
+            a.await_leader(20)
+            rule = proxies.drop_reply("multi", count=1, match=marker)
+            with pytest.raises(zkelect.ConnectionLoss) as err:
+                a.fenced_set(base + "/data", marker, timeout=T / 1000)
+            assert rule.dropped == 1
+            assert "may or may not have committed" in str(err.value)
+            assert _read(kz, base + "/data") == marker  # it had committed
+
+
 def _held_write(zk, kz, base, proxies, write):
     """Leader A on the proxy, B direct. A's write(a) starts while the proxy
     holds everything A sends for HOLD ms; A's node is deleted from outside,
