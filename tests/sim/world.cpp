@@ -220,14 +220,14 @@ void SimPort::session_event(int state) {
     on_watch_(ZOO_SESSION_EVENT, state, std::string(), stamp, floor, timeout, zkelect::PeerAddr{});
 }
 
-void SimPort::lose_connection() {
+void SimPort::lose_connection(int rc) {
     if (dead_) return;
     TRACE("  port %lld.%d connection lost (connected %d)", (long long)sid_, process_, int(connected_));
     bool was = connected_;
     connected_ = false;
     conn_ = 0;
     ens_.detach(*this);
-    fail_all(ZCONNECTIONLOSS);
+    fail_all(rc);
     if (was) session_event(ZOO_CONNECTING_STATE);
     // libzookeeper tries the next server at once, then backs off a little.
     std::weak_ptr<SimPort> w = weak_from_this();
@@ -352,11 +352,13 @@ void SimPort::deliver_reply(uint64_t conn, uint64_t req, Reply r, int64_t zxid) 
         if (it == pending_.end()) return;
         // Replies come in the order of the requests: one that skips an
         // older request (its reply was lost) is libzookeeper's "Xid out of
-        // order", and the connection is dropped.
+        // order", and the connection is dropped: every pending request
+        // fails with ZRUNTIMEINCONSISTENCY there (zookeeper_process), not
+        // ZCONNECTIONLOSS.
         if (pending_.begin()->first != req) {
             TRACE("  port %lld.%d xid out of order (#%llu before #%llu)", (long long)sid_, process_,
                   (unsigned long long)req, (unsigned long long)pending_.begin()->first);
-            lose_connection();
+            lose_connection(ZRUNTIMEINCONSISTENCY);
             return;
         }
         register_watch(it->second.req, r.rc);

@@ -181,8 +181,10 @@ public:
     int process() const { return process_; }
     LinkFault &fault() { return fault_; }
     // The connection broke (a reset, the server went, a fault): pending
-    // requests fail, CONNECTING is told, a new connection is tried.
-    void lose_connection();
+    // requests fail with rc (libzookeeper's ZCONNECTIONLOSS, or
+    // ZRUNTIMEINCONSISTENCY when it drops the connection itself on a reply
+    // out of order), CONNECTING is told, a new connection is tried.
+    void lose_connection(int rc = -4 /* ZCONNECTIONLOSS */);
     // The process stopped (SIGSTOP) or went on: a stopped process neither
     // sends nor reads, and its I/O thread's timers wait.
     void set_paused(bool paused);
@@ -334,8 +336,8 @@ private:
         int owner = -1;  // the server the leader takes its requests from
     };
     struct Txn {
-        int64_t zxid;
-        int kind;  // 0 create, 1 delete, 2 none (a check/failed multi), 3 close session, 4 set data, 5 set ACL (owner: the denied bits), 6 a multi (subs)
+        int64_t zxid = 0;
+        int kind = 2;  // 0 create, 1 delete, 2 none (a check/failed multi), 3 close session, 4 set data, 5 set ACL (owner: the denied bits), 6 a multi (subs)
         std::string path, data;
         int64_t owner = 0, ctime_ms = 0;
         std::vector<std::string> deleted;  // kind 3: its ephemeral nodes
