@@ -137,6 +137,33 @@ def test_a_lost_reply_is_an_unknown_outcome_not_a_failure(zk, kz, base, proxies)
             assert _read(kz, base + "/data") == marker  # it had committed
 
 
+def test_another_clients_write_with_the_leaders_node_and_token(zk, kz, base):
+    """zkelect_client_fenced_commit (Client.fenced_commit): a client that
+    holds no candidacy writes with the leader's node and token while the
+    term lasts; with another term's token, or once the node is gone, it is
+    refused (Fenced) and nothing changes."""
+    with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as c, \
+            zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other:
+        c.await_connected(20)
+        other.await_connected(20)
+        with c.election(base + "/elect", "a") as a:
+            a.volunteer()
+            a.await_leader(20)
+            node = base + "/elect/" + _leader_node(kz, base)
+            token = a.fencing_token()
+            with zkelect.FencedOps() as ops:
+                other.fenced_commit(node, token, ops.set(base + "/data", b"other"))
+            assert _read(kz, base + "/data") == b"other"
+            with zkelect.FencedOps() as ops, pytest.raises(zkelect.Fenced) as err:
+                other.fenced_commit(node, token - 1, ops.set(base + "/data", b"x"))
+            assert "another term's node" in str(err.value)
+            a.resign()
+            with zkelect.FencedOps() as ops, pytest.raises(zkelect.Fenced) as err:
+                other.fenced_commit(node, token, ops.set(base + "/data", b"late"))
+            assert "is gone" in str(err.value)
+            assert _read(kz, base + "/data") == b"other"
+
+
 def test_a_lost_reply_the_client_finds_out_of_order_is_an_unknown_outcome(zk, kz, base, proxies):
     """The reply is lost and the connection stays up: the leader's next
     keepalive (a request behind the write) is answered, libzookeeper finds

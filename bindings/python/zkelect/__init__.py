@@ -364,6 +364,26 @@ class Client(_Closes):
         ms = _transfer_ms(timeout)
         _lib.check(self._h.call(lib.zkelect_client_transfer, p, t, ms))
 
+    def fenced_commit(self, node, token, ops, timeout=10):
+        """Commit ops (a FencedOps) only while the leader's node `node` (its
+        full path) stands and is the node of the term whose fencing token is
+        `token`: the fenced write of a process that does not hold the
+        candidacy (a command of `zkelect run`: $ZKELECT_NODE,
+        $ZKELECT_TOKEN; docs/fencing.md). Give it only what an ELECTED said.
+        Raises as Election.fenced_commit does, Fenced also when the node is
+        gone or is another term's (nothing sent), never NotLeader."""
+        if not isinstance(ops, FencedOps):
+            raise _lib.make_error(_lib.EINVAL, "ops must be a zkelect.FencedOps")
+        ms = _lib.timeout_ms(timeout)
+        if ms <= 0:
+            raise _lib.make_error(_lib.EINVAL, "timeout must be above 0 seconds")
+        n = _lib.cstr("node", node)
+        raw = ops._enter()
+        try:
+            _lib.check(self._h.call(lib.zkelect_client_fenced_commit, n, int(token), raw, ms))
+        finally:
+            ops._leave()
+
     def stats(self):
         """A snapshot of the client's figures (docs/monitoring.md), as a dict."""
         buf = _lib.errbuf()

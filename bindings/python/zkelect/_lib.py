@@ -88,6 +88,7 @@ _PROTOS = {
     "zkelect_fenced_ops_failed": (c_int, [_P, POINTER(c_int)]),
     "zkelect_fenced_ops_destroy": (None, [_P]),
     "zkelect_fenced_commit": (c_int, [_P, _P, c_int]),
+    "zkelect_client_fenced_commit": (c_int, [_P, c_char_p, c_int64, _P, c_int]),
     "zkelect_leader_id": (c_int, [_P, c_char_p, c_size_t]),
     "zkelect_participants": (_P, [_P, c_char_p, c_size_t]),
     "zkelect_participants_count": (c_size_t, [_P]),
