@@ -1234,6 +1234,31 @@ class Run:
                 if span[1] is None:
                     span[1] = time.monotonic_ns()
 
+    def _sweep_crowds(self):
+        """Deletes every crowd child still on a path: a batch whose reply
+        was lost (ConnectionLoss) may have committed with its names never
+        known to _crowd, and a crowd of candidates left behind leads the
+        path for good (seeds 907938001 and 7710: liveness, "0 handles
+        answer 1", after a crowd's create saw ConnectionLoss)."""
+        from kazoo.exceptions import NoNodeError
+        for path in self.paths:
+            try:
+                names = self.w.kz.get_children_async(path).get(timeout=OP_TIMEOUT_S)
+            except Exception:
+                continue
+            left = [f"{path}/{n}" for n in names if n.startswith(CROWD)]
+            if not left:
+                continue
+            self.note(f"  calm: {len(left)} crowd children left on {path}, deleted")
+
+            def delete(left=left):
+                for a in [self.w.kz.delete_async(n) for n in left]:
+                    try:
+                        a.get(timeout=OP_TIMEOUT_S)
+                    except NoNodeError:
+                        pass
+            self._try(delete)
+
     def _open_acl(self, path):
         from kazoo.security import OPEN_ACL_UNSAFE
         if self._try(lambda: self.w.kz.set_acls(path, OPEN_ACL_UNSAFE)):
@@ -1352,6 +1377,7 @@ class Run:
             self._open_acl(path)
         for e in list(self.crowds):
             self._uncrowd(e)
+        self._sweep_crowds()
         for part in self.parts:
             for c in range(C):
                 part.send(f"ncl {c}")
