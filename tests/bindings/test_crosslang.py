@@ -177,8 +177,8 @@ def test_warning_and_every_counter_reach_every_language(test_env, build_dir, bui
 # timeout (6 s); a handover within GUARD_BOUND_MS comes from the guard (its
 # drain delay GUARD_DELAY_MS, and the time the process takes to die),
 # never from an expiry, which takes T at least. Half of T: a bound of
-# 1,000 ms was missed on a busy machine (lua after java's SIGSEGV, where
-# the JVM's crash handler runs before the process is gone).
+# 1,000 ms was missed on a busy machine (lua after java's SIGSEGV; a JVM
+# runs its crash handler before the process is gone).
 GUARD_ORDER = ["go", "java", "lua", "luajit", "rust", "python"]
 GUARD_DELAY_MS = 50
 GUARD_BOUND_MS = 3000
