@@ -40,11 +40,6 @@ GROUPS = [
         "integration/test_idle_cost.py",
         "integration/test_idle_follower_cost.py",
         "hostile/test_many_children.py",
-        # Bounds of a few scheduling slots: a lease of 100 ms kept by
-        # keepalives every 50 ms (lapsed in 2 of 3 runs of -n 3 beside the
-        # simulator and the explorer), an heir within 6 s of a listing.
-        "fault/test_lease_faults.py",
-        "integration/test_unreadable_predecessor.py",
     ]),
     # Java's and Lua's build.sh write <build>/script-bindings/{java,lua}
     # (rm -rf, then build) and the cross-language candidates run from

@@ -289,19 +289,48 @@ def _reserve(port, owner):
         return True
     os.makedirs(PORT_REGISTRY, exist_ok=True)
     path = os.path.join(PORT_REGISTRY, str(port))
-    for _ in range(2):
+    # The reservation appears whole (a hard link of a written file): an
+    # empty one, just created and not yet written, read as a dead holder's.
+    tmp = os.path.join(PORT_REGISTRY, f".{port}.{os.getpid()}.{_RNG.getrandbits(64):x}")
+    with open(tmp, "w") as f:
+        f.write(owner)
+    try:
+        for _ in range(2):
+            try:
+                os.link(tmp, path)
+                return True
+            except FileExistsError:
+                if not _clear_stale(path):
+                    return False
+        return False
+    finally:
+        os.unlink(tmp)
+
+
+def _clear_stale(path):
+    """Remove the reservation at `path` if its holder is gone; False when it
+    is live. Under the registry's lock, and only the very file found stale:
+    two processes that both found one stale and both removed "it" would
+    remove the first one's fresh reservation, and both would own the port
+    (pytest workers pick ports side by side)."""
+    fd = os.open(os.path.join(PORT_REGISTRY, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            if _reservation_live(path):
-                return False
-            with contextlib.suppress(FileNotFoundError):
+            before = os.stat(path)
+        except FileNotFoundError:
+            return True
+        if _reservation_live(path):
+            return False
+        # Still the file found dead (its owner's _release may have removed
+        # it meanwhile, and another reservation taken its place).
+        with contextlib.suppress(FileNotFoundError):
+            now = os.stat(path)
+            if (now.st_ino, now.st_mtime_ns) == (before.st_ino, before.st_mtime_ns):
                 os.unlink(path)
-            continue
-        with os.fdopen(fd, "w") as f:
-            f.write(owner)
         return True
-    return False
+    finally:
+        os.close(fd)
 
 
 def _release(ports, owner):
@@ -973,6 +1002,21 @@ class Ensemble:
         log = self._log_since_start(i)
         return "Address already in use" in log or "BindException" in log
 
+    def _port_users(self, i):
+        """Who holds server i's ports now (ss), for the error of a port
+        clash: a clash's cause is gone by the time anyone reads the log."""
+        s = self._srv(i)
+        ports = {str(s[k]) for k in ("client_port", "quorum_port", "election_port",
+                                     "secure_port") if s.get(k)}
+        try:
+            out = subprocess.run(["ss", "-Htanp"], capture_output=True, text=True,
+                                 timeout=10).stdout
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"(ss: {e})"
+        mine = [ln for ln in out.splitlines()
+                if len(ln.split()) > 3 and ln.split()[3].rsplit(":", 1)[-1] in ports]
+        return f"sockets on ports {sorted(ports)}:\n" + ("\n".join(mine) or "(none now)")
+
     def _check_alive(self, idx, scan_logs=False):
         """Raise if a server of `idx` died. A port taken by someone else
         between our choice and the server's bind kills the server (client or
@@ -982,10 +1026,10 @@ class Ensemble:
             s = self._srv(i)
             if not _is_ours(s["pid"], s["start_time"]):
                 if self._bind_failed(i):
-                    raise _PortClash(f"server {i} could not bind its ports")
+                    raise _PortClash(f"server {i} could not bind its ports; {self._port_users(i)}")
                 raise ZkBedError(f"server {i} (pid {s['pid']}) exited")
             if scan_logs and self._bind_failed(i):
-                raise _PortClash(f"server {i} could not bind its ports")
+                raise _PortClash(f"server {i} could not bind its ports; {self._port_users(i)}")
 
     def _log_since_start(self, i):
         s = self._srv(i)
@@ -1012,24 +1056,30 @@ class Ensemble:
         was not kept); a restart is what an operator would do, and the
         warning carries the straggler's log so the cause can be found."""
         idx = list(idx)
-        try:
-            return self._wait(idx, min(deadline, time.monotonic() + STRAGGLER_S))
-        except _PortClash:
-            raise
-        except ZkBedError:
-            if time.monotonic() >= deadline:
+        t0 = time.monotonic()
+        # Every STRAGGLER_S a look: on a loaded machine the others may not
+        # have elected a leader by the first (then nobody is a straggler
+        # yet, and the next look decides).
+        for _ in range(1_000_000):     # ended by the deadline
+            try:
+                return self._wait(idx, min(deadline, time.monotonic() + STRAGGLER_S))
+            except _PortClash:
                 raise
-        with self._locked():
-            self._load()
-            modes = {i: self._serving(i) for i in idx
-                     if _is_ours(self._srv(i)["pid"], self._srv(i)["start_time"])}
-            leaders = [i for i, m in modes.items() if m in ("leader", "standalone")]
-            stragglers = [i for i in idx if i in modes and modes[i] is None]
-            if len(leaders) != 1 or not stragglers or len(stragglers) > len(idx) // 2:
-                return self._wait(idx, deadline)
-            warnings.warn(f"zkbed: servers {stragglers} did not join the quorum in "
-                          f"{STRAGGLER_S:.0f} s; restarting them\n{self._log_tails(stragglers, 60)}",
-                          stacklevel=2)
+            except ZkBedError:
+                if time.monotonic() >= deadline:
+                    raise
+            with self._locked():
+                self._load()
+                modes = {i: self._serving(i) for i in idx
+                         if _is_ours(self._srv(i)["pid"], self._srv(i)["start_time"])}
+                leaders = [i for i, m in modes.items() if m in ("leader", "standalone")]
+                stragglers = [i for i in idx if i in modes and modes[i] is None]
+                if len(leaders) == 1 and stragglers and len(stragglers) <= len(idx) // 2:
+                    break
+        warnings.warn(f"zkbed: servers {stragglers} did not join the quorum in "
+                      f"{time.monotonic() - t0:.0f} s while the others elected a leader; "
+                      f"restarting them\n"
+                      f"{self._log_tails(stragglers, 60)}", stacklevel=2)
         for i in stragglers:
             self._end_server(i, signal.SIGKILL, STOP_GRACE)
         with self._locked():

@@ -227,10 +227,15 @@ def test_a_call_that_does_not_return_is_named_with_its_stacks(build_dir, tmp_pat
     and nothing saying where: after the calm, a participant still in a
     command it began more than STUCK_S ago (here 0.3 s: a transfer asked
     from outside with no server to ask, which takes T) is reported as
-    stuck-call, with the command and its threads' stacks."""
+    stuck-call, with the command and its threads' stacks.
+
+    The call must still be running when gdb has attached, which on a busy
+    machine took longer than the explorer's T of 1.5 s (the stacks showed
+    the command already returned): this participant's T is 10 s."""
     from types import SimpleNamespace
     binary = explore.build_participant(build_dir, tmp_path)
     env = dict(os.environ, LD_LIBRARY_PATH=str(build_dir / "capi"))
+    monkeypatch.setattr(explore, "T_MS", 10000)
     part = explore.Part(binary, env, "p0i0", ["/explore-stuck"],
                         [SimpleNamespace(connect_string="127.0.0.1:1")])
     try:
@@ -247,7 +252,7 @@ def test_a_call_that_does_not_return_is_named_with_its_stacks(build_dir, tmp_pat
         assert "`oxfer 0 0 p9.c0.e0.h1`" in msg, msg
         assert "zkelect_client_transfer" in part.stuck_stacks, part.stuck_stacks
         # Once it returned, nothing is pending: nothing to report.
-        assert part.wait(lambda w: w[0] == "CMDEND", 20), part.words()
+        assert part.wait(lambda w: w[0] == "CMDEND", 30), part.words()
         run.violations.clear()
         explore.Run.check_stuck(run)
         assert run.violations == []

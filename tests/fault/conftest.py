@@ -22,6 +22,11 @@ def spawn(zkelect_bin, test_env, tmp_path):
         return c
 
     yield make
+    # Every one told to quit first, so their sessions end side by side
+    # rather than one after another (a quit waits for the session's close).
+    for c in made:
+        if c.proc.poll() is None:
+            c.send("quit")
     for c in made:
         c.close()
         c.kill()

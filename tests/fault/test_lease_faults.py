@@ -314,14 +314,21 @@ def test_strict_leader_drop_to_0_seen_in_process(zk, zk_path, proxies, spawn, te
 
 
 def test_lease_margin_setting_shortens_the_lease(zk, zk_path, test_env, paused_leader_bin):
-    """lease.margin.ms is subtracted from the lease (docs/api.md). With T = 2 s
-    and a margin of 900 ms a keepalive earns T/2 - 900 = 100 ms, less than the
-    T/6 between keepalives of the default margin: the leader keeps it by
-    writing every (T/2 - margin)/2 = 50 ms instead (before zkelect-sim seeds
-    388 and 39786 it dropped to 0 between keepalives, DEPOSED and ELECTED at
-    every one). With the default margin (T/20) the period stays T/6. Neither
-    leader answers 0 on a healthy connection. Each watched for 2 s."""
-    T = 2000
+    """lease.margin.ms is subtracted from the lease (docs/api.md). With T = 6 s
+    and a margin of 2,400 ms a keepalive earns T/2 - 2400 = 600 ms, less than
+    the T/6 = 1 s between keepalives of the default margin: the leader keeps
+    it by writing every (T/2 - margin)/2 = 300 ms instead (before zkelect-sim
+    seeds 388 and 39786 it kept the T/6 period, dropped to 0 between
+    keepalives, DEPOSED and ELECTED at every one). With the default margin
+    (T/20) the period stays T/6. Neither leader answers 0 on a healthy
+    connection. Each watched for 2 s.
+
+    The numbers leave each keepalive 300 ms (the half of the lease the period
+    leaves) to be answered. T = 2 s and a margin of 900 ms left it 50 ms:
+    under ./dev test's workers on two cores a write's round trip through the
+    quorum took longer now and then, and that lease lapsed on a healthy
+    connection, as the library says it must (docs/semantics.md)."""
+    T, margin = 6000, 2400
     out, rate = {}, {}
 
     def keepalives(p):
@@ -331,9 +338,9 @@ def test_lease_margin_setting_shortens_the_lease(zk, zk_path, test_env, paused_l
         assert w[1] == "0", w
         return int(w[2])
 
-    for margin in ("900", None):
-        extra = (f"lease.margin.ms={margin}",) if margin else ()
-        p = PausedLeader(paused_leader_bin, zk.connect_string, f"{zk_path}-{margin}", "1", T,
+    for mg in (margin, None):
+        extra = (f"lease.margin.ms={mg}",) if mg else ()
+        p = PausedLeader(paused_leader_bin, zk.connect_string, f"{zk_path}-{mg}", "1", T,
                          test_env, extra=extra)
         try:
             p.wait(lambda w: w[0] == "READY", 15, "READY")
@@ -342,20 +349,21 @@ def test_lease_margin_setting_shortens_the_lease(zk, zk_path, test_env, paused_l
             m = p.mark()
             k0, t0 = keepalives(p), time.monotonic()
             time.sleep(2.0)                  # the window the keepalives are counted in
-            rate[margin] = (keepalives(p) - k0) / (time.monotonic() - t0)
-            out[margin] = [w for w in p.lines[m:] if w[0] == "FLIP"]
+            rate[mg] = (keepalives(p) - k0) / (time.monotonic() - t0)
+            out[mg] = [w for w in p.lines[m:] if w[0] == "FLIP"]
         finally:
             p.close()
     report("lease_margin_setting", session_timeout_ms=T,
-           keepalives_per_s_with_margin_900=round(rate["900"], 1),
+           keepalives_per_s_with_margin_2400=round(rate[margin], 1),
            keepalives_per_s_with_default_margin=round(rate[None], 1),
-           flips_with_margin_900=len(out["900"]), flips_with_default_margin=len(out[None]))
-    # Every 50 ms against every 333 ms: a lease of 100 ms, not 900.
-    assert rate["900"] > 10, rate
-    assert rate[None] < 5, rate
-    for margin in ("900", None):
-        assert not [w for w in out[margin] if w[1] == "0"], \
-            f"the lease (margin {margin}) lapsed on a healthy connection: {out[margin]}"
+           flips_with_margin_2400=len(out[margin]), flips_with_default_margin=len(out[None]))
+    # Every 300 ms (3.3 a second) against every 1,000 ms (at most 3 in the
+    # window: 1.5 a second): a lease of 600 ms, not 2,700.
+    assert rate[margin] > 2, rate
+    assert rate[None] < 2, rate
+    for mg in (margin, None):
+        assert not [w for w in out[mg] if w[1] == "0"], \
+            f"the lease (margin {mg}) lapsed on a healthy connection: {out[mg]}"
 
 
 def test_lease_runs_on_boottime(zk, zk_path, spawn, test_env, paused_leader_bin, tmp_path):

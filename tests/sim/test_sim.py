@@ -8,6 +8,8 @@ No ZooKeeper server: the simulator's ensemble is a model, judged by the real
 tier (tests/explore) where the two could differ.
 """
 
+import resource
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -28,12 +30,27 @@ KNOWN_OPEN = {
 SHORT_FORM = [a for args in KNOWN_OPEN for a in args]
 
 
-def sim(build_dir, *args, timeout=120):
+# The simulator runs on virtual time on one thread: what bounds a run that
+# never ends is the CPU it burns, not the wall clock, which a busy machine
+# stretches (3,000 fixed seeds: 30 s of CPU, and past a 120 s wall-clock
+# bound beside ./dev test's other workers on a loaded machine). The
+# wall-clock bound only catches a process that hangs without running.
+CPU_S = 120
+WALL_S = 900
+
+
+def _cpu_bound():
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_S, CPU_S + 5))
+
+
+def sim(build_dir, *args):
     exe = Path(build_dir) / "tests" / "sim" / "zkelect-sim"
     if not exe.is_file():
         pytest.fail(f"{exe} is missing (ninja -C {build_dir})", pytrace=False)
-    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+    r = subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
+                       timeout=WALL_S, preexec_fn=_cpu_bound)
+    assert r.returncode != -signal.SIGXCPU, f"zkelect-sim {args}: more than {CPU_S} s of CPU"
+    return r
 
 
 def test_fixed_seeds(build_dir):
