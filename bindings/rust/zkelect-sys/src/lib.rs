@@ -201,6 +201,7 @@ extern "C" {
     pub fn zkelect_is_leader(election: *const zkelect_election_t) -> c_int;
     pub fn zkelect_lease_left_ms(election: *const zkelect_election_t) -> i64;
     pub fn zkelect_is_leader_for(election: *const zkelect_election_t, min_ms: c_int) -> c_int;
+    pub fn zkelect_leader_answer(election: *const zkelect_election_t, buf: *mut c_char, len: *mut size_t) -> c_int;
     pub fn zkelect_await_leader(election: *mut zkelect_election_t, timeout_ms: c_int) -> c_int;
     pub fn zkelect_transfer(
         election: *mut zkelect_election_t,
@@ -235,6 +236,13 @@ extern "C" {
     pub fn zkelect_fenced_ops_destroy(ops: *mut zkelect_fenced_ops_t);
     pub fn zkelect_fenced_commit(
         election: *mut zkelect_election_t,
+        ops: *mut zkelect_fenced_ops_t,
+        timeout_ms: c_int,
+    ) -> c_int;
+    pub fn zkelect_client_fenced_commit(
+        client: *mut zkelect_client_t,
+        node: *const c_char,
+        token: i64,
         ops: *mut zkelect_fenced_ops_t,
         timeout_ms: c_int,
     ) -> c_int;
