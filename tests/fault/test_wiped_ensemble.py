@@ -58,7 +58,12 @@ def test_a_wiped_ensemble_gets_a_new_session_and_a_leader_again(api, handles, fr
     took = time.monotonic() - t_up
     types = [d["type"] for d in seen]
     assert "EXPIRED" in types, f"no EXPIRED before the new term: {types}"
-    assert api.lib.zkelect_is_leader(e) == 1
+    # It leads on the new session. Not is_leader() at this instant: a claim
+    # acknowledged late by a just-restarted ensemble earns a lease with
+    # little left, which may lapse before the next renewal (the library must
+    # say 0 then: LEASE_ENDED) and is earned again by it (a failure of
+    # ./dev test's -n 3 run, 3 servers).
+    assert api.lib.zkelect_await_leader(e, 10000) == 0, types
     assert api.lib.zkelect_client_session_id(c) not in (0, old_sid)
     assert api.counter_named(c, "expiries") == expiries + 1
     print(f"leading again {took:.2f} s after the wiped ensemble served")
