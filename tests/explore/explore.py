@@ -1692,6 +1692,22 @@ class Run:
         spans = [(int(w[3]), int(w[6]), int(w[7]), part.name, w[1], w[2], w[8])
                  for part in self.all_parts for w in part.words()
                  if w[0] == "ACK" and w[1] in xfer_ns and len(w) >= 10]
+        # A transfer call that never returned (its process killed, seed
+        # 597042593) ran too: from its command up to its bound, its request
+        # possibly in the path's data all that time. Calls of one handle and
+        # path follow each other, so the last commands past the answers are
+        # the unanswered ones.
+        for part in self.all_parts:
+            cmds, acks = {}, {}
+            for w in part.words():
+                if w[0] == "CMD" and len(w) >= 5 and w[2] in xfer_ns:
+                    cmds.setdefault((w[2], w[3], w[4]), []).append(int(w[1]))
+                elif w[0] == "ACK" and w[1] in xfer_ns and len(w) >= 10:
+                    k = (w[1], w[2], w[3])
+                    acks[k] = acks.get(k, 0) + 1
+            for (verb, c, e), starts in cmds.items():
+                for m0 in starts[acks.get((verb, c, e), 0):]:
+                    spans.append((int(e), m0, m0 + xfer_ns[verb], part.name, verb, c, None))
         if not getattr(self.w, "priority", 0):
             for i, (e, m0, m1, name, verb, c, code) in enumerate(spans):
                 if code != "ZKELECT_ESTATE":

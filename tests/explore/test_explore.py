@@ -488,6 +488,14 @@ def test_estate_is_accepted_only_beside_another_transfer_on_the_path():
     h = _transfer_history(code="ZKELECT_ESTATE")
     h["p1i1"].insert(-2, "ACK oxfer 1 1 1 0 700000 900000 OK p1i1.c0.e1.h1")   # another path
     assert _checked(h) == ["transfer-estate"]
+    # An outside transfer whose call never returned (its process killed
+    # while the leader's link was dark, seed 597042593) ran all the same.
+    h = _transfer_history(code="ZKELECT_ESTATE")
+    h["p1i1"].insert(-2, "CMD 700000 oxfer 1 0 p1i1.c0.e0.h1")
+    assert _checked(h) == []
+    h = _transfer_history(code="ZKELECT_ESTATE")
+    h["p1i1"].insert(-2, "CMD 700000 oxfer 1 1 p1i1.c0.e1.h1")   # another path
+    assert _checked(h) == ["transfer-estate"]
 
 
 class _LaggingLeader:
