@@ -734,14 +734,15 @@ class FaultProxy:
 
     # -- controls (any thread) ---------------------------------------------
     def _set_mode(self, mode, discard=True):
-        def apply():
-            prev = self._mode
-            self._mode = mode
-            self._discard = discard
-            if prev in ("blackhole", "deaf") and mode != prev:
-                for c in list(self._conns):
-                    c.heal()
-        self._lt.call(apply)
+        self._lt.call(self._set_mode_on_loop, mode, discard)
+
+    def _set_mode_on_loop(self, mode, discard=True):
+        prev = self._mode
+        self._mode = mode
+        self._discard = discard
+        if prev in ("blackhole", "deaf") and mode != prev:
+            for c in list(self._conns):
+                c.heal()
 
     def set_pass(self):
         """Forward again; ends blackhole/refuse and clears delays (not drop rules)."""
@@ -782,18 +783,19 @@ class FaultProxy:
 
     def reset(self, refuse=False):
         """RST every current connection; with refuse=True stay in refuse mode."""
-        def apply():
-            n = 0
-            for c in list(self._conns):
-                c.abort()
-                n += 1
-            self._stats["resets"] += n
-            if refuse:
-                self._mode = "refuse"
-            elif self._mode == "blackhole":
-                self._mode = "pass"
-            return n
-        return self._lt.call(apply)
+        return self._lt.call(self._reset_on_loop, refuse)
+
+    def _reset_on_loop(self, refuse):
+        n = 0
+        for c in list(self._conns):
+            c.abort()
+            n += 1
+        self._stats["resets"] += n
+        if refuse:
+            self._mode = "refuse"
+        elif self._mode == "blackhole":
+            self._mode = "pass"
+        return n
 
     def drop_reply(self, opcode, count=1, then=None, match=None, rule=None):
         """Drop the replies to the next `count` requests of `opcode`.
@@ -925,19 +927,23 @@ class ProxiedEnsemble:
             p.delay(ms, jitter_ms, direction)
 
     def blackhole(self, discard=True):
-        for p in self.proxies:
-            p.blackhole(discard)
+        self._on_all(lambda p: p._set_mode_on_loop("blackhole", discard))
+
+    # The proxies share one loop thread, so a change made in one call on it
+    # reaches all of them before any client reconnects: reset one by one, a
+    # client RST by the first could reach the next before its turn and be RST
+    # again (a reconnect rewrite then spent on a connection thrown away).
+    def _on_all(self, fn):
+        return self._lt.call(lambda: [fn(p) for p in self.proxies])
 
     def deaf(self):
-        for p in self.proxies:
-            p.deaf()
+        self._on_all(lambda p: p._set_mode_on_loop("deaf"))
 
     def refuse(self):
-        for p in self.proxies:
-            p.refuse()
+        self._on_all(lambda p: p._set_mode_on_loop("refuse"))
 
     def reset(self, refuse=False):
-        return sum(p.reset(refuse) for p in self.proxies)
+        return sum(self._on_all(lambda p: p._reset_on_loop(refuse)))
 
     def drop_reply(self, opcode, count=1, then=None, match=None):
         """One rule shared by all proxies: `count` drops in total."""
