@@ -246,6 +246,13 @@ private:
     void remove_leftover(const std::string &path);
     void end_of_session();
     void on_session_event(uint64_t gen, int state, int64_t stamp, const PeerAddr &peer);
+    // Its steps (session_events.cpp), one per state ZooKeeper reports.
+    void on_connected_event(uint64_t gen, int64_t stamp, const PeerAddr &peer);
+    void on_connection_lost(uint64_t gen, int64_t stamp);
+    void on_session_expired();
+    void on_auth_refused(bool sasl_required);
+    // Each member, of a copy of the list (a member may leave while told).
+    void tell_members(const std::function<void(Member &)> &fn);
     // After each new connection: read the server's tickTime (TickProbe),
     // or take what is known.
     void ask_tick_time(const PeerAddr &peer);
