@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -257,6 +258,12 @@ private:
     // or take what is known.
     void ask_tick_time(const PeerAddr &peer);
     void on_tick_answer(uint64_t ticket, bool ok, const ServerConf &conf);
+    // participants' steps (participants.cpp).
+    int list_line(const std::string &path, std::chrono::steady_clock::time_point deadline,
+                  int timeout_ms, std::shared_ptr<ZkPort> *session, std::vector<Candidate> *order,
+                  std::string *why);
+    int await_reconnect(int attempt, std::chrono::steady_clock::time_point deadline,
+                        std::string *why);
     void warn_below_two_ticks(const std::string &server, int64_t tick_ns);
     void nudge_while_disconnected(uint64_t epoch);
     void give_up_unless_taken(uint64_t epoch);
