@@ -146,6 +146,8 @@ private:
     void release_nodes();
     void collect_garbage();
     void garbage_refused(int rc, const std::string &name);
+    void say_garbage_refused(int rc, const std::string &name);
+    bool lost_creates_left(int64_t t, int64_t *pause);
     void finish_resign();
     // The node slots this candidacy holds of the client's
     // zk.session.nodes.max.bytes follow what it may have in ZooKeeper: one
