@@ -310,7 +310,50 @@ def conf_regions(t):
                     f"{k.get('min', 0)}, {k.get('max', 0)}, {str(k.get('empty_ok', False)).lower()},")
         rows.append(f"     {choices},")
         rows.append(f"     {message}}},")
-    return {"keys": ["constexpr Key kKeys[] = {"] + rows + ["};"]}
+    return {"keys": ["constexpr Key kKeys[] = {"] + rows + ["};"], "place": place_lines(t)}
+
+
+def place_lines(t):
+    """conf.cpp's place(): each key's row says where its value goes (field
+    and values) or which function places it (place)."""
+    out = ["std::string place(const Key &k, const std::string &value, int n, int choice, Settings *s) {",
+           "    switch (&k - kKeys) {"]
+    for i, k in enumerate(t["key"]):
+        field, place = k.get("field"), k.get("place")
+        if bool(field) == bool(place):
+            raise SystemExit(f"gen/vocabulary.toml: key {k['name']} needs exactly one of field and place")
+        if place == "together":
+            out.append(f"    case {i}: break;  // {k['name']}: placed with the keys it goes with")
+        elif place:
+            out.append(f"    case {i}: return {place}(k, value, n, s);  // {k['name']}")
+        elif k.get("values"):
+            if len(k["values"]) != len(k.get("choices", [])):
+                raise SystemExit(f"gen/vocabulary.toml: key {k['name']}: values must match choices")
+            member = "Settings::" + field.replace(".", "::").replace("sasl::", "Sasl::")
+            out.append(f"    case {i}: {{  // {k['name']}")
+            out.append(f"        static constexpr decltype({member}) v[] = {{{', '.join(k['values'])}}};")
+            out.append(f"        s->{field} = v[choice];")
+            out.append("        break;")
+            out.append("    }")
+        elif k["kind"] == "int":
+            out.append(f"    case {i}: s->{field} = n; break;  // {k['name']}")
+        elif k["kind"] in ("hosts", "sasl", "path"):
+            out.append(f"    case {i}: s->{field} = value; break;  // {k['name']}")
+        else:
+            raise SystemExit(f"gen/vocabulary.toml: key {k['name']}: kind {k['kind']} needs values or place")
+    out += ["    }", "    (void)choice;", "    return {};", "}"]
+    return out
+
+
+def conf_test_regions(t):
+    """Settings' member initializers, held to each row's default: what a
+    Settings made in code (the engine's tests, the simulator) starts with is
+    what a client of an empty configuration gets."""
+    out = []
+    for k in t["key"]:
+        if k.get("field") and k["default"]:
+            out.append(f"    EXPECT_EQ(d.{k['field']}, s.{k['field']}) << \"{k['name']}\";")
+    return {"defaults": out}
 
 
 def conf_h_regions(t):
@@ -391,6 +434,7 @@ def targets(t):
         ("cxx/base/errors.h", replace_enums, errors_h_regions(t)),
         ("cxx/base/conf.cpp", replace_marked, conf_regions(t)),
         ("cxx/base/conf.h", replace_marked, conf_h_regions(t)),
+        ("tests/unit/conf_test.cpp", replace_marked, conf_test_regions(t)),
         ("cxx/base/vocabulary.cpp", replace_marked, vocabulary_cpp_regions(t)),
         ("capi/abi_check.cpp", replace_marked, abi_check_regions(t)),
         ("tests/capi/badinput_test.cpp", replace_marked, capi_test_regions(t)),

@@ -222,67 +222,89 @@ std::string check_value(const Key &k, const std::string &value, int *n, int *cho
     return {};
 }
 
-// What a checked value means for a client: its place in Settings. Returns
-// "" or why, for the one check that needs the number (events.queue.max).
-std::string place(const Key &k, const std::string &value, int n, int choice, Settings *s) {
-    const std::string key = k.name;
-    if (key == "zk.hosts") {
-        s->hosts = value;
-    } else if (key == "zk.session.timeout.ms") {
-        s->session_timeout_ms = n;
-    } else if (key == "zk.connect.timeout.ms") {
-        s->connect_timeout_ms = n;
-    } else if (key == "zk.auth") {
-        size_t colon = value.find(':');
-        s->auth_scheme = value.empty() ? std::string() : value.substr(0, colon);
-        s->auth_credentials = value.empty() ? std::string() : value.substr(colon + 1);
-    } else if (key == "election.acl") {
-        s->acl_creator_only = choice == 1;  // open|creator
-    } else if (key == "leadership") {
-        s->leadership = choice == 1 ? Leadership::kStrict : Leadership::kLease;  // lease|strict
-    } else if (key == "lease.margin.ms") {
-        s->lease_margin_ms = n;  // -1: derived from the negotiated timeout
-    } else if (key == "zk.session.nodes.max.bytes") {
-        s->session_nodes_max_bytes = n;  // 0: no bound
-    } else if (key == "events.queue.max") {
-        // A queue of one would have room for the OVERFLOW marker alone.
-        if (n == 1) return k.message;
-        s->events_queue_max = n;  // 0: keep none
-    } else if (key == "zk.log.level") {
-        s->log_level = choice - 1;  // keep|none|error|warn|info|debug: keep is -1
-    } else if (key == "zk.probe.ticktime") {
-        s->probe_ticktime = choice == 0;  // true|false
-    } else if (key == "zk.hosts.follow") {
-        s->follow_hosts = choice == 0;  // true|false
-    } else if (key == "zk.tls.hostname.verify") {
-        s->tls_hostname_verify = choice == 0;  // true|false
-    } else if (key == "crash.guard") {
-        s->guard = choice == 1 ? GuardMode::kOn : choice == 2 ? GuardMode::kOff : GuardMode::kAuto;
-    } else if (key == "crash.guard.delay.ms") {
-        s->guard_delay_ms = n;
-    } else if (key == "crash.guard.socket") {
-        s->guard_socket = value;
-    } else if (key == "election.priority") {
-        s->priority = n;
-    } else if (key == "election.priority.holddown.ms") {
-        s->priority_holddown_ms = n;
-    } else if (key == "transfer.drain.ms") {
-        s->transfer_drain_ms = n;
-    } else if (key == "lease.warn.percent") {
-        s->lease_warn_percent = n;  // 0: never
-    } else if (key == "zk.sasl.mechanism") {
-        s->sasl.mechanism = value;
-    } else if (key == "zk.sasl.user") {
-        s->sasl.user = value;
-    } else if (key == "zk.sasl.password.file") {
-        s->sasl.password_file = value;
-    } else if (key == "zk.sasl.service") {
-        s->sasl.service = value;
-    } else if (key == "zk.sasl.host") {
-        s->sasl.host = value;
-    }
+// The keys a row's field cannot place. zk.auth: scheme and credentials.
+std::string place_auth(const Key &, const std::string &value, int, Settings *s) {
+    size_t colon = value.find(':');
+    s->auth_scheme = value.empty() ? std::string() : value.substr(0, colon);
+    s->auth_credentials = value.empty() ? std::string() : value.substr(colon + 1);
     return {};
 }
+
+// events.queue.max: a queue of one would have room for the OVERFLOW
+// marker alone.
+std::string place_events_queue_max(const Key &k, const std::string &, int n, Settings *s) {
+    if (n == 1) return k.message;
+    s->events_queue_max = n;  // 0: keep none
+    return {};
+}
+
+// What a checked value means for a client: its place in Settings, as its
+// row in gen/vocabulary.toml says. Returns "" or why the value is refused.
+// BEGIN gen/vocab.py place
+std::string place(const Key &k, const std::string &value, int n, int choice, Settings *s) {
+    switch (&k - kKeys) {
+    case 0: s->hosts = value; break;  // zk.hosts
+    case 1: s->session_timeout_ms = n; break;  // zk.session.timeout.ms
+    case 2: s->connect_timeout_ms = n; break;  // zk.connect.timeout.ms
+    case 3: return place_auth(k, value, n, s);  // zk.auth
+    case 4: {  // election.acl
+        static constexpr decltype(Settings::acl_creator_only) v[] = {false, true};
+        s->acl_creator_only = v[choice];
+        break;
+    }
+    case 5: s->priority = n; break;  // election.priority
+    case 6: s->priority_holddown_ms = n; break;  // election.priority.holddown.ms
+    case 7: s->transfer_drain_ms = n; break;  // transfer.drain.ms
+    case 8: s->lease_warn_percent = n; break;  // lease.warn.percent
+    case 9: {  // leadership
+        static constexpr decltype(Settings::leadership) v[] = {Leadership::kLease, Leadership::kStrict};
+        s->leadership = v[choice];
+        break;
+    }
+    case 10: s->lease_margin_ms = n; break;  // lease.margin.ms
+    case 11: s->session_nodes_max_bytes = n; break;  // zk.session.nodes.max.bytes
+    case 12: return place_events_queue_max(k, value, n, s);  // events.queue.max
+    case 13: {  // zk.log.level
+        static constexpr decltype(Settings::log_level) v[] = {-1, 0, 1, 2, 3, 4};
+        s->log_level = v[choice];
+        break;
+    }
+    case 14: {  // zk.probe.ticktime
+        static constexpr decltype(Settings::probe_ticktime) v[] = {true, false};
+        s->probe_ticktime = v[choice];
+        break;
+    }
+    case 15: break;  // zk.tls.ca: placed with the keys it goes with
+    case 16: break;  // zk.tls.cert: placed with the keys it goes with
+    case 17: break;  // zk.tls.key: placed with the keys it goes with
+    case 18: break;  // zk.tls.key.password: placed with the keys it goes with
+    case 19: {  // zk.tls.hostname.verify
+        static constexpr decltype(Settings::tls_hostname_verify) v[] = {true, false};
+        s->tls_hostname_verify = v[choice];
+        break;
+    }
+    case 20: {  // zk.hosts.follow
+        static constexpr decltype(Settings::follow_hosts) v[] = {true, false};
+        s->follow_hosts = v[choice];
+        break;
+    }
+    case 21: {  // crash.guard
+        static constexpr decltype(Settings::guard) v[] = {GuardMode::kAuto, GuardMode::kOn, GuardMode::kOff};
+        s->guard = v[choice];
+        break;
+    }
+    case 22: s->guard_delay_ms = n; break;  // crash.guard.delay.ms
+    case 23: s->sasl.mechanism = value; break;  // zk.sasl.mechanism
+    case 24: s->sasl.user = value; break;  // zk.sasl.user
+    case 25: s->sasl.password_file = value; break;  // zk.sasl.password.file
+    case 26: s->sasl.service = value; break;  // zk.sasl.service
+    case 27: s->sasl.host = value; break;  // zk.sasl.host
+    case 28: s->guard_socket = value; break;  // crash.guard.socket
+    }
+    (void)choice;
+    return {};
+}
+// END gen/vocab.py place
 
 // Returns "" when value suits key k, else why; fills s when given. The
 // checks come from k's row; what a value means for a client is place's.
@@ -389,9 +411,14 @@ std::string place_sasl(Settings *s) {
 }  // namespace
 
 bool Conf::settings(Settings *out, std::string *why) const {
+    // Every row, set or not: a default, too, reaches Settings from its row
+    // (Settings' own initializers are held to the rows by conf_test.cpp).
+    // An unset key without a default keeps the member's empty value.
     Settings s;
-    for (const auto &[key, value] : values_) {
-        std::string e = apply(*find_key(key), value, &s);
+    for (const auto &k : kKeys) {
+        auto it = values_.find(k.name);
+        if (it == values_.end() && !*k.fallback) continue;
+        std::string e = apply(k, it != values_.end() ? it->second : k.fallback, &s);
         if (!e.empty()) {
             *why = e;
             return false;

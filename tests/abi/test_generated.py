@@ -46,7 +46,8 @@ def test_a_new_event_and_counter_reach_every_copy():
     # Copies of the codes or the keys alone do not hold events or counters.
     only_other = {"bindings/go/errors.go", "cxx/base/conf.cpp", "cxx/base/conf.h",
                   "bindings/java/src/main/java/org/zkelect/ZkelectException.java",
-                  "tests/capi/badinput_test.cpp", "bindings/luajit/zkelect/layer.lua"}
+                  "tests/capi/badinput_test.cpp", "bindings/luajit/zkelect/layer.lua",
+                  "tests/unit/conf_test.cpp"}
     missed = [(rel, regions) for rel, regions, changed in _changed(gen, t, grown)
               if not changed and rel not in only_other and not any("Keys" in r for r in regions)]
     assert not missed, f"a new event or counter does not reach: {missed}"
@@ -86,8 +87,25 @@ def test_a_new_key_reaches_the_engine_and_the_header():
     grown = copy.deepcopy(t)
     grown["key"].append({"name": "probe.key.ms", "kind": "int", "min": 1, "max": 9,
                          "default": "5", "message": "probe.key.ms must be 1..9",
-                         "doc": "a test's key."})
+                         "doc": "a test's key.", "field": "probe_key_ms"})
     changed = {(rel, tuple(regions)) for rel, regions, c in _changed(gen, t, grown) if c}
     files = {rel for rel, _r in changed}
+    # conf.cpp: its row, and its place in Settings; conf_test.cpp: the
+    # member's initializer held to its default.
     assert {"cxx/base/conf.cpp", "cxx/base/conf.h", "capi/zkelect/zkelect.h", "bindings/python/zkelect/_vocab.py",
-            "bindings/luajit/zkelect/layer.lua"} <= files, changed
+            "bindings/luajit/zkelect/layer.lua", "tests/unit/conf_test.cpp"} <= files, changed
+    place = "\n".join(gen.place_lines(grown))
+    assert "s->probe_key_ms = n; break;  // probe.key.ms" in place
+
+
+def test_a_key_placed_nowhere_is_refused():
+    """A key's row names where its value goes (field) or what places it
+    (place): without either, no Settings member would ever see it, and the
+    generator says so instead of writing a key that does nothing."""
+    gen = _gen()
+    grown = copy.deepcopy(gen.load())
+    grown["key"].append({"name": "probe.key.ms", "kind": "int", "min": 1, "max": 9,
+                         "default": "5", "message": "m", "doc": "d"})
+    import pytest
+    with pytest.raises(SystemExit, match="probe.key.ms needs exactly one of field and place"):
+        gen.place_lines(grown)

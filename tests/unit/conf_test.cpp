@@ -49,6 +49,35 @@ TEST(Conf, SettingsNeedHosts) {
     EXPECT_EQ(s.log_level, 4);
 }
 
+// A default reaches a client from its row in gen/vocabulary.toml; a
+// Settings made in code starts from its own initializers. They agree.
+TEST(Conf, SettingsInitializersAreTheRowsDefaults) {
+    Conf c;
+    ASSERT_EQ(c.set("zk.hosts", "127.0.0.1:2181"), "");
+    Settings s;
+    std::string why;
+    ASSERT_TRUE(c.settings(&s, &why)) << why;
+    const Settings d;
+    // BEGIN gen/vocab.py defaults
+    EXPECT_EQ(d.session_timeout_ms, s.session_timeout_ms) << "zk.session.timeout.ms";
+    EXPECT_EQ(d.connect_timeout_ms, s.connect_timeout_ms) << "zk.connect.timeout.ms";
+    EXPECT_EQ(d.acl_creator_only, s.acl_creator_only) << "election.acl";
+    EXPECT_EQ(d.priority, s.priority) << "election.priority";
+    EXPECT_EQ(d.priority_holddown_ms, s.priority_holddown_ms) << "election.priority.holddown.ms";
+    EXPECT_EQ(d.transfer_drain_ms, s.transfer_drain_ms) << "transfer.drain.ms";
+    EXPECT_EQ(d.lease_warn_percent, s.lease_warn_percent) << "lease.warn.percent";
+    EXPECT_EQ(d.leadership, s.leadership) << "leadership";
+    EXPECT_EQ(d.session_nodes_max_bytes, s.session_nodes_max_bytes) << "zk.session.nodes.max.bytes";
+    EXPECT_EQ(d.log_level, s.log_level) << "zk.log.level";
+    EXPECT_EQ(d.probe_ticktime, s.probe_ticktime) << "zk.probe.ticktime";
+    EXPECT_EQ(d.tls_hostname_verify, s.tls_hostname_verify) << "zk.tls.hostname.verify";
+    EXPECT_EQ(d.follow_hosts, s.follow_hosts) << "zk.hosts.follow";
+    EXPECT_EQ(d.guard, s.guard) << "crash.guard";
+    EXPECT_EQ(d.guard_delay_ms, s.guard_delay_ms) << "crash.guard.delay.ms";
+    EXPECT_EQ(d.sasl.service, s.sasl.service) << "zk.sasl.service";
+    // END gen/vocab.py defaults
+}
+
 // zk.tls.* follow what the build found (a link test for zookeeper_init_ssl):
 // without it a value is refused, naming the tunnel to use instead; an empty
 // value (TLS off) is always fine.
