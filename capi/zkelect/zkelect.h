@@ -530,7 +530,9 @@ ZKELECT_API int zkelect_client_destroy(zkelect_client_t *client);
  * callback) until the handle is destroyed.
  *
  * Returns 0 when every node of the client's elections is gone (each delete
- * answered, or found gone). ZKELECT_ETIMEDOUT when timeout_ms passed
+ * answered, or found gone; a node ZooKeeper refused to delete, for lack of
+ * DELETE permission on its path, goes with the session's close).
+ * ZKELECT_ETIMEDOUT when timeout_ms passed
  * first (zkelect_last_error() says how many were left and why): leadership
  * ended on every handle all the same, and the session's close was sent if
  * there was a connection to send it on; the nodes left go when the
