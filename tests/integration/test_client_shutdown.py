@@ -174,6 +174,9 @@ def test_calls_after_shutdown_and_bad_input_give_their_codes(api, handles, zk):
         assert not made
         assert err.value.decode().startswith("ZKELECT_ECLOSED"), err.value
     assert lib.zkelect_client_is_connected(c) == 0
+    # What is read without ZooKeeper still answers.
+    assert api.stats(c, client=True)["connected"] is False
+    assert api.stats(e)["is_leader"] is False
     # Still the caller's to free, in the usual order.
     assert _err(lib, lib.zkelect_client_destroy(c)) == "ZKELECT_ESTATE"
     assert lib.zkelect_election_destroy(e) == 0
