@@ -27,17 +27,20 @@ public final class Client implements AutoCloseable {
             this.h = h;
         }
 
-        void close() {
+        /** endAll: the user's close; the Cleaner's leaves live handles be. */
+        void close(boolean endAll) {
             lock.writeLock().lock();
             try {
                 if (h != null) {
                     // Every Elector and Observer ends at once (their deletes
                     // sent together); ECLOSED after an earlier close that
                     // threw, ETIMEDOUT leaves nodes to the session's end.
-                    try {
-                        ZkelectNative.client_shutdown(h, -1);
-                    } catch (ZkelectException e) {
-                        // neither stops the destroy
+                    if (endAll) {
+                        try {
+                            ZkelectNative.client_shutdown(h, -1);
+                        } catch (ZkelectException e) {
+                            // neither stops the destroy
+                        }
                     }
                     ZkelectNative.client_destroy(h); // ESTATE: nothing freed, h kept
                     h = null;
@@ -50,7 +53,7 @@ public final class Client implements AutoCloseable {
         @Override
         public void run() {
             try {
-                close();
+                close(false);
             } catch (ZkelectException e) {
                 abandoned = true;
             }
@@ -232,6 +235,6 @@ public final class Client implements AutoCloseable {
      */
     @Override
     public void close() {
-        st.close();
+        st.close(true);
     }
 }
