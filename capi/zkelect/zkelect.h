@@ -557,10 +557,12 @@ ZKELECT_API int zkelect_client_destroy(zkelect_client_t *client);
  * zkelect_await_leader(), zkelect_transfer(), zkelect_release(),
  * zkelect_leader_id() and zkelect_fenced_commit() return ZKELECT_ECLOSED,
  * zkelect_fencing_token() ZKELECT_ENOTLEADER, zkelect_is_leader() 0; on
- * the client zkelect_client_await_connected(), zkelect_participants(),
- * zkelect_client_transfer() and zkelect_client_fenced_commit() return
- * ZKELECT_ECLOSED, zkelect_election_new() and zkelect_observer_new()
- * NULL with ZKELECT_ECLOSED, zkelect_client_is_connected() 0.
+ * the client zkelect_client_await_connected(), zkelect_client_transfer()
+ * and zkelect_client_fenced_commit() return ZKELECT_ECLOSED;
+ * zkelect_election_new(), zkelect_observer_new(), zkelect_participants()
+ * and zkelect_client_participants() return NULL, their message beginning
+ * with ZKELECT_ECLOSED; zkelect_client_is_connected() answers 0. The
+ * stats and the counters still answer.
  *
  * Any thread, an event callback's included (it never waits on one);
  * blocks. The caller keeps ownership of every handle. Calls on the

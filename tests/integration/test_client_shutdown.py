@@ -170,7 +170,8 @@ def test_calls_after_shutdown_and_bad_input_give_their_codes(api, handles, zk):
     err = zkc.C.create_string_buffer(512)
     for made in (lib.zkelect_election_new(c, path.encode(), b"z", err, 512),
                  lib.zkelect_observer_new(c, path.encode(), err, 512),
-                 lib.zkelect_client_participants(c, path.encode(), err, 512)):
+                 lib.zkelect_client_participants(c, path.encode(), err, 512),
+                 lib.zkelect_participants(e, err, 512)):
         assert not made
         assert err.value.decode().startswith("ZKELECT_ECLOSED"), err.value
     assert lib.zkelect_client_is_connected(c) == 0
