@@ -371,6 +371,59 @@ func TestFencedCommitOnlyWhileLeading(t *testing.T) {
 	}
 }
 
+func TestClientFencedCommitWithTheLeadersNodeAndToken(t *testing.T) {
+	path := freshPath(t)
+	a := newElector(t, path, "go-a")
+	ea := enroll(t, a)
+	if err := a.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := a.Participants()
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("Participants: %v, %v", ps, err)
+	}
+	node, token := path+"/"+ps[0].Node, ps[0].Token
+	if own, _ := a.FencingToken(); own != token {
+		t.Fatalf("the leader's token %d, its node's czxid %d", own, token)
+	}
+	other, err := zkelect.Connect(opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	data := path + "-data"
+	if _, err := other.FencedCommit(node, token, waitLimit, zkelect.FencedCreate(data, []byte("other"), false)); err != nil {
+		t.Fatalf("another client's fenced create with the leader's node and token: %v", err)
+	}
+	if failed, err := other.FencedCommit(node, token, waitLimit, zkelect.FencedSet(data, nil, -1),
+		zkelect.FencedCreate(data, nil, false)); !errors.Is(err, zkelect.ErrZooKeeper) || failed != 1 {
+		t.Fatalf("a batch whose create exists: failed %d, %v; want 1, ErrZooKeeper", failed, err)
+	}
+	if _, err := other.FencedCommit(node, token-1, waitLimit, zkelect.FencedCreate(data+"-x", nil, false)); !errors.Is(err, zkelect.ErrFenced) ||
+		!strings.Contains(err.Error(), "another term's node") {
+		t.Fatalf("with another term's token: %v, want ErrFenced", err)
+	}
+	if err := a.Resign(); err != nil {
+		t.Fatal(err)
+	}
+	next(t, ea, "go-a", zkelect.Resigned) // the node is gone (Resign only starts its delete)
+	if _, err := other.FencedCommit(node, token, waitLimit, zkelect.FencedCreate(data+"-x", nil, false)); !errors.Is(err, zkelect.ErrFenced) ||
+		!strings.Contains(err.Error(), "is gone") {
+		t.Fatalf("once the node is gone: %v, want ErrFenced", err)
+	}
+	// Nothing of the refused batches was committed: the next leader can
+	// still create the node they would have.
+	b := newElector(t, path, "go-b")
+	enroll(t, b)
+	if err := b.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.FencedCommit(waitLimit, zkelect.FencedCreate(data+"-x", nil, false),
+		zkelect.FencedDelete(data+"-x", -1), zkelect.FencedDelete(data, -1)); err != nil {
+		t.Fatalf("the next leader's create of what the refused batches named: %v", err)
+	}
+}
+
 func TestRequeueStepsBackToTheBackOfTheLine(t *testing.T) {
 	path := freshPath(t)
 	a, b := newElector(t, path, "go-a"), newElector(t, path, "go-b")

@@ -279,6 +279,40 @@ return function(zk, opts)
     a:close(); b:close()
   end)
 
+  test("a client's fenced write with the leader's node and token", function()
+    local path = fresh_path("client-fenced")
+    local a = elector(path, id("a"))
+    enroll(a)
+    check(a:await_leader(20000), "a did not lead")
+    local ps = a:participants()
+    check(#ps == 1, "%d participants", #ps)
+    local node, token = path .. "/" .. ps[1].node, ps[1].token
+    check(token == a:fencing_token(), "the node's czxid is not the leader's token")
+    local other = zk.connect{ hosts = hosts }
+    local data = path .. "-data"
+    check(other:fenced_commit(node, token, { { "create", data, "o" } }, 20000) == true,
+          "another client's create with the leader's node and token")
+    local err = catch(other.fenced_commit, other, node, token - 1, { { "create", data .. "-x" } }, 20000)
+    check(err.code == zk.EFENCED and err.message:find("another term's node", 1, true),
+          "with another term's token: %s", tostring(err))
+    err = catch(other.fenced_commit, other, node, token, { { "sit", data } }, 20000)
+    check(err.code == zk.EINVAL, "an unknown operation gave %s", err.name)
+    a:resign()
+    next_of(a, "RESIGNED")  -- the node is gone (resign only starts its delete)
+    err = catch(other.fenced_commit, other, node, token, { { "create", data .. "-x" } }, 20000)
+    check(err.code == zk.EFENCED and err.message:find("is gone", 1, true),
+          "once the node is gone: %s", tostring(err))
+    a:close()
+    -- Nothing of the refused writes was committed: the next leader can
+    -- still create what they named; the first one's node stands.
+    local b = elector(path, id("b"))
+    enroll(b)
+    check(b:await_leader(20000), "b did not lead")
+    check(b:fenced_commit({ { "create", data .. "-x" }, { "delete", data .. "-x" }, { "delete", data, 0 } },
+                          20000) == true, "the next leader's create of what was refused")
+    b:close(); other:close()
+  end)
+
   test("requeue steps back to the back of the line", function()
     local path = fresh_path("requeue")
     local a, b = elector(path, id("a")), elector(path, id("b"))

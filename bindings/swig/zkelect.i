@@ -297,6 +297,7 @@ ZKELECT_CHECK_RC(zkelect_fenced_ops_set)
 ZKELECT_CHECK_RC(zkelect_fenced_ops_create)
 ZKELECT_CHECK_RC(zkelect_fenced_ops_delete)
 ZKELECT_CHECK_RC(zkelect_fenced_commit)
+ZKELECT_CHECK_RC(zkelect_client_fenced_commit)
 
 /* ---- the header ----------------------------------------------------------- */
 

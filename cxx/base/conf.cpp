@@ -174,23 +174,20 @@ int choice_index(const char *choices, const std::string &value) {
     }
 }
 
-// Returns "" when value suits key k, else why; fills s when given. The
-// checks come from k's row; what a value means for a client is here.
-std::string apply(const Key &k, const std::string &value, Settings *s) {
-    Settings scratch;
-    if (!s) s = &scratch;
+// Returns "" when value suits key k's row, else why; *n holds a kInt's
+// number, *choice a kChoice's index.
+std::string check_value(const Key &k, const std::string &value, int *n, int *choice) {
     const std::string key = k.name;
-    int n = -1, choice = -1;
     switch (k.kind) {
     case Kind::kHosts:
         if (std::string why = check_hosts(value); !why.empty()) return why;
         break;
     case Kind::kInt:
-        if (!(value.empty() && k.empty_ok) && !parse_int(value, k.min, k.max, &n)) return k.message;
+        if (!(value.empty() && k.empty_ok) && !parse_int(value, k.min, k.max, n)) return k.message;
         break;
     case Kind::kChoice:
-        choice = choice_index(k.choices, value);
-        if (choice < 0) return k.message;
+        *choice = choice_index(k.choices, value);
+        if (*choice < 0) return k.message;
         break;
     case Kind::kAuth:
         if (!value.empty()) {
@@ -222,6 +219,13 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
             return k.message;
         break;
     }
+    return {};
+}
+
+// What a checked value means for a client: its place in Settings. Returns
+// "" or why, for the one check that needs the number (events.queue.max).
+std::string place(const Key &k, const std::string &value, int n, int choice, Settings *s) {
+    const std::string key = k.name;
     if (key == "zk.hosts") {
         s->hosts = value;
     } else if (key == "zk.session.timeout.ms") {
@@ -280,6 +284,15 @@ std::string apply(const Key &k, const std::string &value, Settings *s) {
     return {};
 }
 
+// Returns "" when value suits key k, else why; fills s when given. The
+// checks come from k's row; what a value means for a client is place's.
+std::string apply(const Key &k, const std::string &value, Settings *s) {
+    Settings scratch;
+    int n = -1, choice = -1;
+    if (std::string why = check_value(k, value, &n, &choice); !why.empty()) return why;
+    return place(k, value, n, choice, s ? s : &scratch);
+}
+
 // What ZooKeeper's Java client asks for: DIGEST-MD5 against the fixed
 // server name its servers use, Kerberos against the host it connects to
 // (here one name for all: the C client takes one).
@@ -316,6 +329,65 @@ bool Conf::get(const std::string &key, std::string *value) const {
     return true;
 }
 
+namespace {
+
+// The keys that must agree with each other, apart from TLS and SASL.
+std::string check_together(const Settings &s) {
+    if (s.hosts.empty())
+        return "zk.hosts is not set (the ZooKeeper connect string, \"host:port,...\")";
+    if (s.acl_creator_only && s.auth_scheme.empty() && s.sasl.mechanism.empty())
+        return "election.acl \"creator\" needs zk.auth or zk.sasl.mechanism (an identity)";
+    if (s.lease_margin_ms >= 0 && 2 * int64_t(s.lease_margin_ms) >= s.session_timeout_ms)
+        return "lease.margin.ms (" + std::to_string(s.lease_margin_ms) +
+               ") must be below half of zk.session.timeout.ms (" +
+               std::to_string(s.session_timeout_ms) + "): no lease would be left";
+    return {};
+}
+
+// zk.tls.*: checked together, then s->tls as libzookeeper takes it
+// (untouched when no TLS key is set).
+std::string place_tls(const std::string &ca, const std::string &cert, const std::string &key,
+                      const std::string &password, Settings *s) {
+    if (ca.empty() && cert.empty() && key.empty()) return {};
+    if (ca.empty()) return "TLS needs zk.tls.ca (the CA that signed the servers' certificates)";
+    if (cert.empty() != key.empty())
+        return "zk.tls.cert and zk.tls.key go together (a client certificate and its key); "
+               "leave both empty when the servers do not ask for one (ssl.clientAuth=none)";
+    if (cert.empty() && !password.empty())
+        return "zk.tls.key.password without zk.tls.key: there is no key to decrypt";
+    // Upstream's client loads a client certificate unconditionally; only
+    // the bundled copy is patched to go without one (zkclient/patches/).
+    if (cert.empty() && !kHaveTlsCaOnly)
+        return "zk.tls.ca without zk.tls.cert and zk.tls.key: this build's ZooKeeper C "
+               "client always presents a client certificate; set both, or build with "
+               "-Dzookeeper=bundled";
+    // "ca" alone: both of the client's parsers leave cert and key NULL.
+    s->tls = cert.empty() ? ca
+                          : ca + "," + cert + "," + key + (password.empty() ? "" : "," + password);
+    return {};
+}
+
+// zk.sasl.*: checked together (and with TLS), and the server name
+// defaulted from the mechanism.
+std::string place_sasl(Settings *s) {
+    if (s->sasl.mechanism.empty()) {
+        if (!s->sasl.user.empty() || !s->sasl.password_file.empty())
+            return "zk.sasl.user and zk.sasl.password.file need zk.sasl.mechanism "
+                   "(e.g. DIGEST-MD5)";
+        return {};
+    }
+    if (s->sasl.service.empty())
+        return "zk.sasl.service must not be empty (the servers' principal, by default "
+               "\"zookeeper\")";
+    if (!s->tls.empty() && !kHaveTlsSasl)
+        return "zk.sasl.* with zk.tls.*: this build's ZooKeeper C client cannot do both "
+               "on one connection; build with -Dzookeeper=bundled";
+    if (s->sasl.host.empty()) s->sasl.host = default_sasl_host(s->sasl.mechanism, s->hosts);
+    return {};
+}
+
+}  // namespace
+
 bool Conf::settings(Settings *out, std::string *why) const {
     Settings s;
     for (const auto &[key, value] : values_) {
@@ -325,70 +397,17 @@ bool Conf::settings(Settings *out, std::string *why) const {
             return false;
         }
     }
-    if (s.hosts.empty()) {
-        *why = "zk.hosts is not set (the ZooKeeper connect string, \"host:port,...\")";
-        return false;
-    }
-    if (s.acl_creator_only && s.auth_scheme.empty() && s.sasl.mechanism.empty()) {
-        *why = "election.acl \"creator\" needs zk.auth or zk.sasl.mechanism (an identity)";
-        return false;
-    }
-    if (s.lease_margin_ms >= 0 && 2 * int64_t(s.lease_margin_ms) >= s.session_timeout_ms) {
-        *why = "lease.margin.ms (" + std::to_string(s.lease_margin_ms) +
-               ") must be below half of zk.session.timeout.ms (" +
-               std::to_string(s.session_timeout_ms) + "): no lease would be left";
-        return false;
-    }
     std::string ca, cert, key, password;
     get("zk.tls.ca", &ca);
     get("zk.tls.cert", &cert);
     get("zk.tls.key", &key);
     get("zk.tls.key.password", &password);
-    if (!ca.empty() || !cert.empty() || !key.empty()) {
-        if (ca.empty()) {
-            *why = "TLS needs zk.tls.ca (the CA that signed the servers' certificates)";
-            return false;
-        }
-        if (cert.empty() != key.empty()) {
-            *why = "zk.tls.cert and zk.tls.key go together (a client certificate and its key); "
-                   "leave both empty when the servers do not ask for one (ssl.clientAuth=none)";
-            return false;
-        }
-        if (cert.empty() && !password.empty()) {
-            *why = "zk.tls.key.password without zk.tls.key: there is no key to decrypt";
-            return false;
-        }
-        // Upstream's client loads a client certificate unconditionally;
-        // only the bundled copy is patched to go without one
-        // (zkclient/patches/).
-        if (cert.empty() && !kHaveTlsCaOnly) {
-            *why = "zk.tls.ca without zk.tls.cert and zk.tls.key: this build's ZooKeeper C "
-                   "client always presents a client certificate; set both, or build with "
-                   "-Dzookeeper=bundled";
-            return false;
-        }
-        // "ca" alone: both of the client's parsers leave cert and key NULL.
-        s.tls = cert.empty() ? ca
-                             : ca + "," + cert + "," + key + (password.empty() ? "" : "," + password);
-    }
-    if (s.sasl.mechanism.empty()) {
-        if (!s.sasl.user.empty() || !s.sasl.password_file.empty()) {
-            *why = "zk.sasl.user and zk.sasl.password.file need zk.sasl.mechanism "
-                   "(e.g. DIGEST-MD5)";
-            return false;
-        }
-    } else {
-        if (s.sasl.service.empty()) {
-            *why = "zk.sasl.service must not be empty (the servers' principal, by default "
-                   "\"zookeeper\")";
-            return false;
-        }
-        if (!s.tls.empty() && !kHaveTlsSasl) {
-            *why = "zk.sasl.* with zk.tls.*: this build's ZooKeeper C client cannot do both "
-                   "on one connection; build with -Dzookeeper=bundled";
-            return false;
-        }
-        if (s.sasl.host.empty()) s.sasl.host = default_sasl_host(s.sasl.mechanism, s.hosts);
+    std::string e = check_together(s);
+    if (e.empty()) e = place_tls(ca, cert, key, password, &s);
+    if (e.empty()) e = place_sasl(&s);
+    if (!e.empty()) {
+        *why = e;
+        return false;
     }
     *out = s;
     return true;

@@ -227,7 +227,7 @@ void Candidacy::stop_resigning() {
     ++gen_;
     depose(Reason::kResigned);
     neighbours_.forget();
-    pred_gone_at_ = 0;
+    term_.failover_from(0);
     release_nodes();
     shared_->stats.update([](ElectionCounts &st) { st.queue_position = -1; });
     set_state(State::kResigning);
@@ -237,7 +237,7 @@ void Candidacy::close(uint64_t command, std::function<void()> done) {
     applied_ = command;
     closing_ = true;
     close_done_ = std::move(done);
-    if (leading_) {
+    if (term_.leading()) {
         // DEPOSED comes on every loss of leadership, closing included.
         want_ = false;
         depose(Reason::kClosed);
@@ -314,37 +314,43 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
     // Known from here on, but after connection trouble (kRecovering finds
     // it) or a session's end (on_expired).
     create_out_ = connection_trouble(r.rc) || r.rc == ZRUNTIMEINCONSISTENCY;
-    switch (r.rc) {
-        case ZOK:
-            node_ = basename_of(r.value);
-            czxid_ = r.stat.czxid;
-            if (r.stat.ephemeral_owner != client_.session_id()) {
-                // Cannot happen for our own create; refuse to build on it.
-                garbage_[uuid_] = node_;
-                begin_enrollment();
-                collect_garbage();
-                return;
-            }
-            client_.set_path_known(shared_->path);
-            // A write acknowledged through the quorum earns the session's
-            // lease just as a keepalive does: if the listing finds us first,
-            // we lead with no further round trip.
-            client_.lease().acknowledged(create_sent_, create_until_);
-            // The listing sent with the create follows, answered at once
-            // (one session's requests are answered in order), and the
-            // own-node read goes out after the reads it leads to: sent now,
-            // it went ahead of the predecessor's read that FOLLOWING waits
-            // for, into the same server queue, for every session of a
-            // burst of joins (issue 50 finding 9: convergence at +10 ms
-            // each way took about one round trip more). The watch is armed
-            // a moment later; until then an heir claims only after a
-            // listing (claim_or_list) and the keepalive checks our node.
-            own_after_listing_ = true;
-            set_state(State::kListing);
-            return;
+    if (r.rc == ZOK) created(r);
+    else create_failed(r.rc);
+}
+
+void Candidacy::created(const Reply &r) {
+    node_ = basename_of(r.value);
+    term_.node_made(r.stat.czxid);
+    if (r.stat.ephemeral_owner != client_.session_id()) {
+        // Cannot happen for our own create; refuse to build on it.
+        garbage_[uuid_] = node_;
+        begin_enrollment();
+        collect_garbage();
+        return;
+    }
+    client_.set_path_known(shared_->path);
+    // A write acknowledged through the quorum earns the session's lease
+    // just as a keepalive does: if the listing finds us first, we lead with
+    // no further round trip.
+    client_.lease().acknowledged(create_sent_, create_until_);
+    // The listing sent with the create follows, answered at once (one
+    // session's requests are answered in order), and the own-node read goes
+    // out after the reads it leads to: sent now, it went ahead of the
+    // predecessor's read that FOLLOWING waits for, into the same server
+    // queue, for every session of a burst of joins (issue 50 finding 9:
+    // convergence at +10 ms each way took about one round trip more). The
+    // watch is armed a moment later; until then an heir claims only after a
+    // listing (claim_or_list) and the keepalive checks our node.
+    own_after_listing_ = true;
+    set_state(State::kListing);
+}
+
+// A create ZooKeeper refused, or whose outcome is unknown.
+void Candidacy::create_failed(int rc) {
+    switch (rc) {
         case ZNONODE:
             if (++parent_attempts_ > 5) {
-                fail(kEZk, r.rc, "cannot create the election path " + shared_->path +
+                fail(kEZk, rc, "cannot create the election path " + shared_->path +
                                      " (it keeps vanishing)");
                 return;
             }
@@ -358,24 +364,24 @@ void Candidacy::on_create(uint64_t gen, Reply &&r) {
             set_state(State::kRecovering);
             return;
         case ZNOAUTH:
-            fail(kEAuth, r.rc, "not allowed to create a candidate under " + shared_->path);
+            fail(kEAuth, rc, "not allowed to create a candidate under " + shared_->path);
             return;
         case ZTHROTTLEDOP:
             // Refused unexecuted (the server's throttledOpWaitTime): the
             // create never happened; again after a pause.
-            refused(r.rc, "create a candidate", [this] {
+            refused(rc, "create a candidate", [this] {
                 if (state_ == State::kCreating) send_create();
             });
             return;
         case ZNOCHILDRENFOREPHEMERALS:
-            fail(kEInval, r.rc, "the election path " + shared_->path + " is an ephemeral node");
+            fail(kEInval, rc, "the election path " + shared_->path + " is an ephemeral node");
             return;
         case ZSESSIONEXPIRED:
         case ZINVALIDSTATE:
         case ZCLOSING:
             return;  // the session handler takes over
         default:
-            fail(kEZk, r.rc, std::string("creating a candidate: ") + zerror(r.rc));
+            fail(kEZk, rc, std::string("creating a candidate: ") + zerror(rc));
             return;
     }
 }
@@ -479,7 +485,7 @@ void Candidacy::refused(int rc, const std::string &what, std::function<void()> a
 void Candidacy::on_adopt(uint64_t gen, Reply &&r) {
     if (gen != gen_ || state_ != State::kRecovering) return;
     if (r.rc == ZOK && r.stat.ephemeral_owner == client_.session_id()) {
-        czxid_ = r.stat.czxid;
+        term_.node_made(r.stat.czxid);
         own_armed_ = true;
         list();
         return;
@@ -519,7 +525,7 @@ void Candidacy::watch_own() {
 void Candidacy::on_own(Reply &&r) {
     if (r.rc == ZOK) {
         own_armed_ = true;
-        if (r.has_stat) own_version_czxid_ = r.stat.czxid, own_version_ = r.stat.version;
+        if (r.has_stat) term_.saw_own(r.stat.czxid, r.stat.version);
     } else if (r.rc == ZNONODE) {
         node_lost(Reason::kNodeDeleted);
         if (want_) begin_enrollment();
@@ -619,8 +625,8 @@ void Candidacy::take_place(uint64_t gen, const Listing &r) {
         claim();
         return;
     }
-    if (leading_) depose(Reason::kNodeDeleted);  // someone sorts before us now
-    pred_gone_at_ = 0;  // a deletion that did not make us first is no failover of ours
+    if (term_.leading()) depose(Reason::kNodeDeleted);  // someone sorts before us now
+    term_.failover_from(0);  // a deletion that did not make us first is no failover of ours
     bool heir = neighbours_.place(order, me);
     set_state(heir ? State::kHeir : State::kFollowing);
     priority_.arm();
@@ -686,55 +692,17 @@ void Candidacy::on_node_event(int type, const std::string &path) {
 void Candidacy::claim() {
     set_state(State::kClaiming);
     neighbours_.forget();
-    int64_t until = client_.lease().until();
-#ifdef ZKELECT_MUTATION_HEIR_CLAIM_NO_LEASE
-    // Mutation: claim on the listing alone, with a full lease from now.
-    until = boottime_ns() + client_.lease().full_ns();
-#endif
-    // Not before the connected server's tickTime is known, nor on a
-    // connection whose server leaves no lease (SessionLease::may_claim):
-    // the claim waits in kClaiming, and the lease tells again (on_lease)
-    // when the tickTime is known.
-    if (until > boottime_ns() && client_.lease().may_claim()) {
-        become_leader(until);
-        return;
-    }
-    client_.lease().renew_now();  // its acknowledgement comes to on_lease
+    term_.claim();
 }
 
 void Candidacy::on_lease(int64_t until, int64_t rtt_us) {
     // The session's keepalive is this candidacy's too while it holds.
     if (rtt_us >= 0 && holding_)
         shared_->stats.add_keepalive(rtt_us);
-    switch (state_) {
-        case State::kLeading:
-        case State::kTransferring:
-            // Only extends a lease still held: resign may have fenced it
-            // from the user's thread.
-            shared_->lease.extend(until, boottime_ns());
-            schedule_lease_check(until);
-            on_lease_renewed(shared_->lease.value());
-            break;
-        case State::kClaiming:
-            if (!client_.lease().may_claim()) break;  // see claim()
-            if (until <= boottime_ns()) {
-                // Acknowledged too late to lead on (we were paused, the reply
-                // crawled, or no touch of the session is known to have
-                // reached the quorum recently): try again once the write
-                // just acknowledged counts as one (the report lag: T/4, or
-                // tickTime/2 when the server said more).
-                retry_claim_at(boottime_ns() + client_.lease().report_lag_ns());
-                break;
-            }
-            become_leader(until);
-            break;
-        case State::kDraining:
-            // The node stands as long as the session does: no longer than
-            // the drain's bound, though (drain.h).
-            transfers_.on_lease_draining(until);
-            break;
-        default: break;
-    }
+    // The node stands as long as the session does: no longer than the
+    // drain's bound, though (drain.h).
+    if (state_ == State::kDraining) transfers_.on_lease_draining(until);
+    else term_.on_lease(until);
 }
 
 // About the session (a server's timing): said once per candidacy and server.
@@ -748,255 +716,18 @@ void Candidacy::on_node_refused(const std::string &path) {
                               " (its ACL was changed): cannot prove our place in line");
 }
 
-void Candidacy::become_leader(int64_t until) {
-    shared_->token.store(czxid_);
-    if (!shared_->lease.publish(until)) {
-        // The user resigned or closed after the claim was sent: that
-        // command is on its way here and wins; no term begins.
-        return;
-    }
-    set_state(State::kLeading);
-    leading_ = true;
-    neighbours_.new_term();
-    client_.bump(kTermsWon);
-    {
-        int64_t now = realtime_ns(), token = czxid_;
-        int64_t failover_us = pred_gone_at_ ? (boottime_ns() - pred_gone_at_) / 1000 : -1;
-        pred_gone_at_ = 0;
-        shared_->stats.update_with_failover(
-            [now, token](ElectionCounts &st) {
-                ++st.terms_won;
-                st.queue_position = 0;  // the heir knows without a listing
-                st.term_began_ns = now;
-                st.term_ended_ns = 0;
-                st.term_token = token;
-            },
-            failover_us);
-    }
-    emit(EventType::kElected, Reason::kNone, "elected", node_, shared_->id, czxid_);
-    shared_->changed();
-    schedule_lease_check(until);
-    lease_warned_ = false;
-    schedule_lease_warn(until);
-    // A leader holds a data watch on P for transfers asked from outside
-    // (one watch per leader per path; only a write of P's data wakes it).
-    transfers_.watch_marker();
-}
-
-void Candidacy::depose(Reason why) {
-    if (!leading_) return;
-    leading_ = false;
-    int64_t until = shared_->lease.revoke();
-    // Leadership that already ran out ended with its lease, whatever news
-    // (a deleted node, an expiry) arrives first after a pause.
-    if (why != Reason::kResigned && why != Reason::kClosed && until != 0 && boottime_ns() >= until)
-        why = Reason::kLeaseEnded;
-    if (state_ == State::kLeading || state_ == State::kTransferring) set_state(State::kClaiming);
-    // A transfer not yet handed over cannot go on without the leadership.
-    transfers_.on_deposed();
-    static constexpr Counter kByReason[] = {kDeposedClosed,      kDeposedResigned,
-                                            kDeposedSuspended,   kDeposedLeaseEnded,
-                                            kDeposedExpired,     kDeposedNodeDeleted,
-                                            kDeposedClosed};
-    // A transfer has no client counter of its own (the losses say it).
-    if (why != Reason::kNone && why != Reason::kTransferred)
-        client_.bump(kByReason[static_cast<int>(why)]);
-    {
-        int64_t now = realtime_ns();
-        int r = static_cast<int>(why);
-        shared_->stats.update([now, r](ElectionCounts &st) {
-            st.term_ended_ns = now;
-            ++st.losses[r];
-        });
-    }
-    static constexpr const char *kText[] = {"deposed",       "resigned", "connection suspended",
-                                            "lease ended",   "session expired",
-                                            "node deleted",  "closed",
-                                            "leadership transferred"};
-    emit(EventType::kDeposed, why, kText[static_cast<int>(why)]);
-    shared_->changed();
-}
-
 void Candidacy::node_lost(Reason why) {
     depose(why);
     ++gen_;
-    pred_gone_at_ = 0;
+    term_.failover_from(0);
     node_.clear();
     own_armed_ = own_after_listing_ = false;
     neighbours_.forget();
     update_hold();
 }
 
-void Candidacy::retry_claim_at(int64_t at) {
-    // One retry pending at a time: every acknowledgement that comes too
-    // late to lead on asks for one, and a join of E elections whose
-    // acknowledgements crawled piled up E x E timers (issue 35).
-    if (retry_at_ != 0 && retry_at_ <= at && retry_gen_ == gen_) return;
-    retry_at_ = at;
-    retry_gen_ = gen_;
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    uint64_t gen = gen_;
-    client_.at(at, [weak, gen, at] {
-        auto self = weak.lock();
-        if (!self) return;
-        if (self->retry_at_ == at) self->retry_at_ = 0;
-        if (gen == self->gen_ && self->state_ == State::kClaiming)
-            self->client_.lease().renew_now();
-    });
-}
-
-void Candidacy::schedule_lease_check(int64_t at) {
-#ifdef ZKELECT_MUTATION_NO_LEASE_TIMER
-    (void)at;
-    return;
-#endif
-    // One check pending at a time, at the earliest deadline asked for: a
-    // timer per renewal piled up as many timers as acknowledgements while
-    // the lease ran (E x E of them on a join of E elections, issue 35). The
-    // check that finds the lease renewed re-arms itself at the new deadline;
-    // a lower deadline (a cap) arms an earlier one.
-    if (lease_check_at_ != 0 && lease_check_at_ <= at) return;
-    lease_check_at_ = at;
-    std::weak_ptr<Candidacy> weak = weak_from_this();
-    client_.at(at, [weak, at] {
-        auto self = weak.lock();
-        if (!self || self->lease_check_at_ != at) return;  // a later one superseded
-        self->lease_check_at_ = 0;
-        if (!self->leading_) return;
-        int64_t until = self->shared_->lease.value();
-        if (until > at || (until == at && boottime_ns() < until)) {
-            self->schedule_lease_check(until);  // renewed since
-            return;
-        }
-        if (until != at) return;  // fenced: the resign or close on its way ends the term
-        self->depose(Reason::kLeaseEnded);
-        // Keep the node: a write acknowledged later proves we still hold
-        // the first place, and we lead again.
-        self->client_.lease().renew_now();
-    });
-}
-
-// --- connection and session -------------------------------------------------
-
-void Candidacy::on_connected(bool new_session) {
-    if (!new_session && (want_ || !garbage_.empty()))
-        emit(EventType::kReconnected, Reason::kNone, "reconnected (same session)");
-    ++gen_;
-    neighbours_.on_connected();  // the reconnect's listing reads them again
-    // A watch whose read lost its reply was never registered, and those the
-    // client re-sends on reconnect may fire in any order: read our node
-    // again, and until that read is answered the watch does not count.
-    own_armed_ = false;
-#ifndef ZKELECT_MUTATION_LOST_OWN_WATCH
-    if (!node_.empty() && state_ != State::kResigning && state_ != State::kRecovering)
-        watch_own();
-#endif
-    // The session's lease was lowered already if this reconnect negotiated
-    // a shorter timeout (SessionLease::on_connected); a term's lease follows.
-    int64_t cap = client_.lease().renegotiation_cap();
-    if (leading_ && shared_->lease.value() > cap) {
-        shared_->lease.cap(cap);
-        schedule_lease_check(shared_->lease.value());
-        schedule_lease_warn(shared_->lease.value());
-    }
-    transfers_.on_connected();
-    if (want_) {
-        check_margin();
-        if (!want_) return;
-    }
-    // Nodes of a session given up (on_expired) go first, ahead of our create;
-    // after a reconnect of the same session, deletes and listings that the
-    // broken connection lost are sent again.
-    if (!garbage_.empty() && state_ != State::kResigning) collect_garbage();
-    switch (state_) {
-        case State::kAwaitingSession:
-            if (want_) send_create();
-            break;
-        case State::kCreating:
-        case State::kRecovering:
-            set_state(State::kRecovering);
-            recover();
-            break;
-        case State::kListing:
-        case State::kFollowing:
-        case State::kHeir:
-        case State::kClaiming:
-        case State::kLeading:
-        case State::kTransferring:
-            if (state_ == State::kLeading || state_ == State::kTransferring)
-                client_.lease().renew_now();
-            list();
-            break;
-        case State::kResigning: collect_garbage(); break;
-        case State::kDraining: client_.lease().renew_now(); break;  // it holds on
-        case State::kIdle:
-        case State::kClosed: break;
-    }
-}
-
-bool Candidacy::on_join_turn(uint64_t ticket) {
-    if (ticket != ticket_) return false;  // a place given up
-    in_join_line_ = false;
-    if (state_ == State::kAwaitingSession && want_ && !closing_ && client_.connected()) {
-        check_margin();
-        if (want_) send_create();
-    }
-    return client_.join_line().holds(ticket_);
-}
-
-void Candidacy::on_suspended() {
-    if (want_) emit(EventType::kSuspended, Reason::kNone, "connection to ZooKeeper lost");
-    if (client_.settings().leadership == Leadership::kStrict) depose(Reason::kSuspended);
-}
-
-void Candidacy::on_expired() {
-    bool involved = want_ || !node_.empty() || !garbage_.empty();
-    if (involved) emit(EventType::kExpired, Reason::kNone, "ZooKeeper session expired");
-    // Creates of an older session cannot land any more: its close is
-    // committed behind them. Keeps the set to one session's worth.
-    abandoned_.clear();
-    if (!node_.empty() || create_out_) {
-        // The node lives until the quorum commits the session's close, which
-        // may come after the word "expired" (client.h), or, for a session
-        // given up unconfirmed, after T. The next session deletes it (any
-        // session may; NONODE is as good), and RESIGNED waits for that as
-        // after any resign. A create in flight may have landed: found by its
-        // uuid. The next create takes a new uuid, or it would be taken for
-        // that garbage and deleted (the explorer's seed 780710230).
-        release_nodes();
-        uuid_ = make_uuid(client_.settings().priority);
-    }
-    node_lost(Reason::kExpired);
-    refused_.clear();
-    deleting_.clear();  // the old handle will not answer them
-    // The nodes are gone or going with the session; a candidate keeps its
-    // slot for the node it makes again.
-    ended_session_.clear();
-    ended_gone_at_ = 0;
-    ended_timeout_ = timeout_ns();
-    for (const auto &g : garbage_) ended_session_.insert(g.first);
-    account();
-    if (state_ == State::kResigning) {
-        if (garbage_.empty()) finish_resign();  // else on_connected collects it
-        return;
-    }
-    if (want_) set_state(State::kAwaitingSession);
-}
-
-void Candidacy::on_auth_failed() {
-    if (!want_ && node_.empty() && garbage_.empty()) return;
-    fail(kEAuth, ZAUTHFAILED, client_.auth_failure());
-    // The client connects no more (Client::on_session_event): nothing is
-    // left to delete with, and the servers' expiry of the session removes
-    // whatever of ours is left. RESIGNED ends the candidacy now.
-    garbage_.clear();
-    deleting_.clear();
-    account();
-    if (state_ == State::kResigning) finish_resign();
-}
-
 void Candidacy::requeue() {
-    pred_gone_at_ = 0;
+    term_.failover_from(0);
     begin_enrollment();  // the old node becomes garbage, deleted in this burst
 }
 

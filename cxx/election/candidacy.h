@@ -25,9 +25,11 @@
 // it hands over; docs/semantics.md, "Transferring leadership". Draining is
 // a deposed leader's that keeps its node for its holder to stop its work
 // (docs/semantics.md, "Draining before the hand-over"). Both are driven by
-// the candidacy's Transfers (transfer.h), and a preferred leader's request
-// for the lead by its Priority (priority.h): objects of their own that see
-// the candidacy only through CandidacyHost (candidacy_host.h).
+// the candidacy's Transfers (transfer.h), a preferred leader's request
+// for the lead by its Priority (priority.h), and Claiming, Leading and the
+// lease's bookkeeping while a term lasts by its Term (term.h): objects of
+// their own that see the candidacy only through CandidacyHost
+// (candidacy_host.h).
 //
 // Nodes this candidacy may have in ZooKeeper but no longer wants (a resigned
 // node, a create whose reply was lost, a late create after a resign) are kept
@@ -47,6 +49,7 @@
 #include "lazy.h"
 #include "neighbours.h"
 #include "priority.h"
+#include "term.h"
 #include "transfer.h"
 
 namespace zkelect {
@@ -111,7 +114,7 @@ private:
     ListingFn route(ListingHandler h);
     // CandidacyHost: what Transfers and Priority see of us.
     State state() const override { return state_; }
-    bool leading() const override { return leading_; }
+    bool leading() const override { return term_.leading(); }
     bool wanted() const override { return want_; }
     const std::string &node() const override { return node_; }
     const std::string &pred() const override { return neighbours_.pred(); }
@@ -121,12 +124,12 @@ private:
     ElectionShared &shared() override { return *shared_; }
     Client &client() override { return client_; }
     void announce(EventType t, Reason r, std::string message, std::string node,
-                  std::string id) override {
-        emit(t, r, std::move(message), std::move(node), std::move(id));
+                  std::string id, int64_t token) override {
+        emit(t, r, std::move(message), std::move(node), std::move(id), token);
     }
     void become_heir() override;
     void list_again() override { list(/*still_following=*/true); }
-    void failover_from(int64_t at) override { pred_gone_at_ = at; }
+    void failover_from(int64_t at) override { term_.failover_from(at); }
 
     // Every change of state goes through here: it also keeps the session's
     // lease informed whether this candidacy needs keepalives.
@@ -141,20 +144,15 @@ private:
     void make_parents();
     void list(bool still_following = false);
     void claim();
-    void become_leader(int64_t until);
-    void depose(Reason why) override;
+    void depose(Reason why) override { term_.end(why); }
     void node_lost(Reason why);
-    void retry_claim_at(int64_t at);
-    void schedule_lease_check(int64_t at);
-    // LEASE_LOW (lease.warn.percent; lease_warn.cpp): armed for the term's
-    // deadline `until`, and told of every renewal.
-    void schedule_lease_warn(int64_t until);
-    void on_lease_renewed(int64_t until);
     // cxx/election/node_release.cpp: the one way a node of this candidacy (known,
     // or a create whose outcome is unknown) is let go, and its deletion.
     void release_nodes();
     void collect_garbage();
     void garbage_refused(int rc, const std::string &name);
+    void say_garbage_refused(int rc, const std::string &name);
+    bool lost_creates_left(int64_t t, int64_t *pause);
     void finish_resign();
     // The node slots this candidacy holds of the client's
     // zk.session.nodes.max.bytes follow what it may have in ZooKeeper: one
@@ -174,6 +172,8 @@ private:
     int64_t margin_ns() const override;
 
     void on_create(uint64_t gen, Reply &&r);
+    void created(const Reply &r);
+    void create_failed(int rc);
     void on_parent(uint64_t gen, Reply &&r);
     void on_children(uint64_t gen, const Listing &l);
     void on_recover_children(uint64_t gen, const Listing &l);
@@ -207,14 +207,8 @@ private:
 
     std::string uuid_;     // of the current enrollment
     std::string node_;     // our node's name, once known
-    int64_t czxid_ = 0;
     int64_t create_sent_ = 0;   // CLOCK_BOOTTIME: the create earns a lease too
     int64_t create_until_ = 0;  // what the create earns the session's lease
-    int64_t lease_check_at_ = 0;  // the pending lease check's time; 0: none
-    int64_t lease_warn_at_ = 0;   // the pending LEASE_LOW check's time; 0: none
-    bool lease_warned_ = false;   // LEASE_LOW said; a renewal above the mark clears it
-    int64_t retry_at_ = 0;        // the pending claim retry's time; 0: none
-    uint64_t retry_gen_ = 0;      // and the gen_ it was armed in
     // Our place in the client's join line (JoinLine), taken by the
     // volunteer; in_join_line_: it waits there with this ticket.
     uint64_t ticket_ = 0;
@@ -223,11 +217,6 @@ private:
     // it has not fired; own_seq_ tells that read's reply from older ones.
     bool own_armed_ = false;
     uint64_t own_seq_ = 0;
-    // Our node's data version as the latest own-node read found it, and
-    // that node's czxid (which node it was: czxid_ tells ours): the version
-    // a fenced write checks (0, a new node's, until a read of ours says).
-    int32_t own_version_ = 0;
-    int64_t own_version_czxid_ = 0;
     // A new node's own-node read waits for the listing sent with its create
     // (on_create says why).
     bool own_after_listing_ = false;
@@ -244,11 +233,7 @@ private:
     int64_t ended_gone_at_ = 0;
     int64_t ended_timeout_ = 0;  // that session's T (a reconnect may agree a shorter one)
 
-    bool leading_ = false;  // a term began (ELECTED) and has not ended (DEPOSED)
     bool holding_ = false;  // counted among the session lease's holders
-    // CLOCK_BOOTTIME when the predecessor's deletion was notified while we
-    // followed, 0 otherwise: the start of a failover as this candidate sees it.
-    int64_t pred_gone_at_ = 0;
 
     // uuid -> node name ("" while unknown), nodes to delete. Keyed by the
     // uuid the name carries, so one node is never listed twice.
@@ -284,6 +269,7 @@ private:
     Neighbours neighbours_{*this};
     Transfers transfers_{*this};
     Priority priority_{*this};
+    Term term_{*this, neighbours_, transfers_};
 };
 
 }  // namespace zkelect

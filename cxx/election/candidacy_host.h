@@ -1,5 +1,6 @@
-// What a candidacy's neighbours (neighbours.h), transfers (transfer.h) and
-// priority (priority.h) see of the candidacy they belong to: CandidacyHost, which Candidacy
+// What a candidacy's neighbours (neighbours.h), transfers (transfer.h),
+// priority (priority.h) and term (term.h) see of the candidacy they belong
+// to: CandidacyHost, which Candidacy
 // implements. Written down so that what they may read and change of the
 // state machine stays narrow and cannot grow unnoticed, as LeaseHost does
 // for the session's lease. They hold no state of the recipe themselves:
@@ -62,13 +63,15 @@ public:
     virtual ZkPort &zk() = 0;
 
     // The changes they may make: a leader's transfer states
-    // (kTransferring, back to kLeading, kDraining), the end of a term by
-    // a hand-over, a new place at the back of the line, an event.
+    // (kTransferring, back to kLeading, kDraining), a term's (kLeading,
+    // back to kClaiming), the end of a term (by a hand-over, or at the
+    // lease's deadline), a new place at the back of the line, an event.
     virtual void set_state(CandidacyState s) = 0;
     virtual void depose(Reason why) = 0;
     virtual void requeue() = 0;
+    // token: the term's (ELECTED, LEASE_LOW), 0 for any other event.
     virtual void announce(EventType t, Reason r, std::string message, std::string node,
-                          std::string id) = 0;
+                          std::string id, int64_t token) = 0;
     // A WARNING said once per `about` for this candidacy.
     virtual void on_warning(const std::string &about, const std::string &message) = 0;
 

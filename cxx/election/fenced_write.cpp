@@ -52,16 +52,16 @@ int fenced_outcome(const Reply &r, size_t ops, int *failed, int *zk_rc, std::str
 }
 
 void Candidacy::fenced_write(std::vector<ZkOp> ops, std::function<void(int, Reply &&)> done) {
-    // leading_ alone also holds while the lease is being renewed (Claiming)
+    // A term alone also holds while the lease is being renewed (Claiming)
     // or ran out; is_leader() is what the user was told.
-    if (!leading_ || node_.empty() || closing_ || !shared_->is_leader()) {
+    if (!term_.leading() || node_.empty() || closing_ || !shared_->is_leader()) {
         done(kENotLeader, Reply{});
         return;
     }
     ZkOp check;
     check.kind = ZkOp::kCheck;
     check.path = node_path(node_);
-    check.version = own_version_czxid_ == czxid_ ? own_version_ : 0;
+    check.version = term_.fence_version();
 #ifdef ZKELECT_MUTATION_FENCED_WRITE_UNCHECKED
     // Mutation: the check that fences the write is left out (a check of
     // the root, which always stands, keeps the reply's shape).

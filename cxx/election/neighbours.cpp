@@ -140,7 +140,7 @@ void Neighbours::on_pred(uint64_t gen, Reply &&r) {
     if (r.rc == ZOK) {
         if (!pred_announced_) {
             pred_announced_ = true;
-            host_.announce(EventType::kFollowing, Reason::kNone, "following " + pred_, pred_, r.data);
+            host_.announce(EventType::kFollowing, Reason::kNone, "following " + pred_, pred_, r.data, 0);
             host_.shared().changed();
         }
     } else if (r.rc == ZNONODE) {

@@ -91,6 +91,48 @@ void Candidacy::collect_garbage() {
     if (garbage_.empty() && state_ == State::kResigning) finish_resign();
 }
 
+void Candidacy::say_garbage_refused(int rc, const std::string &name) {
+    std::string what =
+        name.empty() ? "list " + shared_->path +
+                           " to find our node whose create's reply was lost (no READ "
+                           "permission on it)"
+                     : "delete our node " + node_path(name) + " (no DELETE permission on " +
+                           shared_->path + ")";
+    emit(EventType::kError, Reason::kNone,
+         "not allowed to " + what +
+             ": trying again every session timeout until it is gone or this client's "
+             "session ends",
+         {}, {}, 0, kEAuth, rc);
+}
+
+// The listing that looks for a lost create may not read the path. A lost
+// create of a session that ended goes with that session's close: no
+// listing needs to find it, and a closed handle must not wait for one that
+// may never be allowed. But a session the client gave up (no server took
+// it for T) may still be open on the servers: they expire it at most T +
+// tickTime (tickTime <= T/2) after they last heard of it or their leader
+// took office, both before this session began. Until then the node may be
+// there, and RESIGNED would say it is gone (sim seed 581989636). False when
+// no create of unknown outcome is left to look for; else *pause is at most
+// the time until that session is surely gone.
+bool Candidacy::lost_creates_left(int64_t t, int64_t *pause) {
+    const int64_t now = boottime_ns();
+    const int64_t ended_t = std::max(t, ended_timeout_);
+    if (ended_gone_at_ == 0) ended_gone_at_ = now + ended_t + ended_t / 2;
+    if (now >= ended_gone_at_) {
+        for (auto it = garbage_.begin(); it != garbage_.end();)
+            it = it->second.empty() && ended_session_.count(it->first) ? garbage_.erase(it)
+                                                                        : std::next(it);
+    } else {
+        *pause = std::min(*pause, ended_gone_at_ - now);
+    }
+    account();
+    bool unknown = false;
+    for (const auto &g : garbage_) unknown = unknown || g.second.empty();
+    if (!unknown && garbage_.empty() && state_ == State::kResigning) finish_resign();
+    return unknown;
+}
+
 // A delete of garbage (name) or the listing that looks for an unknown
 // create (name empty) was answered with an error. The node stays ours to
 // delete: connection trouble waits for the reconnect (on_connected collects
@@ -102,47 +144,9 @@ void Candidacy::garbage_refused(int rc, const std::string &name) {
     if (rc == ZNOAUTH) {
         // Said once per node (per lost create): the node stays, so no
         // RESIGNED yet; the session's end removes it in any case.
-        if (refused_.insert(name).second) {
-            std::string what =
-                name.empty() ? "list " + shared_->path +
-                                   " to find our node whose create's reply was lost (no READ "
-                                   "permission on it)"
-                             : "delete our node " + node_path(name) + " (no DELETE permission on " +
-                                   shared_->path + ")";
-            emit(EventType::kError, Reason::kNone,
-                 "not allowed to " + what +
-                     ": trying again every session timeout until it is gone or this client's "
-                     "session ends",
-                 {}, {}, 0, kEAuth, rc);
-        }
+        if (refused_.insert(name).second) say_garbage_refused(rc, name);
         if (closing_ && !name.empty()) return;  // handed to the client (keep_removing)
-        if (name.empty()) {
-            // A lost create of a session that ended goes with that session's
-            // close: no listing needs to find it, and a closed handle must
-            // not wait for one that may never be allowed. But a session the
-            // client gave up (no server took it for T) may still be open on
-            // the servers: they expire it at most T + tickTime (tickTime <=
-            // T/2) after they last heard of it or their leader took office,
-            // both before this session began. Until then the node may be
-            // there, and RESIGNED would say it is gone (sim seed 581989636).
-            const int64_t now = boottime_ns();
-            const int64_t ended_t = std::max(t, ended_timeout_);
-            if (ended_gone_at_ == 0) ended_gone_at_ = now + ended_t + ended_t / 2;
-            if (now >= ended_gone_at_) {
-                for (auto it = garbage_.begin(); it != garbage_.end();)
-                    it = it->second.empty() && ended_session_.count(it->first) ? garbage_.erase(it)
-                                                                                : std::next(it);
-            } else {
-                pause = std::min(pause, ended_gone_at_ - now);
-            }
-            account();
-            bool unknown = false;
-            for (const auto &g : garbage_) unknown = unknown || g.second.empty();
-            if (!unknown) {
-                if (garbage_.empty() && state_ == State::kResigning) finish_resign();
-                return;
-            }
-        }
+        if (name.empty() && !lost_creates_left(t, &pause)) return;
     } else {
         // ZTHROTTLEDOP (the server's throttledOpWaitTime) and the like:
         // refused unexecuted. T/24, doubling, then once a session timeout.
@@ -212,7 +216,7 @@ void Candidacy::close_as_resign(uint64_t command, std::function<void()> done) {
     // made. An idle candidacy (or one an ERROR stopped) says nothing, as
     // its resign would not.
     resigned_on_close_ = want_ || state_ != State::kIdle;
-    if (leading_) {
+    if (term_.leading()) {
         want_ = false;
         depose(Reason::kResigned);
     }

@@ -369,7 +369,7 @@ void Transfers::act_on_marker() {
 void Transfers::step_back(const std::string &to, const std::string &id) {
     marks_.mut().stepped_for = host_.pred();
     host_.announce(EventType::kSteppedBack, Reason::kTransferred,
-               "stepped back: leadership is being transferred to " + id + " (" + to + ")", to, id);
+               "stepped back: leadership is being transferred to " + id + " (" + to + ")", to, id, 0);
     host_.requeue();
 }
 

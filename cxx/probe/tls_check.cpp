@@ -116,129 +116,177 @@ bool ip_literal(const std::string &host) {
     return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
+// zk.tls.* as conf.cpp joined them for zookeeper_init_ssl
+// ("ca,cert,key[,password]"; no value may hold a comma).
+struct TlsFiles {
+    std::string ca, cert, key, password;
+};
+
+TlsFiles tls_files(const std::string &joined) {
+    std::vector<std::string> parts = split(joined, ',');
+    TlsFiles f;
+    f.ca = parts[0];
+    f.cert = parts.size() > 1 ? parts[1] : "";
+    f.key = parts.size() > 2 ? parts[2] : "";
+    f.password = parts.size() > 3 ? parts[3] : "";
+    return f;
+}
+
+using Ctx = std::unique_ptr<SSL_CTX, void (*)(SSL_CTX *)>;
+
+// What libzookeeper's own handshake demands (zookeeper.c,
+// init_ssl_for_socket): the peer verified against zk.tls.ca and the
+// system's default CAs, this client's certificate and key presented when
+// it has them (none: zkclient/patches/). Null, with *err, when a file is
+// unusable.
+Ctx client_context(TlsFiles &f, TlsCheck *err) {
+    auto unusable = [err](std::string why) {
+        *err = {kEInval, std::move(why)};
+        return Ctx(nullptr, SSL_CTX_free);
+    };
+    ERR_clear_error();
+    Ctx ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+    if (!ctx) return unusable("cannot set up TLS: " + ssl_reason());
+    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+    if (SSL_CTX_load_verify_locations(ctx.get(), f.ca.c_str(), nullptr) != 1)
+        return unusable("zk.tls.ca: cannot load CA certificates from " + f.ca + ": " + ssl_reason());
+    SSL_CTX_set_default_verify_paths(ctx.get());
+    ERR_clear_error();
+    if (!f.cert.empty() && SSL_CTX_use_certificate_chain_file(ctx.get(), f.cert.c_str()) != 1)
+        return unusable("zk.tls.cert: cannot load a certificate from " + f.cert + ": " +
+                        ssl_reason());
+    SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), f.password.empty() ? nullptr : &f.password[0]);
+    if (!f.cert.empty() && SSL_CTX_use_PrivateKey_file(ctx.get(), f.key.c_str(), SSL_FILETYPE_PEM) != 1)
+        return unusable("zk.tls.key: cannot load a private key from " + f.key +
+                        (f.password.empty() ? "" : " (is zk.tls.key.password right?)") + ": " +
+                        ssl_reason());
+    if (!f.cert.empty() && SSL_CTX_check_private_key(ctx.get()) != 1)
+        return unusable("zk.tls.key: the key in " + f.key + " is not the key of the certificate in " +
+                        f.cert + " (zk.tls.cert)");
+    SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), nullptr);
+    return ctx;
+}
+
+// The end of a refusal's message: with no certificate presented, the
+// server wants one.
+std::string refused_why(const TlsFiles &f) {
+    return f.cert.empty() ? "): it requires a client certificate (ssl.clientAuth=need): "
+                            "set zk.tls.cert and zk.tls.key"
+                          : "): does it trust this client certificate (zk.tls.cert " + f.cert + ")?";
+}
+
+// A handshake that failed: true with *out when that is a verdict (a name
+// or chain the certificate fails, a refusal), false when it says nothing
+// (not TLS there, or the connection dropped).
+bool failed_handshake(SSL *ssl, const std::string &server, const std::string &host,
+                      const TlsFiles &f, TlsCheck *out) {
+    long verify = SSL_get_verify_result(ssl);
+    if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
+        ERR_clear_error();
+        *out = {kEAuth, "the certificate of the ZooKeeper server at " + server + " is not for " +
+                            (ip_literal(host) ? "the address " : "the name ") + host + " (" +
+                            X509_verify_cert_error_string(verify) +
+                            "): connect by a name or address its certificate names, "
+                            "or set zk.tls.hostname.verify=false"};
+        return true;
+    }
+    if (verify != X509_V_OK) {
+        ERR_clear_error();
+        *out = {kEAuth, "the certificate of the ZooKeeper server at " + server +
+                            " is not trusted by zk.tls.ca (" + f.ca + "): " +
+                            X509_verify_cert_error_string(verify)};
+        return true;
+    }
+    std::string reason = ssl_reason();
+    if (reason.find("alert") == std::string::npos) return false;
+    *out = {kEAuth, "the ZooKeeper server at " + server + " refused the TLS handshake (" + reason +
+                        refused_why(f)};
+    return true;
+}
+
+// In TLS 1.3 a server judges the client certificate after the handshake:
+// its refusal arrives as an alert on the first read. A four-letter word
+// gets any server to answer or to close. True with *out for a refusal.
+bool refused_after_handshake(SSL *ssl, int fd, Clock::time_point until, const std::string &server,
+                             const TlsFiles &f, TlsCheck *out) {
+    static const char kAsk[] = "isro";
+    int ret = 0;
+    if (drive(ssl, fd, until, [&] { return SSL_write(ssl, kAsk, sizeof kAsk - 1); }, &ret) !=
+        Step::kDone)
+        ret = 0;
+    char buf[64];
+    ERR_clear_error();
+    Step rd = drive(ssl, fd, until, [&] { return SSL_read(ssl, buf, sizeof buf); }, &ret);
+    if (rd != Step::kFailed || SSL_get_error(ssl, ret) != SSL_ERROR_SSL) return false;
+    std::string reason = ssl_reason();
+    if (reason.find("alert") == std::string::npos) return false;
+    *out = {kEAuth, "the ZooKeeper server at " + server +
+                        (f.cert.empty() ? " refused a client without a certificate (" + reason +
+                                              refused_why(f)
+                                        : " refused this client certificate (zk.tls.cert " +
+                                              f.cert + "): " + reason)};
+    return true;
+}
+
+// One server of the connect string, until `until`: true with *out when it
+// gave a verdict (a handshake through, kOk; or a refusal), false when none.
+bool check_server(SSL_CTX *ctx, const Settings &settings, const std::string &server,
+                  const TlsFiles &f, Clock::time_point until, TlsCheck *out) {
+    size_t colon = server.rfind(':');
+    if (colon == std::string::npos) return false;
+    std::string host = server.substr(0, colon), port = server.substr(colon + 1);
+    if (host.size() > 1 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+    Fd sock;
+    sock.fd = dial(host, port, until);
+    if (sock.fd < 0) return false;
+    std::unique_ptr<SSL, void (*)(SSL *)> ssl(SSL_new(ctx), SSL_free);
+    if (!ssl) return false;
+    SSL_set_fd(ssl.get(), sock.fd);
+    // The server's name as the connect string gives it, against the
+    // certificate: libzookeeper 3.8's own handshake checks the chain but no
+    // name, so any certificate of the CA would do for any server; this
+    // first handshake is where a wrong one is caught, as ZooKeeper's Java
+    // client does (zookeeper.ssl.hostnameVerification).
+    // zk.tls.hostname.verify=false: the chain only.
+    X509_VERIFY_PARAM *param = SSL_get0_param(ssl.get());
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    if (settings.tls_hostname_verify &&
+        (ip_literal(host) ? X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1
+                          : SSL_set1_host(ssl.get(), host.c_str()) != 1)) {
+        *out = {kEInval, "cannot check the name of the ZooKeeper server at " + server +
+                             " against its certificate: " + ssl_reason()};
+        return true;
+    }
+    ERR_clear_error();
+    int ret = 0;
+    Step hs = drive(ssl.get(), sock.fd, until, [&] { return SSL_connect(ssl.get()); }, &ret);
+    if (hs == Step::kTimedOut) return false;
+    if (hs == Step::kFailed) return failed_handshake(ssl.get(), server, host, f, out);
+    if (refused_after_handshake(ssl.get(), sock.fd, until, server, f, out)) return true;
+    ERR_clear_error();
+    *out = {};  // a handshake went through: libzookeeper's will too
+    return true;
+}
+
 }  // namespace
 
 TlsCheck tls_check(const Settings &settings, int budget_ms) {
     TlsCheck out;
     if (settings.tls.empty()) return out;
     NoSigpipe no_sigpipe;  // a refusing server closes while we write
-    // conf.cpp joined "ca,cert,key[,password]" for zookeeper_init_ssl; no
-    // value may hold a comma.
-    std::vector<std::string> parts = split(settings.tls, ',');
-    const std::string ca = parts[0], cert = parts.size() > 1 ? parts[1] : "",
-                      key = parts.size() > 2 ? parts[2] : "";
-    std::string password = parts.size() > 3 ? parts[3] : "";
-
-    ERR_clear_error();
-    std::unique_ptr<SSL_CTX, void (*)(SSL_CTX *)> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
-    if (!ctx) return {kEInval, "cannot set up TLS: " + ssl_reason()};
-    // What libzookeeper's own handshake demands (zookeeper.c,
-    // init_ssl_for_socket): the peer verified against zk.tls.ca and the
-    // system's default CAs, this client's certificate and key presented
-    // when it has them (none: zkclient/patches/).
-    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
-    if (SSL_CTX_load_verify_locations(ctx.get(), ca.c_str(), nullptr) != 1)
-        return {kEInval, "zk.tls.ca: cannot load CA certificates from " + ca + ": " + ssl_reason()};
-    SSL_CTX_set_default_verify_paths(ctx.get());
-    ERR_clear_error();
-    // Refused with no certificate presented: the server wants one.
-    const std::string refused_why =
-        cert.empty() ? "): it requires a client certificate (ssl.clientAuth=need): "
-                       "set zk.tls.cert and zk.tls.key"
-                     : "): does it trust this client certificate (zk.tls.cert " + cert + ")?";
-    if (!cert.empty() && SSL_CTX_use_certificate_chain_file(ctx.get(), cert.c_str()) != 1)
-        return {kEInval, "zk.tls.cert: cannot load a certificate from " + cert + ": " + ssl_reason()};
-    SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), password.empty() ? nullptr : &password[0]);
-    if (!cert.empty() && SSL_CTX_use_PrivateKey_file(ctx.get(), key.c_str(), SSL_FILETYPE_PEM) != 1)
-        return {kEInval, "zk.tls.key: cannot load a private key from " + key +
-                             (password.empty() ? "" : " (is zk.tls.key.password right?)") + ": " +
-                             ssl_reason()};
-    if (!cert.empty() && SSL_CTX_check_private_key(ctx.get()) != 1)
-        return {kEInval, "zk.tls.key: the key in " + key + " is not the key of the certificate in " +
-                             cert + " (zk.tls.cert)"};
-    SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), nullptr);
-
+    TlsFiles files = tls_files(settings.tls);
+    Ctx ctx = client_context(files, &out);
+    if (!ctx) return out;
     const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(budget_ms);
     std::string hosts = settings.hosts.substr(0, settings.hosts.find('/'));
     std::vector<std::string> servers = split(hosts, ',');
     for (size_t i = 0; i < servers.size() && ms_left(deadline) > 0; ++i) {
-        const std::string &server = servers[i];
-        size_t colon = server.rfind(':');
-        if (colon == std::string::npos) continue;
-        std::string host = server.substr(0, colon), port = server.substr(colon + 1);
-        if (host.size() > 1 && host.front() == '[' && host.back() == ']')
-            host = host.substr(1, host.size() - 2);
         // Each server gets an equal share of what is left, so a silent one
         // does not use up the others' turn.
         auto until = Clock::now() + std::chrono::milliseconds(
                                         ms_left(deadline) / int(servers.size() - i));
-        Fd sock;
-        sock.fd = dial(host, port, until);
-        if (sock.fd < 0) continue;
-        std::unique_ptr<SSL, void (*)(SSL *)> ssl(SSL_new(ctx.get()), SSL_free);
-        if (!ssl) continue;
-        SSL_set_fd(ssl.get(), sock.fd);
-        // The server's name as the connect string gives it, against the
-        // certificate: libzookeeper 3.8's own handshake checks the chain
-        // but no name, so any certificate of the CA would do for any
-        // server; this first handshake is where a wrong one is caught, as
-        // ZooKeeper's Java client does (zookeeper.ssl.hostnameVerification).
-        // zk.tls.hostname.verify=false: the chain only.
-        X509_VERIFY_PARAM *param = SSL_get0_param(ssl.get());
-        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-        if (settings.tls_hostname_verify &&
-            (ip_literal(host) ? X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) != 1
-                              : SSL_set1_host(ssl.get(), host.c_str()) != 1))
-            return {kEInval, "cannot check the name of the ZooKeeper server at " + server +
-                                 " against its certificate: " + ssl_reason()};
-        ERR_clear_error();
-        int ret = 0;
-        Step hs = drive(ssl.get(), sock.fd, until, [&] { return SSL_connect(ssl.get()); }, &ret);
-        if (hs == Step::kTimedOut) continue;
-        if (hs == Step::kFailed) {
-            long verify = SSL_get_verify_result(ssl.get());
-            if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
-                ERR_clear_error();
-                return {kEAuth, "the certificate of the ZooKeeper server at " + server +
-                                    " is not for " + (ip_literal(host) ? "the address " : "the name ") +
-                                    host + " (" + X509_verify_cert_error_string(verify) +
-                                    "): connect by a name or address its certificate names, "
-                                    "or set zk.tls.hostname.verify=false"};
-            }
-            if (verify != X509_V_OK) {
-                ERR_clear_error();
-                return {kEAuth, "the certificate of the ZooKeeper server at " + server +
-                                    " is not trusted by zk.tls.ca (" + ca + "): " +
-                                    X509_verify_cert_error_string(verify)};
-            }
-            std::string reason = ssl_reason();
-            if (reason.find("alert") != std::string::npos)
-                return {kEAuth, "the ZooKeeper server at " + server +
-                                    " refused the TLS handshake (" + reason + refused_why};
-            continue;  // not TLS there, or the connection dropped: no verdict
-        }
-        // In TLS 1.3 a server judges the client certificate after the
-        // handshake: its refusal arrives as an alert on the first read.
-        // A four-letter word gets any server to answer or to close.
-        static const char kAsk[] = "isro";
-        if (drive(ssl.get(), sock.fd, until,
-                  [&] { return SSL_write(ssl.get(), kAsk, sizeof kAsk - 1); }, &ret) != Step::kDone)
-            ret = 0;
-        char buf[64];
-        ERR_clear_error();
-        Step rd = drive(ssl.get(), sock.fd, until,
-                        [&] { return SSL_read(ssl.get(), buf, sizeof buf); }, &ret);
-        if (rd == Step::kFailed && SSL_get_error(ssl.get(), ret) == SSL_ERROR_SSL) {
-            std::string reason = ssl_reason();
-            if (reason.find("alert") != std::string::npos)
-                return {kEAuth, "the ZooKeeper server at " + server +
-                                    (cert.empty() ? " refused a client without a certificate (" +
-                                                        reason + refused_why
-                                                  : " refused this client certificate (zk.tls.cert " +
-                                                        cert + "): " + reason)};
-        }
-        ERR_clear_error();
-        return out;  // a handshake went through: libzookeeper's will too
+        if (check_server(ctx.get(), settings, servers[i], files, until, &out)) return out;
     }
     ERR_clear_error();
     return out;

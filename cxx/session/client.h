@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -255,10 +256,23 @@ private:
     void remove_leftover(const std::string &path);
     void end_of_session();
     void on_session_event(uint64_t gen, int state, int64_t stamp, const PeerAddr &peer);
+    // Its steps (session_events.cpp), one per state ZooKeeper reports.
+    void on_connected_event(uint64_t gen, int64_t stamp, const PeerAddr &peer);
+    void on_connection_lost(uint64_t gen, int64_t stamp);
+    void on_session_expired();
+    void on_auth_refused(bool sasl_required);
+    // Each member, of a copy of the list (a member may leave while told).
+    void tell_members(const std::function<void(Member &)> &fn);
     // After each new connection: read the server's tickTime (TickProbe),
     // or take what is known.
     void ask_tick_time(const PeerAddr &peer);
     void on_tick_answer(uint64_t ticket, bool ok, const ServerConf &conf);
+    // participants' steps (participants.cpp).
+    int list_line(const std::string &path, std::chrono::steady_clock::time_point deadline,
+                  int timeout_ms, std::shared_ptr<ZkPort> *session, std::vector<Candidate> *order,
+                  std::string *why);
+    int await_reconnect(int attempt, std::chrono::steady_clock::time_point deadline,
+                        std::string *why);
     void warn_below_two_ticks(const std::string &server, int64_t tick_ns);
     void nudge_while_disconnected(uint64_t epoch);
     void give_up_unless_taken(uint64_t epoch);

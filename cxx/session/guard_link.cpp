@@ -96,49 +96,32 @@ ssize_t GuardLink::write_some(const char *p, size_t n, int pass_fd) {
 }
 
 
-// Starts the helper: posix_spawn (no fork of a threaded host), the pipe's
-// read end as fd 3 with the hello line in it already, the write end
-// O_CLOEXEC (no other child of the host inherits it through exec) and
-// non-blocking, an empty environment. The child posix_spawn made exits at
-// once with the start's verdict (the helper proper is its child, in a
-// session of its own); it is reaped here.
-std::shared_ptr<GuardLink> spawn_guard(int delay_ms, std::string *why) {
-    const std::string path = crash_guard_path();
-    if (getpid() == 1) {
-        // When PID 1 of a PID namespace exits, the kernel kills every other
-        // process of the namespace: a guard started from here dies with its
-        // owner, before it could close the session. Said, not tried.
-        *why = "this process is PID 1 of its PID namespace (a container without an init), and "
-               "when PID 1 exits the kernel kills every process of the namespace, the crash "
-               "guard with it: a crash of this process hands over only after the session "
-               "timeout. An init in the container does not help if it exits with the app; "
-               "set crash.guard.socket to a guard service outside the container (docs/design.md, "
-               "\"The guard service\"), or crash.guard=off to say so and silence this";
-        return {};
-    }
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        *why = std::string("cannot make the crash guard's pipe: ") + std::strerror(errno);
-        return {};
-    }
-    auto w = std::make_shared<GuardLink>(p[1], false, "the crash guard of this process (" + path + ")");
-    fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
-    int rd = p[0];
-    if (rd == kGuardFd) {
-        // dup2(3, 3) would leave FD_CLOEXEC set on some C libraries.
-        rd = fcntl(p[0], F_DUPFD_CLOEXEC, kGuardFd + 1);
-        ::close(p[0]);
-        if (rd < 0) {
-            *why = std::string("cannot make the crash guard's pipe: ") + std::strerror(errno);
-            return {};
-        }
-    }
-    const std::string hello = "HELLO zkelect-guard " + std::to_string(kProtocolVersion) + "\n";
-    if (w->write_some(hello.data(), hello.size()) != static_cast<ssize_t>(hello.size())) {
-        ::close(rd);
-        *why = "cannot write to the crash guard's pipe";
-        return {};
-    }
+namespace {
+
+// When PID 1 of a PID namespace exits, the kernel kills every other
+// process of the namespace: a guard started from there dies with its
+// owner, before it could close the session. Said, not tried.
+constexpr const char *kPid1Why =
+    "this process is PID 1 of its PID namespace (a container without an init), and "
+    "when PID 1 exits the kernel kills every process of the namespace, the crash "
+    "guard with it: a crash of this process hands over only after the session "
+    "timeout. An init in the container does not help if it exits with the app; "
+    "set crash.guard.socket to a guard service outside the container (docs/design.md, "
+    "\"The guard service\"), or crash.guard=off to say so and silence this";
+
+// The pipe's read end, moved off kGuardFd if it landed there: dup2(3, 3)
+// would leave FD_CLOEXEC set on some C libraries. -1 when that failed.
+int read_end_off_guard_fd(int rd) {
+    if (rd != kGuardFd) return rd;
+    int moved = fcntl(rd, F_DUPFD_CLOEXEC, kGuardFd + 1);
+    ::close(rd);
+    return moved;
+}
+
+// posix_spawn of the helper with rd as its fd 3, the host's signal mask and
+// handlers reset, nothing of the host's environment. Returns posix_spawn's
+// code.
+int spawn_helper(const std::string &path, int rd, int delay_ms, pid_t *child) {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
@@ -156,42 +139,59 @@ std::shared_ptr<GuardLink> spawn_guard(int delay_ms, std::string *why) {
                     delay.data(), owner.data(), nullptr};
     // Nothing of the host's environment: the helper needs none of it.
     char *envp[] = {nullptr};
-    pid_t child = -1;
-    int rc = posix_spawn(&child, path.c_str(), &fa, &at, argv, envp);
+    int rc = posix_spawn(child, path.c_str(), &fa, &at, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
-    ::close(rd);
-    if (rc != 0) {
-        *why = "cannot start the crash guard " + path + ": " + std::strerror(rc);
-        return {};
-    }
-    // The child's verdict comes in milliseconds; a helper that gives none
-    // (hung, stopped, a wrong program) is killed rather than waited for:
-    // the registry's lock, which fork() takes too, is held meanwhile.
-    bool hung = false;
+    return rc;
+}
+
+// The child's verdict comes in milliseconds; a helper that gives none
+// (hung, stopped, a wrong program) is killed rather than waited for: the
+// registry's lock, which fork() takes too, is held meanwhile. True when it
+// was killed so.
+bool killed_without_verdict(pid_t child) {
     int pfd = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
-    if (pfd >= 0) {
-        // Still our unreaped child (a host that reaps its own children may
-        // have taken it): then the pidfd is its, not a reused pid's.
-        siginfo_t peek{};
-        if (waitid(P_PID, static_cast<id_t>(child), &peek, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-            peek.si_pid != 0) {
-            ::close(pfd);
-            pfd = -1;
-        }
-    }
-    if (pfd >= 0) {
-        pollfd pf{pfd, POLLIN, 0};
-        const int64_t until = boottime_ns() + kStartBoundMs * kNsPerMs;
-        int r;
-        do r = ::poll(&pf, 1, static_cast<int>(std::max<int64_t>(0, (until - boottime_ns()) / kNsPerMs)));
-        while (r < 0 && errno == EINTR);
-        if (r == 0) {
-            hung = true;
-            syscall(SYS_pidfd_send_signal, pfd, SIGKILL, nullptr, 0);
-        }
+    if (pfd < 0) return false;
+    // Still our unreaped child (a host that reaps its own children may have
+    // taken it): then the pidfd is its, not a reused pid's.
+    siginfo_t peek{};
+    if (waitid(P_PID, static_cast<id_t>(child), &peek, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        peek.si_pid != 0) {
         ::close(pfd);
+        return false;
     }
+    bool hung = false;
+    pollfd pf{pfd, POLLIN, 0};
+    const int64_t until = boottime_ns() + kStartBoundMs * kNsPerMs;
+    int r;
+    do r = ::poll(&pf, 1, static_cast<int>(std::max<int64_t>(0, (until - boottime_ns()) / kNsPerMs)));
+    while (r < 0 && errno == EINTR);
+    if (r == 0) {
+        hung = true;
+        syscall(SYS_pidfd_send_signal, pfd, SIGKILL, nullptr, 0);
+    }
+    ::close(pfd);
+    return hung;
+}
+
+// Why the start failed, from the exit status of the child posix_spawn made.
+std::string refusal(const std::string &path, int st) {
+    if (WIFEXITED(st) && WEXITSTATUS(st) == kExitVersion)
+        return "the crash guard " + path + " speaks another version of the guard protocol "
+               "than this library (" + std::to_string(kProtocolVersion) +
+               ") and refused to start: install the zkelect-guard of this library's release";
+    if (WIFEXITED(st) && WEXITSTATUS(st) == kExitProtocol)
+        return "the crash guard " + path + " did not take this library's hello line and "
+               "refused to start: install the zkelect-guard of this library's release";
+    return "the crash guard " + path +
+           (WIFEXITED(st) ? " refused to start (exit status " + std::to_string(WEXITSTATUS(st)) + ")"
+                          : " was killed at start (signal " + std::to_string(WTERMSIG(st)) + ")");
+}
+
+// The child's verdict: w when the helper runs, else null with *why.
+std::shared_ptr<GuardLink> verdict(const std::string &path, pid_t child,
+                                   std::shared_ptr<GuardLink> w, std::string *why) {
+    bool hung = killed_without_verdict(child);
     int st = 0;
     pid_t got;
     do got = waitpid(child, &st, 0);
@@ -203,17 +203,7 @@ std::shared_ptr<GuardLink> spawn_guard(int delay_ms, std::string *why) {
     }
     if (got == child) {
         if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return w;
-        if (WIFEXITED(st) && WEXITSTATUS(st) == kExitVersion)
-            *why = "the crash guard " + path + " speaks another version of the guard protocol "
-                   "than this library (" + std::to_string(kProtocolVersion) +
-                   ") and refused to start: install the zkelect-guard of this library's release";
-        else if (WIFEXITED(st) && WEXITSTATUS(st) == kExitProtocol)
-            *why = "the crash guard " + path + " did not take this library's hello line and "
-                   "refused to start: install the zkelect-guard of this library's release";
-        else
-            *why = "the crash guard " + path +
-                   (WIFEXITED(st) ? " refused to start (exit status " + std::to_string(WEXITSTATUS(st)) + ")"
-                                  : " was killed at start (signal " + std::to_string(WTERMSIG(st)) + ")");
+        *why = refusal(path, st);
         return {};
     }
     // The host reaps its children itself (a SIGCHLD handler, or SIGCHLD
@@ -225,6 +215,48 @@ std::shared_ptr<GuardLink> spawn_guard(int delay_ms, std::string *why) {
         return {};
     }
     return w;
+}
+
+}  // namespace
+
+// Starts the helper: posix_spawn (no fork of a threaded host), the pipe's
+// read end as fd 3 with the hello line in it already, the write end
+// O_CLOEXEC (no other child of the host inherits it through exec) and
+// non-blocking, an empty environment. The child posix_spawn made exits at
+// once with the start's verdict (the helper proper is its child, in a
+// session of its own); it is reaped here.
+std::shared_ptr<GuardLink> spawn_guard(int delay_ms, std::string *why) {
+    const std::string path = crash_guard_path();
+    if (getpid() == 1) {
+        *why = kPid1Why;
+        return {};
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        *why = std::string("cannot make the crash guard's pipe: ") + std::strerror(errno);
+        return {};
+    }
+    auto w = std::make_shared<GuardLink>(p[1], false, "the crash guard of this process (" + path + ")");
+    fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
+    int rd = read_end_off_guard_fd(p[0]);
+    if (rd < 0) {
+        *why = std::string("cannot make the crash guard's pipe: ") + std::strerror(errno);
+        return {};
+    }
+    const std::string hello = "HELLO zkelect-guard " + std::to_string(kProtocolVersion) + "\n";
+    if (w->write_some(hello.data(), hello.size()) != static_cast<ssize_t>(hello.size())) {
+        ::close(rd);
+        *why = "cannot write to the crash guard's pipe";
+        return {};
+    }
+    pid_t child = -1;
+    int rc = spawn_helper(path, rd, delay_ms, &child);
+    ::close(rd);
+    if (rc != 0) {
+        *why = "cannot start the crash guard " + path + ": " + std::strerror(rc);
+        return {};
+    }
+    return verdict(path, child, std::move(w), why);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "errors.h"
+#include "transfer_marker.h"
 
 namespace zkelect {
 
@@ -140,7 +141,7 @@ int TransferAsk::write_request(std::string *why) {
     }
     // A transfer of this leader already in P's data (its own marker, or
     // another asker's request): one at a time.
-    if (r.data.rfind("zkelect-transfer 1 " + leader_ + " ", 0) == 0 ||
+    if (names_transfer_from(r.data, leader_) ||
         [&] { auto q = parse_transfer_request(r.data); return q && q->leader == leader_; }()) {
         *why = "a transfer of " + path_ + "'s leader is under way; nothing was changed";
         return kEState;

@@ -158,6 +158,10 @@ def test_another_clients_write_with_the_leaders_node_and_token(zk, kz, base):
                 other.fenced_commit(node, token - 1, ops.set(base + "/data", b"x"))
             assert "another term's node" in str(err.value)
             a.resign()
+            # resign() only starts the delete: the node is gone at RESIGNED.
+            deadline = time.monotonic() + 20
+            while (ev := a.next_event(1)) is None or ev.kind != "RESIGNED":
+                assert time.monotonic() < deadline, "no RESIGNED within 20 s"
             with zkelect.FencedOps() as ops, pytest.raises(zkelect.Fenced) as err:
                 other.fenced_commit(node, token, ops.set(base + "/data", b"late"))
             assert "is gone" in str(err.value)

@@ -1,4 +1,4 @@
-// The transfer marker (cxx/election/transfer_marker.h): what a leader
+// The transfer marker (cxx/base/transfer_marker.h): what a leader
 // writes is what its heirs read back, and data of any other shape, which
 // anyone with WRITE on the election path may leave there, is no marker.
 #include <gtest/gtest.h>

@@ -97,6 +97,8 @@ int zkelect_fenced_ops_delete(zkelect_fenced_ops_t *ops, const char *path, int32
 int zkelect_fenced_ops_failed(const zkelect_fenced_ops_t *ops, int *zk_rc);
 void zkelect_fenced_ops_destroy(zkelect_fenced_ops_t *ops);
 int zkelect_fenced_commit(zkelect_election_t *election, zkelect_fenced_ops_t *ops, int timeout_ms);
+int zkelect_client_fenced_commit(zkelect_client_t *client, const char *node, int64_t token,
+                                 zkelect_fenced_ops_t *ops, int timeout_ms);
 int zkelect_leader_id(zkelect_election_t *election, char *buf, size_t len);
 zkelect_participants_t *zkelect_participants(zkelect_election_t *election, char *errbuf,
                                              size_t errlen);
@@ -460,6 +462,14 @@ function raw.fenced_ops_delete(ops, path, version)
 end
 function raw.fenced_ops_failed_index(ops) return C.zkelect_fenced_ops_failed(ops, nil) end
 function raw.fenced_commit(h, ops, t) return check(C.zkelect_fenced_commit(h, ops, t)) end
+function raw.client_fenced_commit(h, node, token, ops, t)
+  cstring(node, "node")
+  -- A number or an int64_t cdata (fencing_token()'s, an event's token).
+  if type(token) ~= "number" and not (type(token) == "cdata" and ffi.istype("int64_t", token)) then
+    raise(M.EINVAL, "token must be a number or an int64_t")
+  end
+  return check(C.zkelect_client_fenced_commit(h, node, token, ops, t))
+end
 function raw.client_transfer(h, path, target, t)
   cstring(path, "path")
   cstring(target, "target id")

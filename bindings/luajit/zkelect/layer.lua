@@ -31,6 +31,12 @@ return function(M, raw)
     error(raw.make_error(code, message), 0)
   end
 
+  -- The PostgreSQL guard's (fencing.sql, docs/fencing.md): the statement a
+  -- fenced transaction begins with (the resource's name, the leader's
+  -- token) and the SQLSTATE of its refusal, "this process no longer leads".
+  M.FENCE_SQL = "SELECT zkelect.fence($1, $2)"
+  M.DEPOSED_SQLSTATE = "ZKE01"
+
   -- true when v is an error raised by this module (a pcall's second result).
   function M.is_error(v) return type(v) == "table" and getmetatable(v) == raw.error_mt end
 
@@ -429,6 +435,44 @@ return function(M, raw)
     return true
   end
 
+  -- A fenced write's batch of ops (Elector:fenced_commit's list).
+  local function fenced_batch(ops)
+    if type(ops) ~= "table" then raise(EINVAL, "ops must be a list of operations") end
+    collect()
+    local batch = raw.fenced_ops_new()
+    for i, op in ipairs(ops) do
+      local kind = type(op) == "table" and op[1] or nil
+      if kind == "set" then
+        raw.fenced_ops_set(batch, op[2], op[3] or "", op[4] or -1)
+      elseif kind == "create" then
+        raw.fenced_ops_create(batch, op[2], op[3] or "", op[4] == "ephemeral" and 1 or 0)
+      elseif kind == "delete" then
+        raw.fenced_ops_delete(batch, op[2], op[3] or -1)
+      else
+        raise(EINVAL, "operation " .. i .. ": not {\"set\"|\"create\"|\"delete\", path, ...}")
+      end
+    end
+    return batch
+  end
+
+  -- A fenced write by a process that does not hold the candidacy
+  -- (docs/fencing.md): ops (Elector:fenced_commit's list) committed in one
+  -- ZooKeeper multi only while node, the leader's node (its full path: the
+  -- election path, "/", the ELECTED event's node), stands and is the node
+  -- of the term whose fencing token is token, such as a command of zkelect
+  -- run ($ZKELECT_NODE, $ZKELECT_TOKEN). Give it only what an ELECTED
+  -- said: it checks that the node is that term's, not that it ever led.
+  -- Waits at most ms (> 0). Returns true, or raises EFENCED (the node is
+  -- gone or is another term's; nothing committed) and the other errors of
+  -- Elector:fenced_commit, never ENOTLEADER. Blocks. Since 1.2.
+  function Client:fenced_commit(node, token, ops, ms)
+    local h = self:_handle()
+    local t = timeout_ms(ms, 0)  -- nil: 0, which the library refuses (EINVAL)
+    local batch = fenced_batch(ops)
+    raw.client_fenced_commit(h, node, token, batch, t)
+    return true
+  end
+
   -- Ends the client's electors and observers at once (their deletes sent
   -- together: zkelect_client_shutdown, within one session timeout), closes
   -- them, then the session. Blocks. When the library refuses the last step
@@ -582,21 +626,7 @@ return function(M, raw)
   function Elector:fenced_commit(ops, ms)
     local h = self:_handle()
     local t = timeout_ms(ms, 0)  -- nil: 0, which the library refuses (EINVAL)
-    if type(ops) ~= "table" then raise(EINVAL, "ops must be a list of operations") end
-    collect()
-    local batch = raw.fenced_ops_new()
-    for i, op in ipairs(ops) do
-      local kind = type(op) == "table" and op[1] or nil
-      if kind == "set" then
-        raw.fenced_ops_set(batch, op[2], op[3] or "", op[4] or -1)
-      elseif kind == "create" then
-        raw.fenced_ops_create(batch, op[2], op[3] or "", op[4] == "ephemeral" and 1 or 0)
-      elseif kind == "delete" then
-        raw.fenced_ops_delete(batch, op[2], op[3] or -1)
-      else
-        raise(EINVAL, "operation " .. i .. ": not {\"set\"|\"create\"|\"delete\", path, ...}")
-      end
-    end
+    local batch = fenced_batch(ops)
     raw.fenced_commit(h, batch, t)
     return true
   end

@@ -29,11 +29,12 @@ from collections import namedtuple
 from ctypes import byref, c_int, c_int64, c_size_t, c_uint64, create_string_buffer
 
 from . import _lib, _vocab
+from ._fencing import DEPOSED_SQLSTATE, FENCE_SQL, Deposed, fenced_transaction
 from ._lib import Error, lib
 
 __all__ = ["connect", "Client", "Election", "Event", "Participant", "FencedOps", "Error", "version",
            "version_string", "config_keys", "strerror", "EVENTS", "REASONS", "COUNTERS",
-           "leader_wsgi"]
+           "leader_wsgi", "fenced_transaction", "Deposed", "FENCE_SQL", "DEPOSED_SQLSTATE"]
 
 # Error's subclasses, by the Rust crate's kind names: zkelect.TimedOut, ...
 globals().update({cls.__name__: cls for cls in _lib.CLASSES.values()})

@@ -574,6 +574,25 @@ impl Client {
         })
     }
 
+    /// A fenced write by a process that does not hold the candidacy
+    /// (docs/fencing.md): `ops` committed in one ZooKeeper multi only while
+    /// `node`, the leader's node (its full path: the election path, `/`,
+    /// the `ELECTED` event's node), stands and is the node of the term whose
+    /// fencing token is `token`, such as a command of `zkelect run`
+    /// (`$ZKELECT_NODE`, `$ZKELECT_TOKEN`). Give it only what an `ELECTED`
+    /// said: it checks that the node is that term's, not that it ever led.
+    /// Waits at most `timeout`. `ErrorKind::Fenced`: the node is gone or is
+    /// another term's, nothing committed; the other errors are
+    /// `Election::fenced_commit`'s, never `NotLeader`. Blocks. Since
+    /// libzkelect 1.2.
+    pub fn fenced_commit(&self, node: &str, token: i64, ops: &[FencedOp<'_>], timeout: Duration) -> Result<()> {
+        let node = cstring("node", node)?;
+        let batch = FencedBatch::new(ops)?;
+        check(unsafe {
+            sys::zkelect_client_fenced_commit(self.raw(), node.as_ptr(), token, batch.0, timeout_ms(timeout))
+        })
+    }
+
     /// A snapshot of this client's figures as one JSON object: its session,
     /// its counters, and under `"elections"` the snapshot of each of its
     /// elections (docs/monitoring.md lists the keys; keys may be added, never
@@ -659,6 +678,58 @@ fn take_stats(raw: *mut sys::zkelect_stats_t, errbuf: &[c_char]) -> Result<Strin
 /// `volunteer` enters the election. Dropping it leaves the election (a
 /// leader is deposed) and deletes its node, waiting for ZooKeeper's
 /// acknowledgement for at most the session timeout.
+/// The statement a fenced PostgreSQL transaction begins with, its
+/// parameters the resource's name (text) and the leader's fencing token
+/// (bigint): the check of `fencing.sql` (docs/fencing.md, "PostgreSQL").
+pub const FENCE_SQL: &str = "SELECT zkelect.fence($1, $2)";
+
+/// The SQLSTATE of `fencing.sql`'s refusal: the token is older than one
+/// the resource has seen, so this process no longer leads; the transaction
+/// is aborted and nothing of it is kept.
+pub const DEPOSED_SQLSTATE: &str = "ZKE01";
+
+/// A fenced write's batch of operations, freed when dropped.
+struct FencedBatch(*mut sys::zkelect_fenced_ops_t);
+
+impl Drop for FencedBatch {
+    fn drop(&mut self) {
+        unsafe { sys::zkelect_fenced_ops_destroy(self.0) }
+    }
+}
+
+impl FencedBatch {
+    fn new(ops: &[FencedOp<'_>]) -> Result<FencedBatch> {
+        let raw = unsafe { sys::zkelect_fenced_ops_new() };
+        if raw.is_null() {
+            return Err(Error::with_message(sys::ZKELECT_ENOMEM, "out of memory"));
+        }
+        let batch = FencedBatch(raw);
+        for op in ops {
+            let rc = match *op {
+                FencedOp::Set { path, data, version } => {
+                    let p = cstring("path", path)?;
+                    unsafe {
+                        sys::zkelect_fenced_ops_set(batch.0, p.as_ptr(), data.as_ptr().cast(), data.len(), version)
+                    }
+                }
+                FencedOp::Create { path, data, ephemeral } => {
+                    let p = cstring("path", path)?;
+                    let flags = if ephemeral { sys::ZKELECT_FENCED_EPHEMERAL } else { 0 };
+                    unsafe {
+                        sys::zkelect_fenced_ops_create(batch.0, p.as_ptr(), data.as_ptr().cast(), data.len(), flags)
+                    }
+                }
+                FencedOp::Delete { path, version } => {
+                    let p = cstring("path", path)?;
+                    unsafe { sys::zkelect_fenced_ops_delete(batch.0, p.as_ptr(), version) }
+                }
+            };
+            check(rc)?;
+        }
+        Ok(batch)
+    }
+}
+
 /// One operation of a fenced write (`Election::fenced_commit`). A version
 /// of -1 is any version.
 #[derive(Clone, Copy, Debug)]
@@ -800,39 +871,7 @@ impl Election {
     /// unknown (it committed whole, before any successor, or not at all:
     /// read what it wrote). Blocks. Since libzkelect 1.2.
     pub fn fenced_commit(&self, ops: &[FencedOp<'_>], timeout: Duration) -> Result<()> {
-        struct Batch(*mut sys::zkelect_fenced_ops_t);
-        impl Drop for Batch {
-            fn drop(&mut self) {
-                unsafe { sys::zkelect_fenced_ops_destroy(self.0) }
-            }
-        }
-        let raw = unsafe { sys::zkelect_fenced_ops_new() };
-        if raw.is_null() {
-            return Err(Error::with_message(sys::ZKELECT_ENOMEM, "out of memory"));
-        }
-        let batch = Batch(raw);
-        for op in ops {
-            let rc = match *op {
-                FencedOp::Set { path, data, version } => {
-                    let p = cstring("path", path)?;
-                    unsafe {
-                        sys::zkelect_fenced_ops_set(batch.0, p.as_ptr(), data.as_ptr().cast(), data.len(), version)
-                    }
-                }
-                FencedOp::Create { path, data, ephemeral } => {
-                    let p = cstring("path", path)?;
-                    let flags = if ephemeral { sys::ZKELECT_FENCED_EPHEMERAL } else { 0 };
-                    unsafe {
-                        sys::zkelect_fenced_ops_create(batch.0, p.as_ptr(), data.as_ptr().cast(), data.len(), flags)
-                    }
-                }
-                FencedOp::Delete { path, version } => {
-                    let p = cstring("path", path)?;
-                    unsafe { sys::zkelect_fenced_ops_delete(batch.0, p.as_ptr(), version) }
-                }
-            };
-            check(rc)?;
-        }
+        let batch = FencedBatch::new(ops)?;
         check(unsafe { sys::zkelect_fenced_commit(self.raw(), batch.0, timeout_ms(timeout)) })
     }
 

@@ -238,6 +238,64 @@ fn fenced_commit_only_while_leading() {
 }
 
 #[test]
+fn client_fenced_commit_with_the_leaders_node_and_token() {
+    let path = unique_path("client-fenced");
+    let data = format!("{path}-data");
+    let other = client();
+    let node;
+    let token;
+    {
+        let ca = client();
+        let a = ca.election(&path, "a").unwrap();
+        a.volunteer().unwrap();
+        expect_events(&a, &[EventKind::Elected]);
+        let ps = a.participants().unwrap();
+        assert_eq!(ps.len(), 1);
+        node = format!("{path}/{}", ps[0].node);
+        token = ps[0].token;
+        assert_eq!(a.fencing_token().unwrap(), token);
+        other.fenced_commit(&node, token, &[FencedOp::Create { path: &data, data: b"o", ephemeral: false }], WAIT).unwrap();
+        let x = format!("{data}-x");
+        let refused = [FencedOp::Create { path: &x, data: b"", ephemeral: false }];
+        let err = other.fenced_commit(&node, token - 1, &refused, WAIT).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Fenced, "{err}");
+        assert!(err.to_string().contains("another term's node"), "{err}");
+        a.resign().unwrap();
+        // The node is gone once Resigned comes (resign only starts its delete).
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match a.next_event(left) {
+                Some(ev) if ev.kind() == EventKind::Resigned => break,
+                Some(_) => {}
+                None => panic!("no Resigned within {WAIT:?}"),
+            }
+        }
+        let err = other.fenced_commit(&node, token, &refused, WAIT).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Fenced, "{err}");
+        assert!(err.to_string().contains("is gone"), "{err}");
+        let err = other.fenced_commit("relative", token, &refused, WAIT).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    }
+    // Nothing of the refused writes was committed: the next leader can
+    // still create what they named; the first one's node stands.
+    let cb = client();
+    let b = cb.election(&path, "b").unwrap();
+    b.volunteer().unwrap();
+    expect_events(&b, &[EventKind::Elected]);
+    let x = format!("{data}-x");
+    b.fenced_commit(
+        &[
+            FencedOp::Create { path: &x, data: b"", ephemeral: false },
+            FencedOp::Delete { path: &x, version: -1 },
+            FencedOp::Delete { path: &data, version: 0 },
+        ],
+        WAIT,
+    )
+    .unwrap();
+}
+
+#[test]
 fn requeue_steps_back_to_the_back_of_the_line() {
     let path = unique_path("requeue");
     let es = queue_of_three(&path);

@@ -214,6 +214,34 @@ public final class Client implements AutoCloseable {
         use(c -> ZkelectNative.client_transfer(c, path, targetId, ms));
     }
 
+    /**
+     * A fenced write by a process that does not hold the candidacy
+     * (docs/fencing.md): ops committed in one ZooKeeper multi only while
+     * node, the leader's node (its full path: the election path, "/", the
+     * ELECTED event's node), stands and is the node of the term whose
+     * fencing token is token, such as a command of zkelect run
+     * ($ZKELECT_NODE, $ZKELECT_TOKEN). Give it only what an ELECTED said:
+     * it checks that the node is that term's, not that it ever led. Waits
+     * at most timeoutMs (> 0). ZkelectException: EFENCED (the node is gone
+     * or is another term's; nothing committed), and the codes of
+     * {@link Elector#fencedCommit}, never ENOTLEADER. Blocks. Since 1.2.
+     */
+    public void fencedCommit(String node, long token, long timeoutMs, FencedOp... ops) {
+        int ms = (int) Math.max(Math.min(timeoutMs, Integer.MAX_VALUE), Integer.MIN_VALUE);
+        use(c -> {
+            NativeFencedOps batch = ZkelectNative.fenced_ops_new();
+            try {
+                for (FencedOp op : ops) {
+                    op.addTo(batch);
+                }
+                ZkelectNative.client_fenced_commit(c, node, token, batch, ms);
+                return null;
+            } finally {
+                batch.delete();
+            }
+        });
+    }
+
     /** A candidacy of id on path, on this session. */
     public Elector elector(String path, String id) {
         return new Elector(this, path, id, false);

@@ -257,6 +257,48 @@ public class ElectorTest {
     }
 
     @Test
+    public void clientFencedCommitWithTheLeadersNodeAndToken() throws Exception {
+        String path = freshPath("client-fenced");
+        String data = path + "-data";
+        try (Client other = Client.connect(settings())) {
+            try (Elector a = elector(path, "java-a")) {
+                enroll(a);
+                assertTrue(a.awaitLeader(WAIT_MS));
+                List<Participant> ps = a.participants();
+                assertEquals(1, ps.size());
+                String node = path + "/" + ps.get(0).node();
+                long token = ps.get(0).token();
+                assertEquals(a.fencingToken(), token);
+                other.fencedCommit(node, token, WAIT_MS, FencedOp.create(data, new byte[] {'o'}, false));
+                try {
+                    other.fencedCommit(node, token - 1, WAIT_MS, FencedOp.create(data + "-x", null, false));
+                    fail("a fenced write with another term's token");
+                } catch (ZkelectException e) {
+                    assertEquals(ZkelectException.EFENCED, e.code());
+                    assertTrue(e.getMessage(), e.getMessage().contains("another term's node"));
+                }
+                a.resign();
+                next(a, Event.Type.RESIGNED); // the node is gone (resign only starts its delete)
+                try {
+                    other.fencedCommit(node, token, WAIT_MS, FencedOp.create(data + "-x", null, false));
+                    fail("a fenced write once the node is gone");
+                } catch (ZkelectException e) {
+                    assertEquals(ZkelectException.EFENCED, e.code());
+                    assertTrue(e.getMessage(), e.getMessage().contains("is gone"));
+                }
+            }
+            // Nothing of the refused writes was committed: the next leader
+            // can still create what they named; the first one's node stands.
+            try (Elector b = elector(path, "java-b")) {
+                enroll(b);
+                assertTrue(b.awaitLeader(WAIT_MS));
+                b.fencedCommit(WAIT_MS, FencedOp.create(data + "-x", null, false),
+                        FencedOp.delete(data + "-x", -1), FencedOp.delete(data, 0));
+            }
+        }
+    }
+
+    @Test
     public void transferHandsOverToTheNamedCandidate() throws Exception {
         String path = freshPath("transfer");
         try (Elector a = elector(path, "java-a"); Elector b = elector(path, "java-b");

@@ -5,7 +5,10 @@
 // changes meaning for it. One line, at most kMarkerMax bytes:
 //   zkelect-transfer 1 <leader's node> <target's node> <asked|ready|gone> <target's id>
 // (the id last: it may hold spaces; only for the STEPPED_BACK event's words).
-// The request from outside and its result line are base/names.h's.
+// The request from outside and its result line are names.h's. In the base
+// room because both sides read it: the leader and its heirs (election/),
+// and an asker from outside, who must not write a request over a transfer
+// under way (session/transfer_ask.cpp).
 #pragma once
 
 #include <optional>

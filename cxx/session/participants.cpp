@@ -1,0 +1,150 @@
+// Client::participants: an election's candidates in line, asked of
+// ZooKeeper from a user's thread (synced first, a lost connection asked
+// again after a pause), each node's data read for its id.
+#include <zookeeper/zookeeper.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "client.h"
+
+namespace zkelect {
+
+namespace {
+struct QueryState {
+    std::mutex mu;
+    std::condition_variable cv;
+    int outstanding = 0;
+    int rc = 0;
+    bool listed = false;
+    std::vector<std::string> children;
+    std::vector<Reply> datas;
+};
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+std::string no_answer(int timeout_ms) {
+    return "ZooKeeper did not answer within " + std::to_string(timeout_ms) + " ms";
+}
+
+// Each node of order read for its data (its id), by deadline.
+int read_line(const Client &client, ZkPort &session, const std::string &path,
+              const std::vector<Candidate> &order, Deadline deadline, int timeout_ms,
+              std::vector<ParticipantInfo> *out, std::string *why) {
+    auto st = std::make_shared<QueryState>();
+    st->datas.assign(order.size(), Reply{});
+    st->outstanding = static_cast<int>(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        session.get(path + "/" + order[i].name, false, [st, i](Reply &&r) {
+            std::lock_guard<std::mutex> lock(st->mu);
+            st->datas[i] = std::move(r);
+            st->outstanding--;
+            st->cv.notify_all();
+        });
+    }
+    std::unique_lock<std::mutex> lock(st->mu);
+    if (!st->cv.wait_until(lock, deadline, [&] { return st->outstanding == 0; })) {
+        *why = no_answer(timeout_ms);
+        return client.connected() ? kETimedOut : kEConnLoss;
+    }
+    out->clear();
+    for (size_t i = 0; i < order.size(); ++i) {
+        const Reply &r = st->datas[i];
+        if (r.rc == ZNONODE) continue;  // left while we asked
+        if (r.rc != ZOK) {
+            *why = "reading " + order[i].name + ": " + zerror(r.rc);
+            return err_from_zk(r.rc);
+        }
+        out->push_back({order[i].name, r.data, r.stat.czxid, r.stat.ctime_ms});
+    }
+    return kOk;
+}
+
+}  // namespace
+
+// The wait after a listing lost with its connection: a pause that doubles
+// with the attempt, then until the client is connected again, by deadline.
+// kOk once it is; kEAuth when the servers refused its credentials
+// meanwhile; else kETimedOut (the caller answers for the listing).
+int Client::await_reconnect(int attempt, Deadline deadline, std::string *why) {
+    std::unique_lock<std::mutex> l(mu_);
+    auto pause = std::min(deadline, std::chrono::steady_clock::now() +
+                                        std::chrono::milliseconds(50 << attempt));
+    connected_cv_.wait_until(l, pause, [&] { return auth_failed_ || stopping_; });
+    connected_cv_.wait_until(l, deadline, [&] { return auth_failed_ || stopping_ || connected(); });
+    if (auth_failed_) {
+        *why = auth_why_;
+        return kEAuth;
+    }
+    return connected() ? kOk : kETimedOut;
+}
+
+// The candidates of path in order, listed by deadline on the session it
+// was listed with (*session).
+int Client::list_line(const std::string &path, Deadline deadline, int timeout_ms,
+                      std::shared_ptr<ZkPort> *session, std::vector<Candidate> *order,
+                      std::string *why) {
+    // A connection lost under the listing: asked again once the client is
+    // back, after a pause that doubles (at most 6 times, within the
+    // deadline). A server that requires SASL of a client without it drops
+    // every connection at its first request: meanwhile the client finds
+    // out why (watch_for_sasl_refusal) and the query says so.
+    for (int attempt = 0;; ++attempt) {
+        *session = session_snapshot();
+        if (!*session) {
+            *why = "the client is closing";
+            return kEClosed;
+        }
+        auto st = std::make_shared<QueryState>();
+        st->outstanding = 1;
+        // "Who leads now" asked of a server that has not applied another
+        // session's latest create or delete would answer with the past: sync
+        // first (one more round trip, through the quorum's leader).
+#ifndef ZKELECT_MUTATION_UNSYNCED_READS
+        (*session)->sync(path, ReplyFn([](Reply &&) {}));
+#endif
+        (*session)->get_children(path, false, [st](Reply &&r) {
+            std::lock_guard<std::mutex> lock(st->mu);
+            st->rc = r.rc;
+            st->children = std::move(r.children);
+            st->listed = true;
+            st->outstanding--;
+            st->cv.notify_all();
+        });
+        std::unique_lock<std::mutex> lock(st->mu);
+        if (!st->cv.wait_until(lock, deadline, [&] { return st->outstanding == 0; })) {
+            *why = no_answer(timeout_ms);
+            return connected() ? kETimedOut : kEConnLoss;
+        }
+        if (st->rc == ZCONNECTIONLOSS && attempt < 6) {
+            lock.unlock();
+            int rc = await_reconnect(attempt, deadline, why);
+            if (rc == kEAuth) return rc;
+            if (rc == kOk) continue;
+        }
+        if (st->rc != ZOK && st->rc != ZNONODE) {
+            *why = std::string("listing ") + path + ": " + zerror(st->rc);
+            return err_from_zk(st->rc);
+        }
+        order->clear();  // no path: no candidates
+        if (st->rc == ZOK) *order = order_candidates(st->children);
+        return kOk;
+    }
+}
+
+int Client::participants(const std::string &path, int timeout_ms,
+                         std::vector<ParticipantInfo> *out, std::string *why) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    std::shared_ptr<ZkPort> session;
+    std::vector<Candidate> order;
+    int rc = list_line(path, deadline, timeout_ms, &session, &order, why);
+    if (rc != kOk) return rc;
+    if (order.empty()) {
+        out->clear();
+        return kOk;
+    }
+    return read_line(*this, *session, path, order, deadline, timeout_ms, out, why);
+}
+
+}  // namespace zkelect
