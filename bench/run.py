@@ -503,7 +503,8 @@ def run_all(a):
             shard_es = SHARD_ES[:1] if a.quick else SHARD_ES + ((SHARD_BIG,) if a.shards_100k else ())
             for e in shard_es:
                 big = e == SHARD_BIG
-                for td in ("resign-first",) if big else ("destroy", "resign-first"):
+                # shutdown: one zkelect_client_shutdown (issue 56).
+                for td in ("resign-first", "shutdown") if big else ("destroy", "resign-first", "shutdown"):
                     prog("scale", ["--candidacies", str(e), "--sessions", "1", "--own-paths", "1",
                                    "--teardown", td] + (["--poll", "1", "--events-queue-max", "0", "--timeout-ms", "900000"]
                                                       if big else [])
@@ -1433,12 +1434,12 @@ def write_handover(R, runs):
 
 
 def read_shards(raw):
-    """{E: {"destroy": scale JSON, "resign-first": ..., "bulk": {creates_ms,
-    deletes_ms}}} of the shards runs (issue 35)."""
+    """{E: {"destroy": scale JSON, "resign-first": ..., "shutdown": ...,
+    "bulk": {creates_ms, deletes_ms}}} of the shards runs (issue 35, 56)."""
     out = {}
     for e in SHARD_ES + (SHARD_BIG,):
         row = {}
-        for td in ("destroy", "resign-first"):
+        for td in ("destroy", "resign-first", "shutdown"):
             p = os.path.join(raw, "shards_%d_%s.json" % (e, td))
             if os.path.exists(p):
                 try:
@@ -1460,6 +1461,52 @@ def read_shards(raw):
         except ValueError:
             pass
     return out
+
+
+def teardown_target(R, sh):
+    """Issue 56: E elections on one client end with one call in at most
+    1.5 s at E = 10,000, and within 1.5 x the floor of E pipelined deletes
+    at E = 100,000 (when measured)."""
+    s10 = ((sh.get(10000) or {}).get("shutdown") or {}).get("teardown_ms")
+    R.target(None if s10 is None else s10 <= 1500,
+             "teardown of 10,000 elections on one client (zkelect_client_shutdown, then every destroy) "
+             "<= 1,500 ms: %s ms (destroying each: %s ms)" % (
+                 f(s10, 0), f(((sh.get(10000) or {}).get("destroy") or {}).get("teardown_ms"), 0)))
+    big = sh.get(SHARD_BIG) or {}
+    sb, fb = (big.get("shutdown") or {}).get("teardown_ms"), (big.get("bulk") or {}).get("deletes_ms")
+    if sb is not None:
+        R.target(None if fb is None else sb <= 1.5 * fb,
+                 "teardown of %s elections on one client <= 1.5 x the floor of as many pipelined deletes: "
+                 "%s ms, floor %s ms (x%s)" % ("{:,}".format(SHARD_BIG), f(sb, 0), f(fb, 0), ratio(sb, fb)))
+
+
+def write_teardown(R, sh):
+    """The teardown rows (issue 56): one shutdown call beside destroying
+    each, resigning first, and the floor."""
+    rows = []
+    for e, row in sorted((k, v) for k, v in sh.items() if k != "peers"):
+        sd = (row.get("shutdown") or {}).get("teardown_ms")
+        if sd is None:
+            continue
+        d = (row.get("destroy") or {}).get("teardown_ms")
+        r = (row.get("resign-first") or {}).get("teardown_ms")
+        fl = (row.get("bulk") or {}).get("deletes_ms")
+        call = (row.get("shutdown") or {}).get("shutdown_call_ms")
+        rows.append(["{:,}".format(e), "%s ms" % f(sd, 0), "%s ms" % f(call, 0), "%s ms" % f(d, 0), "%s ms" % f(r, 0),
+                     "%s ms" % f(fl, 0), ratio(sd, fl), ratio(d, sd)])
+    if not rows:
+        return
+    R.p("### Teardown (issue 56)")
+    R.p()
+    R.p("The same client's E elections ended three ways, each from the join's end until the client is "
+        "destroyed: `zkelect_client_shutdown()` (every delete sent at once, then the session closed) and "
+        "then each `zkelect_election_destroy()`; destroying each (every destroy waits for its own delete: "
+        "the one-by-one floor of the library's own API); resigning all first. Floor: E deletes pipelined by "
+        "ZooKeeper's C client (`bench/zkbulk.c`).")
+    R.p()
+    R.table(["E", "teardown: client shutdown", "of which the call", "teardown: destroy each", "teardown: resign all, then destroy",
+             "floor: E deletes", "shutdown / floor", "destroy each / shutdown"], rows)
+    R.p()
 
 
 def write_shards(R, sh):
@@ -1891,6 +1938,8 @@ def write_report(raw, outdir):
     isleader_targets(R, il)
     memory_target(R, mc)
     sc = scale_target(R, other.get("scale"))
+    shards = read_shards(raw)
+    teardown_target(R, shards)
 
     write_heading(R, stamp, meta)
     write_targets(R)
@@ -1902,7 +1951,8 @@ def write_report(raw, outdir):
     write_herd(R, hrows)
     write_safety(R, res)
     write_in_process(R, il, mc, sc, other.get("scale_resign_first"))
-    write_shards(R, read_shards(raw))
+    write_shards(R, shards)
+    write_teardown(R, shards)
     write_handover(R, read_handover(raw))
     write_idle(R, other.get("idle"))
     write_endpoint(R, other.get("endpoint"))

@@ -22,6 +22,8 @@
  *
  * --teardown resign-first: each session's thread resigns all its candidacies
  * before it destroys them (the default, destroy, destroys one by one).
+ * --teardown shutdown: each session's thread ends all its candidacies with
+ * one zkelect_client_shutdown(), then destroys them and the client.
  *
  * --nodes-max-bytes N: the clients' zk.session.nodes.max.bytes (0: no
  * bound; by default the library's, 1,000,000 bytes of candidate node paths
@@ -31,7 +33,7 @@
  * what such a program would set, keeps no event it would never read.
  *
  *   scale --connect HOSTS [--candidacies C] [--sessions S] [--failovers F] [--own-paths 0|1]
- *         [--teardown destroy|resign-first] [--poll 0|1] [--nodes-max-bytes N]
+ *         [--teardown destroy|resign-first|shutdown] [--poll 0|1] [--nodes-max-bytes N]
  *         [--events-queue-max N]
  * Prints one JSON object on stdout.
  */
@@ -110,12 +112,21 @@ static uint64_t requests(void)
  * for a delete already on its way. */
 static struct fleet *tear_fleet;
 static int resign_first;
+static int shutdown_first;
 static uint64_t *tear_requests; /* each session's request counter after its destroys */
+static double shutdown_call_ms;  /* the longest zkelect_client_shutdown() call of a session */
 static void *tear_session(void *arg)
 {
     int s = (int)(intptr_t)arg;
     if (resign_first)
         for (int i = s; i < ncand; i += nsess) zkelect_resign(tear_fleet->e[i]);
+    if (shutdown_first) {
+        int64_t t0 = mono_ns();
+        if (zkelect_client_shutdown(cl[s], 600000) != ZKELECT_OK)
+            die("zkelect_client_shutdown: %s", zkelect_last_error());
+        double ms = (mono_ns() - t0) / 1e6;
+        if (ms > shutdown_call_ms) shutdown_call_ms = ms; /* a race between sessions only loses a figure */
+    }
     for (int i = s; i < ncand; i += nsess) zkelect_election_destroy(tear_fleet->e[i]);
     zkelect_client_counter(cl[s], ZKELECT_COUNTER_ZK_REQUESTS, &tear_requests[s]);
     zkelect_client_destroy(cl[s]);
@@ -139,8 +150,11 @@ int main(int argc, char **argv)
     own_paths = (int)opt_long(argc, argv, "--own-paths", 0);
     if (own_paths) nfail = 0;
     const char *teardown = opt(argc, argv, "--teardown", "destroy");
-    if (strcmp(teardown, "destroy") && strcmp(teardown, "resign-first")) die("bad --teardown");
+    if (strcmp(teardown, "destroy") && strcmp(teardown, "resign-first") &&
+        strcmp(teardown, "shutdown"))
+        die("bad --teardown");
     resign_first = strcmp(teardown, "resign-first") == 0;
+    shutdown_first = strcmp(teardown, "shutdown") == 0;
     int poll_mode = (int)opt_long(argc, argv, "--poll", 0);
     if (poll_mode && !own_paths) die("--poll 1 needs --own-paths 1");
     const char *max_bytes = opt(argc, argv, "--nodes-max-bytes", NULL);
@@ -286,7 +300,8 @@ int main(int argc, char **argv)
      * listings a deletion can cost, docs/semantics.md). */
     uint64_t rq_tear = 0;
     for (int s = 0; s < nsess; s++) rq_tear += tear_requests[s];
-    printf(", \"teardown\": \"%s\", \"teardown_ms\": %.1f, \"teardown_requests\": %llu}\n", teardown,
-           tear_ms, (unsigned long long)(rq_tear - rq_tear0));
+    printf(", \"teardown\": \"%s\", \"teardown_ms\": %.1f, \"teardown_requests\": %llu, "
+           "\"shutdown_call_ms\": %.1f}\n", teardown, tear_ms, (unsigned long long)(rq_tear - rq_tear0),
+           shutdown_call_ms);
     return ok ? 0 : 1;
 }

@@ -6,8 +6,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "boundary.h"
+#include "client_shutdown.h"
+#include "names.h"
 #include "tls_sniff.h"
 #include "handles.h"
 #include "sasl.h"
@@ -66,10 +69,37 @@ int zkelect_client_destroy(zkelect_client_t *client) {
     });
 }
 
+int zkelect_client_shutdown(zkelect_client_t *client, int timeout_ms) {
+    return guarded_code([&]() -> int {
+        if (!client) return fail(ZKELECT_EINVAL, "client is NULL");
+        if (inherited(client)) return refuse_inherited("the client");
+        if (timeout_ms > kRequestTimeoutMaxMs)
+            return fail(ZKELECT_EINVAL, "timeout_ms must be at most 600000");
+        if (timeout_ms < 0) timeout_ms = client->client->effective_timeout_ms();
+        std::vector<ClientShutdown::Step> steps;
+        {
+            // Every handle's leadership ends here, before any step is
+            // posted; the lock keeps each handle alive until then.
+            std::lock_guard<std::mutex> lock(client->mu);
+            if (client->shut) return fail(ZKELECT_ECLOSED, "the client was shut down already");
+            client->shut = true;
+            steps.reserve(client->elections.size() + client->observers.size());
+            for (auto *e : client->elections)
+                if (auto step = e->election->begin_shutdown()) steps.push_back(std::move(step));
+            for (auto *o : client->observers) steps.push_back(o->observer->shutdown_step());
+        }
+        ClientShutdown::Outcome out =
+            ClientShutdown::run(*client->client, std::move(steps), timeout_ms);
+        if (out.code != ZKELECT_OK) return fail(out.code, out.why);
+        return ZKELECT_OK;
+    });
+}
+
 int zkelect_client_await_connected(zkelect_client_t *client, int timeout_ms) {
     return guarded_code([&]() -> int {
         if (!client) return ZKELECT_EINVAL;
         if (inherited(client)) return refuse_inherited("the client");
+        if (client->client->stopped()) return fail(ZKELECT_ECLOSED, kShutDown);
         int rc = client->client->await_connected(timeout_ms);
         if (rc == ZKELECT_EAUTH) return fail(rc, client->client->auth_failure());
         if (rc == ZKELECT_ETIMEDOUT && client->client->settings().tls.empty() &&

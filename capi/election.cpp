@@ -38,6 +38,11 @@ zkelect_election_t *zkelect_election_new(zkelect_client_t *client, const char *p
         e->election = std::make_unique<Election>(*client->client, path, participant_id);
         e->shared = &e->election->shared();
         std::lock_guard<std::mutex> lock(client->mu);
+        if (client->shut) {
+            // A shutdown began meanwhile: this one would outlive it.
+            write_err(errbuf, errlen, std::string("ZKELECT_ECLOSED: ") + kShutDown);
+            return nullptr;
+        }
         client->elections.insert(e.get());
         return e.release();
     });
@@ -151,6 +156,7 @@ int zkelect_client_transfer(zkelect_client_t *client, const char *path, const ch
         if (!path) return fail(ZKELECT_EINVAL, "path is NULL");
         if (!target_id) return fail(ZKELECT_EINVAL, "target_id is NULL");
         if (inherited(client)) return refuse_inherited("the client");
+        if (client->client->stopped()) return fail(ZKELECT_ECLOSED, kShutDown);
         if (std::string why = check_election_path(path); !why.empty()) return fail(ZKELECT_EINVAL, why);
         if (std::string why = check_participant_id(target_id); !why.empty())
             return fail(ZKELECT_EINVAL, "target_id: " + why);

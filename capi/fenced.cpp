@@ -122,6 +122,7 @@ int zkelect_client_fenced_commit(zkelect_client_t *client, const char *node, int
         if (!node) return fail(ZKELECT_EINVAL, "node is NULL");
         if (!ops) return fail(ZKELECT_EINVAL, "ops is NULL");
         if (inherited(client)) return refuse_inherited("the client");
+        if (client->client->stopped()) return fail(ZKELECT_ECLOSED, kShutDown);
         ops->failed = -1;
         ops->zk_rc = 0;
         if (std::string why = check_election_path(node); !why.empty())

@@ -24,6 +24,8 @@ const char *const kInherited =
     " was made before fork() in another process: in a child it is unusable (its threads "
     "and its ZooKeeper session stayed with the parent); make handles after forking";
 
+const char *const kShutDown = "the client was shut down (zkelect_client_shutdown)";
+
 int refuse_inherited(const char *what) {
     return boundary::fail(ZKELECT_ESTATE, std::string(what) + kInherited);
 }
@@ -36,6 +38,10 @@ bool usable_client_and_path(const zkelect_client *client, const char *path, char
     }
     if (inherited(client)) {
         boundary::write_err(errbuf, errlen, std::string("the client") + kInherited, ZKELECT_ESTATE);
+        return false;
+    }
+    if (client->client->stopped()) {
+        boundary::write_err(errbuf, errlen, std::string("ZKELECT_ECLOSED: ") + kShutDown);
         return false;
     }
     if (std::string why = check_election_path(path); !why.empty()) {

@@ -56,9 +56,12 @@ int refuse_inherited(const char *what);
 // socket; the memory is the child's copy and goes with the child.
 int refuse_inherited_destroy(const char *what);
 
+// zkelect_client_shutdown() ended the client: ZKELECT_ECLOSED with why.
+extern const char *const kShutDown;
+
 // The checks every constructor on a path shares (election, observer,
-// participants): a client of this process and a well-formed path. False
-// with the reason in errbuf.
+// participants): a client of this process, not shut down, and a
+// well-formed path. False with the reason in errbuf.
 bool usable_client_and_path(const zkelect_client *client, const char *path, char *errbuf,
                             size_t errlen);
 
@@ -74,6 +77,7 @@ struct zkelect_client {
     std::mutex mu;
     std::set<zkelect_election *> elections;
     std::set<zkelect_observer *> observers;
+    bool shut = false;  // under mu: zkelect_client_shutdown began
 };
 
 struct zkelect_election {

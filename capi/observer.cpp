@@ -27,6 +27,11 @@ zkelect_observer_t *zkelect_observer_new(zkelect_client_t *client, const char *p
         o->events = std::make_unique<EventDelivery>(o->shared->queue);
         o->observer = Observer::open(*client->client, o->shared);
         std::lock_guard<std::mutex> lock(client->mu);
+        if (client->shut) {
+            // A shutdown began meanwhile: this one would outlive it.
+            write_err(errbuf, errlen, std::string("ZKELECT_ECLOSED: ") + kShutDown);
+            return nullptr;
+        }
         client->observers.insert(o.get());
         return o.release();
     });

@@ -3,6 +3,7 @@ package zkelect_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -230,5 +231,60 @@ func TestParticipantsWithoutAServer(t *testing.T) {
 	}
 	if strings.HasPrefix(zerr.Message, "ZKELECT_") {
 		t.Fatalf("the code's name is left in the message: %q", zerr.Message)
+	}
+}
+
+// Client.Close ends every Elector of the client at once (issue 56,
+// zkelect_client_shutdown): while they are open it returns ErrState, but
+// none leads any more and the other client's candidates take over; each
+// Elector then closes without a round trip, and the client after them.
+func TestClientCloseEndsItsElectorsAtOnce(t *testing.T) {
+	c, err := zkelect.Connect(opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours, theirs []*zkelect.Elector
+	for i := 0; i < 5; i++ {
+		path := fmt.Sprintf("%s-%d", freshPath(t), i)
+		e, err := c.NewElector(path, "go-ours")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Volunteer(); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+			t.Fatal(err)
+		}
+		ours = append(ours, e)
+		o := newElector(t, path, "go-theirs")
+		if err := o.Volunteer(); err != nil {
+			t.Fatal(err)
+		}
+		theirs = append(theirs, o)
+	}
+	if err := c.Close(); !errors.Is(err, zkelect.ErrState) {
+		t.Fatalf("Close with open Electors: got %v, want ErrState", err)
+	}
+	for i, e := range ours {
+		if e.IsLeader() {
+			t.Fatalf("elector %d still leads after the client's Close", i)
+		}
+		if err := e.Volunteer(); !errors.Is(err, zkelect.ErrClosed) {
+			t.Fatalf("Volunteer after the client's Close: got %v, want ErrClosed", err)
+		}
+	}
+	for _, o := range theirs {
+		if err := o.AwaitLeader(ctxFor(t, waitLimit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range ours {
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

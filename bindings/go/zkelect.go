@@ -271,15 +271,22 @@ func (c *Client) Transfer(path, target string, timeout time.Duration) error {
 	})
 }
 
-// Close ends the session; ZooKeeper removes its nodes at once. Every
-// Elector and Observer on the client must be closed first (ErrState).
-// A second Close returns nil.
+// Close ends every Elector and Observer still open on the client at once
+// (their deletes sent together, waiting at most one session timeout:
+// zkelect_client_shutdown), then the session; ZooKeeper removes what is
+// left at once. With Electors or Observers still open it returns ErrState
+// and frees nothing: they are ended (their calls return ErrClosed), and
+// closing them costs no round trip; Close the client again after them. A
+// second Close returns nil.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.h == nil {
 		return nil
 	}
+	// ErrClosed after a Close that returned ErrState, ErrTimeout when nodes
+	// are left to the session's end: neither stops the destroy.
+	_, _ = call(func() int { return capi.Client_shutdown(c.h, -1) })
 	_, err := call(func() int { return capi.Client_destroy(c.h) })
 	if errors.Is(err, ErrState) {
 		return err // nothing was freed: the handle stays usable

@@ -511,6 +511,68 @@ ZKELECT_API zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, cha
 ZKELECT_API int zkelect_client_destroy(zkelect_client_t *client);
 
 /**
+ * End every election and observer of the client at once, then its session:
+ * the one call a program that holds many elections makes on its way out.
+ * Destroying E elections one by one costs E round trips (each destroy
+ * waits for its own delete); this costs about one, plus the servers' work
+ * on E deletes sent back to back.
+ *
+ * In order: every election of the client stops leading
+ * (zkelect_is_leader() answers 0 on each before any delete is sent, so
+ * nowhere can a successor lead beside it); each candidacy's node is
+ * deleted, all the deletes sent without waiting for one another; every
+ * observer stops; once the deletes are answered (or timeout_ms has
+ * passed) the session is closed, which makes ZooKeeper remove whatever of
+ * the client's is left. Each election emits what zkelect_resign() would:
+ * DEPOSED (reason RESIGNED) for a leader at once, then RESIGNED once its
+ * node is gone, before this returns; one that was not taking part emits
+ * nothing. Those events can still be read (zkelect_next_event(), a
+ * callback) until the handle is destroyed.
+ *
+ * Returns 0 when every node of the client's elections is gone (each delete
+ * answered, or found gone; a node ZooKeeper refused to delete, for lack of
+ * DELETE permission on its path, goes with the session's close).
+ * ZKELECT_ETIMEDOUT when timeout_ms passed
+ * first (zkelect_last_error() says how many were left and why): leadership
+ * ended on every handle all the same, and the session's close was sent if
+ * there was a connection to send it on; the nodes left go when the
+ * servers end the session, at once if they took the close, else at most
+ * one session timeout after they last heard from this client (when
+ * another candidate may lead). The call returns within timeout_ms plus
+ * the time to stop the client's loop (short: it never waits on the
+ * network). timeout_ms is at most 600000; 0 sends everything, closes and
+ * waits for nothing; below 0 waits up to one session timeout (the
+ * negotiated one, else zk.session.timeout.ms), the bound
+ * zkelect_election_destroy() waits for one delete, which a binding's close
+ * passes. ZKELECT_EINVAL for NULL or a timeout above 600000;
+ * ZKELECT_ECLOSED when the client was shut down already (nothing done);
+ * ZKELECT_ESTATE in a child of fork() for a client made before it.
+ *
+ * Afterwards the handles stay valid and are the caller's to destroy, as
+ * before: zkelect_election_destroy(), zkelect_observer_destroy() and then
+ * zkelect_client_destroy() free them without a round trip (the client's
+ * destroy still joins a session close under way, at most some 4.5 s after
+ * a timeout). Until then calls on them fail cleanly: on an election
+ * zkelect_volunteer(), zkelect_resign(), zkelect_requeue(),
+ * zkelect_await_leader(), zkelect_transfer(), zkelect_release(),
+ * zkelect_leader_id() and zkelect_fenced_commit() return ZKELECT_ECLOSED,
+ * zkelect_fencing_token() ZKELECT_ENOTLEADER, zkelect_is_leader() 0; on
+ * the client zkelect_client_await_connected(), zkelect_client_transfer()
+ * and zkelect_client_fenced_commit() return ZKELECT_ECLOSED;
+ * zkelect_election_new(), zkelect_observer_new(), zkelect_participants()
+ * and zkelect_client_participants() return NULL, their message beginning
+ * with ZKELECT_ECLOSED; zkelect_client_is_connected() answers 0. The
+ * stats and the counters still answer.
+ *
+ * Any thread, an event callback's included (it never waits on one);
+ * blocks. The caller keeps ownership of every handle. Calls on the
+ * client's handles from other threads meanwhile either complete as before
+ * or return ZKELECT_ECLOSED; a handle destroyed meanwhile returns at once
+ * and its node is still waited for here. Since 1.2.
+ */
+ZKELECT_API int zkelect_client_shutdown(zkelect_client_t *client, int timeout_ms);
+
+/**
  * Wait until the session is connected. timeout_ms < 0 waits for
  * zk.connect.timeout.ms. Returns 0 when connected, ZKELECT_ETIMEDOUT,
  * ZKELECT_EAUTH when authentication failed, ZKELECT_EINVAL for NULL.

@@ -70,6 +70,11 @@ public:
     // Leave for good: like resign, then done() once no node is left (or the
     // session ended). The member removes itself from the client.
     void close(uint64_t command, std::function<void()> done);
+    // A client's shutdown (cxx/session/client_shutdown.h): close() with what
+    // a resign says, DEPOSED (reason RESIGNED) for a leader and RESIGNED
+    // once the node is gone, for a candidacy that was taking part.
+    // node_release.cpp.
+    void close_as_resign(uint64_t command, std::function<void()> done);
     // Hand leadership to the candidate of this path whose id is target
     // (docs/semantics.md, "Transferring leadership"). done runs once, on the
     // loop, with the outcome: kOk, kENotLeader, kENoCandidate (nothing
@@ -196,6 +201,7 @@ private:
     bool wrap_warned_ = false;
     Lazy<std::set<std::string>> warned_about_;  // Member::on_warning's, said once each
     bool closing_ = false;
+    bool resigned_on_close_ = false;  // close_as_resign: RESIGNED when the node is gone
     std::function<void()> close_done_;
     uint64_t gen_ = 0;     // bumped whenever in-flight replies become stale
 

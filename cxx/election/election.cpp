@@ -120,6 +120,7 @@ std::shared_future<void> Election::leave() {
 
 void Election::close() {
     auto finished = leave();
+    if (client_.stopped()) return;  // nothing runs the close (a client shut down)
     // The node's deletion is waited for, within bounds, while it can happen
     // at all; otherwise (and past the bound) the loop keeps at it in the
     // background, and the session's end removes the node anyway.
@@ -136,8 +137,23 @@ int Election::shut_down() {
         shared_->changed();
     });
     if (rc != kOk) return rc;
-    close();
+    // Closed already by its client's shutdown: the client finishes it.
+    if (shared_->phase.load() != Phase::kClosed) close();
     return kOk;
+}
+
+ClientShutdown::Step Election::begin_shutdown() {
+    uint64_t n;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mu);
+        if (shared_->phase.load() == Phase::kClosed) return nullptr;
+        shared_->phase.store(Phase::kClosed);
+        shared_->lease.fence();
+        n = ++shared_->commands;
+    }
+    shared_->cv.notify_all();
+    auto cand = candidacy_;
+    return [cand, n](ClientShutdown::Gone gone) { cand->close_as_resign(n, std::move(gone)); };
 }
 
 int Election::await_leader(int timeout_ms) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "client.h"
+#include "client_shutdown.h"
 #include "election_shared.h"
 #include "event_delivery.h"
 
@@ -51,6 +52,14 @@ public:
     // blocked in the handle's calls and waits for them to leave, then
     // close(). Nothing of the handle is in use afterwards.
     int shut_down();
+    // The first half of the client's shutdown (client_shutdown.h), on the
+    // caller's thread: leadership ends now (is_leader answers 0), the phase
+    // is closed (every later command says kEClosed). The step returned
+    // ends the candidacy on the loop as a resign would (DEPOSED, reason
+    // RESIGNED, for a leader; RESIGNED once the node is gone), then leaves
+    // for good. Empty when the handle was closed already. After it,
+    // shut_down() waits for nothing.
+    ClientShutdown::Step begin_shutdown();
 
     bool is_leader() const { return shared_->is_leader(); }
     // kOk when leading, else kEClosed, the candidacy's error, kEState (not a

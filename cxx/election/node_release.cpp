@@ -211,10 +211,23 @@ void Candidacy::on_garbage_children(uint64_t asked, const Listing &r) {
     if (found || unjudged || (garbage_.empty() && state_ == State::kResigning)) collect_garbage();
 }
 
+void Candidacy::close_as_resign(uint64_t command, std::function<void()> done) {
+    // Taking part: a candidate, a resign still deleting, a node being
+    // made. An idle candidacy (or one an ERROR stopped) says nothing, as
+    // its resign would not.
+    resigned_on_close_ = want_ || state_ != State::kIdle;
+    if (term_.leading()) {
+        want_ = false;
+        depose(Reason::kResigned);
+    }
+    close(command, std::move(done));
+}
+
 void Candidacy::finish_resign() {
     if (state_ != State::kResigning) return;
     if (closing_) {
         set_state(State::kClosed);
+        if (resigned_on_close_) emit(EventType::kResigned, Reason::kNone, "resigned: node removed");
         shared_->changed();
         auto done = std::move(close_done_);
         client_.remove_member(member_id_);

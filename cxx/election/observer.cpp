@@ -21,6 +21,7 @@ std::shared_ptr<Observer> Observer::open(Client &client, std::shared_ptr<Observe
 }
 
 void Observer::stop_and_wait() {
+    if (client_.stopped()) return;  // a client shut down: stopped with it
     auto done = std::make_shared<std::promise<void>>();
     auto finished = done->get_future();
     auto self = shared_from_this();
@@ -29,6 +30,14 @@ void Observer::stop_and_wait() {
         done->set_value();
     });
     finished.wait_for(std::chrono::milliseconds(client_.effective_timeout_ms()));
+}
+
+ClientShutdown::Step Observer::shutdown_step() {
+    auto self = shared_from_this();
+    return [self](ClientShutdown::Gone gone) {
+        self->stop();
+        gone();
+    };
 }
 
 Observer::Observer(Client &client, std::shared_ptr<ObserverShared> shared)

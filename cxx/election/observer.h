@@ -7,6 +7,7 @@
 #include <string>
 
 #include "client.h"
+#include "client_shutdown.h"
 #include "event_queue.h"
 
 namespace zkelect {
@@ -23,6 +24,9 @@ public:
     // loop. stop_and_wait() ends it (waits at most one session timeout).
     static std::shared_ptr<Observer> open(Client &client, std::shared_ptr<ObserverShared> shared);
     void stop_and_wait();
+    // Its end in the client's shutdown (client_shutdown.h): stops on the
+    // loop; an observer has no node, so it is gone at once.
+    ClientShutdown::Step shutdown_step();
 
     Observer(Client &client, std::shared_ptr<ObserverShared> shared);
     void attach(uint64_t member_id) { member_id_ = member_id; }

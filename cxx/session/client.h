@@ -113,6 +113,12 @@ public:
     // zkelect_client_crash_guard_wait() says what each code means.
     int crash_guard_wait(int pid);
     size_t member_count() const { return member_count_.load(); }
+    // Any thread: the loop has stopped for good (a shutdown, or the
+    // destructor began): nothing posted runs any more, nothing is waited for.
+    bool stopped() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        return stopping_;
+    }
 
     // Candidate nodes and the session's closing transaction
     // (zk.session.nodes.max.bytes). ZooKeeper ends a session with one
@@ -226,6 +232,9 @@ public:
 #endif
 
 private:
+    // The one-call end (client_shutdown.h) stops the loop and closes the
+    // session as the destructor would, leaving the object to its handles.
+    friend class ClientShutdown;
     // LeaseHost's own: for lease_ alone.
     int configured_margin_ms() const override { return settings_.lease_margin_ms; }
     // Tell every member the lease runs until `until`.

@@ -23,6 +23,8 @@ def load(build_dir):
         "zkelect_conf_new": (P, []), "zkelect_conf_set": (I, [P, S, S, S, C.c_size_t]),
         "zkelect_conf_destroy": (None, [P]),
         "zkelect_client_new": (P, [P, S, C.c_size_t]), "zkelect_client_destroy": (I, [P]),
+        "zkelect_client_shutdown": (I, [P, I]), "zkelect_client_is_connected": (I, [P]),
+        "zkelect_requeue": (I, [P]),
         "zkelect_client_await_connected": (I, [P, I]),
         "zkelect_client_session_id": (L, [P]),
         "zkelect_client_session_timeout_ms": (I, [P]), "zkelect_client_lease_margin_ms": (I, [P]),

@@ -103,6 +103,49 @@ def test_two_clients_elect_and_hand_over(zk, zk_path, client):
                 a.resign()
 
 
+def test_closing_a_client_ends_its_elections_at_once(zk, zk_path):
+    """Client.close and Client.shutdown (zkelect_client_shutdown, issue 56):
+    every election of the client ends together, what a resign says is
+    said, another client's candidates lead, the handles raise Closed."""
+    paths = [f"{zk_path}/s{i}" for i in range(20)]
+    with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other:
+        a = zkelect.connect(zk.connect_string, session_timeout_ms=6000)
+        ours = [a.election(p, "a") for p in paths]
+        for e in ours:
+            e.volunteer()
+        for e in ours:
+            e.await_leader(20)
+        theirs = [other.election(p, "b") for p in paths]
+        for e in theirs:
+            e.volunteer()
+        for e in theirs:
+            _until(e, "FOLLOWING")
+        a.shutdown(10)
+        assert not any(e.is_leader() for e in ours)
+        for e in ours:
+            assert [ev.kind for ev in _until(e, "RESIGNED")][-2:] == ["DEPOSED", "RESIGNED"]
+        for e in theirs:
+            e.await_leader(20)
+        with pytest.raises(zkelect.Closed):
+            ours[0].volunteer()
+        with pytest.raises(zkelect.Closed):
+            a.shutdown()
+        a.close()  # each destroy after the shutdown is cheap
+        assert all(e.closed for e in ours)
+        # close() alone does the same for a client with elections left.
+        b = zkelect.connect(zk.connect_string, session_timeout_ms=6000)
+        for e in theirs:
+            e.close()
+        mine = [b.election(p, "c") for p in paths]
+        for e in mine:
+            e.volunteer()
+        for e in mine:
+            e.await_leader(20)
+        b.close()
+        with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as c:
+            assert all(c.participants(p) == [] for p in paths)
+
+
 def test_transfer_hands_over_and_says_why(zk, zk_path, client):
     with zkelect.connect(zk.connect_string, session_timeout_ms=6000) as other:
         with client.election(zk_path, "py-a") as a, other.election(zk_path, "py-b") as b:

@@ -65,6 +65,7 @@ const char *zkelect_conf_key(size_t index);
 
 zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf, size_t errlen);
 int zkelect_client_destroy(zkelect_client_t *client);
+int zkelect_client_shutdown(zkelect_client_t *client, int timeout_ms);
 int zkelect_client_await_connected(zkelect_client_t *client, int timeout_ms);
 int zkelect_client_is_connected(const zkelect_client_t *client);
 int zkelect_client_session_timeout_ms(const zkelect_client_t *client);
@@ -374,6 +375,7 @@ function raw.client_destroy(h)
   ffi.gc(h, nil) -- only now: a client whose destroy was refused is still open
 end
 
+function raw.client_shutdown(h, t) return check(C.zkelect_client_shutdown(h, t)) end
 function raw.client_await_connected(h, t) return check(C.zkelect_client_await_connected(h, t)) end
 function raw.client_is_connected(h) return C.zkelect_client_is_connected(h) end
 function raw.client_session_id(h) return C.zkelect_client_session_id(h) end

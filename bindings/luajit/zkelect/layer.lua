@@ -473,13 +473,17 @@ return function(M, raw)
     return true
   end
 
-  -- Closes the client's electors and observers, then the session. Blocks.
-  -- When the library refuses (ESTATE: a handle made with the raw functions
-  -- is still open) the client stays open and usable, and the error is
-  -- raised.
+  -- Ends the client's electors and observers at once (their deletes sent
+  -- together: zkelect_client_shutdown, within one session timeout), closes
+  -- them, then the session. Blocks. When the library refuses the last step
+  -- (ESTATE: a handle made with the raw functions is still open) the error
+  -- is raised and the client stays open, its session ended.
   function Client:close()
     if not self._h or self._closing then return end
     collect()
+    -- ECLOSED after an earlier close that raised; ETIMEDOUT leaves the
+    -- rest to the session's end: neither keeps the handles from closing.
+    pcall(raw.client_shutdown, self._h, -1)
     -- An elector that owns this client closes it when closed: _closing
     -- tells it this close is already under way.
     self._closing = true

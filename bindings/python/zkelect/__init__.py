@@ -110,13 +110,16 @@ class _Handle:
     each, see _SLICE), and only then destroys. It holds no reference to the
     Python object it serves, so a finalizer can call close()."""
 
-    __slots__ = ("raw", "_destroy", "_wake", "_cond", "_busy", "_closed", "_done",
+    __slots__ = ("raw", "_destroy", "_wake", "_end", "_cond", "_busy", "_closed", "_done",
                  "_children", "_parent", "pump", "__weakref__")
 
-    def __init__(self, raw, destroy, wake=None, parent=None):
+    def __init__(self, raw, destroy, wake=None, parent=None, end=None):
         self.raw = raw
         self._destroy = destroy
         self._wake = wake
+        # A client's: ends every child at once before they are destroyed
+        # (zkelect_client_shutdown), so each destroy costs no round trip.
+        self._end = end
         self._cond = threading.Condition(threading.Lock())
         self._busy = 0
         self._closed = False
@@ -172,6 +175,8 @@ class _Handle:
                 self._cond.wait(0.05)
         # A child registers while its parent's call that made it is in
         # flight, so after the wait above the set is complete.
+        if self._end is not None:
+            self._end(self.raw)
         for child in list(self._children):
             child.close()
         try:
@@ -265,13 +270,26 @@ class Client(_Closes):
                 raise _lib.null_error(buf)
         finally:
             lib.zkelect_conf_destroy(c)
-        self._h = _Handle(raw, lib.zkelect_client_destroy)
+        # -1: wait up to one session timeout, as one election's destroy would.
+        self._h = _Handle(raw, lib.zkelect_client_destroy,
+                          end=lambda raw: lib.zkelect_client_shutdown(raw, -1))
         self._finalizer = weakref.finalize(self, self._h.close)
 
     def close(self):
-        """Close every election still open on this client, then the
-        session (ZooKeeper removes its nodes at once). Idempotent."""
+        """Close every election and observer still open on this client at
+        once (their deletes sent together, zkelect_client_shutdown), then
+        the session (ZooKeeper removes what is left at once). Idempotent."""
         super().close()
+
+    def shutdown(self, timeout=None):
+        """End every election and observer of this client at once, then its
+        session, and wait until their nodes are gone (None: at most one
+        session timeout). The handles stay open until closed, their calls
+        raising Closed. Raises TimedOut when nodes may be left (leadership
+        ended all the same; the servers remove them with the session),
+        Closed when shut down already."""
+        ms = -1 if timeout is None else int(timeout * 1000)
+        _lib.check(self._h.call(lib.zkelect_client_shutdown, ms))
 
     def await_connected(self, timeout=None):
         """Wait until the session is connected; None waits for the

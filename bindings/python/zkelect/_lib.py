@@ -57,6 +57,7 @@ _PROTOS = {
     "zkelect_conf_key": (c_char_p, [c_size_t]),
     "zkelect_client_new": (_P, [_P, c_char_p, c_size_t]),
     "zkelect_client_destroy": (c_int, [_P]),
+    "zkelect_client_shutdown": (c_int, [_P, c_int]),
     "zkelect_client_await_connected": (c_int, [_P, c_int]),
     "zkelect_client_is_connected": (c_int, [_P]),
     "zkelect_client_session_timeout_ms": (c_int, [_P]),

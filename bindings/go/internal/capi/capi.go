@@ -82,159 +82,160 @@ typedef long long swig_type_48;
 typedef _gostring_ swig_type_49;
 typedef _gostring_ swig_type_50;
 typedef _gostring_ swig_type_51;
-extern void _wrap_Swig_free_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern uintptr_t _wrap_Swig_malloc_capi_881f5c781e5d2af2(swig_intgo arg1);
-extern void _wrap_delete_NativeConf_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern void _wrap_delete_NativeClient_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern void _wrap_delete_NativeElection_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern void _wrap_delete_NativeObserver_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern void _wrap_delete_NativeEvent_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern void _wrap_delete_NativeParticipants_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern void _wrap_delete_NativeStats_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern void _wrap_delete_NativeFencedOps_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_OK_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EINVAL_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ENOMEM_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ESTATE_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ECLOSED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ETIMEDOUT_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ECONNLOSS_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ESESSION_EXPIRED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EAUTH_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ENOTSUP_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EDEADLK_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EZK_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EINTERNAL_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ENOLEADER_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ERANGE_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ENOTLEADER_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ENOCANDIDATE_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ETARGET_LOST_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_ELIMIT_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EFENCED_capi_881f5c781e5d2af2(void);
-extern swig_type_1 _wrap_strerror_capi_881f5c781e5d2af2(swig_intgo arg1);
-extern swig_type_2 _wrap_err_name_capi_881f5c781e5d2af2(swig_intgo arg1);
-extern swig_type_3 _wrap_last_error_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_LOG_NONE_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_LOG_ERROR_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_LOG_WARN_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_LOG_INFO_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_LOG_DEBUG_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_set_log_cb_capi_881f5c781e5d2af2(swig_intgo arg1, swig_type_4 arg2, uintptr_t arg3);
-extern swig_intgo _wrap_version_capi_881f5c781e5d2af2(void);
-extern swig_type_5 _wrap_version_string_capi_881f5c781e5d2af2(void);
-extern uintptr_t _wrap_conf_new_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_conf_set_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_6 arg2, swig_type_7 arg3);
-extern void _wrap_conf_destroy_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_8 _wrap_conf_key_capi_881f5c781e5d2af2(swig_type_9 arg1);
-extern uintptr_t _wrap_client_new_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_client_destroy_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_client_await_connected_capi_881f5c781e5d2af2(uintptr_t arg1, swig_intgo arg2);
-extern swig_intgo _wrap_client_is_connected_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_client_session_timeout_ms_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_client_lease_margin_ms_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_client_crash_guard_wait_capi_881f5c781e5d2af2(uintptr_t arg1, swig_intgo arg2);
-extern swig_type_10 _wrap_client_session_id_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_COUNTER_TERMS_WON_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_RECONNECTS_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_EXPIRIES_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_ZK_REQUESTS_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_KEEPALIVES_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER_LEASE_LOW_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_COUNTER__COUNT_capi_881f5c781e5d2af2(void);
-extern swig_type_11 _wrap_counter_name_capi_881f5c781e5d2af2(swig_intgo arg1);
-extern uintptr_t _wrap_election_new_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
-extern swig_intgo _wrap_election_destroy_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_volunteer_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_resign_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_requeue_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_is_leader_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_14 _wrap_lease_left_ms_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_is_leader_for_capi_881f5c781e5d2af2(uintptr_t arg1, swig_intgo arg2);
-extern swig_intgo _wrap_await_leader_capi_881f5c781e5d2af2(uintptr_t arg1, swig_intgo arg2);
-extern swig_intgo _wrap_transfer_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_15 arg2, swig_intgo arg3);
-extern swig_intgo _wrap_client_transfer_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_intgo arg4);
-extern swig_intgo _wrap_release_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_is_draining_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern uintptr_t _wrap_fenced_ops_new_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_fenced_ops_set_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3, swig_intgo arg4);
-extern swig_intgo _wrap_fenced_ops_create_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_20 arg2, swig_type_21 arg3, swig_intgo arg4);
-extern swig_intgo _wrap_fenced_ops_delete_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_22 arg2, swig_intgo arg3);
-extern swig_type_23 _wrap_fenced_ops_count_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern void _wrap_fenced_ops_destroy_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_fenced_commit_capi_881f5c781e5d2af2(uintptr_t arg1, uintptr_t arg2, swig_intgo arg3);
-extern swig_intgo _wrap_client_fenced_commit_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_24 arg2, swig_type_25 arg3, uintptr_t arg4, swig_intgo arg5);
-extern uintptr_t _wrap_participants_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern uintptr_t _wrap_client_participants_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_26 arg2);
-extern swig_type_27 _wrap_participants_count_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_28 _wrap_participants_id_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_29 arg2);
-extern swig_type_30 _wrap_participants_node_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_31 arg2);
-extern swig_type_32 _wrap_participants_token_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_33 arg2);
-extern swig_type_34 _wrap_participants_ctime_ms_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_35 arg2);
-extern swig_intgo _wrap_participants_priority_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_36 arg2);
-extern void _wrap_participants_destroy_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern uintptr_t _wrap_election_stats_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern uintptr_t _wrap_client_stats_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_37 _wrap_stats_json_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern void _wrap_stats_destroy_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_EV_ELECTED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_DEPOSED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_FOLLOWING_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_SUSPENDED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_RECONNECTED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_EXPIRED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_LEADER_CHANGED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_ERROR_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_RESIGNED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_OVERFLOW_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_WARNING_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_STEPPED_BACK_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_EV_LEASE_LOW_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_REASON_NONE_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_REASON_RESIGNED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_REASON_SUSPENDED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_REASON_LEASE_ENDED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_REASON_EXPIRED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_REASON_NODE_DELETED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_REASON_CLOSED_capi_881f5c781e5d2af2(void);
-extern swig_intgo _wrap_REASON_TRANSFERRED_capi_881f5c781e5d2af2(void);
-extern uintptr_t _wrap_next_event_capi_881f5c781e5d2af2(uintptr_t arg1, swig_intgo arg2);
-extern swig_intgo _wrap_event_fd_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_wake_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_event_type_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_event_reason_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_38 _wrap_event_token_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_event_error_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_event_zk_rc_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_39 _wrap_event_message_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_40 _wrap_event_node_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_event_priority_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_41 _wrap_event_id_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_42 _wrap_event_time_ns_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_43 _wrap_event_type_name_capi_881f5c781e5d2af2(swig_intgo arg1);
-extern swig_type_44 _wrap_reason_name_capi_881f5c781e5d2af2(swig_intgo arg1);
-extern void _wrap_event_destroy_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern uintptr_t _wrap_observer_new_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_45 arg2);
-extern uintptr_t _wrap_observer_next_event_capi_881f5c781e5d2af2(uintptr_t arg1, swig_intgo arg2);
-extern swig_intgo _wrap_observer_event_fd_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_observer_wake_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_observer_destroy_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_46 _wrap_fencing_token_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_47 _wrap_leader_id_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_48 _wrap_client_counter_capi_881f5c781e5d2af2(uintptr_t arg1, swig_intgo arg2);
-extern swig_intgo _wrap_fenced_ops_failed_index_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_intgo _wrap_fenced_ops_zk_rc_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_49 _wrap_leader_answer_capi_881f5c781e5d2af2(uintptr_t arg1);
-extern swig_type_50 _wrap_conf_get_capi_881f5c781e5d2af2(uintptr_t arg1, swig_type_51 arg2);
+extern void _wrap_Swig_free_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern uintptr_t _wrap_Swig_malloc_capi_15407d5f63cd3f4c(swig_intgo arg1);
+extern void _wrap_delete_NativeConf_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern void _wrap_delete_NativeClient_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern void _wrap_delete_NativeElection_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern void _wrap_delete_NativeObserver_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern void _wrap_delete_NativeEvent_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern void _wrap_delete_NativeParticipants_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern void _wrap_delete_NativeStats_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern void _wrap_delete_NativeFencedOps_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_OK_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EINVAL_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ENOMEM_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ESTATE_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ECLOSED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ETIMEDOUT_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ECONNLOSS_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ESESSION_EXPIRED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EAUTH_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ENOTSUP_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EDEADLK_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EZK_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EINTERNAL_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ENOLEADER_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ERANGE_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ENOTLEADER_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ENOCANDIDATE_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ETARGET_LOST_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_ELIMIT_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EFENCED_capi_15407d5f63cd3f4c(void);
+extern swig_type_1 _wrap_strerror_capi_15407d5f63cd3f4c(swig_intgo arg1);
+extern swig_type_2 _wrap_err_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
+extern swig_type_3 _wrap_last_error_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_LOG_NONE_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_LOG_ERROR_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_LOG_WARN_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_LOG_INFO_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_LOG_DEBUG_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_set_log_cb_capi_15407d5f63cd3f4c(swig_intgo arg1, swig_type_4 arg2, uintptr_t arg3);
+extern swig_intgo _wrap_version_capi_15407d5f63cd3f4c(void);
+extern swig_type_5 _wrap_version_string_capi_15407d5f63cd3f4c(void);
+extern uintptr_t _wrap_conf_new_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_conf_set_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_6 arg2, swig_type_7 arg3);
+extern void _wrap_conf_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_8 _wrap_conf_key_capi_15407d5f63cd3f4c(swig_type_9 arg1);
+extern uintptr_t _wrap_client_new_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_client_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_client_shutdown_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
+extern swig_intgo _wrap_client_await_connected_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
+extern swig_intgo _wrap_client_is_connected_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_client_session_timeout_ms_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_client_lease_margin_ms_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_client_crash_guard_wait_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
+extern swig_type_10 _wrap_client_session_id_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_COUNTER_TERMS_WON_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_RECONNECTS_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_EXPIRIES_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_ZK_REQUESTS_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_KEEPALIVES_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_LEASE_LOW_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER__COUNT_capi_15407d5f63cd3f4c(void);
+extern swig_type_11 _wrap_counter_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
+extern uintptr_t _wrap_election_new_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
+extern swig_intgo _wrap_election_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_volunteer_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_resign_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_requeue_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_is_leader_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_14 _wrap_lease_left_ms_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_is_leader_for_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
+extern swig_intgo _wrap_await_leader_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
+extern swig_intgo _wrap_transfer_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_15 arg2, swig_intgo arg3);
+extern swig_intgo _wrap_client_transfer_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_16 arg2, swig_type_17 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_release_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_is_draining_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern uintptr_t _wrap_fenced_ops_new_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_fenced_ops_set_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_18 arg2, swig_type_19 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_fenced_ops_create_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_20 arg2, swig_type_21 arg3, swig_intgo arg4);
+extern swig_intgo _wrap_fenced_ops_delete_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_22 arg2, swig_intgo arg3);
+extern swig_type_23 _wrap_fenced_ops_count_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern void _wrap_fenced_ops_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_fenced_commit_capi_15407d5f63cd3f4c(uintptr_t arg1, uintptr_t arg2, swig_intgo arg3);
+extern swig_intgo _wrap_client_fenced_commit_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_24 arg2, swig_type_25 arg3, uintptr_t arg4, swig_intgo arg5);
+extern uintptr_t _wrap_participants_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern uintptr_t _wrap_client_participants_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_26 arg2);
+extern swig_type_27 _wrap_participants_count_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_28 _wrap_participants_id_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_29 arg2);
+extern swig_type_30 _wrap_participants_node_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_31 arg2);
+extern swig_type_32 _wrap_participants_token_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_33 arg2);
+extern swig_type_34 _wrap_participants_ctime_ms_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_35 arg2);
+extern swig_intgo _wrap_participants_priority_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_36 arg2);
+extern void _wrap_participants_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern uintptr_t _wrap_election_stats_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern uintptr_t _wrap_client_stats_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_37 _wrap_stats_json_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern void _wrap_stats_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_EV_ELECTED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_DEPOSED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_FOLLOWING_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_SUSPENDED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_RECONNECTED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_EXPIRED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_LEADER_CHANGED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_ERROR_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_RESIGNED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_OVERFLOW_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_WARNING_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_STEPPED_BACK_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_EV_LEASE_LOW_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_REASON_NONE_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_REASON_RESIGNED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_REASON_SUSPENDED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_REASON_LEASE_ENDED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_REASON_EXPIRED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_REASON_NODE_DELETED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_REASON_CLOSED_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_REASON_TRANSFERRED_capi_15407d5f63cd3f4c(void);
+extern uintptr_t _wrap_next_event_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
+extern swig_intgo _wrap_event_fd_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_wake_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_event_type_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_event_reason_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_38 _wrap_event_token_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_event_error_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_event_zk_rc_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_39 _wrap_event_message_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_40 _wrap_event_node_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_event_priority_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_41 _wrap_event_id_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_42 _wrap_event_time_ns_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_43 _wrap_event_type_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
+extern swig_type_44 _wrap_reason_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
+extern void _wrap_event_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern uintptr_t _wrap_observer_new_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_45 arg2);
+extern uintptr_t _wrap_observer_next_event_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
+extern swig_intgo _wrap_observer_event_fd_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_observer_wake_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_observer_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_46 _wrap_fencing_token_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_47 _wrap_leader_id_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_48 _wrap_client_counter_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
+extern swig_intgo _wrap_fenced_ops_failed_index_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_intgo _wrap_fenced_ops_zk_rc_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_49 _wrap_leader_answer_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_50 _wrap_conf_get_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_51 arg2);
 #undef intgo
 */
 import "C"
@@ -266,8 +267,8 @@ func getSwigcptr(v interface { Swigcptr() uintptr }) uintptr {
 
 type _ sync.Mutex
 
-//export cgo_panic__capi_881f5c781e5d2af2
-func cgo_panic__capi_881f5c781e5d2af2(p *byte) {
+//export cgo_panic__capi_15407d5f63cd3f4c
+func cgo_panic__capi_15407d5f63cd3f4c(p *byte) {
 	s := (*[1024]byte)(unsafe.Pointer(p))[:]
 	for i, b := range s {
 		if b == 0 {
@@ -288,13 +289,13 @@ func swigCopyString(s string) string {
 
 func Swig_free(arg1 uintptr) {
 	_swig_i_0 := arg1
-	C._wrap_Swig_free_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_Swig_free_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 func Swig_malloc(arg1 int) (_swig_ret uintptr) {
 	var swig_r uintptr
 	_swig_i_0 := arg1
-	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_881f5c781e5d2af2(C.swig_intgo(_swig_i_0)))
+	swig_r = (uintptr)(C._wrap_Swig_malloc_capi_15407d5f63cd3f4c(C.swig_intgo(_swig_i_0)))
 	return swig_r
 }
 
@@ -309,7 +310,7 @@ func (p SwigcptrNativeConf) SwigIsNativeConf() {
 
 func DeleteNativeConf(arg1 NativeConf) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_NativeConf_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_NativeConf_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 type NativeConf interface {
@@ -328,7 +329,7 @@ func (p SwigcptrNativeClient) SwigIsNativeClient() {
 
 func DeleteNativeClient(arg1 NativeClient) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_NativeClient_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_NativeClient_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 type NativeClient interface {
@@ -347,7 +348,7 @@ func (p SwigcptrNativeElection) SwigIsNativeElection() {
 
 func DeleteNativeElection(arg1 NativeElection) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_NativeElection_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_NativeElection_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 type NativeElection interface {
@@ -366,7 +367,7 @@ func (p SwigcptrNativeObserver) SwigIsNativeObserver() {
 
 func DeleteNativeObserver(arg1 NativeObserver) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_NativeObserver_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_NativeObserver_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 type NativeObserver interface {
@@ -385,7 +386,7 @@ func (p SwigcptrNativeEvent) SwigIsNativeEvent() {
 
 func DeleteNativeEvent(arg1 NativeEvent) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_NativeEvent_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_NativeEvent_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 type NativeEvent interface {
@@ -404,7 +405,7 @@ func (p SwigcptrNativeParticipants) SwigIsNativeParticipants() {
 
 func DeleteNativeParticipants(arg1 NativeParticipants) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_NativeParticipants_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_NativeParticipants_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 type NativeParticipants interface {
@@ -423,7 +424,7 @@ func (p SwigcptrNativeStats) SwigIsNativeStats() {
 
 func DeleteNativeStats(arg1 NativeStats) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_NativeStats_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_NativeStats_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 type NativeStats interface {
@@ -442,7 +443,7 @@ func (p SwigcptrNativeFencedOps) SwigIsNativeFencedOps() {
 
 func DeleteNativeFencedOps(arg1 NativeFencedOps) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_delete_NativeFencedOps_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_delete_NativeFencedOps_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 type NativeFencedOps interface {
@@ -453,140 +454,140 @@ type NativeFencedOps interface {
 type Enum_SS_zkelect_err int
 func _swig_getOK() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_OK_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_OK_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var OK Enum_SS_zkelect_err = _swig_getOK()
 func _swig_getEINVAL() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_EINVAL_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_EINVAL_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EINVAL Enum_SS_zkelect_err = _swig_getEINVAL()
 func _swig_getENOMEM() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOMEM_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOMEM_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ENOMEM Enum_SS_zkelect_err = _swig_getENOMEM()
 func _swig_getESTATE() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ESTATE_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ESTATE_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ESTATE Enum_SS_zkelect_err = _swig_getESTATE()
 func _swig_getECLOSED() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ECLOSED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ECLOSED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ECLOSED Enum_SS_zkelect_err = _swig_getECLOSED()
 func _swig_getETIMEDOUT() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ETIMEDOUT_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ETIMEDOUT_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ETIMEDOUT Enum_SS_zkelect_err = _swig_getETIMEDOUT()
 func _swig_getECONNLOSS() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ECONNLOSS_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ECONNLOSS_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ECONNLOSS Enum_SS_zkelect_err = _swig_getECONNLOSS()
 func _swig_getESESSION_EXPIRED() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ESESSION_EXPIRED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ESESSION_EXPIRED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ESESSION_EXPIRED Enum_SS_zkelect_err = _swig_getESESSION_EXPIRED()
 func _swig_getEAUTH() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_EAUTH_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_EAUTH_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EAUTH Enum_SS_zkelect_err = _swig_getEAUTH()
 func _swig_getENOTSUP() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOTSUP_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOTSUP_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ENOTSUP Enum_SS_zkelect_err = _swig_getENOTSUP()
 func _swig_getEDEADLK() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_EDEADLK_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_EDEADLK_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EDEADLK Enum_SS_zkelect_err = _swig_getEDEADLK()
 func _swig_getEZK() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_EZK_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_EZK_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EZK Enum_SS_zkelect_err = _swig_getEZK()
 func _swig_getEINTERNAL() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_EINTERNAL_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_EINTERNAL_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EINTERNAL Enum_SS_zkelect_err = _swig_getEINTERNAL()
 func _swig_getENOLEADER() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOLEADER_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOLEADER_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ENOLEADER Enum_SS_zkelect_err = _swig_getENOLEADER()
 func _swig_getERANGE() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ERANGE_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ERANGE_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ERANGE Enum_SS_zkelect_err = _swig_getERANGE()
 func _swig_getENOTLEADER() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOTLEADER_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOTLEADER_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ENOTLEADER Enum_SS_zkelect_err = _swig_getENOTLEADER()
 func _swig_getENOCANDIDATE() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOCANDIDATE_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ENOCANDIDATE_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ENOCANDIDATE Enum_SS_zkelect_err = _swig_getENOCANDIDATE()
 func _swig_getETARGET_LOST() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ETARGET_LOST_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ETARGET_LOST_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ETARGET_LOST Enum_SS_zkelect_err = _swig_getETARGET_LOST()
 func _swig_getELIMIT() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_ELIMIT_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_ELIMIT_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var ELIMIT Enum_SS_zkelect_err = _swig_getELIMIT()
 func _swig_getEFENCED() (_swig_ret Enum_SS_zkelect_err) {
 	var swig_r Enum_SS_zkelect_err
-	swig_r = (Enum_SS_zkelect_err)(C._wrap_EFENCED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_err)(C._wrap_EFENCED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
@@ -594,7 +595,7 @@ var EFENCED Enum_SS_zkelect_err = _swig_getEFENCED()
 func Strerror(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_strerror_capi_881f5c781e5d2af2(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_strerror_capi_15407d5f63cd3f4c(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -604,7 +605,7 @@ func Strerror(arg1 int) (_swig_ret string) {
 func Err_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_err_name_capi_881f5c781e5d2af2(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_err_name_capi_15407d5f63cd3f4c(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -613,7 +614,7 @@ func Err_name(arg1 int) (_swig_ret string) {
 
 func Last_error() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_last_error_capi_881f5c781e5d2af2()
+	swig_r_p := C._wrap_last_error_capi_15407d5f63cd3f4c()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -623,35 +624,35 @@ func Last_error() (_swig_ret string) {
 type Enum_SS_zkelect_log_level int
 func _swig_getLOG_NONE() (_swig_ret Enum_SS_zkelect_log_level) {
 	var swig_r Enum_SS_zkelect_log_level
-	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_NONE_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_NONE_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var LOG_NONE Enum_SS_zkelect_log_level = _swig_getLOG_NONE()
 func _swig_getLOG_ERROR() (_swig_ret Enum_SS_zkelect_log_level) {
 	var swig_r Enum_SS_zkelect_log_level
-	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_ERROR_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_ERROR_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var LOG_ERROR Enum_SS_zkelect_log_level = _swig_getLOG_ERROR()
 func _swig_getLOG_WARN() (_swig_ret Enum_SS_zkelect_log_level) {
 	var swig_r Enum_SS_zkelect_log_level
-	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_WARN_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_WARN_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var LOG_WARN Enum_SS_zkelect_log_level = _swig_getLOG_WARN()
 func _swig_getLOG_INFO() (_swig_ret Enum_SS_zkelect_log_level) {
 	var swig_r Enum_SS_zkelect_log_level
-	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_INFO_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_INFO_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var LOG_INFO Enum_SS_zkelect_log_level = _swig_getLOG_INFO()
 func _swig_getLOG_DEBUG() (_swig_ret Enum_SS_zkelect_log_level) {
 	var swig_r Enum_SS_zkelect_log_level
-	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_DEBUG_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_log_level)(C._wrap_LOG_DEBUG_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
@@ -661,19 +662,19 @@ func Set_log_cb(arg1 int, arg2 _swig_fnptr, arg3 uintptr) (_swig_ret int) {
 	_swig_i_0 := arg1
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_set_log_cb_capi_881f5c781e5d2af2(C.swig_intgo(_swig_i_0), C.swig_type_4(_swig_i_1), C.uintptr_t(_swig_i_2)))
+	swig_r = (int)(C._wrap_set_log_cb_capi_15407d5f63cd3f4c(C.swig_intgo(_swig_i_0), C.swig_type_4(_swig_i_1), C.uintptr_t(_swig_i_2)))
 	return swig_r
 }
 
 func Version() (_swig_ret uint) {
 	var swig_r uint
-	swig_r = (uint)(C._wrap_version_capi_881f5c781e5d2af2())
+	swig_r = (uint)(C._wrap_version_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 func Version_string() (_swig_ret string) {
 	var swig_r string
-	swig_r_p := C._wrap_version_string_capi_881f5c781e5d2af2()
+	swig_r_p := C._wrap_version_string_capi_15407d5f63cd3f4c()
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -683,7 +684,7 @@ func Version_string() (_swig_ret string) {
 const ID_MAX int = 1024
 func Conf_new() (_swig_ret NativeConf) {
 	var swig_r NativeConf
-	swig_r = (NativeConf)(SwigcptrNativeConf(C._wrap_conf_new_capi_881f5c781e5d2af2()))
+	swig_r = (NativeConf)(SwigcptrNativeConf(C._wrap_conf_new_capi_15407d5f63cd3f4c()))
 	return swig_r
 }
 
@@ -692,7 +693,7 @@ func Conf_set(arg1 NativeConf, arg2 string, arg3 string) (_swig_ret int) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_conf_set_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_2))))
+	swig_r = (int)(C._wrap_conf_set_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_6)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_7)(unsafe.Pointer(&_swig_i_2))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -704,13 +705,13 @@ func Conf_set(arg1 NativeConf, arg2 string, arg3 string) (_swig_ret int) {
 
 func Conf_destroy(arg1 NativeConf) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_conf_destroy_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_conf_destroy_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 func Conf_key(arg1 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_conf_key_capi_881f5c781e5d2af2(C.swig_type_9(_swig_i_0))
+	swig_r_p := C._wrap_conf_key_capi_15407d5f63cd3f4c(C.swig_type_9(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -720,14 +721,22 @@ func Conf_key(arg1 int64) (_swig_ret string) {
 func Client_new(arg1 NativeConf) (_swig_ret NativeClient) {
 	var swig_r NativeClient
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (NativeClient)(SwigcptrNativeClient(C._wrap_client_new_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))))
+	swig_r = (NativeClient)(SwigcptrNativeClient(C._wrap_client_new_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
 func Client_destroy(arg1 NativeClient) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_client_destroy_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_client_destroy_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
+	return swig_r
+}
+
+func Client_shutdown(arg1 NativeClient, arg2 int) (_swig_ret int) {
+	var swig_r int
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (int)(C._wrap_client_shutdown_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
@@ -735,28 +744,28 @@ func Client_await_connected(arg1 NativeClient, arg2 int) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_client_await_connected_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int)(C._wrap_client_await_connected_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
 func Client_is_connected(arg1 NativeClient) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_client_is_connected_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_client_is_connected_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Client_session_timeout_ms(arg1 NativeClient) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_client_session_timeout_ms_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_client_session_timeout_ms_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Client_lease_margin_ms(arg1 NativeClient) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_client_lease_margin_ms_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_client_lease_margin_ms_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -764,126 +773,126 @@ func Client_crash_guard_wait(arg1 NativeClient, arg2 int) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_client_crash_guard_wait_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int)(C._wrap_client_crash_guard_wait_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
 func Client_session_id(arg1 NativeClient) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_client_session_id_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_client_session_id_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 type Enum_SS_zkelect_counter int
 func _swig_getCOUNTER_TERMS_WON() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_TERMS_WON_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_TERMS_WON_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_TERMS_WON Enum_SS_zkelect_counter = _swig_getCOUNTER_TERMS_WON()
 func _swig_getCOUNTER_DEPOSED_RESIGNED() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_RESIGNED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_RESIGNED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_DEPOSED_RESIGNED Enum_SS_zkelect_counter = _swig_getCOUNTER_DEPOSED_RESIGNED()
 func _swig_getCOUNTER_DEPOSED_SUSPENDED() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_SUSPENDED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_SUSPENDED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_DEPOSED_SUSPENDED Enum_SS_zkelect_counter = _swig_getCOUNTER_DEPOSED_SUSPENDED()
 func _swig_getCOUNTER_DEPOSED_LEASE_ENDED() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_DEPOSED_LEASE_ENDED Enum_SS_zkelect_counter = _swig_getCOUNTER_DEPOSED_LEASE_ENDED()
 func _swig_getCOUNTER_DEPOSED_EXPIRED() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_EXPIRED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_EXPIRED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_DEPOSED_EXPIRED Enum_SS_zkelect_counter = _swig_getCOUNTER_DEPOSED_EXPIRED()
 func _swig_getCOUNTER_DEPOSED_NODE_DELETED() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_NODE_DELETED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_NODE_DELETED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_DEPOSED_NODE_DELETED Enum_SS_zkelect_counter = _swig_getCOUNTER_DEPOSED_NODE_DELETED()
 func _swig_getCOUNTER_DEPOSED_CLOSED() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_CLOSED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_DEPOSED_CLOSED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_DEPOSED_CLOSED Enum_SS_zkelect_counter = _swig_getCOUNTER_DEPOSED_CLOSED()
 func _swig_getCOUNTER_RECONNECTS() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_RECONNECTS_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_RECONNECTS_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_RECONNECTS Enum_SS_zkelect_counter = _swig_getCOUNTER_RECONNECTS()
 func _swig_getCOUNTER_EXPIRIES() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_EXPIRIES_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_EXPIRIES_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_EXPIRIES Enum_SS_zkelect_counter = _swig_getCOUNTER_EXPIRIES()
 func _swig_getCOUNTER_ZK_REQUESTS() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_ZK_REQUESTS_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_ZK_REQUESTS_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_ZK_REQUESTS Enum_SS_zkelect_counter = _swig_getCOUNTER_ZK_REQUESTS()
 func _swig_getCOUNTER_KEEPALIVES() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_KEEPALIVES_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_KEEPALIVES_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_KEEPALIVES Enum_SS_zkelect_counter = _swig_getCOUNTER_KEEPALIVES()
 func _swig_getCOUNTER_SEQUENCE_NEAR_WRAP() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_SEQUENCE_NEAR_WRAP Enum_SS_zkelect_counter = _swig_getCOUNTER_SEQUENCE_NEAR_WRAP()
 func _swig_getCOUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS Enum_SS_zkelect_counter = _swig_getCOUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS()
 func _swig_getCOUNTER_CRASH_GUARD_WARNINGS() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_CRASH_GUARD_WARNINGS Enum_SS_zkelect_counter = _swig_getCOUNTER_CRASH_GUARD_WARNINGS()
 func _swig_getCOUNTER_LEASE_LOW() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_LEASE_LOW_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_LEASE_LOW_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var COUNTER_LEASE_LOW Enum_SS_zkelect_counter = _swig_getCOUNTER_LEASE_LOW()
 func _swig_getCOUNTER__COUNT() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
-	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER__COUNT_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER__COUNT_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
@@ -891,7 +900,7 @@ var COUNTER__COUNT Enum_SS_zkelect_counter = _swig_getCOUNTER__COUNT()
 func Counter_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_counter_name_capi_881f5c781e5d2af2(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_counter_name_capi_15407d5f63cd3f4c(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -903,7 +912,7 @@ func Election_new(arg1 NativeClient, arg2 string, arg3 string) (_swig_ret Native
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (NativeElection)(SwigcptrNativeElection(C._wrap_election_new_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_2)))))
+	swig_r = (NativeElection)(SwigcptrNativeElection(C._wrap_election_new_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_12)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_13)(unsafe.Pointer(&_swig_i_2)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -916,42 +925,42 @@ func Election_new(arg1 NativeClient, arg2 string, arg3 string) (_swig_ret Native
 func Election_destroy(arg1 NativeElection) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_election_destroy_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_election_destroy_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Volunteer(arg1 NativeElection) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_volunteer_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_volunteer_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Resign(arg1 NativeElection) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_resign_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_resign_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Requeue(arg1 NativeElection) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_requeue_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_requeue_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Is_leader(arg1 NativeElection) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_is_leader_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_is_leader_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Lease_left_ms(arg1 NativeElection) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_lease_left_ms_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_lease_left_ms_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -959,7 +968,7 @@ func Is_leader_for(arg1 NativeElection, arg2 int) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_is_leader_for_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int)(C._wrap_is_leader_for_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
@@ -967,7 +976,7 @@ func Await_leader(arg1 NativeElection, arg2 int) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_await_leader_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int)(C._wrap_await_leader_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
@@ -976,7 +985,7 @@ func Transfer(arg1 NativeElection, arg2 string, arg3 int) (_swig_ret int) {
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_transfer_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2)))
+	swig_r = (int)(C._wrap_transfer_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_15)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -989,7 +998,7 @@ func Client_transfer(arg1 NativeClient, arg2 string, arg3 string, arg4 int) (_sw
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_client_transfer_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_client_transfer_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_16)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_17)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1002,21 +1011,21 @@ func Client_transfer(arg1 NativeClient, arg2 string, arg3 string, arg4 int) (_sw
 func Release(arg1 NativeElection) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_release_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_release_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Is_draining(arg1 NativeElection) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_is_draining_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_is_draining_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 const FENCED_EPHEMERAL int = 1
 func Fenced_ops_new() (_swig_ret NativeFencedOps) {
 	var swig_r NativeFencedOps
-	swig_r = (NativeFencedOps)(SwigcptrNativeFencedOps(C._wrap_fenced_ops_new_capi_881f5c781e5d2af2()))
+	swig_r = (NativeFencedOps)(SwigcptrNativeFencedOps(C._wrap_fenced_ops_new_capi_15407d5f63cd3f4c()))
 	return swig_r
 }
 
@@ -1026,7 +1035,7 @@ func Fenced_ops_set(arg1 NativeFencedOps, arg2 string, arg3 string, arg4 int) (_
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_fenced_ops_set_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_fenced_ops_set_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_18)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_19)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1042,7 +1051,7 @@ func Fenced_ops_create(arg1 NativeFencedOps, arg2 string, arg3 string, arg4 int)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
 	_swig_i_3 := arg4
-	swig_r = (int)(C._wrap_fenced_ops_create_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
+	swig_r = (int)(C._wrap_fenced_ops_create_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_20)(unsafe.Pointer(&_swig_i_1)), *(*C.swig_type_21)(unsafe.Pointer(&_swig_i_2)), C.swig_intgo(_swig_i_3)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1057,7 +1066,7 @@ func Fenced_ops_delete(arg1 NativeFencedOps, arg2 string, arg3 int) (_swig_ret i
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_fenced_ops_delete_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2)))
+	swig_r = (int)(C._wrap_fenced_ops_delete_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_22)(unsafe.Pointer(&_swig_i_1)), C.swig_intgo(_swig_i_2)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1067,13 +1076,13 @@ func Fenced_ops_delete(arg1 NativeFencedOps, arg2 string, arg3 int) (_swig_ret i
 func Fenced_ops_count(arg1 NativeFencedOps) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_fenced_ops_count_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_fenced_ops_count_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Fenced_ops_destroy(arg1 NativeFencedOps) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_fenced_ops_destroy_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_fenced_ops_destroy_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 func Fenced_commit(arg1 NativeElection, arg2 NativeFencedOps, arg3 int) (_swig_ret int) {
@@ -1081,7 +1090,7 @@ func Fenced_commit(arg1 NativeElection, arg2 NativeFencedOps, arg3 int) (_swig_r
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := getSwigcptr(arg2)
 	_swig_i_2 := arg3
-	swig_r = (int)(C._wrap_fenced_commit_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_intgo(_swig_i_2)))
+	swig_r = (int)(C._wrap_fenced_commit_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.uintptr_t(_swig_i_1), C.swig_intgo(_swig_i_2)))
 	return swig_r
 }
 
@@ -1092,7 +1101,7 @@ func Client_fenced_commit(arg1 NativeClient, arg2 string, arg3 int64, arg4 Nativ
 	_swig_i_2 := arg3
 	_swig_i_3 := getSwigcptr(arg4)
 	_swig_i_4 := arg5
-	swig_r = (int)(C._wrap_client_fenced_commit_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.swig_type_25(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_intgo(_swig_i_4)))
+	swig_r = (int)(C._wrap_client_fenced_commit_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_24)(unsafe.Pointer(&_swig_i_1)), C.swig_type_25(_swig_i_2), C.uintptr_t(_swig_i_3), C.swig_intgo(_swig_i_4)))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1102,7 +1111,7 @@ func Client_fenced_commit(arg1 NativeClient, arg2 string, arg3 int64, arg4 Nativ
 func Participants(arg1 NativeElection) (_swig_ret NativeParticipants) {
 	var swig_r NativeParticipants
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_participants_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))))
+	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_participants_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
@@ -1110,7 +1119,7 @@ func Client_participants(arg1 NativeClient, arg2 string) (_swig_ret NativePartic
 	var swig_r NativeParticipants
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeParticipants)(SwigcptrNativeParticipants(C._wrap_client_participants_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_26)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1120,7 +1129,7 @@ func Client_participants(arg1 NativeClient, arg2 string) (_swig_ret NativePartic
 func Participants_count(arg1 NativeParticipants) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_participants_count_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_participants_count_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
@@ -1128,7 +1137,7 @@ func Participants_id(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_id_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1))
+	swig_r_p := C._wrap_participants_id_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_type_29(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1139,7 +1148,7 @@ func Participants_node(arg1 NativeParticipants, arg2 int64) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_participants_node_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1))
+	swig_r_p := C._wrap_participants_node_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_type_31(_swig_i_1))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1150,7 +1159,7 @@ func Participants_token(arg1 NativeParticipants, arg2 int64) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_token_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_type_33(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_token_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_type_33(_swig_i_1)))
 	return swig_r
 }
 
@@ -1158,7 +1167,7 @@ func Participants_ctime_ms(arg1 NativeParticipants, arg2 int64) (_swig_ret int64
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_type_35(_swig_i_1)))
+	swig_r = (int64)(C._wrap_participants_ctime_ms_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_type_35(_swig_i_1)))
 	return swig_r
 }
 
@@ -1166,33 +1175,33 @@ func Participants_priority(arg1 NativeParticipants, arg2 int64) (_swig_ret int) 
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int)(C._wrap_participants_priority_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_type_36(_swig_i_1)))
+	swig_r = (int)(C._wrap_participants_priority_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_type_36(_swig_i_1)))
 	return swig_r
 }
 
 func Participants_destroy(arg1 NativeParticipants) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_participants_destroy_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_participants_destroy_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 func Election_stats(arg1 NativeElection) (_swig_ret NativeStats) {
 	var swig_r NativeStats
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (NativeStats)(SwigcptrNativeStats(C._wrap_election_stats_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))))
+	swig_r = (NativeStats)(SwigcptrNativeStats(C._wrap_election_stats_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
 func Client_stats(arg1 NativeClient) (_swig_ret NativeStats) {
 	var swig_r NativeStats
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (NativeStats)(SwigcptrNativeStats(C._wrap_client_stats_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))))
+	swig_r = (NativeStats)(SwigcptrNativeStats(C._wrap_client_stats_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))))
 	return swig_r
 }
 
 func Stats_json(arg1 NativeStats) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_stats_json_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_stats_json_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1201,97 +1210,97 @@ func Stats_json(arg1 NativeStats) (_swig_ret string) {
 
 func Stats_destroy(arg1 NativeStats) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_stats_destroy_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_stats_destroy_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 type Enum_SS_zkelect_event_type int
 func _swig_getEV_ELECTED() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_ELECTED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_ELECTED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_ELECTED Enum_SS_zkelect_event_type = _swig_getEV_ELECTED()
 func _swig_getEV_DEPOSED() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_DEPOSED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_DEPOSED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_DEPOSED Enum_SS_zkelect_event_type = _swig_getEV_DEPOSED()
 func _swig_getEV_FOLLOWING() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_FOLLOWING_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_FOLLOWING_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_FOLLOWING Enum_SS_zkelect_event_type = _swig_getEV_FOLLOWING()
 func _swig_getEV_SUSPENDED() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_SUSPENDED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_SUSPENDED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_SUSPENDED Enum_SS_zkelect_event_type = _swig_getEV_SUSPENDED()
 func _swig_getEV_RECONNECTED() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_RECONNECTED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_RECONNECTED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_RECONNECTED Enum_SS_zkelect_event_type = _swig_getEV_RECONNECTED()
 func _swig_getEV_EXPIRED() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_EXPIRED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_EXPIRED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_EXPIRED Enum_SS_zkelect_event_type = _swig_getEV_EXPIRED()
 func _swig_getEV_LEADER_CHANGED() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_LEADER_CHANGED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_LEADER_CHANGED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_LEADER_CHANGED Enum_SS_zkelect_event_type = _swig_getEV_LEADER_CHANGED()
 func _swig_getEV_ERROR() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_ERROR_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_ERROR_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_ERROR Enum_SS_zkelect_event_type = _swig_getEV_ERROR()
 func _swig_getEV_RESIGNED() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_RESIGNED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_RESIGNED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_RESIGNED Enum_SS_zkelect_event_type = _swig_getEV_RESIGNED()
 func _swig_getEV_OVERFLOW() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_OVERFLOW_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_OVERFLOW_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_OVERFLOW Enum_SS_zkelect_event_type = _swig_getEV_OVERFLOW()
 func _swig_getEV_WARNING() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_WARNING_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_WARNING_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_WARNING Enum_SS_zkelect_event_type = _swig_getEV_WARNING()
 func _swig_getEV_STEPPED_BACK() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_STEPPED_BACK_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_STEPPED_BACK_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var EV_STEPPED_BACK Enum_SS_zkelect_event_type = _swig_getEV_STEPPED_BACK()
 func _swig_getEV_LEASE_LOW() (_swig_ret Enum_SS_zkelect_event_type) {
 	var swig_r Enum_SS_zkelect_event_type
-	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_LEASE_LOW_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_event_type)(C._wrap_EV_LEASE_LOW_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
@@ -1300,56 +1309,56 @@ const EVENT_QUEUE_MAX int = 1024
 type Enum_SS_zkelect_reason int
 func _swig_getREASON_NONE() (_swig_ret Enum_SS_zkelect_reason) {
 	var swig_r Enum_SS_zkelect_reason
-	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_NONE_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_NONE_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var REASON_NONE Enum_SS_zkelect_reason = _swig_getREASON_NONE()
 func _swig_getREASON_RESIGNED() (_swig_ret Enum_SS_zkelect_reason) {
 	var swig_r Enum_SS_zkelect_reason
-	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_RESIGNED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_RESIGNED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var REASON_RESIGNED Enum_SS_zkelect_reason = _swig_getREASON_RESIGNED()
 func _swig_getREASON_SUSPENDED() (_swig_ret Enum_SS_zkelect_reason) {
 	var swig_r Enum_SS_zkelect_reason
-	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_SUSPENDED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_SUSPENDED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var REASON_SUSPENDED Enum_SS_zkelect_reason = _swig_getREASON_SUSPENDED()
 func _swig_getREASON_LEASE_ENDED() (_swig_ret Enum_SS_zkelect_reason) {
 	var swig_r Enum_SS_zkelect_reason
-	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_LEASE_ENDED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_LEASE_ENDED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var REASON_LEASE_ENDED Enum_SS_zkelect_reason = _swig_getREASON_LEASE_ENDED()
 func _swig_getREASON_EXPIRED() (_swig_ret Enum_SS_zkelect_reason) {
 	var swig_r Enum_SS_zkelect_reason
-	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_EXPIRED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_EXPIRED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var REASON_EXPIRED Enum_SS_zkelect_reason = _swig_getREASON_EXPIRED()
 func _swig_getREASON_NODE_DELETED() (_swig_ret Enum_SS_zkelect_reason) {
 	var swig_r Enum_SS_zkelect_reason
-	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_NODE_DELETED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_NODE_DELETED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var REASON_NODE_DELETED Enum_SS_zkelect_reason = _swig_getREASON_NODE_DELETED()
 func _swig_getREASON_CLOSED() (_swig_ret Enum_SS_zkelect_reason) {
 	var swig_r Enum_SS_zkelect_reason
-	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_CLOSED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_CLOSED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
 var REASON_CLOSED Enum_SS_zkelect_reason = _swig_getREASON_CLOSED()
 func _swig_getREASON_TRANSFERRED() (_swig_ret Enum_SS_zkelect_reason) {
 	var swig_r Enum_SS_zkelect_reason
-	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_TRANSFERRED_capi_881f5c781e5d2af2())
+	swig_r = (Enum_SS_zkelect_reason)(C._wrap_REASON_TRANSFERRED_capi_15407d5f63cd3f4c())
 	return swig_r
 }
 
@@ -1358,63 +1367,63 @@ func Next_event(arg1 NativeElection, arg2 int) (_swig_ret NativeEvent) {
 	var swig_r NativeEvent
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeEvent)(SwigcptrNativeEvent(C._wrap_next_event_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1))))
+	swig_r = (NativeEvent)(SwigcptrNativeEvent(C._wrap_next_event_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1))))
 	return swig_r
 }
 
 func Event_fd(arg1 NativeElection) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_event_fd_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_event_fd_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Wake(arg1 NativeElection) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_wake_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_wake_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Event_type(arg1 NativeEvent) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_event_type_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_event_type_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Event_reason(arg1 NativeEvent) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_event_reason_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_event_reason_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Event_token(arg1 NativeEvent) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_event_token_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_event_token_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Event_error(arg1 NativeEvent) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_event_error_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_event_error_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Event_zk_rc(arg1 NativeEvent) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_event_zk_rc_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_event_zk_rc_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Event_message(arg1 NativeEvent) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_event_message_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_event_message_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1424,7 +1433,7 @@ func Event_message(arg1 NativeEvent) (_swig_ret string) {
 func Event_node(arg1 NativeEvent) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_event_node_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_event_node_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1434,14 +1443,14 @@ func Event_node(arg1 NativeEvent) (_swig_ret string) {
 func Event_priority(arg1 NativeEvent) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_event_priority_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_event_priority_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Event_id(arg1 NativeEvent) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_event_id_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_event_id_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1451,14 +1460,14 @@ func Event_id(arg1 NativeEvent) (_swig_ret string) {
 func Event_time_ns(arg1 NativeEvent) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_event_time_ns_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_event_time_ns_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Event_type_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_event_type_name_capi_881f5c781e5d2af2(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_event_type_name_capi_15407d5f63cd3f4c(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1468,7 +1477,7 @@ func Event_type_name(arg1 int) (_swig_ret string) {
 func Reason_name(arg1 int) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := arg1
-	swig_r_p := C._wrap_reason_name_capi_881f5c781e5d2af2(C.swig_intgo(_swig_i_0))
+	swig_r_p := C._wrap_reason_name_capi_15407d5f63cd3f4c(C.swig_intgo(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1477,14 +1486,14 @@ func Reason_name(arg1 int) (_swig_ret string) {
 
 func Event_destroy(arg1 NativeEvent) {
 	_swig_i_0 := getSwigcptr(arg1)
-	C._wrap_event_destroy_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	C._wrap_event_destroy_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 }
 
 func Observer_new(arg1 NativeClient, arg2 string) (_swig_ret NativeObserver) {
 	var swig_r NativeObserver
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1495,42 +1504,42 @@ func Observer_next_event(arg1 NativeObserver, arg2 int) (_swig_ret NativeEvent) 
 	var swig_r NativeEvent
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeEvent)(SwigcptrNativeEvent(C._wrap_observer_next_event_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1))))
+	swig_r = (NativeEvent)(SwigcptrNativeEvent(C._wrap_observer_next_event_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1))))
 	return swig_r
 }
 
 func Observer_event_fd(arg1 NativeObserver) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_observer_event_fd_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_observer_event_fd_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Observer_wake(arg1 NativeObserver) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_observer_wake_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_observer_wake_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Observer_destroy(arg1 NativeObserver) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_observer_destroy_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_observer_destroy_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Fencing_token(arg1 NativeElection) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int64)(C._wrap_fencing_token_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int64)(C._wrap_fencing_token_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Leader_id(arg1 NativeElection) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_leader_id_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_leader_id_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1541,28 +1550,28 @@ func Client_counter(arg1 NativeClient, arg2 int) (_swig_ret int64) {
 	var swig_r int64
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (int64)(C._wrap_client_counter_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
+	swig_r = (int64)(C._wrap_client_counter_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), C.swig_intgo(_swig_i_1)))
 	return swig_r
 }
 
 func Fenced_ops_failed_index(arg1 NativeFencedOps) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_fenced_ops_failed_index_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_fenced_ops_failed_index_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Fenced_ops_zk_rc(arg1 NativeFencedOps) (_swig_ret int) {
 	var swig_r int
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r = (int)(C._wrap_fenced_ops_zk_rc_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0)))
+	swig_r = (int)(C._wrap_fenced_ops_zk_rc_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0)))
 	return swig_r
 }
 
 func Leader_answer(arg1 NativeElection) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
-	swig_r_p := C._wrap_leader_answer_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0))
+	swig_r_p := C._wrap_leader_answer_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
@@ -1573,7 +1582,7 @@ func Conf_get(arg1 NativeConf, arg2 string) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_conf_get_capi_881f5c781e5d2af2(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_conf_get_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

@@ -13,9 +13,9 @@ extern
 #ifdef __cplusplus
   "C"
 #endif
-  void cgo_panic__capi_881f5c781e5d2af2(const char*);
+  void cgo_panic__capi_15407d5f63cd3f4c(const char*);
 static void _swig_gopanic(const char *p) {
-  cgo_panic__capi_881f5c781e5d2af2(p);
+  cgo_panic__capi_15407d5f63cd3f4c(p);
 }
 
 
@@ -410,7 +410,7 @@ static char *zkelect_swig_conf_get(const zkelect_conf_t *conf, const char *key)
 extern "C" {
 #endif
 
-void _wrap_Swig_free_capi_881f5c781e5d2af2(void *_swig_go_0) {
+void _wrap_Swig_free_capi_15407d5f63cd3f4c(void *_swig_go_0) {
   void *arg1 = (void *) 0 ;
   
   arg1 = *(void **)&_swig_go_0; 
@@ -420,7 +420,7 @@ void _wrap_Swig_free_capi_881f5c781e5d2af2(void *_swig_go_0) {
 }
 
 
-void *_wrap_Swig_malloc_capi_881f5c781e5d2af2(intgo _swig_go_0) {
+void *_wrap_Swig_malloc_capi_15407d5f63cd3f4c(intgo _swig_go_0) {
   int arg1 ;
   void *result = 0 ;
   void *_swig_go_result;
@@ -433,7 +433,7 @@ void *_wrap_Swig_malloc_capi_881f5c781e5d2af2(intgo _swig_go_0) {
 }
 
 
-void _wrap_delete_NativeConf_capi_881f5c781e5d2af2(struct zkelect_conf *_swig_go_0) {
+void _wrap_delete_NativeConf_capi_15407d5f63cd3f4c(struct zkelect_conf *_swig_go_0) {
   struct zkelect_conf *arg1 = (struct zkelect_conf *) 0 ;
   
   arg1 = *(struct zkelect_conf **)&_swig_go_0; 
@@ -443,7 +443,7 @@ void _wrap_delete_NativeConf_capi_881f5c781e5d2af2(struct zkelect_conf *_swig_go
 }
 
 
-void _wrap_delete_NativeClient_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0) {
+void _wrap_delete_NativeClient_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0) {
   struct zkelect_client *arg1 = (struct zkelect_client *) 0 ;
   
   arg1 = *(struct zkelect_client **)&_swig_go_0; 
@@ -453,7 +453,7 @@ void _wrap_delete_NativeClient_capi_881f5c781e5d2af2(struct zkelect_client *_swi
 }
 
 
-void _wrap_delete_NativeElection_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+void _wrap_delete_NativeElection_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   struct zkelect_election *arg1 = (struct zkelect_election *) 0 ;
   
   arg1 = *(struct zkelect_election **)&_swig_go_0; 
@@ -463,7 +463,7 @@ void _wrap_delete_NativeElection_capi_881f5c781e5d2af2(struct zkelect_election *
 }
 
 
-void _wrap_delete_NativeObserver_capi_881f5c781e5d2af2(struct zkelect_observer *_swig_go_0) {
+void _wrap_delete_NativeObserver_capi_15407d5f63cd3f4c(struct zkelect_observer *_swig_go_0) {
   struct zkelect_observer *arg1 = (struct zkelect_observer *) 0 ;
   
   arg1 = *(struct zkelect_observer **)&_swig_go_0; 
@@ -473,7 +473,7 @@ void _wrap_delete_NativeObserver_capi_881f5c781e5d2af2(struct zkelect_observer *
 }
 
 
-void _wrap_delete_NativeEvent_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+void _wrap_delete_NativeEvent_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   struct zkelect_event *arg1 = (struct zkelect_event *) 0 ;
   
   arg1 = *(struct zkelect_event **)&_swig_go_0; 
@@ -483,7 +483,7 @@ void _wrap_delete_NativeEvent_capi_881f5c781e5d2af2(struct zkelect_event *_swig_
 }
 
 
-void _wrap_delete_NativeParticipants_capi_881f5c781e5d2af2(struct zkelect_participants *_swig_go_0) {
+void _wrap_delete_NativeParticipants_capi_15407d5f63cd3f4c(struct zkelect_participants *_swig_go_0) {
   struct zkelect_participants *arg1 = (struct zkelect_participants *) 0 ;
   
   arg1 = *(struct zkelect_participants **)&_swig_go_0; 
@@ -493,7 +493,7 @@ void _wrap_delete_NativeParticipants_capi_881f5c781e5d2af2(struct zkelect_partic
 }
 
 
-void _wrap_delete_NativeStats_capi_881f5c781e5d2af2(struct zkelect_stats *_swig_go_0) {
+void _wrap_delete_NativeStats_capi_15407d5f63cd3f4c(struct zkelect_stats *_swig_go_0) {
   struct zkelect_stats *arg1 = (struct zkelect_stats *) 0 ;
   
   arg1 = *(struct zkelect_stats **)&_swig_go_0; 
@@ -503,7 +503,7 @@ void _wrap_delete_NativeStats_capi_881f5c781e5d2af2(struct zkelect_stats *_swig_
 }
 
 
-void _wrap_delete_NativeFencedOps_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_swig_go_0) {
+void _wrap_delete_NativeFencedOps_capi_15407d5f63cd3f4c(struct zkelect_fenced_ops *_swig_go_0) {
   struct zkelect_fenced_ops *arg1 = (struct zkelect_fenced_ops *) 0 ;
   
   arg1 = *(struct zkelect_fenced_ops **)&_swig_go_0; 
@@ -513,7 +513,7 @@ void _wrap_delete_NativeFencedOps_capi_881f5c781e5d2af2(struct zkelect_fenced_op
 }
 
 
-intgo _wrap_OK_capi_881f5c781e5d2af2() {
+intgo _wrap_OK_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -525,7 +525,7 @@ intgo _wrap_OK_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EINVAL_capi_881f5c781e5d2af2() {
+intgo _wrap_EINVAL_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -537,7 +537,7 @@ intgo _wrap_EINVAL_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ENOMEM_capi_881f5c781e5d2af2() {
+intgo _wrap_ENOMEM_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -549,7 +549,7 @@ intgo _wrap_ENOMEM_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ESTATE_capi_881f5c781e5d2af2() {
+intgo _wrap_ESTATE_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -561,7 +561,7 @@ intgo _wrap_ESTATE_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ECLOSED_capi_881f5c781e5d2af2() {
+intgo _wrap_ECLOSED_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -573,7 +573,7 @@ intgo _wrap_ECLOSED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ETIMEDOUT_capi_881f5c781e5d2af2() {
+intgo _wrap_ETIMEDOUT_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -585,7 +585,7 @@ intgo _wrap_ETIMEDOUT_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ECONNLOSS_capi_881f5c781e5d2af2() {
+intgo _wrap_ECONNLOSS_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -597,7 +597,7 @@ intgo _wrap_ECONNLOSS_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ESESSION_EXPIRED_capi_881f5c781e5d2af2() {
+intgo _wrap_ESESSION_EXPIRED_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -609,7 +609,7 @@ intgo _wrap_ESESSION_EXPIRED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EAUTH_capi_881f5c781e5d2af2() {
+intgo _wrap_EAUTH_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -621,7 +621,7 @@ intgo _wrap_EAUTH_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ENOTSUP_capi_881f5c781e5d2af2() {
+intgo _wrap_ENOTSUP_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -633,7 +633,7 @@ intgo _wrap_ENOTSUP_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EDEADLK_capi_881f5c781e5d2af2() {
+intgo _wrap_EDEADLK_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -645,7 +645,7 @@ intgo _wrap_EDEADLK_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EZK_capi_881f5c781e5d2af2() {
+intgo _wrap_EZK_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -657,7 +657,7 @@ intgo _wrap_EZK_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EINTERNAL_capi_881f5c781e5d2af2() {
+intgo _wrap_EINTERNAL_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -669,7 +669,7 @@ intgo _wrap_EINTERNAL_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ENOLEADER_capi_881f5c781e5d2af2() {
+intgo _wrap_ENOLEADER_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -681,7 +681,7 @@ intgo _wrap_ENOLEADER_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ERANGE_capi_881f5c781e5d2af2() {
+intgo _wrap_ERANGE_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -693,7 +693,7 @@ intgo _wrap_ERANGE_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ENOTLEADER_capi_881f5c781e5d2af2() {
+intgo _wrap_ENOTLEADER_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -705,7 +705,7 @@ intgo _wrap_ENOTLEADER_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ENOCANDIDATE_capi_881f5c781e5d2af2() {
+intgo _wrap_ENOCANDIDATE_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -717,7 +717,7 @@ intgo _wrap_ENOCANDIDATE_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ETARGET_LOST_capi_881f5c781e5d2af2() {
+intgo _wrap_ETARGET_LOST_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -729,7 +729,7 @@ intgo _wrap_ETARGET_LOST_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_ELIMIT_capi_881f5c781e5d2af2() {
+intgo _wrap_ELIMIT_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -741,7 +741,7 @@ intgo _wrap_ELIMIT_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EFENCED_capi_881f5c781e5d2af2() {
+intgo _wrap_EFENCED_capi_15407d5f63cd3f4c() {
   enum zkelect_err result;
   intgo _swig_go_result;
   
@@ -753,7 +753,7 @@ intgo _wrap_EFENCED_capi_881f5c781e5d2af2() {
 }
 
 
-_gostring_ _wrap_strerror_capi_881f5c781e5d2af2(intgo _swig_go_0) {
+_gostring_ _wrap_strerror_capi_15407d5f63cd3f4c(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -766,7 +766,7 @@ _gostring_ _wrap_strerror_capi_881f5c781e5d2af2(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_err_name_capi_881f5c781e5d2af2(intgo _swig_go_0) {
+_gostring_ _wrap_err_name_capi_15407d5f63cd3f4c(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -779,7 +779,7 @@ _gostring_ _wrap_err_name_capi_881f5c781e5d2af2(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_last_error_capi_881f5c781e5d2af2() {
+_gostring_ _wrap_last_error_capi_15407d5f63cd3f4c() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -790,7 +790,7 @@ _gostring_ _wrap_last_error_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_LOG_NONE_capi_881f5c781e5d2af2() {
+intgo _wrap_LOG_NONE_capi_15407d5f63cd3f4c() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -802,7 +802,7 @@ intgo _wrap_LOG_NONE_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_LOG_ERROR_capi_881f5c781e5d2af2() {
+intgo _wrap_LOG_ERROR_capi_15407d5f63cd3f4c() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -814,7 +814,7 @@ intgo _wrap_LOG_ERROR_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_LOG_WARN_capi_881f5c781e5d2af2() {
+intgo _wrap_LOG_WARN_capi_15407d5f63cd3f4c() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -826,7 +826,7 @@ intgo _wrap_LOG_WARN_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_LOG_INFO_capi_881f5c781e5d2af2() {
+intgo _wrap_LOG_INFO_capi_15407d5f63cd3f4c() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -838,7 +838,7 @@ intgo _wrap_LOG_INFO_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_LOG_DEBUG_capi_881f5c781e5d2af2() {
+intgo _wrap_LOG_DEBUG_capi_15407d5f63cd3f4c() {
   enum zkelect_log_level result;
   intgo _swig_go_result;
   
@@ -850,7 +850,7 @@ intgo _wrap_LOG_DEBUG_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_set_log_cb_capi_881f5c781e5d2af2(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
+intgo _wrap_set_log_cb_capi_15407d5f63cd3f4c(intgo _swig_go_0, void* _swig_go_1, void *_swig_go_2) {
   int arg1 ;
   zkelect_log_cb arg2 = (zkelect_log_cb) 0 ;
   void *arg3 = (void *) 0 ;
@@ -867,7 +867,7 @@ intgo _wrap_set_log_cb_capi_881f5c781e5d2af2(intgo _swig_go_0, void* _swig_go_1,
 }
 
 
-intgo _wrap_version_capi_881f5c781e5d2af2() {
+intgo _wrap_version_capi_15407d5f63cd3f4c() {
   unsigned int result;
   intgo _swig_go_result;
   
@@ -878,7 +878,7 @@ intgo _wrap_version_capi_881f5c781e5d2af2() {
 }
 
 
-_gostring_ _wrap_version_string_capi_881f5c781e5d2af2() {
+_gostring_ _wrap_version_string_capi_15407d5f63cd3f4c() {
   char *result = 0 ;
   _gostring_ _swig_go_result;
   
@@ -889,7 +889,7 @@ _gostring_ _wrap_version_string_capi_881f5c781e5d2af2() {
 }
 
 
-struct zkelect_conf *_wrap_conf_new_capi_881f5c781e5d2af2() {
+struct zkelect_conf *_wrap_conf_new_capi_15407d5f63cd3f4c() {
   zkelect_conf_t *result = 0 ;
   struct zkelect_conf *_swig_go_result;
   
@@ -909,7 +909,7 @@ struct zkelect_conf *_wrap_conf_new_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_conf_set_capi_881f5c781e5d2af2(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+intgo _wrap_conf_set_capi_15407d5f63cd3f4c(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -942,7 +942,7 @@ intgo _wrap_conf_set_capi_881f5c781e5d2af2(struct zkelect_conf *_swig_go_0, _gos
 }
 
 
-void _wrap_conf_destroy_capi_881f5c781e5d2af2(struct zkelect_conf *_swig_go_0) {
+void _wrap_conf_destroy_capi_15407d5f63cd3f4c(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   
   arg1 = *(zkelect_conf_t **)&_swig_go_0; 
@@ -952,7 +952,7 @@ void _wrap_conf_destroy_capi_881f5c781e5d2af2(struct zkelect_conf *_swig_go_0) {
 }
 
 
-_gostring_ _wrap_conf_key_capi_881f5c781e5d2af2(long long _swig_go_0) {
+_gostring_ _wrap_conf_key_capi_15407d5f63cd3f4c(long long _swig_go_0) {
   size_t arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -965,7 +965,7 @@ _gostring_ _wrap_conf_key_capi_881f5c781e5d2af2(long long _swig_go_0) {
 }
 
 
-struct zkelect_client *_wrap_client_new_capi_881f5c781e5d2af2(struct zkelect_conf *_swig_go_0) {
+struct zkelect_client *_wrap_client_new_capi_15407d5f63cd3f4c(struct zkelect_conf *_swig_go_0) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -994,7 +994,7 @@ struct zkelect_client *_wrap_client_new_capi_881f5c781e5d2af2(struct zkelect_con
 }
 
 
-intgo _wrap_client_destroy_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_destroy_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1015,7 +1015,30 @@ intgo _wrap_client_destroy_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go
 }
 
 
-intgo _wrap_client_await_connected_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_shutdown_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+  zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
+  int arg2 ;
+  int result;
+  intgo _swig_go_result;
+  
+  arg1 = *(zkelect_client_t **)&_swig_go_0; 
+  arg2 = (int)_swig_go_1; 
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    result = (int)zkelect_client_shutdown(arg1,arg2);
+    if (result < 0) {
+      /*@SWIG:../swig/go.i,62,ZKELECT_RAISE@*/
+      zkelect_go_raise(result, zkelect_swig_msg(result));
+      /*@SWIG@*/;
+    }
+  }
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
+intgo _wrap_client_await_connected_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -1038,7 +1061,7 @@ intgo _wrap_client_await_connected_capi_881f5c781e5d2af2(struct zkelect_client *
 }
 
 
-intgo _wrap_client_is_connected_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_is_connected_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1051,7 +1074,7 @@ intgo _wrap_client_is_connected_capi_881f5c781e5d2af2(struct zkelect_client *_sw
 }
 
 
-intgo _wrap_client_session_timeout_ms_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_session_timeout_ms_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1064,7 +1087,7 @@ intgo _wrap_client_session_timeout_ms_capi_881f5c781e5d2af2(struct zkelect_clien
 }
 
 
-intgo _wrap_client_lease_margin_ms_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0) {
+intgo _wrap_client_lease_margin_ms_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1077,7 +1100,7 @@ intgo _wrap_client_lease_margin_ms_capi_881f5c781e5d2af2(struct zkelect_client *
 }
 
 
-intgo _wrap_client_crash_guard_wait_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_client_crash_guard_wait_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int result;
@@ -1092,7 +1115,7 @@ intgo _wrap_client_crash_guard_wait_capi_881f5c781e5d2af2(struct zkelect_client 
 }
 
 
-long long _wrap_client_session_id_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0) {
+long long _wrap_client_session_id_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1105,7 +1128,7 @@ long long _wrap_client_session_id_capi_881f5c781e5d2af2(struct zkelect_client *_
 }
 
 
-intgo _wrap_COUNTER_TERMS_WON_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_TERMS_WON_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1117,7 +1140,7 @@ intgo _wrap_COUNTER_TERMS_WON_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1129,7 +1152,7 @@ intgo _wrap_COUNTER_DEPOSED_RESIGNED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1141,7 +1164,7 @@ intgo _wrap_COUNTER_DEPOSED_SUSPENDED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1153,7 +1176,7 @@ intgo _wrap_COUNTER_DEPOSED_LEASE_ENDED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1165,7 +1188,7 @@ intgo _wrap_COUNTER_DEPOSED_EXPIRED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1177,7 +1200,7 @@ intgo _wrap_COUNTER_DEPOSED_NODE_DELETED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1189,7 +1212,7 @@ intgo _wrap_COUNTER_DEPOSED_CLOSED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_RECONNECTS_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_RECONNECTS_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1201,7 +1224,7 @@ intgo _wrap_COUNTER_RECONNECTS_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_EXPIRIES_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_EXPIRIES_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1213,7 +1236,7 @@ intgo _wrap_COUNTER_EXPIRIES_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_ZK_REQUESTS_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_ZK_REQUESTS_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1225,7 +1248,7 @@ intgo _wrap_COUNTER_ZK_REQUESTS_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_KEEPALIVES_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_KEEPALIVES_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1237,7 +1260,7 @@ intgo _wrap_COUNTER_KEEPALIVES_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1249,7 +1272,7 @@ intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1261,7 +1284,7 @@ intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1273,7 +1296,7 @@ intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER_LEASE_LOW_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER_LEASE_LOW_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1285,7 +1308,7 @@ intgo _wrap_COUNTER_LEASE_LOW_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_COUNTER__COUNT_capi_881f5c781e5d2af2() {
+intgo _wrap_COUNTER__COUNT_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;
   
@@ -1297,7 +1320,7 @@ intgo _wrap_COUNTER__COUNT_capi_881f5c781e5d2af2() {
 }
 
 
-_gostring_ _wrap_counter_name_capi_881f5c781e5d2af2(intgo _swig_go_0) {
+_gostring_ _wrap_counter_name_capi_15407d5f63cd3f4c(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -1310,7 +1333,7 @@ _gostring_ _wrap_counter_name_capi_881f5c781e5d2af2(intgo _swig_go_0) {
 }
 
 
-struct zkelect_election *_wrap_election_new_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
+struct zkelect_election *_wrap_election_new_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1345,7 +1368,7 @@ struct zkelect_election *_wrap_election_new_capi_881f5c781e5d2af2(struct zkelect
 }
 
 
-intgo _wrap_election_destroy_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+intgo _wrap_election_destroy_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1366,7 +1389,7 @@ intgo _wrap_election_destroy_capi_881f5c781e5d2af2(struct zkelect_election *_swi
 }
 
 
-intgo _wrap_volunteer_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+intgo _wrap_volunteer_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1387,7 +1410,7 @@ intgo _wrap_volunteer_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0)
 }
 
 
-intgo _wrap_resign_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+intgo _wrap_resign_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1408,7 +1431,7 @@ intgo _wrap_resign_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_requeue_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+intgo _wrap_requeue_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1429,7 +1452,7 @@ intgo _wrap_requeue_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_leader_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_leader_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1442,7 +1465,7 @@ intgo _wrap_is_leader_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0)
 }
 
 
-long long _wrap_lease_left_ms_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+long long _wrap_lease_left_ms_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -1455,7 +1478,7 @@ long long _wrap_lease_left_ms_capi_881f5c781e5d2af2(struct zkelect_election *_sw
 }
 
 
-intgo _wrap_is_leader_for_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_is_leader_for_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1470,7 +1493,7 @@ intgo _wrap_is_leader_for_capi_881f5c781e5d2af2(struct zkelect_election *_swig_g
 }
 
 
-intgo _wrap_await_leader_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+intgo _wrap_await_leader_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   int result;
@@ -1493,7 +1516,7 @@ intgo _wrap_await_leader_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go
 }
 
 
-intgo _wrap_transfer_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+intgo _wrap_transfer_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int arg3 ;
@@ -1519,7 +1542,7 @@ intgo _wrap_transfer_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0, 
 }
 
 
-intgo _wrap_client_transfer_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_client_transfer_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1548,7 +1571,7 @@ intgo _wrap_client_transfer_capi_881f5c781e5d2af2(struct zkelect_client *_swig_g
 }
 
 
-intgo _wrap_release_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+intgo _wrap_release_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1569,7 +1592,7 @@ intgo _wrap_release_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_is_draining_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+intgo _wrap_is_draining_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -1582,7 +1605,7 @@ intgo _wrap_is_draining_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_
 }
 
 
-struct zkelect_fenced_ops *_wrap_fenced_ops_new_capi_881f5c781e5d2af2() {
+struct zkelect_fenced_ops *_wrap_fenced_ops_new_capi_15407d5f63cd3f4c() {
   zkelect_fenced_ops_t *result = 0 ;
   struct zkelect_fenced_ops *_swig_go_result;
   
@@ -1602,7 +1625,7 @@ struct zkelect_fenced_ops *_wrap_fenced_ops_new_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_fenced_ops_set_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_fenced_ops_set_capi_15407d5f63cd3f4c(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1634,7 +1657,7 @@ intgo _wrap_fenced_ops_set_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_swi
 }
 
 
-intgo _wrap_fenced_ops_create_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
+intgo _wrap_fenced_ops_create_capi_15407d5f63cd3f4c(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, _gostring_ _swig_go_2, intgo _swig_go_3) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   char *arg2 = (char *) 0 ;
   void *arg3 = (void *) 0 ;
@@ -1666,7 +1689,7 @@ intgo _wrap_fenced_ops_create_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_
 }
 
 
-intgo _wrap_fenced_ops_delete_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
+intgo _wrap_fenced_ops_delete_capi_15407d5f63cd3f4c(struct zkelect_fenced_ops *_swig_go_0, _gostring_ _swig_go_1, intgo _swig_go_2) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int32_t arg3 ;
@@ -1692,7 +1715,7 @@ intgo _wrap_fenced_ops_delete_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_
 }
 
 
-long long _wrap_fenced_ops_count_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_swig_go_0) {
+long long _wrap_fenced_ops_count_capi_15407d5f63cd3f4c(struct zkelect_fenced_ops *_swig_go_0) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1705,7 +1728,7 @@ long long _wrap_fenced_ops_count_capi_881f5c781e5d2af2(struct zkelect_fenced_ops
 }
 
 
-void _wrap_fenced_ops_destroy_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_swig_go_0) {
+void _wrap_fenced_ops_destroy_capi_15407d5f63cd3f4c(struct zkelect_fenced_ops *_swig_go_0) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   
   arg1 = *(zkelect_fenced_ops_t **)&_swig_go_0; 
@@ -1715,7 +1738,7 @@ void _wrap_fenced_ops_destroy_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_
 }
 
 
-intgo _wrap_fenced_commit_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0, struct zkelect_fenced_ops *_swig_go_1, intgo _swig_go_2) {
+intgo _wrap_fenced_commit_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0, struct zkelect_fenced_ops *_swig_go_1, intgo _swig_go_2) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   zkelect_fenced_ops_t *arg2 = (zkelect_fenced_ops_t *) 0 ;
   int arg3 ;
@@ -1740,7 +1763,7 @@ intgo _wrap_fenced_commit_capi_881f5c781e5d2af2(struct zkelect_election *_swig_g
 }
 
 
-intgo _wrap_client_fenced_commit_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct zkelect_fenced_ops *_swig_go_3, intgo _swig_go_4) {
+intgo _wrap_client_fenced_commit_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1, long long _swig_go_2, struct zkelect_fenced_ops *_swig_go_3, intgo _swig_go_4) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   int64_t arg3 ;
@@ -1770,7 +1793,7 @@ intgo _wrap_client_fenced_commit_capi_881f5c781e5d2af2(struct zkelect_client *_s
 }
 
 
-struct zkelect_participants *_wrap_participants_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+struct zkelect_participants *_wrap_participants_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1799,7 +1822,7 @@ struct zkelect_participants *_wrap_participants_capi_881f5c781e5d2af2(struct zke
 }
 
 
-struct zkelect_participants *_wrap_client_participants_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_participants *_wrap_client_participants_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -1831,7 +1854,7 @@ struct zkelect_participants *_wrap_client_participants_capi_881f5c781e5d2af2(str
 }
 
 
-long long _wrap_participants_count_capi_881f5c781e5d2af2(struct zkelect_participants *_swig_go_0) {
+long long _wrap_participants_count_capi_15407d5f63cd3f4c(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t result;
   long long _swig_go_result;
@@ -1844,7 +1867,7 @@ long long _wrap_participants_count_capi_881f5c781e5d2af2(struct zkelect_particip
 }
 
 
-_gostring_ _wrap_participants_id_capi_881f5c781e5d2af2(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_id_capi_15407d5f63cd3f4c(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1859,7 +1882,7 @@ _gostring_ _wrap_participants_id_capi_881f5c781e5d2af2(struct zkelect_participan
 }
 
 
-_gostring_ _wrap_participants_node_capi_881f5c781e5d2af2(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+_gostring_ _wrap_participants_node_capi_15407d5f63cd3f4c(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   char *result = 0 ;
@@ -1874,7 +1897,7 @@ _gostring_ _wrap_participants_node_capi_881f5c781e5d2af2(struct zkelect_particip
 }
 
 
-long long _wrap_participants_token_capi_881f5c781e5d2af2(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_token_capi_15407d5f63cd3f4c(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1889,7 +1912,7 @@ long long _wrap_participants_token_capi_881f5c781e5d2af2(struct zkelect_particip
 }
 
 
-long long _wrap_participants_ctime_ms_capi_881f5c781e5d2af2(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+long long _wrap_participants_ctime_ms_capi_15407d5f63cd3f4c(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int64_t result;
@@ -1904,7 +1927,7 @@ long long _wrap_participants_ctime_ms_capi_881f5c781e5d2af2(struct zkelect_parti
 }
 
 
-intgo _wrap_participants_priority_capi_881f5c781e5d2af2(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
+intgo _wrap_participants_priority_capi_15407d5f63cd3f4c(struct zkelect_participants *_swig_go_0, long long _swig_go_1) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   size_t arg2 ;
   int result;
@@ -1919,7 +1942,7 @@ intgo _wrap_participants_priority_capi_881f5c781e5d2af2(struct zkelect_participa
 }
 
 
-void _wrap_participants_destroy_capi_881f5c781e5d2af2(struct zkelect_participants *_swig_go_0) {
+void _wrap_participants_destroy_capi_15407d5f63cd3f4c(struct zkelect_participants *_swig_go_0) {
   zkelect_participants_t *arg1 = (zkelect_participants_t *) 0 ;
   
   arg1 = *(zkelect_participants_t **)&_swig_go_0; 
@@ -1929,7 +1952,7 @@ void _wrap_participants_destroy_capi_881f5c781e5d2af2(struct zkelect_participant
 }
 
 
-struct zkelect_stats *_wrap_election_stats_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+struct zkelect_stats *_wrap_election_stats_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1958,7 +1981,7 @@ struct zkelect_stats *_wrap_election_stats_capi_881f5c781e5d2af2(struct zkelect_
 }
 
 
-struct zkelect_stats *_wrap_client_stats_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0) {
+struct zkelect_stats *_wrap_client_stats_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   size_t arg3 ;
@@ -1987,7 +2010,7 @@ struct zkelect_stats *_wrap_client_stats_capi_881f5c781e5d2af2(struct zkelect_cl
 }
 
 
-_gostring_ _wrap_stats_json_capi_881f5c781e5d2af2(struct zkelect_stats *_swig_go_0) {
+_gostring_ _wrap_stats_json_capi_15407d5f63cd3f4c(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2000,7 +2023,7 @@ _gostring_ _wrap_stats_json_capi_881f5c781e5d2af2(struct zkelect_stats *_swig_go
 }
 
 
-void _wrap_stats_destroy_capi_881f5c781e5d2af2(struct zkelect_stats *_swig_go_0) {
+void _wrap_stats_destroy_capi_15407d5f63cd3f4c(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   
   arg1 = *(zkelect_stats_t **)&_swig_go_0; 
@@ -2010,7 +2033,7 @@ void _wrap_stats_destroy_capi_881f5c781e5d2af2(struct zkelect_stats *_swig_go_0)
 }
 
 
-intgo _wrap_EV_ELECTED_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_ELECTED_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2022,7 +2045,7 @@ intgo _wrap_EV_ELECTED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_DEPOSED_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_DEPOSED_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2034,7 +2057,7 @@ intgo _wrap_EV_DEPOSED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_FOLLOWING_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_FOLLOWING_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2046,7 +2069,7 @@ intgo _wrap_EV_FOLLOWING_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_SUSPENDED_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_SUSPENDED_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2058,7 +2081,7 @@ intgo _wrap_EV_SUSPENDED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_RECONNECTED_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_RECONNECTED_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2070,7 +2093,7 @@ intgo _wrap_EV_RECONNECTED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_EXPIRED_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_EXPIRED_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2082,7 +2105,7 @@ intgo _wrap_EV_EXPIRED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_LEADER_CHANGED_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_LEADER_CHANGED_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2094,7 +2117,7 @@ intgo _wrap_EV_LEADER_CHANGED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_ERROR_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_ERROR_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2106,7 +2129,7 @@ intgo _wrap_EV_ERROR_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_RESIGNED_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_RESIGNED_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2118,7 +2141,7 @@ intgo _wrap_EV_RESIGNED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_OVERFLOW_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_OVERFLOW_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2130,7 +2153,7 @@ intgo _wrap_EV_OVERFLOW_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_WARNING_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_WARNING_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2142,7 +2165,7 @@ intgo _wrap_EV_WARNING_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_STEPPED_BACK_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_STEPPED_BACK_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2154,7 +2177,7 @@ intgo _wrap_EV_STEPPED_BACK_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_EV_LEASE_LOW_capi_881f5c781e5d2af2() {
+intgo _wrap_EV_LEASE_LOW_capi_15407d5f63cd3f4c() {
   enum zkelect_event_type result;
   intgo _swig_go_result;
   
@@ -2166,7 +2189,7 @@ intgo _wrap_EV_LEASE_LOW_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_REASON_NONE_capi_881f5c781e5d2af2() {
+intgo _wrap_REASON_NONE_capi_15407d5f63cd3f4c() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2178,7 +2201,7 @@ intgo _wrap_REASON_NONE_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_REASON_RESIGNED_capi_881f5c781e5d2af2() {
+intgo _wrap_REASON_RESIGNED_capi_15407d5f63cd3f4c() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2190,7 +2213,7 @@ intgo _wrap_REASON_RESIGNED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_REASON_SUSPENDED_capi_881f5c781e5d2af2() {
+intgo _wrap_REASON_SUSPENDED_capi_15407d5f63cd3f4c() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2202,7 +2225,7 @@ intgo _wrap_REASON_SUSPENDED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_REASON_LEASE_ENDED_capi_881f5c781e5d2af2() {
+intgo _wrap_REASON_LEASE_ENDED_capi_15407d5f63cd3f4c() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2214,7 +2237,7 @@ intgo _wrap_REASON_LEASE_ENDED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_REASON_EXPIRED_capi_881f5c781e5d2af2() {
+intgo _wrap_REASON_EXPIRED_capi_15407d5f63cd3f4c() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2226,7 +2249,7 @@ intgo _wrap_REASON_EXPIRED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_REASON_NODE_DELETED_capi_881f5c781e5d2af2() {
+intgo _wrap_REASON_NODE_DELETED_capi_15407d5f63cd3f4c() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2238,7 +2261,7 @@ intgo _wrap_REASON_NODE_DELETED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_REASON_CLOSED_capi_881f5c781e5d2af2() {
+intgo _wrap_REASON_CLOSED_capi_15407d5f63cd3f4c() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2250,7 +2273,7 @@ intgo _wrap_REASON_CLOSED_capi_881f5c781e5d2af2() {
 }
 
 
-intgo _wrap_REASON_TRANSFERRED_capi_881f5c781e5d2af2() {
+intgo _wrap_REASON_TRANSFERRED_capi_15407d5f63cd3f4c() {
   enum zkelect_reason result;
   intgo _swig_go_result;
   
@@ -2262,7 +2285,7 @@ intgo _wrap_REASON_TRANSFERRED_capi_881f5c781e5d2af2() {
 }
 
 
-struct zkelect_event *_wrap_next_event_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_next_event_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0, intgo _swig_go_1) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -2277,7 +2300,7 @@ struct zkelect_event *_wrap_next_event_capi_881f5c781e5d2af2(struct zkelect_elec
 }
 
 
-intgo _wrap_event_fd_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+intgo _wrap_event_fd_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2298,7 +2321,7 @@ intgo _wrap_event_fd_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) 
 }
 
 
-intgo _wrap_wake_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+intgo _wrap_wake_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2319,7 +2342,7 @@ intgo _wrap_wake_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
 }
 
 
-intgo _wrap_event_type_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_type_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2332,7 +2355,7 @@ intgo _wrap_event_type_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
 }
 
 
-intgo _wrap_event_reason_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_reason_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2345,7 +2368,7 @@ intgo _wrap_event_reason_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0)
 }
 
 
-long long _wrap_event_token_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_token_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2358,7 +2381,7 @@ long long _wrap_event_token_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_error_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_error_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2371,7 +2394,7 @@ intgo _wrap_event_error_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) 
 }
 
 
-intgo _wrap_event_zk_rc_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_zk_rc_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2384,7 +2407,7 @@ intgo _wrap_event_zk_rc_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) 
 }
 
 
-_gostring_ _wrap_event_message_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_message_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2397,7 +2420,7 @@ _gostring_ _wrap_event_message_capi_881f5c781e5d2af2(struct zkelect_event *_swig
 }
 
 
-_gostring_ _wrap_event_node_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_node_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2410,7 +2433,7 @@ _gostring_ _wrap_event_node_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go
 }
 
 
-intgo _wrap_event_priority_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+intgo _wrap_event_priority_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2423,7 +2446,7 @@ intgo _wrap_event_priority_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_
 }
 
 
-_gostring_ _wrap_event_id_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+_gostring_ _wrap_event_id_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2436,7 +2459,7 @@ _gostring_ _wrap_event_id_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0
 }
 
 
-long long _wrap_event_time_ns_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+long long _wrap_event_time_ns_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2449,7 +2472,7 @@ long long _wrap_event_time_ns_capi_881f5c781e5d2af2(struct zkelect_event *_swig_
 }
 
 
-_gostring_ _wrap_event_type_name_capi_881f5c781e5d2af2(intgo _swig_go_0) {
+_gostring_ _wrap_event_type_name_capi_15407d5f63cd3f4c(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2462,7 +2485,7 @@ _gostring_ _wrap_event_type_name_capi_881f5c781e5d2af2(intgo _swig_go_0) {
 }
 
 
-_gostring_ _wrap_reason_name_capi_881f5c781e5d2af2(intgo _swig_go_0) {
+_gostring_ _wrap_reason_name_capi_15407d5f63cd3f4c(intgo _swig_go_0) {
   int arg1 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2475,7 +2498,7 @@ _gostring_ _wrap_reason_name_capi_881f5c781e5d2af2(intgo _swig_go_0) {
 }
 
 
-void _wrap_event_destroy_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0) {
+void _wrap_event_destroy_capi_15407d5f63cd3f4c(struct zkelect_event *_swig_go_0) {
   zkelect_event_t *arg1 = (zkelect_event_t *) 0 ;
   
   arg1 = *(zkelect_event_t **)&_swig_go_0; 
@@ -2485,7 +2508,7 @@ void _wrap_event_destroy_capi_881f5c781e5d2af2(struct zkelect_event *_swig_go_0)
 }
 
 
-struct zkelect_observer *_wrap_observer_new_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+struct zkelect_observer *_wrap_observer_new_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *arg3 = (char *) 0 ;
@@ -2517,7 +2540,7 @@ struct zkelect_observer *_wrap_observer_new_capi_881f5c781e5d2af2(struct zkelect
 }
 
 
-struct zkelect_event *_wrap_observer_next_event_capi_881f5c781e5d2af2(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
+struct zkelect_event *_wrap_observer_next_event_capi_15407d5f63cd3f4c(struct zkelect_observer *_swig_go_0, intgo _swig_go_1) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int arg2 ;
   zkelect_event_t *result = 0 ;
@@ -2532,7 +2555,7 @@ struct zkelect_event *_wrap_observer_next_event_capi_881f5c781e5d2af2(struct zke
 }
 
 
-intgo _wrap_observer_event_fd_capi_881f5c781e5d2af2(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_event_fd_capi_15407d5f63cd3f4c(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2553,7 +2576,7 @@ intgo _wrap_observer_event_fd_capi_881f5c781e5d2af2(struct zkelect_observer *_sw
 }
 
 
-intgo _wrap_observer_wake_capi_881f5c781e5d2af2(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_wake_capi_15407d5f63cd3f4c(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2574,7 +2597,7 @@ intgo _wrap_observer_wake_capi_881f5c781e5d2af2(struct zkelect_observer *_swig_g
 }
 
 
-intgo _wrap_observer_destroy_capi_881f5c781e5d2af2(struct zkelect_observer *_swig_go_0) {
+intgo _wrap_observer_destroy_capi_15407d5f63cd3f4c(struct zkelect_observer *_swig_go_0) {
   zkelect_observer_t *arg1 = (zkelect_observer_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2595,7 +2618,7 @@ intgo _wrap_observer_destroy_capi_881f5c781e5d2af2(struct zkelect_observer *_swi
 }
 
 
-long long _wrap_fencing_token_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+long long _wrap_fencing_token_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   int64_t result;
   long long _swig_go_result;
@@ -2617,7 +2640,7 @@ long long _wrap_fencing_token_capi_881f5c781e5d2af2(struct zkelect_election *_sw
 }
 
 
-_gostring_ _wrap_leader_id_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_id_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2640,7 +2663,7 @@ _gostring_ _wrap_leader_id_capi_881f5c781e5d2af2(struct zkelect_election *_swig_
 }
 
 
-long long _wrap_client_counter_capi_881f5c781e5d2af2(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
+long long _wrap_client_counter_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, intgo _swig_go_1) {
   zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
   int arg2 ;
   int64_t result;
@@ -2664,7 +2687,7 @@ long long _wrap_client_counter_capi_881f5c781e5d2af2(struct zkelect_client *_swi
 }
 
 
-intgo _wrap_fenced_ops_failed_index_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_swig_go_0) {
+intgo _wrap_fenced_ops_failed_index_capi_15407d5f63cd3f4c(struct zkelect_fenced_ops *_swig_go_0) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2677,7 +2700,7 @@ intgo _wrap_fenced_ops_failed_index_capi_881f5c781e5d2af2(struct zkelect_fenced_
 }
 
 
-intgo _wrap_fenced_ops_zk_rc_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_swig_go_0) {
+intgo _wrap_fenced_ops_zk_rc_capi_15407d5f63cd3f4c(struct zkelect_fenced_ops *_swig_go_0) {
   zkelect_fenced_ops_t *arg1 = (zkelect_fenced_ops_t *) 0 ;
   int result;
   intgo _swig_go_result;
@@ -2690,7 +2713,7 @@ intgo _wrap_fenced_ops_zk_rc_capi_881f5c781e5d2af2(struct zkelect_fenced_ops *_s
 }
 
 
-_gostring_ _wrap_leader_answer_capi_881f5c781e5d2af2(struct zkelect_election *_swig_go_0) {
+_gostring_ _wrap_leader_answer_capi_15407d5f63cd3f4c(struct zkelect_election *_swig_go_0) {
   zkelect_election_t *arg1 = (zkelect_election_t *) 0 ;
   char *result = 0 ;
   _gostring_ _swig_go_result;
@@ -2704,7 +2727,7 @@ _gostring_ _wrap_leader_answer_capi_881f5c781e5d2af2(struct zkelect_election *_s
 }
 
 
-_gostring_ _wrap_conf_get_capi_881f5c781e5d2af2(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
+_gostring_ _wrap_conf_get_capi_15407d5f63cd3f4c(struct zkelect_conf *_swig_go_0, _gostring_ _swig_go_1) {
   zkelect_conf_t *arg1 = (zkelect_conf_t *) 0 ;
   char *arg2 = (char *) 0 ;
   char *result = 0 ;

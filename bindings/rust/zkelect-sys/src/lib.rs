@@ -179,6 +179,8 @@ extern "C" {
     // Client
     pub fn zkelect_client_new(conf: *const zkelect_conf_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_client_t;
     pub fn zkelect_client_destroy(client: *mut zkelect_client_t) -> c_int;
+    /// Since 1.2.
+    pub fn zkelect_client_shutdown(client: *mut zkelect_client_t, timeout_ms: c_int) -> c_int;
     pub fn zkelect_client_await_connected(client: *mut zkelect_client_t, timeout_ms: c_int) -> c_int;
     pub fn zkelect_client_is_connected(client: *const zkelect_client_t) -> c_int;
     pub fn zkelect_client_session_timeout_ms(client: *const zkelect_client_t) -> c_int;

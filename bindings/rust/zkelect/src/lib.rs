@@ -359,8 +359,13 @@ unsafe impl Sync for ClientInner {}
 impl Drop for ClientInner {
     fn drop(&mut self) {
         // Every Election and Observer holds an Arc to this, so none is left:
-        // the ESTATE case of zkelect_client_destroy cannot happen here.
-        unsafe { sys::zkelect_client_destroy(self.raw.as_ptr()) };
+        // the ESTATE case of zkelect_client_destroy cannot happen here. The
+        // session ends through the one shutdown call (a no-op's ECLOSED when
+        // Client::shutdown ran already), bounded by one session timeout.
+        unsafe {
+            sys::zkelect_client_shutdown(self.raw.as_ptr(), -1);
+            sys::zkelect_client_destroy(self.raw.as_ptr())
+        };
     }
 }
 
@@ -495,6 +500,24 @@ impl Client {
             },
         };
         check(unsafe { sys::zkelect_client_await_connected(self.raw(), ms) })
+    }
+
+    /// End every election and observer of this client at once (their
+    /// deletes sent together), then its session, and wait until their nodes
+    /// are gone; `None` waits at most one session timeout. Leadership ends
+    /// on every handle before any delete is sent. Dropping the elections
+    /// afterwards costs no round trip; their calls fail with `Closed`.
+    /// `TimedOut` when nodes may be left (the servers remove them with the
+    /// session), `Closed` when shut down already.
+    pub fn shutdown(&self, timeout: Option<Duration>) -> Result<()> {
+        let ms = match timeout {
+            None => -1,
+            Some(d) => match timeout_ms(d) {
+                -1 => 600_000,
+                ms => ms.min(600_000),
+            },
+        };
+        check(unsafe { sys::zkelect_client_shutdown(self.raw(), ms) })
     }
 
     pub fn is_connected(&self) -> bool {

@@ -27,10 +27,21 @@ public final class Client implements AutoCloseable {
             this.h = h;
         }
 
-        void close() {
+        /** endAll: the user's close; the Cleaner's leaves live handles be. */
+        void close(boolean endAll) {
             lock.writeLock().lock();
             try {
                 if (h != null) {
+                    // Every Elector and Observer ends at once (their deletes
+                    // sent together); ECLOSED after an earlier close that
+                    // threw, ETIMEDOUT leaves nodes to the session's end.
+                    if (endAll) {
+                        try {
+                            ZkelectNative.client_shutdown(h, -1);
+                        } catch (ZkelectException e) {
+                            // neither stops the destroy
+                        }
+                    }
                     ZkelectNative.client_destroy(h); // ESTATE: nothing freed, h kept
                     h = null;
                 }
@@ -42,7 +53,7 @@ public final class Client implements AutoCloseable {
         @Override
         public void run() {
             try {
-                close();
+                close(false);
             } catch (ZkelectException e) {
                 abandoned = true;
             }
@@ -242,13 +253,16 @@ public final class Client implements AutoCloseable {
     }
 
     /**
-     * Ends the session (ZooKeeper removes its nodes at once). Throws
+     * Ends every Elector and Observer of the client at once (their deletes
+     * sent together, waiting at most one session timeout), then the session
+     * (ZooKeeper removes what is left at once). Throws
      * ZkelectException(ESTATE), freeing nothing, while an Elector or
-     * Observer of it is open. A second close does nothing. A Client nobody
+     * Observer of it is open: they are ended (their calls throw ECLOSED),
+     * closing them costs no round trip; close the client again after them. A second close does nothing. A Client nobody
      * closes is closed by a Cleaner once it and its handles are unreachable.
      */
     @Override
     public void close() {
-        st.close();
+        st.close(true);
     }
 }

@@ -107,7 +107,7 @@ abstract class Handle<H> implements AutoCloseable {
                 lock.writeLock().unlock();
             }
             if (ownsClient) {
-                client.close();
+                client.close(false);
             } else {
                 client.childClosed();
             }

@@ -116,6 +116,49 @@ public class ElectorTest {
         assertTrue(Client.configKeys().contains("lease.margin.ms"));
     }
 
+    /** Client.close ends every Elector of the client at once (issue 56). */
+    @Test
+    public void clientCloseEndsItsElectorsAtOnce() throws Exception {
+        try (Client other = Client.connect(hosts)) {
+            Client c = Client.connect(hosts);
+            List<Elector> ours = new ArrayList<>();
+            List<Elector> theirs = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                String path = freshPath("shutdown" + i);
+                Elector e = c.elector(path, "java-ours");
+                e.volunteer();
+                assertTrue(e.awaitLeader(WAIT_MS));
+                ours.add(e);
+                Elector o = other.elector(path, "java-theirs");
+                o.volunteer();
+                theirs.add(o);
+            }
+            try {
+                c.close();
+                fail("client closed under live electors");
+            } catch (ZkelectException ex) {
+                assertEquals(ZkelectException.ESTATE, ex.code());
+            }
+            for (Elector e : ours) {
+                assertFalse(e.isLeader());
+                try {
+                    e.volunteer();
+                    fail("volunteer after the client's close");
+                } catch (ZkelectException ex) {
+                    assertEquals(ZkelectException.ECLOSED, ex.code());
+                }
+            }
+            for (Elector o : theirs) {
+                assertTrue("the other client did not take over", o.awaitLeader(WAIT_MS));
+                o.close();
+            }
+            for (Elector e : ours) {
+                e.close();
+            }
+            c.close();
+        }
+    }
+
     @Test
     public void threeElectorsElectExactlyOne() throws Exception {
         String path = freshPath("three");
