@@ -356,6 +356,14 @@ def conf_test_regions(t):
     return {"defaults": out}
 
 
+def guard_h_regions(t):
+    """zkelect-guard's bounds of its drain delay: crash.guard.delay.ms's row,
+    as the library checks the key (the guard is a program of its own, in C,
+    and takes the delay on its command line or hello line)."""
+    k = next(k for k in t["key"] if k["name"] == "crash.guard.delay.ms")
+    return {"delay": [f"#define DEFAULT_DELAY_MS {k['default']}", f"#define MAX_DELAY_MS {k['max']}"]}
+
+
 def conf_h_regions(t):
     return {"defaults": [f"constexpr int {key_const(k['name'])} = {k['default']};"
                          for k in t["key"] if k["kind"] == "int" and k["default"]]}
@@ -435,6 +443,7 @@ def targets(t):
         ("cxx/base/conf.cpp", replace_marked, conf_regions(t)),
         ("cxx/base/conf.h", replace_marked, conf_h_regions(t)),
         ("tests/unit/conf_test.cpp", replace_marked, conf_test_regions(t)),
+        ("guard/guard.h", replace_marked, guard_h_regions(t)),
         ("cxx/base/vocabulary.cpp", replace_marked, vocabulary_cpp_regions(t)),
         ("capi/abi_check.cpp", replace_marked, abi_check_regions(t)),
         ("tests/capi/badinput_test.cpp", replace_marked, capi_test_regions(t)),

@@ -11,8 +11,11 @@
 #include <zookeeper/zookeeper.h>
 
 #define MAX_LINE 4096
+/* The drain delay's default and bound: crash.guard.delay.ms's row. */
+// BEGIN gen/vocab.py delay
 #define DEFAULT_DELAY_MS 100
 #define MAX_DELAY_MS 150
+// END gen/vocab.py delay
 #define CONNECT_BOUND_MS 5000
 /* The protocol's version, in the hello line (cxx/session/guard_link.cpp). */
 #define PROTOCOL_VERSION 3
