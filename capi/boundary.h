@@ -13,6 +13,7 @@
 namespace zkelect::boundary {
 
 const char *last_error();
+int last_error_code();
 
 // Per thread, like errno. guarded_code() clears the flag before the body and
 // reads it after: a failure the body already explained keeps its reason.

@@ -20,6 +20,8 @@ const char *zkelect_err_name(int code) { return vocabulary::err_symbol(code); }
 
 const char *zkelect_last_error(void) { return last_error(); }
 
+int zkelect_last_error_code(void) { return last_error_code(); }
+
 int zkelect_set_log_cb(int level, zkelect_log_cb cb, void *opaque) {
     return guarded_code([&]() -> int {
         if (level < ZKELECT_LOG_NONE || level > ZKELECT_LOG_DEBUG)

@@ -131,6 +131,17 @@ ZKELECT_API const char *zkelect_err_name(int code);
  */
 ZKELECT_API const char *zkelect_last_error(void);
 
+/**
+ * The code of the same failure as zkelect_last_error()'s message (a
+ * negative ZKELECT_E* code), for a caller that branches on it without
+ * parsing the text: after a NULL from a function that returns a handle
+ * (zkelect_client_new(), zkelect_election_new(), ...) it is the only way
+ * to the code. 0 before this thread's first failure; a call that
+ * succeeds leaves it as it was. Any thread (per thread, as the message).
+ * Since 1.2.
+ */
+ZKELECT_API int zkelect_last_error_code(void);
+
 /* ------------------------------------------------------------------------ */
 /* Log                                                                      */
 /* ------------------------------------------------------------------------ */

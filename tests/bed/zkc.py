@@ -40,6 +40,7 @@ def load(build_dir):
         # test_priority's fencing token, when the heap lay high).
         "zkelect_fencing_token": (I, [P, C.POINTER(L)]),
         "zkelect_last_error": (S, []),
+        "zkelect_last_error_code": (I, []),
         "zkelect_await_leader": (I, [P, I]), "zkelect_leader_id": (I, [P, S, C.c_size_t]),
         "zkelect_participants": (P, [P, S, C.c_size_t]),
         "zkelect_participants_count": (C.c_size_t, [P]),

@@ -658,6 +658,26 @@ TEST_F(BadInput, LastErrorNamesTheCodeAndTheProblem) {
     EXPECT_EQ(zkelect_set_log_cb(7, nullptr, nullptr), ZKELECT_EINVAL);
 }
 
+// zkelect_last_error_code: the code of the same failure, the message's
+// first word, also after a NULL (a handle refused through errbuf).
+TEST_F(BadInput, LastErrorCodeIsTheMessagesCode) {
+    EXPECT_EQ(zkelect_fencing_token(nullptr, nullptr), ZKELECT_EINVAL);
+    EXPECT_EQ(zkelect_last_error_code(), ZKELECT_EINVAL);
+    Election e = new_election(client.get(), fresh_path("last-code"), "x");
+    ASSERT_TRUE(e);
+    int64_t tok;
+    EXPECT_EQ(zkelect_fencing_token(e.get(), &tok), ZKELECT_ENOTLEADER);
+    EXPECT_EQ(zkelect_last_error_code(), ZKELECT_ENOTLEADER);
+    EXPECT_EQ(zkelect_is_leader(e.get()), 0);  // not a failure: leaves the code
+    EXPECT_EQ(zkelect_last_error_code(), ZKELECT_ENOTLEADER);
+    char err[256] = "";
+    EXPECT_EQ(zkelect_election_new(client.get(), "no-slash", "x", err, sizeof err), nullptr);
+    EXPECT_EQ(zkelect_last_error_code(), ZKELECT_EINVAL) << err;
+    int other = 1;
+    std::thread([&other] { other = zkelect_last_error_code(); }).join();
+    EXPECT_EQ(other, 0);  // per thread: a thread that never failed has none
+}
+
 // A library never writes to its host's stderr unless asked: a client that
 // keeps failing to reach its ensemble prints nothing; with a log callback
 // set, the same lines reach the callback instead.

@@ -49,6 +49,7 @@ _PROTOS = {
     "zkelect_strerror": (c_char_p, [c_int]),
     "zkelect_err_name": (c_char_p, [c_int]),
     "zkelect_last_error": (c_char_p, []),
+    "zkelect_last_error_code": (c_int, []),
     "zkelect_version_string": (c_char_p, []),
     "zkelect_conf_new": (_P, []),
     "zkelect_conf_set": (c_int, [_P, c_char_p, c_char_p, c_char_p, c_size_t]),

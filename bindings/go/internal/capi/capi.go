@@ -115,6 +115,7 @@ extern swig_intgo _wrap_EFENCED_capi_15407d5f63cd3f4c(void);
 extern swig_type_1 _wrap_strerror_capi_15407d5f63cd3f4c(swig_intgo arg1);
 extern swig_type_2 _wrap_err_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
 extern swig_type_3 _wrap_last_error_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_last_error_code_capi_15407d5f63cd3f4c(void);
 extern swig_intgo _wrap_LOG_NONE_capi_15407d5f63cd3f4c(void);
 extern swig_intgo _wrap_LOG_ERROR_capi_15407d5f63cd3f4c(void);
 extern swig_intgo _wrap_LOG_WARN_capi_15407d5f63cd3f4c(void);
@@ -619,6 +620,12 @@ func Last_error() (_swig_ret string) {
 	var swig_r_1 string
  swig_r_1 = swigCopyString(swig_r) 
 	return swig_r_1
+}
+
+func Last_error_code() (_swig_ret int) {
+	var swig_r int
+	swig_r = (int)(C._wrap_last_error_code_capi_15407d5f63cd3f4c())
+	return swig_r
 }
 
 type Enum_SS_zkelect_log_level int

@@ -790,6 +790,17 @@ _gostring_ _wrap_last_error_capi_15407d5f63cd3f4c() {
 }
 
 
+intgo _wrap_last_error_code_capi_15407d5f63cd3f4c() {
+  int result;
+  intgo _swig_go_result;
+  
+  
+  result = (int)zkelect_last_error_code();
+  _swig_go_result = result; 
+  return _swig_go_result;
+}
+
+
 intgo _wrap_LOG_NONE_capi_15407d5f63cd3f4c() {
   enum zkelect_log_level result;
   intgo _swig_go_result;

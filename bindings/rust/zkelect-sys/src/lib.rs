@@ -164,6 +164,7 @@ extern "C" {
     pub fn zkelect_err_name(code: c_int) -> *const c_char;
     /// Since 1.1.
     pub fn zkelect_last_error() -> *const c_char;
+    pub fn zkelect_last_error_code() -> c_int;
     /// Since 1.1.
     pub fn zkelect_set_log_cb(level: c_int, cb: zkelect_log_cb, opaque: *mut c_void) -> c_int;
     pub fn zkelect_version() -> c_uint;
