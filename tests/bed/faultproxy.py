@@ -642,7 +642,13 @@ class LoopThread:
             if asyncio.iscoroutine(r):
                 r = await r
             return r
-        return asyncio.run_coroutine_threadsafe(wrapper(), self.loop).result(timeout)
+        coro = wrapper()
+        try:
+            fut = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        except BaseException:
+            coro.close()  # a loop closed meanwhile: no "never awaited" warning
+            raise
+        return fut.result(timeout)
 
     def acquire(self):
         with self._lock:
