@@ -50,6 +50,7 @@ zkelect_client_t *zkelect_client_new(const zkelect_conf_t *conf, char *errbuf, s
         }
         auto c = std::make_unique<zkelect_client>();
         c->client = std::make_unique<Client>(s);
+        if (!s.balance_group.empty()) c->balancer = balance::Balancer::open(*c->client);
         return c.release();
     });
 }
@@ -83,6 +84,8 @@ int zkelect_client_shutdown(zkelect_client_t *client, int timeout_ms) {
             std::lock_guard<std::mutex> lock(client->mu);
             if (client->shut) return fail(ZKELECT_ECLOSED, "the client was shut down already");
             client->shut = true;
+            // No move starts while the elections end.
+            if (client->balancer) client->balancer->stop();
             steps.reserve(client->elections.size() + client->observers.size());
             for (auto *e : client->elections)
                 if (auto step = e->election->begin_shutdown()) steps.push_back(std::move(step));

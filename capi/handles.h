@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "balancer.h"
 #include "client.h"
 #include "conf.h"
 #include "election.h"
@@ -74,6 +75,9 @@ struct zkelect_conf {
 struct zkelect_client {
     unsigned generation = zkelect::capi::fork_generation();
     std::unique_ptr<zkelect::Client> client;
+    // balance.group's part (cxx/balance/); also a member of client, which
+    // drops it as it goes.
+    std::shared_ptr<zkelect::balance::Balancer> balancer;
     std::mutex mu;
     std::set<zkelect_election *> elections;
     std::set<zkelect_observer *> observers;

@@ -303,7 +303,7 @@ def conf_regions(t):
     rows = []
     for k in t["key"]:
         kind = {"hosts": "kHosts", "int": "kInt", "choice": "kChoice", "auth": "kAuth",
-                "tls": "kTls", "sasl": "kSasl", "path": "kPath"}[k["kind"]]
+                "tls": "kTls", "sasl": "kSasl", "path": "kPath", "zkpath": "kZkPath"}[k["kind"]]
         choices = c_string("|".join(k["choices"])) if k.get("choices") else "nullptr"
         message = c_string(k["message"]) if k.get("message") else "nullptr"
         rows.append(f"    {{{c_string(k['name'])}, {c_string(k['default'])}, Kind::{kind}, "
@@ -337,7 +337,7 @@ def place_lines(t):
             out.append("    }")
         elif k["kind"] == "int":
             out.append(f"    case {i}: s->{field} = n; break;  // {k['name']}")
-        elif k["kind"] in ("hosts", "sasl", "path"):
+        elif k["kind"] in ("hosts", "sasl", "path", "zkpath"):
             out.append(f"    case {i}: s->{field} = value; break;  // {k['name']}")
         else:
             raise SystemExit(f"gen/vocabulary.toml: key {k['name']}: kind {k['kind']} needs values or place")

@@ -362,6 +362,8 @@ char *zt_metrics_render(const char *client_json, size_t *len)
                    "WARNING events: the crash guard could not be started, or died or stopped reading and was replaced.");
     client_counter(&b, doc, "zkelect_lease_low_total", "lease_low",
                    "LEASE_LOW events: a leader's lease ran low while its renewal was late.");
+    client_counter(&b, doc, "zkelect_balance_moves_total", "balance_moves",
+                   "Leaderships this client handed to another client of its balanced group.");
     // END gen/vocab.py client counters
     json_object_put(doc);
     if (b.oom) {

@@ -446,6 +446,19 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            refuses, the process starts its own guard as
  *                            without it, and its candidacies get a WARNING
  *                            that names the cause.
+ *  - "balance.group"         the ZooKeeper path of a balanced group;
+ *                            empty (default): none. Set, the leaderships of
+ *                            this client's elections are spread evenly over
+ *                            the live clients of the group: each keeps an
+ *                            ephemeral member node under the path (made with
+ *                            its parents) saying how many of its candidacies
+ *                            lead, and one that leads more than its share
+ *                            hands the surplus, one transfer each, to those
+ *                            below theirs (docs/design.md, "Balanced
+ *                            groups"). Every client of a group should hold
+ *                            the same elections.
+ *  - "balance.moves.max"     1..1024 (default 32): at most this many of a
+ *                            balanced client's transfers run at once.
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 
@@ -667,8 +680,10 @@ enum zkelect_counter {
     ZKELECT_COUNTER_CRASH_GUARD_WARNINGS = 13,
     /** LEASE_LOW events: a leader's lease ran low, its renewal late (since 1.2) */
     ZKELECT_COUNTER_LEASE_LOW = 14,
+    /** transfers that evened out a balanced group's leaderships (since 1.2) */
+    ZKELECT_COUNTER_BALANCE_MOVES = 15,
     /** How many counters there are. */
-    ZKELECT_COUNTER__COUNT = 15
+    ZKELECT_COUNTER__COUNT = 16
 };
 
 /** Read counter into *value. Returns 0, or ZKELECT_EINVAL for NULL or an

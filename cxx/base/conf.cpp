@@ -10,7 +10,7 @@ namespace zkelect {
 
 namespace {
 
-enum class Kind { kHosts, kInt, kChoice, kAuth, kTls, kSasl, kPath };
+enum class Kind { kHosts, kInt, kChoice, kAuth, kTls, kSasl, kPath, kZkPath };
 
 // One row of gen/vocabulary.toml's [[key]] table (gen/vocab.py writes kKeys).
 struct Key {
@@ -112,6 +112,12 @@ constexpr Key kKeys[] = {
     {"crash.guard.socket", "", Kind::kPath, 0, 0, false,
      nullptr,
      "crash.guard.socket must be an absolute path of one line"},
+    {"balance.group", "", Kind::kZkPath, 0, 0, false,
+     nullptr,
+     "balance.group must be a ZooKeeper path as an election path is (absolute, no trailing '/', no \"//\", \".\" or \"..\", not under /zookeeper)"},
+    {"balance.moves.max", "32", Kind::kInt, 1, 1024, false,
+     nullptr,
+     "balance.moves.max must be an integer from 1 to 1024"},
 };
 // END gen/vocab.py keys
 
@@ -218,6 +224,9 @@ std::string check_value(const Key &k, const std::string &value, int *n, int *cho
             (value[0] != '/' || value.find_first_of(std::string("\0\n", 2)) != std::string::npos))
             return k.message;
         break;
+    case Kind::kZkPath:
+        if (!value.empty() && !check_election_path(value).empty()) return k.message;
+        break;
     }
     return {};
 }
@@ -300,6 +309,8 @@ std::string place(const Key &k, const std::string &value, int n, int choice, Set
     case 26: s->sasl.service = value; break;  // zk.sasl.service
     case 27: s->sasl.host = value; break;  // zk.sasl.host
     case 28: s->guard_socket = value; break;  // crash.guard.socket
+    case 29: s->balance_group = value; break;  // balance.group
+    case 30: s->balance_moves_max = n; break;  // balance.moves.max
     }
     (void)choice;
     return {};

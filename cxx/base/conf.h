@@ -20,6 +20,7 @@ constexpr int kDefaultLeaseWarnPercent = 0;
 constexpr int kDefaultZkSessionNodesMaxBytes = 1000000;
 constexpr int kDefaultEventsQueueMax = 1024;
 constexpr int kDefaultCrashGuardDelayMs = 100;
+constexpr int kDefaultBalanceMovesMax = 32;
 // END gen/vocab.py defaults
 
 // The typed view a client works from, parsed from the strings.
@@ -67,6 +68,11 @@ struct Settings {
     // LEASE_LOW below this share (%) of a full lease left (lease_warn.cpp);
     // 0: never.
     int lease_warn_percent = kDefaultLeaseWarnPercent;
+    // The balanced group this client's elections take part in
+    // (balance.group; cxx/balance/); empty: none. And how many of its
+    // transfers run at once (balance.moves.max).
+    std::string balance_group;
+    int balance_moves_max = kDefaultBalanceMovesMax;
 };
 
 class Conf {

@@ -71,7 +71,8 @@ enum Counter : int {
     kSessionTimeoutBelowTwoTicks = 12,
     kCrashGuardWarnings = 13,
     kLeaseLow = 14,
-    kCounterCount = 15,
+    kBalanceMoves = 15,
+    kCounterCount = 16,
 };
 
 // Map a ZooKeeper return code to the closest library code.

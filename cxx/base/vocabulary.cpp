@@ -88,6 +88,7 @@ constexpr const char *kCounters[] = {
     "session_timeout_below_two_ticks",
     "crash_guard_warnings",
     "lease_low",
+    "balance_moves",
 };
 // END gen/vocab.py names
 

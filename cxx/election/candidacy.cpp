@@ -77,6 +77,24 @@ static bool joining(Candidacy::State s) {
            s == Candidacy::State::kListing;
 }
 
+namespace {
+// A node of ours stands in line: counted in the client's book (a balanced
+// group's share of a client is at most this many).
+bool in_line(CandidacyState s) {
+    switch (s) {
+    case CandidacyState::kFollowing:
+    case CandidacyState::kHeir:
+    case CandidacyState::kClaiming:
+    case CandidacyState::kLeading:
+    case CandidacyState::kTransferring:
+    case CandidacyState::kDraining:
+        return true;
+    default:
+        return false;
+    }
+}
+}  // namespace
+
 void Candidacy::set_state(State s) {
     if (!joining(s)) client_.join_line().give_back(ticket_);
     if (s == State::kAwaitingSession && want_ && !in_join_line_) {
@@ -85,6 +103,7 @@ void Candidacy::set_state(State s) {
     }
     if (state_ == State::kDraining && s != State::kDraining) transfers_.leave_drain();
     if (s != state_) {
+        if (in_line(s) != in_line(state_)) client_.leaderships().line(in_line(s) ? 1 : -1);
         state_ = s;
         int64_t now = realtime_ns();
         shared_->stats.update([s, now](ElectionCounts &st) {

@@ -105,11 +105,20 @@ void Term::begin(int64_t until) {
     // A leader holds a data watch on P for transfers asked from outside
     // (one watch per leader per path; only a write of P's data wakes it).
     transfers_.watch_marker();
+    // Counted in the client's book, and givable to a balanced group's
+    // member; a give that outlives the candidacy says so rather than hang.
+    host_.client().leaderships().began(
+        host_.member_id(), [this, life = host_.life()](int64_t owner, int64_t deadline,
+                                                       std::function<void(int)> done) {
+            if (auto keep = life.lock()) transfers_.give(owner, deadline, std::move(done));
+            else done(kENotLeader);
+        });
 }
 
 void Term::end(Reason why) {
     if (!leading_) return;
     leading_ = false;
+    host_.client().leaderships().ended(host_.member_id());
     ElectionShared &shared = host_.shared();
     int64_t until = shared.lease.revoke();
     // Leadership that already ran out ended with its lease, whatever news

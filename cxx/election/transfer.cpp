@@ -35,7 +35,7 @@ void Transfers::set_data(const std::string &data, int32_t version) {
 // --- the leader's side -------------------------------------------------------
 
 void Transfers::start(const std::string &target, int64_t deadline, std::function<void(int)> done,
-                      int32_t request_version) {
+                      int32_t request_version, int64_t owner) {
     if (host_.state() == State::kTransferring || run_.get().done) {
         done(kEState);
         return;
@@ -50,6 +50,7 @@ void Transfers::start(const std::string &target, int64_t deadline, std::function
     x.deadline = deadline;
     x.done = std::move(done);
     x.request_version = request_version;
+    x.owner = owner;
     x.seq = ++run_seq_;
     // Synced: a candidate that joined just before the call is found.
     host_.shared().stats.update([](ElectionCounts &st) { st.requests += 2; });
@@ -63,6 +64,14 @@ void Transfers::start(const std::string &target, int64_t deadline, std::function
         // leadership goes on as after a resign, whoever is next.
         if (run_.get().seq == seq && pending() && host_.leading()) hand_over(kETimedOut);
     }));
+}
+
+void Transfers::give(int64_t owner, int64_t deadline, std::function<void(int)> done) {
+    if (owner == 0) {
+        done(kEInval);
+        return;
+    }
+    start({}, deadline, std::move(done), -1, owner);
 }
 
 void Transfers::on_listing(uint64_t gen, const Listing &l) {
@@ -123,7 +132,20 @@ void Transfers::on_targets(uint64_t gen, const std::vector<std::string> &after, 
     }
     for (size_t k = 0; k < replies.size(); ++k) {
         const Reply &x = replies[k];
-        if (x.rc == ZOK && x.data == run_.get().target) {
+        bool theirs = run_.get().owner != 0
+                          ? x.has_stat && x.stat.ephemeral_owner == run_.get().owner
+                          : x.data == run_.get().target;
+        if (x.rc == ZOK && theirs) {
+            if (run_.get().owner != 0) {
+                // The marker names the target's id; a node whose data is no
+                // id (or a priority below ours) is not given to.
+                if (node_priority(after[from + k]) < node_priority(host_.node()) ||
+                    !check_participant_id(x.data).empty()) {
+                    end(kENotSup);
+                    return;
+                }
+                run_.mut().target = x.data;
+            }
             // Everyone ahead of the target must step back; one that never
             // reads the request would hold the transfer until its deadline
             // and then let whoever is next lead. Refused, nothing changed.

@@ -39,7 +39,12 @@ public:
     // Candidacy::transfer's contract (candidacy.h); request_version >= 0:
     // asked from outside, by the request line of that version of P's data.
     void start(const std::string &target, int64_t deadline, std::function<void(int)> done,
-               int32_t request_version = -1);
+               int32_t request_version = -1, int64_t owner = 0);
+    // A balanced group's move (cxx/balance/): start() to the candidate whose
+    // node the session `owner` holds, whatever its id; kENotSup, nothing
+    // changed, when its priority is below ours (the priority would only
+    // take the lead back).
+    void give(int64_t owner, int64_t deadline, std::function<void(int)> done);
     // A transfer has started and is not yet handed over.
     bool pending() const { return run_.get().done && !run_.get().handed; }
 
@@ -100,6 +105,8 @@ private:
         // request (our marker replaces it only if unchanged), and the
         // outcome is written back as a result line. -1: our user asked.
         int32_t request_version = -1;
+        // give(): the target is the node of this session, not an id.
+        int64_t owner = 0;
         uint64_t seq = 0;  // tells this transfer's timer from older ones
     };
     Boxed<Run> run_;

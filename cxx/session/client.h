@@ -25,6 +25,7 @@
 #include "errors.h"
 #include "handshake_cap.h"
 #include "join_line.h"
+#include "leaderships.h"
 #include "clock.h"
 #include "lease.h"
 #include "member.h"
@@ -217,6 +218,9 @@ public:
     SessionLease &lease() { return lease_; }
     // The session's re-check of the nodes its followers watch.
     NeighbourCheck &neighbour_check() { return neighbour_check_; }
+    // How many of this client's candidacies lead and stand in line, and
+    // their terms, for a balanced group (leaderships.h).
+    Leaderships &leaderships() { return leaderships_; }
     // Any thread: the bound every lease of this client obeys while a
     // handshake is on its way to the loop.
     const HandshakeCap &handshake_cap() const { return handshake_cap_; }
@@ -340,6 +344,8 @@ private:
                          [this] { return connected(); },
                          [this] { return int64_t(effective_timeout_ms()) * kNsPerMs; },
                          [] { return boottime_ns(); }}};
+    // Before members_: a candidacy's term ends into it while they go.
+    Leaderships leaderships_;
     std::map<uint64_t, std::shared_ptr<Member>> members_;
     std::unordered_multimap<std::string, uint64_t> interest_;  // path -> members watching
     // The same, by member: each entry points at its path, the key of its

@@ -75,6 +75,7 @@ TEST(Conf, SettingsInitializersAreTheRowsDefaults) {
     EXPECT_EQ(d.guard, s.guard) << "crash.guard";
     EXPECT_EQ(d.guard_delay_ms, s.guard_delay_ms) << "crash.guard.delay.ms";
     EXPECT_EQ(d.sasl.service, s.sasl.service) << "zk.sasl.service";
+    EXPECT_EQ(d.balance_moves_max, s.balance_moves_max) << "balance.moves.max";
     // END gen/vocab.py defaults
 }
 

@@ -230,6 +230,8 @@ return function(M, raw)
     { "sasl_service", "zk.sasl.service" },
     { "sasl_host", "zk.sasl.host" },
     { "crash_guard_socket", "crash.guard.socket" },
+    { "balance_group", "balance.group" },
+    { "balance_moves_max", "balance.moves.max" },
     -- END gen/vocab.py options
   }
   local option_keys, option_names = {}, {}

@@ -62,6 +62,7 @@ COUNTERS = (
     'session_timeout_below_two_ticks',
     'crash_guard_warnings',
     'lease_low',
+    'balance_moves',
 )
 KEYWORDS = {
     'hosts': 'zk.hosts',
@@ -93,5 +94,7 @@ KEYWORDS = {
     'sasl_service': 'zk.sasl.service',
     'sasl_host': 'zk.sasl.host',
     'crash_guard_socket': 'crash.guard.socket',
+    'balance_group': 'balance.group',
+    'balance_moves_max': 'balance.moves.max',
 }
 # END gen/vocab.py vocabulary

@@ -152,6 +152,7 @@ extern swig_intgo _wrap_COUNTER_SEQUENCE_NEAR_WRAP_capi_15407d5f63cd3f4c(void);
 extern swig_intgo _wrap_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS_capi_15407d5f63cd3f4c(void);
 extern swig_intgo _wrap_COUNTER_CRASH_GUARD_WARNINGS_capi_15407d5f63cd3f4c(void);
 extern swig_intgo _wrap_COUNTER_LEASE_LOW_capi_15407d5f63cd3f4c(void);
+extern swig_intgo _wrap_COUNTER_BALANCE_MOVES_capi_15407d5f63cd3f4c(void);
 extern swig_intgo _wrap_COUNTER__COUNT_capi_15407d5f63cd3f4c(void);
 extern swig_type_11 _wrap_counter_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
 extern uintptr_t _wrap_election_new_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_12 arg2, swig_type_13 arg3);
@@ -897,6 +898,13 @@ func _swig_getCOUNTER_LEASE_LOW() (_swig_ret Enum_SS_zkelect_counter) {
 }
 
 var COUNTER_LEASE_LOW Enum_SS_zkelect_counter = _swig_getCOUNTER_LEASE_LOW()
+func _swig_getCOUNTER_BALANCE_MOVES() (_swig_ret Enum_SS_zkelect_counter) {
+	var swig_r Enum_SS_zkelect_counter
+	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER_BALANCE_MOVES_capi_15407d5f63cd3f4c())
+	return swig_r
+}
+
+var COUNTER_BALANCE_MOVES Enum_SS_zkelect_counter = _swig_getCOUNTER_BALANCE_MOVES()
 func _swig_getCOUNTER__COUNT() (_swig_ret Enum_SS_zkelect_counter) {
 	var swig_r Enum_SS_zkelect_counter
 	swig_r = (Enum_SS_zkelect_counter)(C._wrap_COUNTER__COUNT_capi_15407d5f63cd3f4c())

@@ -1319,6 +1319,18 @@ intgo _wrap_COUNTER_LEASE_LOW_capi_15407d5f63cd3f4c() {
 }
 
 
+intgo _wrap_COUNTER_BALANCE_MOVES_capi_15407d5f63cd3f4c() {
+  enum zkelect_counter result;
+  intgo _swig_go_result;
+  
+  
+  result = ZKELECT_COUNTER_BALANCE_MOVES;
+  
+  _swig_go_result = (intgo)result; 
+  return _swig_go_result;
+}
+
+
 intgo _wrap_COUNTER__COUNT_capi_15407d5f63cd3f4c() {
   enum zkelect_counter result;
   intgo _swig_go_result;

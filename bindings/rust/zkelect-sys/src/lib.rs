@@ -115,7 +115,9 @@ pub const ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS: c_int = 12;
 pub const ZKELECT_COUNTER_CRASH_GUARD_WARNINGS: c_int = 13;
 /// Since 1.2.
 pub const ZKELECT_COUNTER_LEASE_LOW: c_int = 14;
-pub const ZKELECT_COUNTER__COUNT: c_int = 15;
+/// Since 1.2.
+pub const ZKELECT_COUNTER_BALANCE_MOVES: c_int = 15;
+pub const ZKELECT_COUNTER__COUNT: c_int = 16;
 // END gen/vocab.py counters
 
 // enum zkelect_event_type

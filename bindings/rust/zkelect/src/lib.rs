@@ -411,12 +411,14 @@ pub enum Counter {
     CrashGuardWarnings,
     /// LEASE_LOW events: a leader's lease ran low, its renewal late (since 1.2).
     LeaseLow,
+    /// Transfers that evened out a balanced group's leaderships (since 1.2).
+    BalanceMoves,
     // END gen/vocab.py counter variants
 }
 
 impl Counter {
     // BEGIN gen/vocab.py counters
-    pub const ALL: [Counter; 15] = [
+    pub const ALL: [Counter; 16] = [
         Counter::TermsWon,
         Counter::DeposedResigned,
         Counter::DeposedSuspended,
@@ -432,6 +434,7 @@ impl Counter {
         Counter::SessionTimeoutBelowTwoTicks,
         Counter::CrashGuardWarnings,
         Counter::LeaseLow,
+        Counter::BalanceMoves,
     ];
     // END gen/vocab.py counters
 
@@ -454,6 +457,7 @@ impl Counter {
             Counter::SessionTimeoutBelowTwoTicks => ZKELECT_COUNTER_SESSION_TIMEOUT_BELOW_TWO_TICKS,
             Counter::CrashGuardWarnings => ZKELECT_COUNTER_CRASH_GUARD_WARNINGS,
             Counter::LeaseLow => ZKELECT_COUNTER_LEASE_LOW,
+            Counter::BalanceMoves => ZKELECT_COUNTER_BALANCE_MOVES,
             // END gen/vocab.py counter codes
         }
     }
