@@ -119,8 +119,7 @@ void Balancer::on_expired() {
 }
 
 void Balancer::create_node() {
-    std::string data = member_data(int64_t(client_.leaderships().leading()),
-                                   int64_t(client_.leaderships().in_line()));
+    std::string data = member_data(own_leading(), int64_t(client_.leaderships().in_line()));
     client_.session().create_candidate(group_ + "/" + kMemberPrefix, data, route(&Balancer::on_node_made));
 }
 
@@ -236,6 +235,14 @@ void Balancer::read(const std::string &name) {
         s.valid = r.has_stat && r.stat.ephemeral_owner != 0 &&
                   parse_member_data(r.data, &leading, &in_line);
         s.owner = r.has_stat ? r.stat.ephemeral_owner : 0;
+        if (s.owner == self->client_.session_id() && name != self->node_) {
+            // Ours, from a create whose reply the connection lost: one
+            // member per client, or the others would count us twice.
+            self->client_.unwatch(path, self->id_);
+            self->client_.session().remove(path, ReplyFn([](Reply &&) {}));
+            self->members_.erase(it);
+            return;
+        }
         s.leading = leading;
         s.in_line = in_line;
         s.given.clear();
@@ -274,8 +281,7 @@ void Balancer::publish_soon() {
 
 void Balancer::publish() {
     if (node_.empty() || publishing_) return;
-    std::string text = member_data(int64_t(client_.leaderships().leading()),
-                                   int64_t(client_.leaderships().in_line()));
+    std::string text = member_data(own_leading(), int64_t(client_.leaderships().in_line()));
     if (text == published_) return;
     publishing_ = true;
     std::weak_ptr<Balancer> weak = weak_from_this();
@@ -311,16 +317,28 @@ void Balancer::plan() {
     std::vector<GroupMember> snapshot;
     for (const auto &[name, s] : members_) {
         if (name == node_) {
-            snapshot.push_back({name, self, int64_t(client_.leaderships().leading()),
-                                int64_t(client_.leaderships().in_line())});
+            snapshot.push_back({name, self, own_leading(), int64_t(client_.leaderships().in_line())});
         } else if (s.valid && s.owner != self) {
             int64_t given = std::count_if(s.given.begin(), s.given.end(),
                                           [now](int64_t until) { return until > now; });
             snapshot.push_back({name, s.owner, s.leading + given, s.in_line});
         }
     }
+    int64_t sum = 0;
+    for (const GroupMember &g : snapshot) sum += g.leading;
+    if (sum >= high_total_ || now - high_total_at_ > kGivenNs) {
+        high_total_ = sum;
+        high_total_at_ = now;
+    } else if (high_timer_at_ != high_total_at_) {
+        // Shared as the larger total until it expires; then made again.
+        high_timer_at_ = high_total_at_;
+        std::weak_ptr<Balancer> weak = weak_from_this();
+        client_.at(high_total_at_ + kGivenNs + 1, [weak] {
+            if (auto self = weak.lock()) self->plan_soon(0);
+        });
+    }
     int limit = client_.settings().balance_moves_max;
-    for (const Give &g : gives_of(snapshot, self)) {
+    for (const Give &g : gives_of(snapshot, self, high_total_)) {
         int64_t want = g.count - in_flight_to_[g.owner];
         while (want-- > 0 && in_flight_ < limit)
             if (!start_move(g.owner)) break;
@@ -350,8 +368,16 @@ bool Balancer::start_move(int64_t owner) {
     return true;
 }
 
+int64_t Balancer::own_leading() const {
+    int64_t n = int64_t(client_.leaderships().leading());
+    for (uint64_t m : moving_)
+        if (!client_.leaderships().leads(m)) ++n;
+    return n;
+}
+
 void Balancer::on_moved(uint64_t member, int64_t owner, int code) {
     moving_.erase(member);
+    publish_soon();
     --in_flight_;
     if (--in_flight_to_[owner] <= 0) in_flight_to_.erase(owner);
     if (code == kOk) {
@@ -369,10 +395,13 @@ void Balancer::on_moved(uint64_t member, int64_t owner, int code) {
         client_.at(until, [weak] {
             if (auto self = weak.lock()) self->plan_soon(0);
         });
-    } else if (code == kENoCandidate || code == kENotSup) {
+    } else if (code == kENoCandidate || code == kENotSup || code == kEState) {
+        // kEState: another transfer of that leader runs (its own, one asked
+        // from outside, a priority's): that election is left to it.
         refused_.insert({member, owner});
     }
-    plan_soon(code == kOk || code == kENoCandidate || code == kENotSup ? 0 : kRetryDelayNs);
+    bool next_now = code == kOk || code == kENoCandidate || code == kENotSup || code == kEState;
+    plan_soon(next_now ? 0 : kRetryDelayNs);
 }
 
 }  // namespace zkelect::balance

@@ -80,6 +80,13 @@ private:
     void plan();
     bool start_move(int64_t owner);
     void on_moved(uint64_t member, int64_t owner, int code);
+    // What we lead, for the plan and our node: the book's count, plus each
+    // move handed over but not yet answered. The giver counts a leadership
+    // until the taker is first; the taker counts it from its ELECTED; both
+    // for a moment errs towards larger shares (a move fewer, made up by the
+    // next plan), never towards a total short of what is led, which makes
+    // everyone's share too small and moves leaderships for nothing.
+    int64_t own_leading() const;
 
     Client &client_;
     const std::string group_;
@@ -105,6 +112,9 @@ private:
     std::string published_;
 
     bool plan_armed_ = false;
+    // The most leaderships the group was seen to hold within kGivenNs, and
+    // when: what a plan shares while moves are in transit (plan.h).
+    int64_t high_total_ = 0, high_total_at_ = 0, high_timer_at_ = 0;
     int in_flight_ = 0;
     std::unordered_map<int64_t, int> in_flight_to_;  // by owner
     std::unordered_set<uint64_t> moving_;             // candidacies (member ids) being given

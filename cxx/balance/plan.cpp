@@ -5,12 +5,13 @@
 
 namespace zkelect::balance {
 
-std::vector<int64_t> shares(const std::vector<GroupMember> &m) {
+std::vector<int64_t> shares(const std::vector<GroupMember> &m, int64_t at_least) {
     size_t n = m.size();
     std::vector<int64_t> share(n, 0);
     if (n == 0) return share;
     int64_t total = 0;
     for (const GroupMember &x : m) total += std::max<int64_t>(0, x.leading);
+    total = std::max(total, at_least);
     // Capped first: a member that cannot lead its fair part leads all it
     // can, and the rest is shared by the others (which may cap more).
     std::vector<bool> capped(n, false);
@@ -50,8 +51,8 @@ std::vector<int64_t> shares(const std::vector<GroupMember> &m) {
     return share;
 }
 
-std::vector<Give> gives_of(const std::vector<GroupMember> &m, int64_t self) {
-    std::vector<int64_t> share = shares(m);
+std::vector<Give> gives_of(const std::vector<GroupMember> &m, int64_t self, int64_t total) {
+    std::vector<int64_t> share = shares(m, total);
     std::vector<size_t> order(m.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m[a].node < m[b].node; });

@@ -31,12 +31,16 @@ struct Give {
 // what the member can lead (in_line: the rest goes to the others); the
 // ceil shares go to those that lead most now (then by node name), so that
 // as few leaderships as possible move.
-std::vector<int64_t> shares(const std::vector<GroupMember> &members);
+// total: the leaderships to share when more than the members say (a
+// snapshot taken while moves are under way misses those in transit:
+// shares of a total too small would move leaderships for nothing).
+std::vector<int64_t> shares(const std::vector<GroupMember> &members, int64_t total = 0);
 
 // What the member `self` (an owner) gives: each member above its share
 // gives its surplus, in node-name order, to the members below theirs, in
 // node-name order, filling each deficit before the next. Empty when self
 // is not a member or at or below its share.
-std::vector<Give> gives_of(const std::vector<GroupMember> &members, int64_t self);
+std::vector<Give> gives_of(const std::vector<GroupMember> &members, int64_t self,
+                           int64_t total = 0);
 
 }  // namespace zkelect::balance

@@ -49,6 +49,8 @@ public:
     }
 
     size_t leading() const { return leading_; }
+    // Whether member's term is in the book (while someone listens).
+    bool leads(uint64_t member) const { return seq_of_.count(member) != 0; }
     size_t in_line() const { return in_line_; }
     // fn(member, give) for each leading candidacy, oldest term first, while
     // it returns true.
