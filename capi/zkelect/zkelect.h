@@ -924,7 +924,9 @@ ZKELECT_API int zkelect_await_leader(zkelect_election_t *election, int timeout_m
  * the request; such a transfer would only wait out timeout_ms),
  * ZKELECT_ENOTLEADER (not leading, or the leadership ended otherwise during
  * the call), ZKELECT_EAUTH (no WRITE permission on the path), ZKELECT_ECONNLOSS,
- * ZKELECT_EZK, ZKELECT_ESTATE (another transfer of this handle runs).
+ * ZKELECT_EZK, ZKELECT_ESTATE (another transfer of this handle runs; a
+ * balanced group's move (balance.group) is not one: this call ends it,
+ * unless it has handed over already, which answers ZKELECT_ENOTLEADER).
  * ZKELECT_EINVAL for NULL, an invalid id, this candidacy's own id or
  * timeout_ms <= 0; ZKELECT_ECLOSED when the handle is being destroyed;
  * ZKELECT_EDEADLK when called on the client's loop thread. The message of
@@ -956,8 +958,9 @@ ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *targe
  * changed: ZKELECT_ENOLEADER (no candidate at path), ZKELECT_ENOCANDIDATE
  * (no candidate with that id), ZKELECT_ENOTSUP (the leader or a candidate
  * ahead of the target cannot take part: Curator's LeaderLatch, libzkelect
- * before 1.2), ZKELECT_ESTATE (a transfer of this leader is under way, or
- * the path's data changed while asking), ZKELECT_EAUTH, ZKELECT_ECONNLOSS
+ * before 1.2), ZKELECT_ESTATE (a transfer of this leader is under way, a
+ * balanced group's move among them (balance.group: ask again), or the
+ * path's data changed while asking), ZKELECT_EAUTH, ZKELECT_ECONNLOSS
  * (also when this client's session expired before the request was
  * written; once it is written, the call waits on with the client's next
  * session), ZKELECT_EZK; ZKELECT_ENOTLEADER when the leader stopped

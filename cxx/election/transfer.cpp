@@ -36,6 +36,17 @@ void Transfers::set_data(const std::string &data, int32_t version) {
 
 void Transfers::start(const std::string &target, int64_t deadline, std::function<void(int)> done,
                       int32_t request_version, int64_t owner) {
+    if (run_.get().done && run_.get().owner != 0 && owner == 0) {
+        // A balanced group's move is in the way of a transfer asked for
+        // (by the user, from outside, by a priority): the one asked for
+        // wins. Not handed over yet, the move ends as refused; handed
+        // over, we no longer lead.
+        if (run_.get().handed) {
+            done(kENotLeader);
+            return;
+        }
+        end(kEState);
+    }
     if (host_.state() == State::kTransferring || run_.get().done) {
         done(kEState);
         return;

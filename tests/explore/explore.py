@@ -142,6 +142,7 @@ EXTRA_KINDS = {"ddis": 2, "xdis": 2, "aclp": 2}   # steps per 45 s, on average
 #           PATH.flog/w-<token>-... in the same batch; the checker orders
 #           the records by czxid: no term's write after a later term's.
 FENCED_KINDS = {"fwrite": 30}                     # steps per 45 s, on average
+BALANCE_KINDS = {"balanced": 1}                   # a world, not a step: one run in three
 # What a fenced write may answer: committed (OK), refused with nothing
 # committed (the rest of FENCED_REFUSED), or unknown (FENCED_UNKNOWN).
 FENCED_REFUSED = {"ZKELECT_EFENCED", "ZKELECT_ENOTLEADER", "ZKELECT_EZK", "ZKELECT_EAUTH"}
@@ -192,7 +193,7 @@ def log(*a):
 
 def make_schedule(seed, duration=DURATION_S, kinds=None):
     rng = random.Random(seed)
-    kinds = kinds or {**KINDS, **EXTRA_KINDS, **FENCED_KINDS}
+    kinds = kinds or {**KINDS, **EXTRA_KINDS, **FENCED_KINDS, **BALANCE_KINDS}
     names = [k for k in kinds if k in KINDS]
     weights = [kinds[k] for k in names]
     T = T_MS / 1000
@@ -340,6 +341,12 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
         for _ in range(round(fenced.uniform(0.5, 1.5) * per45 * duration / 45)):
             steps.append({"t": round(fenced.uniform(0.5, max(1.0, duration - 1)), 3), "kind": k,
                           "n": fenced.randrange(1, 4)})
+    # One run in three is a balanced group (issue 56): every participant's
+    # clients set balance.group, so leaderships move by themselves, as
+    # transfers, under every fault of the schedule. Said by a step at the
+    # start, so that a case file replays it.
+    if random.Random(f"issue56-{seed}").random() < 1 / 3 and "balanced" in kinds:
+        steps.append({"t": 0.0, "kind": "balanced"})
     steps.sort(key=lambda s: s["t"])
     return steps
 
@@ -739,6 +746,8 @@ class Run:
         world.count += 1
         self.root = f"/explore/r{seed}-{os.getpid()}-{world.count}"
         self.paths = [f"{self.root}/e{e}" for e in range(E)]
+        # A balanced group's path (issue 56), when the schedule says so.
+        self.group = f"{self.root}/group" if any(s["kind"] == "balanced" for s in schedule) else None
         self.links = []
         self.parts = []           # current Part per p
         self.all_parts = []       # every incarnation
@@ -779,6 +788,8 @@ class Run:
                        EXPLORE_PRIORITY_HOLDDOWN_MS=str(2 * T_MS))
         if self.w.margin_ms:
             env = dict(env, EXPLORE_MARGIN_MS=str(self.w.margin_ms))
+        if self.group:
+            env = dict(env, EXPLORE_BALANCE_GROUP=self.group)
         part = Part(binary, env, name, self.paths, self.links[p])
         part.on_line = self.on_line
         part.p = p
@@ -1013,6 +1024,8 @@ class Run:
             later(s["back"], lambda: part.send(f"ncl {s['c']}"))
         elif k == "cbdes":
             self.parts[s["p"]].send(f"cbdes {s['c']} {s['e']}")
+        elif k == "balanced":
+            pass  # read at the start: every participant is in the group
         elif k == "fwrite":
             for part in self.parts:
                 part.send(f"fwall {s['n']}")
@@ -1688,7 +1701,8 @@ class Run:
         # transfer of this handle runs", "a transfer of this leader is under
         # way, or the path's data changed while asking"): a transfer whose
         # state was left stuck answers it for good (issue 50, finding 3).
-        # With --priority, transfers start by themselves: not judged.
+        # With --priority, and in a balanced group, transfers start by
+        # themselves: not judged.
         spans = [(int(w[3]), int(w[6]), int(w[7]), part.name, w[1], w[2], w[8])
                  for part in self.all_parts for w in part.words()
                  if w[0] == "ACK" and w[1] in xfer_ns and len(w) >= 10]
@@ -1708,7 +1722,7 @@ class Run:
             for (verb, c, e), starts in cmds.items():
                 for m0 in starts[acks.get((verb, c, e), 0):]:
                     spans.append((int(e), m0, m0 + xfer_ns[verb], part.name, verb, c, None))
-        if not getattr(self.w, "priority", 0):
+        if not getattr(self.w, "priority", 0) and not self.group:
             for i, (e, m0, m1, name, verb, c, code) in enumerate(spans):
                 if code != "ZKELECT_ESTATE":
                     continue
@@ -1943,7 +1957,8 @@ def worker(args, wid, results):
             t0 = time.monotonic()
             duration = args.duration
             schedule = make_schedule(seed, duration, {k: w for k, w in
-                                                      {**KINDS, **EXTRA_KINDS, **FENCED_KINDS}.items()
+                                                      {**KINDS, **EXTRA_KINDS, **FENCED_KINDS,
+                                                       **BALANCE_KINDS}.items()
                                                       if k not in args.without})
             if args.case:
                 case = json.loads(Path(args.case).read_text())
@@ -1997,7 +2012,7 @@ def main(argv=None):
                     help="the build has this safety rule broken (./dev explore --mutation): "
                          "stop at the first violation; exit 0 when one was found (caught)")
     ap.add_argument("--without", action="append", default=[],
-                    choices=sorted({**KINDS, **EXTRA_KINDS, **FENCED_KINDS}),
+                    choices=sorted({**KINDS, **EXTRA_KINDS, **FENCED_KINDS, **BALANCE_KINDS}),
                     metavar="KIND", help="leave this step kind out of the schedules (repeatable)")
     ap.add_argument("--throttle", action="store_true",
                     help="servers with a RequestThrottler of 4 and throttledOpWaitTime 30 ms, "

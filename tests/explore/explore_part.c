@@ -294,6 +294,8 @@ static zkelect_client_t *new_client(int c)
     /* explore.py --margin-ms: a lease margin that a shrink step's shorter
      * timeout may not fit (issue 50, finding 2's route). */
     const char *margin = getenv("EXPLORE_MARGIN_MS");
+    /* A balanced group (issue 56): leaderships move by themselves. */
+    const char *group = getenv("EXPLORE_BALANCE_GROUP");
     if (!zkelect_conf_set(conf, "zk.hosts", hosts[c], err, sizeof err) &&
         !zkelect_conf_set(conf, "zk.session.timeout.ms", tms, err, sizeof err) &&
         !zkelect_conf_set(conf, "zk.log.level", "info", err, sizeof err) &&
@@ -301,7 +303,8 @@ static zkelect_client_t *new_client(int c)
         (!prio || !zkelect_conf_set(conf, "election.priority", prio, err, sizeof err)) &&
         (!prio || !holddown ||
          !zkelect_conf_set(conf, "election.priority.holddown.ms", holddown, err, sizeof err)) &&
-        (!margin || !zkelect_conf_set(conf, "lease.margin.ms", margin, err, sizeof err)))
+        (!margin || !zkelect_conf_set(conf, "lease.margin.ms", margin, err, sizeof err)) &&
+        (!group || !zkelect_conf_set(conf, "balance.group", group, err, sizeof err)))
         cl = zkelect_client_new(conf, err, sizeof err);
     zkelect_conf_destroy(conf);
     if (!cl)

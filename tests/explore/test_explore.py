@@ -38,9 +38,11 @@ KNOWN_OPEN = {}
 
 
 def short_kinds():
-    """The main kinds and issue 54's fenced writes (cheap: a few batches
-    of every leader); issue 50's extra steps are ./dev explore's."""
-    return {k: w for k, w in {**explore.KINDS, **explore.FENCED_KINDS}.items()
+    """The main kinds, issue 54's fenced writes (cheap: a few batches of
+    every leader) and issue 56's balanced worlds (one run in three); issue
+    50's extra steps are ./dev explore's."""
+    return {k: w for k, w in {**explore.KINDS, **explore.FENCED_KINDS,
+                              **explore.BALANCE_KINDS}.items()
             if k not in KNOWN_OPEN}
 
 

@@ -33,7 +33,7 @@
 //
 //   zkelect-sim [--seed S] [--runs N] [--minutes M] [--shrink SECONDS]
 //               [--case FILE] [--write-case FILE] [--verbose]
-//               [--without KIND]... [--ignore VIOLATION]... [--no-margin]
+//               [--without KIND]... [--ignore VIOLATION]... [--no-margin] [--no-balance]
 #include <sys/time.h>
 #include <zookeeper/zookeeper.h>
 
@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "balancer.h"
 #include "client.h"
 #include "election.h"
 #include "names.h"
@@ -74,6 +75,7 @@ struct World {
     int procs = 0, clients = 0, hands = 0, paths = 0;
     int64_t min_session_ms = 0;  // 0: ZooKeeper's default, 2 x tickTime
     int margin_ms = -1;          // lease.margin.ms (-1: derived)
+    bool balanced = false;       // every client in one balance.group (issue 56)
 };
 
 World draw_world(Rng &r) {
@@ -119,6 +121,10 @@ std::set<std::string> &ignored() {
     return w;
 }
 bool &no_margin() {  // --no-margin: no world configures lease.margin.ms
+    static bool b = false;
+    return b;
+}
+bool &no_balance() {  // --no-balance: no world is a balanced group
     static bool b = false;
     return b;
 }
@@ -224,6 +230,7 @@ private:
     struct Cl {
         std::unique_ptr<Client> c;
         std::vector<std::unique_ptr<Hand>> hands;
+        std::shared_ptr<zkelect::balance::Balancer> balancer;  // w.balanced
         int64_t turn_at = INT64_MAX;
     };
     struct Proc {
@@ -324,6 +331,7 @@ std::unique_ptr<Run::Cl> Run::new_client(Proc &p) {
     s.follow_hosts = false;
     s.guard = zkelect::GuardMode::kOff;
     s.lease_margin_ms = w_.margin_ms;
+    if (w_.balanced) s.balance_group = "/balance/group";
     Proc *pp = &p;
     Ensemble *ens = &ens_;
     auto cl = std::make_unique<Cl>();
@@ -337,6 +345,7 @@ std::unique_ptr<Run::Cl> Run::new_client(Proc &p) {
             else port->hold_place();
             return std::static_pointer_cast<zkelect::ZkPort>(port);
         });
+    if (w_.balanced) cl->balancer = zkelect::balance::Balancer::open(*cl->c);
     return cl;
 }
 
@@ -1131,13 +1140,17 @@ Outcome run_one(uint64_t seed, const std::vector<Step> *given, bool verbose,
     // there leaves no lease beside such a margin, by design.
     Rng extra(seed ^ 0x6d617267696eULL);
     if (!w.min_session_ms && extra.chance(0.25) && !no_margin()) w.margin_ms = int(w.t_ms * 3 / 10);
+    // One world in three is a balanced group (issue 56): its clients' moves
+    // are transfers, run under every fault the schedule draws.
+    Rng group(seed ^ 0x62616c616e6365ULL);
+    w.balanced = group.chance(1.0 / 3) && !no_balance();
     int64_t duration = 20 * w.t_ms * kMs;
     std::vector<Step> steps = given ? *given : make_schedule(r, w, duration);
     if (schedule_out) *schedule_out = steps;
     if (verbose)
-        fprintf(stderr, "seed %llu: T %lld ms, tick %lld ms (min session %lld ms, margin %d ms), %d processes x %d clients x %d hands, %d paths\n",
+        fprintf(stderr, "seed %llu: T %lld ms, tick %lld ms (min session %lld ms, margin %d ms), %d processes x %d clients x %d hands, %d paths%s\n",
                 (unsigned long long)seed, (long long)w.t_ms, (long long)w.tick_ms, (long long)w.min_session_ms, w.margin_ms, w.procs,
-                w.clients, w.hands, w.paths);
+                w.clients, w.hands, w.paths, w.balanced ? ", one balanced group" : "");
     trace() = verbose;
     Run run(seed, w, steps, verbose);
     Outcome o;
@@ -1212,7 +1225,7 @@ int usage() {
     fprintf(stderr,
             "usage: zkelect-sim [--seed S] [--runs N] [--minutes M] [--shrink SECONDS]\n"
             "                   [--case FILE] [--write-case FILE] [--verbose] [--without KIND]...\n"
-            "                   [--ignore VIOLATION]... [--no-margin]\n");
+            "                   [--ignore VIOLATION]... [--no-margin] [--no-balance]\n");
     return 2;
 }
 
@@ -1240,6 +1253,7 @@ int main(int argc, char **argv) {
         else if (a == "--without" && (v = val())) without().insert(v);
         else if (a == "--ignore" && (v = val())) ignored().insert(v);
         else if (a == "--no-margin") no_margin() = true;
+        else if (a == "--no-balance") no_balance() = true;
         else return usage();
     }
     if (!case_file.empty()) {
