@@ -50,7 +50,7 @@ Client::Client(const Settings &settings, PortFactory make_port)
         join_crash_guard();
         open_session();
         // No thread but ours yet: the loop's timers are ours to set.
-        at(boottime_ns() + lease::probe_period(int64_t(settings_.session_timeout_ms) * kNsPerMs),
+        at(boottime_ns() + lease::probe_period(int64_t(effective_timeout_ms()) * kNsPerMs),
            [this] { probe(); });
 #ifndef ZKELECT_SIM
         loop_ = std::thread([this] { run(); });

@@ -54,6 +54,10 @@ bool connection_trouble(int rc) {
 ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
                      std::atomic<uint64_t> *request_counter, bool connect)
     : settings_(settings), on_watch_(std::move(on_watch)), requests_(request_counter) {
+    // The requested timeout's one reader: what the handshake asks for, and
+    // the spacing of answered_ until a handshake says what was granted.
+    const int requested_ms = settings_.session_timeout_ms;
+    answered_spacing_ns_ = int64_t(requested_ms) * 1000000 / 24;
     if (!connect) return;
     if (settings_.log_level >= 0) {
         static constexpr ZooLogLevel kLevels[] = {(ZooLogLevel)0, ZOO_LOG_LEVEL_ERROR,
@@ -71,27 +75,27 @@ ZkSession::ZkSession(const Settings &settings, WatchFn on_watch,
     if (sasl_ && !settings_.tls.empty()) {
         zh_ = zkelect_zookeeper_init_ssl_sasl(
             settings_.hosts.c_str(), settings_.tls.c_str(), &ZkSession::on_watch,
-            settings_.session_timeout_ms, nullptr, this, &zk_log_message,
+            requested_ms, nullptr, this, &zk_log_message,
             static_cast<zoo_sasl_params_t *>(sasl_params_ptr(sasl_.get())));
     } else
 #endif
 #ifdef ZKELECT_HAVE_ZK_SASL
     if (sasl_) {
         zh_ = zookeeper_init_sasl(settings_.hosts.c_str(), &ZkSession::on_watch,
-                                  settings_.session_timeout_ms, nullptr, this, 0, &zk_log_message,
+                                  requested_ms, nullptr, this, 0, &zk_log_message,
                                   static_cast<zoo_sasl_params_t *>(sasl_params_ptr(sasl_.get())));
     } else
 #endif
 #ifdef ZKELECT_HAVE_ZK_TLS
     if (!settings_.tls.empty()) {
         zh_ = zookeeper_init_ssl(settings_.hosts.c_str(), settings_.tls.c_str(),
-                                 &ZkSession::on_watch, settings_.session_timeout_ms, nullptr, this,
+                                 &ZkSession::on_watch, requested_ms, nullptr, this,
                                  0);
         if (zh_) zoo_set_log_callback(zh_, &zk_log_message);
     } else
 #endif
     zh_ = zookeeper_init2(settings_.hosts.c_str(), &ZkSession::on_watch,
-                          settings_.session_timeout_ms, nullptr, this, 0, &zk_log_message);
+                          requested_ms, nullptr, this, 0, &zk_log_message);
     if (!zh_)
         throw std::runtime_error("ZooKeeper's client refused the connect string \"" +
                                  settings_.hosts + "\" (unresolvable host?)");
@@ -162,10 +166,7 @@ void ZkSession::finish(const void *data, Reply &&reply) {
         if (answered && own->sent > p->owner->last_answered_sent_)
             p->owner->last_answered_sent_ = own->sent;
         if (answered)
-            lease::record(p->owner->answered_, {own->sent, now},
-                          p->owner->answered_spacing_ns_ > 0
-                              ? p->owner->answered_spacing_ns_
-                              : int64_t(p->owner->settings_.session_timeout_ms) * 1000000 / 24);
+            lease::record(p->owner->answered_, {own->sent, now}, p->owner->answered_spacing_ns_);
     }
     // Handlers only copy and forward; nothing may unwind into C frames.
     try {
