@@ -395,12 +395,15 @@ void Balancer::on_moved(uint64_t member, int64_t owner, int code) {
         client_.at(until, [weak] {
             if (auto self = weak.lock()) self->plan_soon(0);
         });
-    } else if (code == kENoCandidate || code == kENotSup || code == kEState) {
+    } else if (code == kENoCandidate || code == kENotSup || code == kEState ||
+               code == kETimedOut) {
         // kEState: another transfer of that leader runs (its own, one asked
         // from outside, a priority's): that election is left to it.
+        // kETimedOut: the taker never said ready there (dead, cut off).
         refused_.insert({member, owner});
     }
-    bool next_now = code == kOk || code == kENoCandidate || code == kENotSup || code == kEState;
+    bool next_now = code == kOk || code == kENoCandidate || code == kENotSup || code == kEState ||
+                    code == kETimedOut;
     plan_soon(next_now ? 0 : kRetryDelayNs);
 }
 

@@ -72,8 +72,13 @@ void Transfers::start(const std::string &target, int64_t deadline, std::function
     uint64_t seq = x.seq;
     host_.client().at(deadline, while_alive(host_.life(), [this, seq] {
         // Still looking for the target, or waiting for it to be next: the
-        // leadership goes on as after a resign, whoever is next.
-        if (run_.get().seq == seq && pending() && host_.leading()) hand_over(kETimedOut);
+        // leadership goes on as after a resign, whoever is next. A balanced
+        // group's move is given up instead, this candidacy leading on: a
+        // taker that never says ready may be dead or cut off, and first in
+        // line after us.
+        if (run_.get().seq != seq || !pending() || !host_.leading()) return;
+        if (run_.get().owner != 0) end(kETimedOut);
+        else hand_over(kETimedOut);
     }));
 }
 

@@ -43,7 +43,8 @@ public:
     // A balanced group's move (cxx/balance/): start() to the candidate whose
     // node the session `owner` holds, whatever its id; kENotSup, nothing
     // changed, when its priority is below ours (the priority would only
-    // take the lead back).
+    // take the lead back). At the deadline the move is given up (kETimedOut)
+    // and this candidacy leads on, rather than hand over as start() does.
     void give(int64_t owner, int64_t deadline, std::function<void(int)> done);
     // A transfer has started and is not yet handed over.
     bool pending() const { return run_.get().done && !run_.get().handed; }
