@@ -211,18 +211,20 @@ def gaps(procs, phases):
     phases is [(name, start ns, end ns)] (now_ns()); a gap, from one
     term's last-seen to the next term's first-seen (by any process), falls
     in the phase where it began. Returns {name: (ms, election, from pid,
-    to pid) or None}. Spans are sampled, so a gap is longer than the truth
+    to pid, from token, to token) or None} (the same process and token on
+    both sides: a leader whose is_leader() said 0 for a while within its
+    term, its lease not renewed in time). Spans are sampled, so a gap is longer than the truth
     by at most a sampling round at each end (Proc.rounds)."""
     out = {name: None for name, _, _ in phases}
     for i, ss in _by_election(procs).items():
         reach, who = None, None
-        for a, b, _, pid in ss:
+        for a, b, tok, pid in ss:
             if reach is not None and a > reach:
                 for name, t0, t1 in phases:
                     if t0 <= reach < t1:
                         ms = (a - reach) / 1e6
                         if out[name] is None or ms > out[name][0]:
-                            out[name] = (ms, i, who, pid)
+                            out[name] = (ms, i, who[0], pid, who[1], tok)
             if reach is None or b > reach:
-                reach, who = b, pid
+                reach, who = b, (pid, tok)
     return out
