@@ -1950,7 +1950,7 @@ def balance_section(R, ba, meta, h):
         "`zk.session_timeout_ms` = %d, holding a candidacy on each of the E elections, and a thread "
         "sampling `zkelect_is_leader()` of every handle round after round (spans of each term, "
         "CLOCK_BOOTTIME). Even: every live process leads E/P +- 1 and all E are led (polled every "
-        "0.1 s), and so for %s s on end; time to even: to the start of that stretch (and to the first "
+        "0.1 s), and every process within the band for %s s on end; time to even: to the start of that stretch (and to the first "
         "even look), from the last join's READY (its E candidacies volunteered), the graceful leave's "
         "`zkelect_client_shutdown()` asked, the SIGKILL. Moves: the processes' BALANCE_MOVES counters "
         "over the phase, read once they settle. Longest without a leader: of any election, from one "

@@ -133,11 +133,14 @@ def even(procs, lo, hi, timeout_s, total, history=None, since=None):
 
 def stays_even(procs, lo, hi, total, hold_s, timeout_s, since=None, history=None):
     """Waits until every live process leads lo..hi, all `total` led, and
-    it has stayed so for hold_s (a balancer that overshoots and evens out
-    again is not even at its first even look). Returns (seconds to the
-    first even look, seconds to the start of the stretch that held, the
-    counts). history gets (seconds, counts, moves counters) of every look;
-    since as even()'s."""
+    every process has stayed within lo..hi for hold_s (a balancer that
+    overshoots and evens out again is not even at its first even look).
+    Within the stretch a look whose sum is not `total` does not end it:
+    the processes are asked one after the other, and a move in flight
+    between two answers is counted twice or not at all. Returns (seconds
+    to the first even look, seconds to the start of the stretch that held,
+    the counts). history gets (seconds, counts, moves counters) of every
+    look; since as even()'s."""
     t0 = time.monotonic() if since is None else since
     first = stretch = None
     counts = None
@@ -147,13 +150,13 @@ def stays_even(procs, lo, hi, total, hold_s, timeout_s, since=None, history=None
         counts = [n for n, _ in got]
         if history is not None:
             history.append((round(t, 3), counts, [m for _, m in got]))
-        if all(lo <= n <= hi for n in counts) and sum(counts) == total:
+        if not all(lo <= n <= hi for n in counts):
+            stretch = None
+        elif sum(counts) == total:
             first = t if first is None else first
             stretch = t if stretch is None else stretch
             if t - stretch >= hold_s:
                 return first, stretch, counts
-        else:
-            stretch = None
         time.sleep(0.1)
     raise AssertionError(f"not even for {hold_s} s within {timeout_s} s: {counts} (want {lo}..{hi}, "
                          f"sum {total}; first even look at {first} s)")
