@@ -1954,7 +1954,7 @@ def balance_section(R, ba, meta, h):
         "even look), from the last join's READY (its E candidacies volunteered), the graceful leave's "
         "`zkelect_client_shutdown()` asked, the SIGKILL. Moves: the processes' BALANCE_MOVES counters "
         "over the phase, read once they settle. Longest without a leader: of any election, from one "
-        "term's last sample to the next term's first, by the phase it began in; an over-estimate by "
+        "term's last sample to the next term's first, by the phase it ended in; an over-estimate by "
         "up to a sampler round at each end (rounds: mean %s ms, longest %s ms over the processes)."
         % (ba["session_ms"], f((ph.get("joins") or {}).get("hold_s"), 0), f(mean_round(ba), 0),
            f(max_round(ba), 0)))
@@ -2085,9 +2085,10 @@ def balance_targets(R, ba):
     bound = BALANCE_KILL_S + (nk * per_move if per_move and nk is not None else 0)
     R.target(within(k, bound) if per_move and nk is not None else None,
              "one SIGKILLed (crash guard on): even again within %g s plus its moves at the 4th join's pace "
-             "(%s moves x %s ms = %s s): %s s; longest without a leader %s ms (T = %d ms)"
-             % (BALANCE_KILL_S, f(nk, 0), f(per_move * 1e3 if per_move else None, 1),
-                f(bound, 2), f(k.get("took_s"), 2), f(gap(k), 0), ba["session_ms"]))
+             "(%s): %s s, %s moves; longest without a leader %s ms (T = %d ms)"
+             % (BALANCE_KILL_S, "%s moves x %s ms = %s s" % (f(nk, 0), f(per_move * 1e3, 1), f(bound, 2))
+                if per_move and nk is not None else "no pace: the 4th join did not even out",
+                f(k.get("took_s"), 2), k.get("moves", "-"), f(gap(k), 0), ba["session_ms"]))
     n = ba.get("overlaps")
     R.target(None if n is None else n == 0, "an is_leader() sampler over every handle sees no two leaders of one "
              "election at once: %s overlaps" % ("-" if n is None else n))

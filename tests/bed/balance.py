@@ -213,7 +213,9 @@ def gaps(procs, phases):
     """The longest time without a leader of any election, per phase:
     phases is [(name, start ns, end ns)] (now_ns()); a gap, from one
     term's last-seen to the next term's first-seen (by any process), falls
-    in the phase where it began. Returns {name: (ms, election, from pid,
+    in the phase where it ended: its start is sampled up to a round early,
+    so a gap that an action caused can seem to begin before the action's
+    mark, never to end before it. Returns {name: (ms, election, from pid,
     to pid, from token, to token) or None} (the same process and token on
     both sides: a leader whose is_leader() said 0 for a while within its
     term, its lease not renewed in time). Spans are sampled, so a gap is longer than the truth
@@ -224,7 +226,7 @@ def gaps(procs, phases):
         for a, b, tok, pid in ss:
             if reach is not None and a > reach:
                 for name, t0, t1 in phases:
-                    if t0 <= reach < t1:
+                    if t0 <= a < t1:
                         ms = (a - reach) / 1e6
                         if out[name] is None or ms > out[name][0]:
                             out[name] = (ms, i, who[0], pid, who[1], tok)
