@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """./dev bench: libzkelect side by side with Curator and kazoo, plus the floor.
 
-  bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle,endpoint,fenced]
+  bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle,endpoint,fenced,balance]
                [--groups convergence,graceful,crash-pause-herd50,herd100,transfer,operations] [--upgrade]
   bench/run.py --build BUILD_DIR [--quick] --wan MS[,MS...] | --geo MS[,MS...]
   bench/run.py --report-only bench/results/raw/STAMP
@@ -26,6 +26,17 @@ same set behind a check in one multi (bench/zkset.c, the bare C client),
 both sessions on the same server, in rounds of one program after the
 other. Its section of LATEST.md is its own (kept by runs without it), so
 `--only fenced` measures it alone and leaves the rest as it was.
+
+The balance part (issue 56; bench/balance.py, over tests/bed/balance.py)
+runs the phases of a balanced group on the bench's ensemble: 3 processes
+join one balance.group, each with a candidacy on each of E = 3,000
+elections (300 with --quick) and a sampler of every is_leader(); a 4th
+joins; the 4th leaves gracefully; one of the 3 is SIGKILLed (crash guard
+on). For each: the time until every process leads E/P +- 1, the moves
+(BALANCE_MOVES), the longest time any election was without a leader (from
+the sampled spans), and the overlaps of two leaders over the whole run.
+Like the fenced part, its section of LATEST.md is its own, and
+`--only balance` runs it alone.
 
 The crash group (crash-pause-herd50) also runs libzkelect's crash test alone
 three more times (CRASH_VARIANTS, issue 37): with crash.guard=off (the
@@ -95,7 +106,7 @@ CRASH_VARIANTS = {
     "libzkelect-sigsegv": ([], "SEGV"),
     "libzkelect-sigabrt": ([], "ABRT"),
 }
-PARTS = IMPLS + ["floor", "micro", "scale", "idle", "endpoint", "fenced"]
+PARTS = IMPLS + ["floor", "micro", "scale", "idle", "endpoint", "fenced", "balance"]
 # The fenced part (issue 54): a fenced write (bench/fenced.c) against a plain
 # set of the same size (bench/zkset.c), in FENCED_ROUNDS rounds of the two
 # programs one after the other, after a warm-up round (a drift of the shared
@@ -107,6 +118,23 @@ FENCED_BYTES = (100, 10000)
 FENCED_ROUNDS = 5
 FENCED_COUNT = 200
 FENCED_TARGET = 1.1
+# The balance part (issue 56, bench/balance.py): BALANCE_E elections (with
+# --quick BALANCE_E_QUICK) in 3, then 4, 3 and 2 processes of one group,
+# sessions of BALANCE_T_MS. Targets: even (E/P +- 1) within BALANCE_EVEN_S
+# of a join or a leave; a 4th join's moves at most E/4 + E/300 (760 of
+# 3,000); a graceful leave leaves no election without a leader for longer
+# than one graceful handover, here BALANCE_GAP_MS: a handover is
+# milliseconds, the rest is the samplers' rounds (4 Python processes each
+# sampling E handles round after round) on a loaded machine; after a
+# SIGKILL even within BALANCE_KILL_S plus the time of its moves at the 4th
+# join's pace; no overlap.
+BALANCE = "balance"
+BALANCE_E = 3000
+BALANCE_E_QUICK = 300
+BALANCE_T_MS = 4000
+BALANCE_EVEN_S = 10.0
+BALANCE_GAP_MS = 1000.0
+BALANCE_KILL_S = 1.0
 TICK_MS = 500  # the bench ensemble's tickTime
 FLOOR_PLACEMENT = "ensemble: full connect string (random, like the participants)"
 # The same, with the ensemble left idle before each delete, as it is before
@@ -339,11 +367,13 @@ def run_all(a):
     # Only the operations group: it starts ensembles of its own, and the
     # report is its section alone (LATEST.md keeps the rest as it was).
     ops_only = ops and not (groups and active) and not [p for p in parts if p not in IMPLS]
-    # The fenced part alone: its section of LATEST.md, the rest kept.
+    # The fenced part alone, or the balance part: its section of LATEST.md,
+    # the rest kept.
     fenced_only = parts == [FENCED]
+    balance_only = parts == [BALANCE]
     stamp, raw, tmp, runlog, logdir, build, zkelect, meta = new_run(
-        a, parts, groups=want, ops_only=ops_only, fenced_only=fenced_only, upgrade=a.upgrade,
-        zk_heap=a.zk_heap)
+        a, parts, groups=want, ops_only=ops_only, fenced_only=fenced_only, balance_only=balance_only,
+        upgrade=a.upgrade, zk_heap=a.zk_heap)
 
     progs = c_programs(build)
     kazoo = os.path.join(HERE, "participants", "kazoo", "kazoo_participant.py")
@@ -383,6 +413,8 @@ def run_all(a):
 
         if FENCED in parts:
             run_fenced(progs, connect, raw, runlog, meta, a.quick)
+        if BALANCE in parts:
+            run_balance(build, connect, raw, runlog, meta, a.quick)
 
         if active and groups:
             # The first library to run would otherwise meet servers whose
@@ -590,6 +622,20 @@ def run_fenced(progs, connect, raw, runlog, meta, quick):
                                 runlog, 600, stdout_path=out)
                 if rc != 0:
                     meta["failures"].append("%s --bytes %d (round %d) exited %d" % (name, size, r, rc))
+
+
+def run_balance(build, connect, raw, runlog, meta, quick):
+    """bench/balance.py on the bench's ensemble: its JSON in raw/balance.json."""
+    env = dict(os.environ, ZKELECT_BUILD_DIR=build)
+    guard = os.path.join(build, "guard", "zkelect-guard")
+    if "ZKELECT_GUARD" not in env and os.access(guard, os.X_OK):
+        env["ZKELECT_GUARD"] = guard
+    meta["balance_e"] = BALANCE_E_QUICK if quick else BALANCE_E
+    rc = run_logged(["/usr/bin/python3", os.path.join(HERE, "balance.py"), "--connect", connect,
+                     "--count", str(meta["balance_e"]), "--session-ms", str(BALANCE_T_MS),
+                     "--json", os.path.join(raw, "balance.json")], runlog, 1800, env=env)
+    if rc != 0:
+        meta["failures"].append("balance.py exited %d" % rc)
 
 
 def end_run(raw, tmp, meta, t_start):
@@ -1887,6 +1933,192 @@ def write_fenced_report(raw, outdir, meta, stamp, fe):
     print("\n".join(targets))
 
 
+def read_balance(raw):
+    try:
+        return json.load(open(os.path.join(raw, "balance.json")))
+    except (OSError, ValueError):
+        return None
+
+
+def balance_section(R, ba, meta, h):
+    """The balance part's phases and its targets (issue 56)."""
+    E = ba["count"]
+    ph = ba["phases"]
+    R.p("%s Balanced groups: 3, 4, 3, 2 processes x %s elections (`bench/balance.py`)" % (h, "{:,}".format(E)))
+    R.p()
+    R.p("Each process (`tests/bed/balance_member.py`) is one client with `balance.group` set and "
+        "`zk.session_timeout_ms` = %d, holding a candidacy on each of the E elections, and a thread "
+        "sampling `zkelect_is_leader()` of every handle round after round (spans of each term, "
+        "CLOCK_BOOTTIME). Even: every live process leads E/P +- 1 and all E are led (polled every "
+        "0.1 s), and every process within the band for %s s on end; time to even: to the start of that stretch (and to the first "
+        "even look), from the last join's READY (its E candidacies volunteered), the graceful leave's "
+        "`zkelect_client_shutdown()` asked, the SIGKILL. Moves: the processes' BALANCE_MOVES counters "
+        "over the phase, read once they settle. Longest without a leader: of any election, from one "
+        "term's last sample to the next term's first, by the phase it ended in; an over-estimate by "
+        "up to a sampler round at each end (rounds: mean %s ms, longest %s ms over the processes)."
+        % (ba["session_ms"], f((ph.get("joins") or {}).get("hold_s"), 0), f(mean_round(ba), 0),
+           f(max_round(ba), 0)))
+    R.p()
+    names = [("joins", "3 join"), ("join4", "a 4th joins"), ("leave", "the 4th leaves gracefully"),
+             ("kill", "one of 3 SIGKILLed")]
+    rows = []
+    for key, what in names:
+        p = ph.get(key)
+        if not p:
+            rows.append([what] + ["-"] * 9)
+            continue
+        g = p.get("longest_gap")
+        rows.append([what, str(p["processes"]), "%d..%d" % tuple(p["band"]), f(all_led(p, E), 1),
+                     f(p.get("first_s"), 2),
+                     f(p.get("took_s"), 2), str(p.get("moves", p.get("moves_total", "-"))),
+                     f(needed(p, key, E), 0),
+                     gap_text(g),
+                     ", ".join(str(c) for c in p.get("counts") or []) or "-"])
+    R.table(["phase", "processes", "even band", "all E led (s)", "first even look (s)", "time to even (s)", "moves",
+             "moves needed", "longest without a leader (ms)", "counts at the end"], rows)
+    R.p("All E led: the first look at which every election had a leader (a join's READY comes when its "
+        "E candidacies are asked for, before they are made). Moves needed (for a join): the fewest that even the phase out, from its first look with all E "
+        "led, the newcomer at 0 (the leaderships above the band). The 3 joins' moves are all of the run "
+        "so far (the 2nd and 3rd join each evened out).")
+    R.p()
+    if ba.get("failures"):
+        R.p("**Balance failures:** " + "; ".join(ba["failures"]))
+        R.p()
+    for key, what in names:
+        p = ph.get(key)
+        n = needed(p, key, E)
+        if p and (p.get("took_s") is None or p["took_s"] > BALANCE_EVEN_S or p["took_s"] - p["first_s"] > 0.2
+                  or n is not None and p.get("moves", 0) > n + E // 300):
+            R.p("%s: %s; counts (and moves counters) over time, a change a second at most: %s; member nodes "
+                "at the end: %s"
+                % (what, "never even for %s s" % p.get("hold_s") if p.get("took_s") is None
+                   else "even at %.2f s, for good from %.2f s" % (p["first_s"], p["took_s"]),
+                   "; ".join("%.1f s %s (%s)" % (h[0], h[1], h[2]) for h in changes(p.get("history", []))),
+                   ", ".join("`%s`" % (x[1],) for x in p.get("group", []))))
+            R.p()
+    balance_targets(R, ba)
+    for t in R.targets:
+        R.p(t)
+    R.p()
+    return R.targets
+
+
+def needed(p, key, total):
+    """The fewest moves that even a join's phase out: at its first look
+    with all `total` led (the newcomer still at 0), the leaderships above
+    the band's top. None for a leave or a crash: by their first look the
+    balancer has been at work already."""
+    if not p or key not in ("joins", "join4"):
+        return None
+    for h in p.get("history", []):
+        if sum(h[1]) == total:
+            return sum(max(0, n - p["band"][1]) for n in h[1])
+    return None
+
+
+def changes(history):
+    """The looks of a phase's history whose counts differ from the look before."""
+    out, last = [], None
+    for h in history:
+        if len(h) > 2 and h[1] != last and (not out or h[0] - out[-1][0] >= 1.0 or h is history[-1]):
+            out.append(h)
+            last = h[1]
+    return out
+
+
+def gap_text(g):
+    """A phase's longest time without a leader: ms, which election, from
+    whom to whom (the same term again: a lapse of is_leader() within it)."""
+    if not g:
+        return "none"
+    how = " (same term)" if len(g) > 4 and g[2] == g[3] and g[4] == g[5] else ""
+    return "%.0f (election %d, %s -> %s%s)" % (g[0], g[1], g[2], g[3], how)
+
+
+def all_led(p, total):
+    """The first look of a phase at which all `total` elections were led."""
+    for h in (p or {}).get("history", []):
+        if sum(h[1]) == total:
+            return h[0]
+    return None
+
+
+def mean_round(ba):
+    rs = [r for r in (ba.get("sampler_rounds") or {}).values() if r]
+    return sum(r[1] for r in rs) / len(rs) if rs else None
+
+
+def max_round(ba):
+    rs = [r for r in (ba.get("sampler_rounds") or {}).values() if r]
+    return max(r[2] for r in rs) if rs else None
+
+
+def balance_targets(R, ba):
+    E, ph = ba["count"], ba["phases"]
+    j, j4, lv, k = (ph.get(x) or {} for x in ("joins", "join4", "leave", "kill"))
+
+    def within(p, s):
+        return None if not p else (p.get("took_s") is not None and p["took_s"] <= s)
+
+    def gap(p):
+        g = p.get("longest_gap") if p else None
+        return g[0] if g else 0.0
+
+    R.target(within(j, BALANCE_EVEN_S), "3 processes x %s elections: each leads %d +- 1 within %g s of the last "
+             "join (issue 56): %s s, %s moves" % ("{:,}".format(E), E // 3, BALANCE_EVEN_S, f(j.get("took_s"), 2),
+                                                 j.get("moves_total", "-")))
+    cap = E // 4 + E // 300
+    ok = within(j4, BALANCE_EVEN_S)
+    R.target(None if ok is None else ok and j4.get("moves", cap + 1) <= cap,
+             "a 4th joins: %d +- 1 each within %g s, at most %d moves: %s s, %s moves"
+             % (E // 4, BALANCE_EVEN_S, cap, f(j4.get("took_s"), 2), j4.get("moves", "-")))
+    R.target(within(lv, BALANCE_EVEN_S), "the 4th leaves gracefully: even again within %g s: %s s, %s moves"
+             % (BALANCE_EVEN_S, f(lv.get("took_s"), 2), lv.get("moves", "-")))
+    R.target(None if not lv else gap(lv) <= BALANCE_GAP_MS,
+             "the graceful leave: no election without a leader longer than one graceful handover (%.0f ms, "
+             "sampling included): longest %s ms (a 4th join's transfers: %s ms)"
+             % (BALANCE_GAP_MS, f(gap(lv), 0), f(gap(j4), 0)))
+    # The pace of moves: the 4th join's needed moves over its time to the
+    # first even look (what the balancer does when it does not overshoot).
+    n4, nk = needed(j4, "join4", E), k.get("moves")
+    per_move = j4["first_s"] / n4 if j4.get("first_s") and n4 else None
+    bound = BALANCE_KILL_S + (nk * per_move if per_move and nk is not None else 0)
+    R.target(within(k, bound) if per_move and nk is not None else None,
+             "one SIGKILLed (crash guard on): even again within %g s plus its moves at the 4th join's pace "
+             "(%s): %s s, %s moves; longest without a leader %s ms (T = %d ms)"
+             % (BALANCE_KILL_S, "%s moves x %s ms = %s s" % (f(nk, 0), f(per_move * 1e3, 1), f(bound, 2))
+                if per_move and nk is not None else "no pace: the 4th join did not even out",
+                f(k.get("took_s"), 2), k.get("moves", "-"), f(gap(k), 0), ba["session_ms"]))
+    n = ba.get("overlaps")
+    R.target(None if n is None else n == 0, "an is_leader() sampler over every handle sees no two leaders of one "
+             "election at once: %s overlaps" % ("-" if n is None else n))
+
+
+def write_balance_report(raw, outdir, meta, stamp, ba):
+    """The report of a run of the balance part alone."""
+    def body(h):
+        R = Report()
+        R.p("Generated by `./dev bench --only %s%s` (bench/run.py, bench/balance.py) from `raw/%s/`; the "
+            "bench's 3-server ensemble on loopback (tickTime %d ms, fsync on); shared 2-core machine."
+            % (BALANCE, " --quick" if meta.get("quick") else "", stamp, TICK_MS))
+        R.p()
+        R.table(["item", "value"], run_rows(meta))
+        if meta.get("failures"):
+            R.p("**Failures in this run:** " + "; ".join(meta["failures"]) + " (see `raw/%s/run.log`)." % stamp)
+            R.p()
+        return R, balance_section(R, ba, meta, h + "#") if ba else []
+
+    title = "libzkelect balanced groups benchmark: %s%s" % (stamp, " (quick)" if meta.get("quick") else "")
+    R, targets = body("#")
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, stamp + ".md"), "w") as fh:
+        fh.write("# %s\n\n" % title + "\n".join(R.lines) + "\n")
+    R2, _ = body("##")
+    update_latest(outdir, balance="## %s (`%s.md`)\n\n" % (title, stamp) + "\n".join(R2.lines) + "\n")
+    log("report: %s (and its section of LATEST.md)" % os.path.join(outdir, stamp + ".md"))
+    print("\n".join(targets))
+
+
 def write_ops_report(raw, outdir, res, meta, stamp):
     """The report of a run of the operations group alone."""
     def body(h):
@@ -1927,6 +2159,10 @@ def write_report(raw, outdir):
     fe = read_fenced(raw)
     if meta.get("fenced_only"):
         write_fenced_report(raw, outdir, meta, stamp, fe)
+        return
+    ba = read_balance(raw)
+    if meta.get("balance_only"):
+        write_balance_report(raw, outdir, meta, stamp, ba)
         return
     pc, il, mc = other.get("pausecheck"), other.get("isleader"), other.get("memcand")
     R = Report()
@@ -1972,19 +2208,28 @@ def write_report(raw, outdir):
     fenced_targets = fenced_section(F, fe, meta, "##") if fe else []
     if fe:
         fenced_section(F2, fe, meta, "###")
+    B, B2 = Report(), Report()
+    balance_targets_ = balance_section(B, ba, meta, "##") if ba else []
+    if ba:
+        balance_section(B2, ba, meta, "###")
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, stamp + ".md"), "w") as fh:
         fh.write(text + ("\n".join(O.lines) + "\n" if ops_targets else "")
-                 + ("\n".join(F.lines) + "\n" if fe else ""))
+                 + ("\n".join(F.lines) + "\n" if fe else "") + ("\n".join(B.lines) + "\n" if ba else ""))
     ops = None
     if ops_targets:
         ops = "## libzkelect operations benchmark: %s (`%s.md`)\n\n" % (stamp, stamp) + "\n".join(O2.lines) + "\n"
     fenced = None
     if fe:
         fenced = "## libzkelect fenced write benchmark: %s (`%s.md`)\n\n" % (stamp, stamp) + "\n".join(F2.lines) + "\n"
-    update_latest(outdir, loopback=text, ops=ops, fenced=fenced)  # keeps LATEST.md's other sections
+    balance = None
+    if ba:
+        balance = "## libzkelect balanced groups benchmark: %s (`%s.md`)\n\n" % (stamp, stamp) \
+            + "\n".join(B2.lines) + "\n"
+    # keeps LATEST.md's other sections
+    update_latest(outdir, loopback=text, ops=ops, fenced=fenced, balance=balance)
     log("report: %s (and LATEST.md)" % os.path.join(outdir, stamp + ".md"))
-    print("\n".join(R.targets + ops_targets + fenced_targets))
+    print("\n".join(R.targets + ops_targets + fenced_targets + balance_targets_))
 
 
 # --------------------------------------------------------------------------
@@ -2407,8 +2652,8 @@ def write_wan_report(raw, outdir):
 WAN_MODES = ("wan", "geo")
 SECURE = "secure"
 # LATEST.md's sections between markers: each WAN mode's, the operations
-# group's, the secure ensemble's, the fenced part's.
-SECTIONS = WAN_MODES + (OPS_GROUP, SECURE, FENCED)
+# group's, the secure ensemble's, the fenced part's, the balance part's.
+SECTIONS = WAN_MODES + (OPS_GROUP, SECURE, FENCED, BALANCE)
 
 
 def run_secure(a):
@@ -2477,10 +2722,11 @@ def write_secure_report(raw, outdir):
     log("report: %s (and its section of LATEST.md)" % os.path.join(outdir, stamp + ".md"))
 
 
-def update_latest(outdir, loopback=None, wan=None, ops=None, secure=None, fenced=None):
+def update_latest(outdir, loopback=None, wan=None, ops=None, secure=None, fenced=None, balance=None):
     """Rewrite LATEST.md: the loopback report (given, or the one there) and
     one section per WAN mode, one of the operations group, one of the secure
-    run and one of the fenced part (each given, or the one there), each
+    run, one of the fenced part and one of the balance part (each given, or
+    the one there), each
     between markers so the next run of any kind can keep
     the others'."""
     path = os.path.join(outdir, "LATEST.md")
@@ -2499,6 +2745,8 @@ def update_latest(outdir, loopback=None, wan=None, ops=None, secure=None, fenced
         blocks[SECURE] = secure
     if fenced is not None:
         blocks[FENCED] = fenced
+    if balance is not None:
+        blocks[BALANCE] = balance
     text = base
     for mode in SECTIONS:
         if mode in blocks:

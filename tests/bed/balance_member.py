@@ -1,4 +1,5 @@
-"""One process of a balanced group, for test_balance.py: a client with
+"""One process of a balanced group, for bed/balance.py (the test
+tests/integration/test_balance.py and the bench's balance part): a client with
 balance.group set, holding one candidacy on each of E election paths
 (PREFIX-0 .. PREFIX-(E-1), the same in every process), driven by lines on
 stdin and answering on stdout:
@@ -10,7 +11,12 @@ stdin and answering on stdout:
                                 CLOCK_BOOTTIME (ns) in which a sampler saw
                                 is_leader() == 1 within one term:
                                 [token, first seen, last seen]
-  SHUTDOWN -> BYE <code>        zkelect_client_shutdown, then every destroy
+  ROUND -> ROUND <rounds> <mean ms> <max ms>   the sampler's rounds so far:
+                                how coarse its spans are
+  SHUTDOWN -> BYE <code>        zkelect_client_shutdown, the sampler still
+              SPANS <json>      running (a graceful leave's last spans are
+                                seen), then the sampler stopped, the final
+                                spans, every destroy
 
 A thread samples is_leader() of every candidacy, round after round. A span
 runs from a round that saw 1 to the last round that saw 1 in the same term
@@ -57,10 +63,13 @@ def main():
 
     t1, t2 = C.c_int64(), C.c_int64()
 
+    took = [0, 0, 0]  # rounds, their sum (ns), the longest (ns)
+
     def sample():
         rounds = 0
         while not stop.is_set() and rounds < 10_000_000:
             rounds += 1
+            r0 = time.monotonic_ns()
             for i, e in enumerate(els):
                 # The term's token on both sides of the answer: a span is
                 # one term's, never two terms' with a gap between them.
@@ -80,7 +89,16 @@ def main():
                             open_at[i] = [t1.value, now, now]
                         else:
                             s[2] = now
+            d = time.monotonic_ns() - r0
+            took[0], took[1], took[2] = took[0] + 1, took[1] + d, max(took[2], d)
             time.sleep(0.001)
+
+    def all_spans():
+        with lock:
+            out = {i: list(v) for i, v in spans.items()}
+            for i, s in open_at.items():
+                out.setdefault(i, []).append(list(s))
+        return json.dumps(out)
 
     t = threading.Thread(target=sample, daemon=True)
     t.start()
@@ -92,19 +110,22 @@ def main():
             lib.zkelect_client_counter(client, COUNTER_BALANCE_MOVES, C.byref(v))
             print("COUNT %d %d" % (n, v.value), flush=True)
         elif cmd == "SPANS":
-            with lock:
-                out = {i: list(v) for i, v in spans.items()}
-                for i, s in open_at.items():
-                    out.setdefault(i, []).append(list(s))
-            print("SPANS " + json.dumps(out), flush=True)
+            print("SPANS " + all_spans(), flush=True)
+        elif cmd == "ROUND":
+            n = max(1, took[0])
+            print("ROUND %d %.3f %.3f" % (took[0], took[1] / n / 1e6, took[2] / 1e6), flush=True)
         elif cmd == "SHUTDOWN":
+            # The sampler runs on through the shutdown (is_leader() is
+            # any thread's, the handles live until destroyed): the spans
+            # end where the leaderships did, not where it was asked.
+            rc = lib.zkelect_client_shutdown(client, 10000)
             stop.set()
             t.join(10)
-            rc = lib.zkelect_client_shutdown(client, 10000)
+            print("BYE %d" % rc, flush=True)
+            print("SPANS " + all_spans(), flush=True)
             for e in els:
                 lib.zkelect_election_destroy(e)
             lib.zkelect_client_destroy(client)
-            print("BYE %d" % rc, flush=True)
             return
     stop.set()
 
