@@ -457,8 +457,9 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            below theirs (docs/design.md, "Balanced
  *                            groups"). Every client of a group should hold
  *                            the same elections.
- *  - "balance.moves.max"     1..1024 (default 32): at most this many of a
- *                            balanced client's transfers run at once.
+ *  - "balance.moves.max"     1..1024 (default 128): at most this many of a
+ *                            balanced client's transfers run at once (each
+ *                            waits on a few round trips of its session).
  */
 ZKELECT_API zkelect_conf_t *zkelect_conf_new(void);
 

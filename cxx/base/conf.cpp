@@ -115,7 +115,7 @@ constexpr Key kKeys[] = {
     {"balance.group", "", Kind::kZkPath, 0, 0, false,
      nullptr,
      "balance.group must be a ZooKeeper path as an election path is (absolute, no trailing '/', no \"//\", \".\" or \"..\", not under /zookeeper)"},
-    {"balance.moves.max", "32", Kind::kInt, 1, 1024, false,
+    {"balance.moves.max", "128", Kind::kInt, 1, 1024, false,
      nullptr,
      "balance.moves.max must be an integer from 1 to 1024"},
 };

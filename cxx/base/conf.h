@@ -20,7 +20,7 @@ constexpr int kDefaultLeaseWarnPercent = 0;
 constexpr int kDefaultZkSessionNodesMaxBytes = 1000000;
 constexpr int kDefaultEventsQueueMax = 1024;
 constexpr int kDefaultCrashGuardDelayMs = 100;
-constexpr int kDefaultBalanceMovesMax = 32;
+constexpr int kDefaultBalanceMovesMax = 128;
 // END gen/vocab.py defaults
 
 // The typed view a client works from, parsed from the strings.

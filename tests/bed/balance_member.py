@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--count", type=int, required=True)
     ap.add_argument("--id", required=True)
     ap.add_argument("--session-ms", type=int, default=4000)
-    ap.add_argument("--moves-max", type=int, default=32)
+    ap.add_argument("--moves-max", type=int, default=128)
     a = ap.parse_args()
     api = zkc.Api(zkc.build_dir())
     lib = api.lib
