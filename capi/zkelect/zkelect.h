@@ -1290,8 +1290,8 @@ ZKELECT_API zkelect_stats_t *zkelect_client_stats(zkelect_client_t *client, char
  *
  * Asked of ZooKeeper now, as zkelect_client_participants() is (a sync
  * first, so another session's latest member is seen): blocks for a few
- * round trips, at most the session timeout. Any thread; from a callback it
- * holds up the client's other callbacks meanwhile. Read the document with
+ * round trips, at most the session timeout (docs/threading.md, rule 5).
+ * Any thread. Read the document with
  * zkelect_stats_json(); the caller owns it and frees it with
  * zkelect_stats_destroy(); it does not refer to the client.
  *

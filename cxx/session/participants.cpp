@@ -174,5 +174,4 @@ int Client::read_children(const std::string &path, int timeout_ms,
     return read_each(*this, *session, path, names, deadline, timeout_ms, out, why);
 }
 
-
 }  // namespace zkelect
