@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "group_stats.h"
 #include "stats_json.h"
 
 #include "boundary.h"
@@ -51,6 +52,22 @@ zkelect_stats_t *zkelect_client_stats(zkelect_client_t *client, char *errbuf, si
             std::lock_guard<std::mutex> lock(client->mu);
             for (zkelect_election *e : client->elections) render(*e->shared);
         });
+        return out.release();
+    });
+}
+
+zkelect_stats_t *zkelect_client_group_stats(zkelect_client_t *client, const char *group,
+                                            char *errbuf, size_t errlen) {
+    return guarded_new<zkelect_stats_t>(errbuf, errlen, [&]() -> zkelect_stats_t * {
+        if (!usable_client_and_path(client, group, errbuf, errlen)) return nullptr;
+        Client &c = *client->client;
+        auto out = std::make_unique<zkelect_stats>();
+        std::string why;
+        int rc = balance::group_stats_json(c, group, c.effective_timeout_ms(), &out->json, &why);
+        if (rc != ZKELECT_OK) {
+            write_err(errbuf, errlen, std::string(zkelect_err_name(rc)) + ": " + why);
+            return nullptr;
+        }
         return out.release();
     });
 }

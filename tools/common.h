@@ -84,6 +84,7 @@ int zt_signalfd(int with_sigchld);
 
 struct zt_opts {
     const char *hosts, *path, *id, *auth_file, *to;
+    const char *group; /* status --group */
     int64_t session_ms, connect_ms, count, count_max, grace_ms, first_id;
     int have_first, json, once, quiet, shared, verbose, prometheus;
     const char *metrics_listen, *metrics_textfile;

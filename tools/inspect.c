@@ -37,6 +37,12 @@ static void status_usage(FILE *f)
              "or the ensemble's configuration's servers once followed: zk.hosts.follow).\n"
              "--json prints one JSON object.\n"
              "\n"
+             "With --group G instead of --path: the members of the balanced group at G\n"
+             "(balance.group), one line each (its node, session, how many of its\n"
+             "candidacies lead and stand in line; \"invalid\" for a member node whose\n"
+             "data does not parse), then the total leading; --json prints the library's\n"
+             "document (zkelect_client_group_stats).\n"
+             "\n"
              "Ids and node names are escaped (\\xNN) so that one candidate is one line.\n",
              "Exit status: 0 shown (also with no candidates), 1 ZooKeeper could not be\n"
              "asked, 2 bad arguments, 3 no connection within the connect timeout,\n"
@@ -74,14 +80,99 @@ static void fmt_age(int64_t ms, char *buf, size_t len)
         snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", ms / 3600000, (ms / 60000) % 60);
 }
 
+/* The text of status --group: a line per member, then the total. */
+static void print_group(const struct zt_opts *o, json_object *doc)
+{
+    json_object *members = NULL, *v;
+    if (!json_object_object_get_ex(doc, "members", &members) ||
+        !json_object_is_type(members, json_type_array))
+        members = NULL;
+    size_t n = members ? json_object_array_length(members) : 0;
+    char node[1024], session[64];
+    printf("%s: %zu member%s\n", o->group, n, n == 1 ? "" : "s");
+    if (n > 0)
+        printf("\n%-28s %-20s %-8s %s\n", "NODE", "SESSION", "LEADING", "IN LINE");
+    for (size_t i = 0; i < n; i++) {
+        json_object *m = json_object_array_get_idx(members, i);
+        zt_escape(json_object_object_get_ex(m, "node", &v) ? json_object_get_string(v) : "", node,
+                  sizeof node);
+        zt_escape(json_object_object_get_ex(m, "session", &v) ? json_object_get_string(v) : "",
+                  session, sizeof session);
+        int valid = json_object_object_get_ex(m, "valid", &v) && json_object_get_boolean(v);
+        if (!valid) {
+            printf("%-28s %-20s invalid (its data is not a member's counts)\n", node, session);
+            continue;
+        }
+        int64_t leading = json_object_object_get_ex(m, "leading", &v) ? json_object_get_int64(v) : 0;
+        int64_t in_line = json_object_object_get_ex(m, "in_line", &v) ? json_object_get_int64(v) : 0;
+        printf("%-28s %-20s %-8" PRId64 " %" PRId64 "\n", node, session, leading, in_line);
+    }
+    int64_t total = json_object_object_get_ex(doc, "leading", &v) ? json_object_get_int64(v) : 0;
+    int64_t unread = json_object_object_get_ex(doc, "unread", &v) ? json_object_get_int64(v) : 0;
+    printf("\ntotal leading: %" PRId64 "\n", total);
+    if (unread > 0)
+        printf("member nodes not read (past the first 4096): %" PRId64 "\n", unread);
+}
+
+/* status --group: the balanced group's members, as the library reads them. */
+static int status_group(const struct zt_opts *o, zkelect_client_t *client)
+{
+    char err[512] = "";
+    zkelect_stats_t *st = zkelect_client_group_stats(client, o->group, err, sizeof err);
+    if (!st) {
+        int code = zkelect_last_error_code();
+        zt_err("cannot read the group %s: %s", o->group, err);
+        return code == ZKELECT_EINVAL ? ZT_EXIT_USAGE : zt_exit_for_message(err);
+    }
+    const char *text = zkelect_stats_json(st);
+    if (o->json) {
+        fputs(text, stdout);
+        fputc('\n', stdout);
+    } else {
+        json_object *doc = json_tokener_parse(text);
+        if (!doc) {
+            zt_err("out of memory");
+            zkelect_stats_destroy(st);
+            return ZT_EXIT_FAILURE;
+        }
+        print_group(o, doc);
+        json_object_put(doc);
+        char *hosts = client_hosts(client);
+        if (hosts) {
+            char esc[1024];
+            zt_escape(hosts, esc, sizeof esc);
+            printf("\nhosts in use: %s\n", esc);
+        }
+        free(hosts);
+    }
+    fflush(stdout);
+    zkelect_stats_destroy(st);
+    return ZT_EXIT_OK;
+}
+
+/* --connect, and --path or --group (one of them, well formed). */
+static int status_args_ok(const struct zt_opts *o)
+{
+    if (!o->hosts || !*o->hosts || (!o->path == !o->group)) {
+        zt_err("--connect (or ZKELECT_CONNECT) and one of --path or --group are required");
+        return 0;
+    }
+    const char *p = o->path ? o->path : o->group;
+    if (!path_ok(p)) {
+        zt_err("bad %s path '%s' (absolute, no trailing '/', no '//')",
+               o->path ? "election" : "group", p);
+        return 0;
+    }
+    return 1;
+}
+
 int zt_cmd_status(int argc, char **argv)
 {
     struct zt_opts o = {0};
     int rc = zt_parse(argc, argv, ZT_CMD_STATUS, &o, status_usage);
     if (rc >= 0)
         return rc;
-    if (!path_ok(o.path)) {
-        zt_err("bad election path '%s' (absolute, no trailing '/', no '//')", o.path);
+    if (!status_args_ok(&o)) {
         status_usage(stderr);
         return ZT_EXIT_USAGE;
     }
@@ -94,6 +185,11 @@ int zt_cmd_status(int argc, char **argv)
     }
     rc = zt_await(client, &o);
     if (rc >= 0) {
+        zkelect_client_destroy(client);
+        return rc;
+    }
+    if (o.group) {
+        rc = status_group(&o, client);
         zkelect_client_destroy(client);
         return rc;
     }

@@ -313,6 +313,16 @@ static void client_counter(struct zt_buf *b, json_object *doc, const char *name,
     buf_fmt(b, "%s %lld\n", name, (long long)get_i64(get_obj(doc, "counters"), key, 0));
 }
 
+/* One figure of the client's "balance" object, labelled with its group. */
+static void balance_gauge(struct zt_buf *b, json_object *bal, const char *name, const char *key,
+                          const char *help)
+{
+    head(b, name, "gauge", help);
+    buf_fmt(b, "%s{group=\"", name);
+    zt_buf_label(b, get_str(bal, "group"));
+    buf_fmt(b, "\"} %lld\n", (long long)get_i64(bal, key, 0));
+}
+
 char *zt_metrics_render(const char *client_json, size_t *len)
 {
     json_object *doc = json_tokener_parse(client_json);
@@ -343,6 +353,15 @@ char *zt_metrics_render(const char *client_json, size_t *len)
          "1 while the session is in the process's crash guard (crash.guard).");
     buf_fmt(&b, "zkelect_session_crash_guarded %d\n",
             json_object_object_get_ex(doc, "crash_guarded", &v) && json_object_get_boolean(v));
+    /* A balanced group's part (balance.group), only for a client in one. */
+    json_object *bal = get_obj(doc, "balance");
+    if (bal && json_object_is_type(bal, json_type_object)) {
+        balance_gauge(&b, bal, "zkelect_balance_leading", "leading",
+                      "Candidacies of this client that lead now, in its balanced group.");
+        balance_gauge(&b, bal, "zkelect_balance_in_line", "in_line",
+                      "Candidacies of this client in line (leading or waiting), in its balanced "
+                      "group: the most it can lead.");
+    }
     /* The counters with a metric in gen/vocabulary.toml. */
     // BEGIN gen/vocab.py client counters
     client_counter(&b, doc, "zkelect_session_reconnects_total", "reconnects",

@@ -27,6 +27,7 @@ static const struct option run_options[] = {
 static const struct option status_options[] = {
     {"connect", required_argument, 0, ZT_OPT_CONNECT},
     {"path", required_argument, 0, ZT_OPT_PATH},
+    {"group", required_argument, 0, ZT_OPT_GROUP},
     {"json", no_argument, 0, ZT_OPT_JSON},
     {"session-timeout-ms", required_argument, 0, ZT_OPT_SESSION_TIMEOUT_MS},
     {"connect-timeout-ms", required_argument, 0, ZT_OPT_CONNECT_TIMEOUT_MS},
@@ -155,12 +156,14 @@ const struct zt_command_spec zt_commands[ZT_CMD__COUNT] = {
         .getopt = status_options,
         .takes_cmd = 0,
         .takes_operands = 0,
-        .needs_target = 1,
-        .synopsis = "usage: zkelect status --connect HOSTS --path P [--json]\n"
+        .needs_target = 0,
+        .synopsis = "usage: zkelect status --connect HOSTS [--path P] [--group G] [--json]\n"
                     "                      [--session-timeout-ms MS] [--connect-timeout-ms MS]\n"
                     "                      [--set KEY=VALUE]... [--auth-file FILE] [--verbose]\n",
         .options = "  --connect HOSTS           ZooKeeper connect string (default $ZKELECT_CONNECT)\n"
                    "  --path P                  election path (absolute)\n"
+                   "  --group G                 show the balanced group at G (balance.group)\n"
+                   "                            instead of an election\n"
                    "  --json                    one JSON object instead of the table\n"
                    "  --session-timeout-ms MS   requested session timeout (default 10000)\n"
                    "  --connect-timeout-ms MS   give up connecting after MS (default 15000)\n"

@@ -28,12 +28,13 @@ enum zt_opt {
     ZT_OPT_METRICS_LISTEN = 272,
     ZT_OPT_METRICS_TEXTFILE = 273,
     ZT_OPT_METRICS_INTERVAL_MS = 274,
-    ZT_OPT_JSON = 275,
-    ZT_OPT_COUNT = 276,
-    ZT_OPT_PROMETHEUS = 277,
-    ZT_OPT_FIRST_ID = 278,
-    ZT_OPT_SHARED_SESSION = 279,
-    ZT_OPT_VERBOSE = 280,
+    ZT_OPT_GROUP = 275,
+    ZT_OPT_JSON = 276,
+    ZT_OPT_COUNT = 277,
+    ZT_OPT_PROMETHEUS = 278,
+    ZT_OPT_FIRST_ID = 279,
+    ZT_OPT_SHARED_SESSION = 280,
+    ZT_OPT_VERBOSE = 281,
     ZT_OPT_HELP = 'h',
 };
 
@@ -84,7 +85,7 @@ extern const struct zt_command_spec zt_commands[ZT_CMD__COUNT];
 /* The commands, one line each, for `zkelect --help`. */
 #define ZT_COMMANDS_HELP \
     "  run        run a command only while this process leads an election\n" \
-    "  status     show the candidates of an election in queue order\n" \
+    "  status     show the candidates of an election in queue order, or a balanced group\n" \
     "  observe    print one line per leader change\n" \
     "  candidate  host participants driven by the line protocol (tests, benchmarks)\n" \
     "  transfer   ask the leader of an election to hand leadership to a candidate\n" \

@@ -114,6 +114,7 @@ int zt_parse(int argc, char **argv, enum zt_cmd cmd, struct zt_opts *o,
         switch (c) {
         case ZT_OPT_CONNECT: o->hosts = optarg; break;
         case ZT_OPT_PATH: o->path = optarg; break;
+        case ZT_OPT_GROUP: o->group = optarg; break;
         case ZT_OPT_ID: o->id = optarg; break;
         case ZT_OPT_AUTH_FILE: o->auth_file = optarg; break;
         case ZT_OPT_TO: o->to = optarg; break;

@@ -1270,6 +1270,53 @@ ZKELECT_API zkelect_stats_t *zkelect_client_stats(zkelect_client_t *client, char
                                                   size_t errlen);
 
 /**
+ * The members of the balanced group at path group (balance.group;
+ * docs/design.md, "Balanced groups") as they are now, as a JSON document:
+ *
+ *   {"group":"/g","members":[{"node":"zkelect-member-0000000000",
+ *    "session":"0x1000a2b3c0004","valid":true,"leading":3,"in_line":5},...],
+ *    "leading":6,"unread":0}
+ *
+ * One entry per member node (named zkelect-member-<sequence>; other
+ * children of the path are not members), in node order: the session that
+ * holds it (hexadecimal, as ZooKeeper's own tools show session ids), and
+ * how many of that client's candidacies lead and stand in line, as it last
+ * wrote them. Member nodes are written by whoever may write under the
+ * path: one whose data does not parse, or that no session holds, is listed
+ * with "valid":false and no counts, and is left out of the total
+ * "leading". At most 4096 member nodes are read (the first by name);
+ * "unread" counts the others. A path that does not exist is a group
+ * without members, not an error. Any client may ask, a member of the
+ * group or not; nothing is written.
+ *
+ * Asked of ZooKeeper now, as zkelect_client_participants() is (a sync
+ * first, so another session's latest member is seen): blocks for a few
+ * round trips, at most the session timeout (docs/threading.md, rule 5).
+ * Any thread. Read the document with
+ * zkelect_stats_json(); the caller owns it and frees it with
+ * zkelect_stats_destroy(); it does not refer to the client.
+ *
+ * Returns NULL with a message in errbuf (and zkelect_last_error_code()
+ * set):
+ *  - ZKELECT_EINVAL: client or group is NULL, or group is not a path an
+ *    election path could be (absolute, no trailing '/', no "//", "." or
+ *    "..", not under /zookeeper);
+ *  - ZKELECT_ESTATE: the client was made before fork() in another process;
+ *  - ZKELECT_ECLOSED: the client was shut down (zkelect_client_shutdown());
+ *  - ZKELECT_ECONNLOSS, ZKELECT_ETIMEDOUT: ZooKeeper could not be asked
+ *    within the session timeout;
+ *  - ZKELECT_EAUTH: the servers refused the client's credentials, or the
+ *    group's ACL refuses it reading (ZooKeeper's NOAUTH);
+ *  - ZKELECT_ESESSION_EXPIRED, ZKELECT_EZK: ZooKeeper's other refusals;
+ *  - ZKELECT_ENOMEM: memory ran out.
+ *
+ * Since 1.2.
+ */
+ZKELECT_API zkelect_stats_t *zkelect_client_group_stats(zkelect_client_t *client,
+                                                        const char *group, char *errbuf,
+                                                        size_t errlen);
+
+/**
  * The snapshot as one JSON object (RFC 8259, UTF-8, no newline), borrowed:
  * valid until zkelect_stats_destroy(stats). Its "version" key is 1; later
  * versions of the library add keys and never remove, rename or retype one,

@@ -9,8 +9,6 @@
 
 namespace zkelect {
 
-namespace {
-
 void json_str(std::string &o, const std::string &v) {
     o += '"';
     for (unsigned char c : v) {
@@ -44,6 +42,8 @@ void json_uint(std::string &o, const char *k, uint64_t v) {
     json_key(o, k);
     o += std::to_string(v);
 }
+
+namespace {
 
 template <int N>
 void json_hist(std::string &o, const char *k, const Histogram<N> &h) {
@@ -141,6 +141,18 @@ void client_stats_json(std::string &o, const Client &c, const EachElection &each
     o += '{';
     for (int i = 0; i < kCounterCount; ++i) json_uint(o, vocabulary::counter_name(i), c.counter(i));
     o += '}';
+    // A balanced group's part (balance.group): the client's leaderships now
+    // and the moves it made (docs/monitoring.md).
+    if (!c.settings().balance_group.empty()) {
+        json_key(o, "balance");
+        o += '{';
+        json_key(o, "group");
+        json_str(o, c.settings().balance_group);
+        json_uint(o, "leading", c.leaderships().leading());
+        json_uint(o, "in_line", c.leaderships().in_line());
+        json_uint(o, "moves", c.counter(kBalanceMoves));
+        o += '}';
+    }
     json_key(o, "elections");
     o += '[';
     bool first = true;

@@ -3,6 +3,7 @@
 // lists the keys). Keys are only ever added: "version" stays 1 while they are.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -10,6 +11,14 @@ namespace zkelect {
 
 class Client;
 struct ElectionShared;
+
+// JSON's pieces, appended to o: a string (escaped, bytes >= 0x20 as they
+// are: for text known to be UTF-8), a key (with the comma before it unless
+// it opens an object), a key and an integer.
+void json_str(std::string &o, const std::string &v);
+void json_key(std::string &o, const char *k);
+void json_int(std::string &o, const char *k, int64_t v);
+void json_uint(std::string &o, const char *k, uint64_t v);
 
 // Appends one election's document to out. Reads each figure once (the
 // stats lock is held for a copy only), so it may run on any thread.

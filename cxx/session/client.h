@@ -51,6 +51,13 @@ struct Listing {
 };
 using ListingFn = std::function<void(const Listing &)>;
 
+// A node read for a user's query (Client::read_children).
+struct NodeRead {
+    std::string name;  // without the path
+    std::string data;
+    NodeStat stat;
+};
+
 // Privately a LeaseHost and a TransferAskHost: only its own SessionLease
 // and TransferAsk see it as one.
 class Client final : private LeaseHost, private TransferAskHost {
@@ -154,6 +161,14 @@ public:
     // to timeout_ms. Returns kOk or an error code with *why.
     int participants(const std::string &path, int timeout_ms, std::vector<ParticipantInfo> *out,
                      std::string *why) override;
+    // The children of path that keep accepts, in name order, each with its
+    // data and stat, asked of ZooKeeper now as participants are (synced
+    // first; no path: none). At most max are read (the first by name), the
+    // rest counted in *unread. Blocks up to timeout_ms. Returns kOk or an
+    // error code with *why.
+    int read_children(const std::string &path, int timeout_ms,
+                      const std::function<bool(const std::string &)> &keep, size_t max,
+                      std::vector<NodeRead> *out, size_t *unread, std::string *why);
     // Ask the leader of path to hand leadership to the candidate whose id
     // is target (docs/semantics.md, "A transfer asked from outside"), and
     // wait for the outcome: at most timeout_ms plus two session timeouts.
@@ -221,6 +236,8 @@ public:
     // How many of this client's candidacies lead and stand in line, and
     // their terms, for a balanced group (leaderships.h).
     Leaderships &leaderships() { return leaderships_; }
+    // Any thread: for its counts (leading(), in_line()) alone.
+    const Leaderships &leaderships() const { return leaderships_; }
     // Any thread: the bound every lease of this client obeys while a
     // handshake is on its way to the loop.
     const HandshakeCap &handshake_cap() const { return handshake_cap_; }
@@ -272,9 +289,9 @@ private:
     void ask_tick_time(const PeerAddr &peer);
     void on_tick_answer(uint64_t ticket, bool ok, const ServerConf &conf);
     // participants' steps (participants.cpp).
-    int list_line(const std::string &path, std::chrono::steady_clock::time_point deadline,
-                  int timeout_ms, std::shared_ptr<ZkPort> *session, std::vector<Candidate> *order,
-                  std::string *why);
+    int list_children(const std::string &path, std::chrono::steady_clock::time_point deadline,
+                      int timeout_ms, std::shared_ptr<ZkPort> *session,
+                      std::vector<std::string> *children, std::string *why);
     int await_reconnect(int attempt, std::chrono::steady_clock::time_point deadline,
                         std::string *why);
     void warn_below_two_ticks(const std::string &server, int64_t tick_ns);

@@ -3,9 +3,11 @@
 // cxx/balance/), each leading candidacy's way to hand its term to another
 // client, oldest term first. Candidacies write it (their Term, their state
 // changes); the balancer reads it. Here, in the session's room, so that a
-// candidacy needs nothing above it to be counted. Loop thread only.
+// candidacy needs nothing above it to be counted. Loop thread only, but for
+// leading() and in_line(), which a stats snapshot reads from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -34,7 +36,7 @@ public:
     }
     // ... and ended (a no-op for a member not counted).
     void ended(uint64_t member) {
-        if (leading_ > 0) --leading_;
+        if (leading_.load(std::memory_order_relaxed) > 0) --leading_;
         if (auto it = seq_of_.find(member); it != seq_of_.end()) {
             by_age_.erase(it->second);
             seq_of_.erase(it);
@@ -44,14 +46,16 @@ public:
     // A candidacy took a place in line (+1: it has a node and waits, leads
     // or hands over) or left it (-1).
     void line(int delta) {
-        in_line_ = delta < 0 && in_line_ == 0 ? 0 : in_line_ + delta;
+        size_t now = in_line_.load(std::memory_order_relaxed);
+        in_line_.store(delta < 0 && now == 0 ? 0 : now + delta, std::memory_order_relaxed);
         tell();
     }
 
-    size_t leading() const { return leading_; }
+    // Any thread (each a count of its own: the two may be a change apart).
+    size_t leading() const { return leading_.load(std::memory_order_relaxed); }
+    size_t in_line() const { return in_line_.load(std::memory_order_relaxed); }
     // Whether member's term is in the book (while someone listens).
     bool leads(uint64_t member) const { return seq_of_.count(member) != 0; }
-    size_t in_line() const { return in_line_; }
     // fn(member, give) for each leading candidacy, oldest term first, while
     // it returns true.
     template <class F>
@@ -67,8 +71,9 @@ private:
         if (listener_) listener_();
     }
 
-    size_t leading_ = 0;
-    size_t in_line_ = 0;
+    // Written on the loop only; atomic for the readers on other threads.
+    std::atomic<size_t> leading_{0};
+    std::atomic<size_t> in_line_{0};
     uint64_t seq_ = 0;
     std::map<uint64_t, std::pair<uint64_t, Give>> by_age_;  // term's seq -> member, give
     std::unordered_map<uint64_t, uint64_t> seq_of_;           // member -> term's seq

@@ -1,8 +1,11 @@
 // Client::participants: an election's candidates in line, asked of
 // ZooKeeper from a user's thread (synced first, a lost connection asked
-// again after a pause), each node's data read for its id.
+// again after a pause), each node's data read for its id; and
+// Client::read_children, the same for any children of a path (a balanced
+// group's members).
 #include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -28,15 +31,16 @@ std::string no_answer(int timeout_ms) {
     return "ZooKeeper did not answer within " + std::to_string(timeout_ms) + " ms";
 }
 
-// Each node of order read for its data (its id), by deadline.
-int read_line(const Client &client, ZkPort &session, const std::string &path,
-              const std::vector<Candidate> &order, Deadline deadline, int timeout_ms,
-              std::vector<ParticipantInfo> *out, std::string *why) {
+// Each of names read for its data and stat, by deadline; a node gone
+// meanwhile is left out.
+int read_each(const Client &client, ZkPort &session, const std::string &path,
+              const std::vector<std::string> &names, Deadline deadline, int timeout_ms,
+              std::vector<NodeRead> *out, std::string *why) {
     auto st = std::make_shared<QueryState>();
-    st->datas.assign(order.size(), Reply{});
-    st->outstanding = static_cast<int>(order.size());
-    for (size_t i = 0; i < order.size(); ++i) {
-        session.get(path + "/" + order[i].name, false, [st, i](Reply &&r) {
+    st->datas.assign(names.size(), Reply{});
+    st->outstanding = static_cast<int>(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+        session.get(path + "/" + names[i], false, [st, i](Reply &&r) {
             std::lock_guard<std::mutex> lock(st->mu);
             st->datas[i] = std::move(r);
             st->outstanding--;
@@ -49,14 +53,14 @@ int read_line(const Client &client, ZkPort &session, const std::string &path,
         return client.connected() ? kETimedOut : kEConnLoss;
     }
     out->clear();
-    for (size_t i = 0; i < order.size(); ++i) {
-        const Reply &r = st->datas[i];
+    for (size_t i = 0; i < names.size(); ++i) {
+        Reply &r = st->datas[i];
         if (r.rc == ZNONODE) continue;  // left while we asked
         if (r.rc != ZOK) {
-            *why = "reading " + order[i].name + ": " + zerror(r.rc);
+            *why = "reading " + names[i] + ": " + zerror(r.rc);
             return err_from_zk(r.rc);
         }
-        out->push_back({order[i].name, r.data, r.stat.czxid, r.stat.ctime_ms});
+        out->push_back({names[i], std::move(r.data), r.stat});
     }
     return kOk;
 }
@@ -80,11 +84,11 @@ int Client::await_reconnect(int attempt, Deadline deadline, std::string *why) {
     return connected() ? kOk : kETimedOut;
 }
 
-// The candidates of path in order, listed by deadline on the session it
-// was listed with (*session).
-int Client::list_line(const std::string &path, Deadline deadline, int timeout_ms,
-                      std::shared_ptr<ZkPort> *session, std::vector<Candidate> *order,
-                      std::string *why) {
+// The children of path (none when it does not exist), listed by deadline
+// on the session it was listed with (*session).
+int Client::list_children(const std::string &path, Deadline deadline, int timeout_ms,
+                          std::shared_ptr<ZkPort> *session, std::vector<std::string> *children,
+                          std::string *why) {
     // A connection lost under the listing: asked again once the client is
     // back, after a pause that doubles (at most 6 times, within the
     // deadline). A server that requires SASL of a client without it drops
@@ -127,8 +131,8 @@ int Client::list_line(const std::string &path, Deadline deadline, int timeout_ms
             *why = std::string("listing ") + path + ": " + zerror(st->rc);
             return err_from_zk(st->rc);
         }
-        order->clear();  // no path: no candidates
-        if (st->rc == ZOK) *order = order_candidates(st->children);
+        children->clear();  // no path: no children
+        if (st->rc == ZOK) *children = std::move(st->children);
         return kOk;
     }
 }
@@ -137,14 +141,37 @@ int Client::participants(const std::string &path, int timeout_ms,
                          std::vector<ParticipantInfo> *out, std::string *why) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     std::shared_ptr<ZkPort> session;
-    std::vector<Candidate> order;
-    int rc = list_line(path, deadline, timeout_ms, &session, &order, why);
+    std::vector<std::string> children;
+    int rc = list_children(path, deadline, timeout_ms, &session, &children, why);
     if (rc != kOk) return rc;
-    if (order.empty()) {
-        out->clear();
-        return kOk;
-    }
-    return read_line(*this, *session, path, order, deadline, timeout_ms, out, why);
+    std::vector<std::string> names;
+    for (const Candidate &c : order_candidates(children)) names.push_back(c.name);
+    std::vector<NodeRead> read;
+    if (!names.empty()) rc = read_each(*this, *session, path, names, deadline, timeout_ms, &read, why);
+    if (rc != kOk) return rc;
+    out->clear();
+    for (NodeRead &n : read)
+        out->push_back({std::move(n.name), std::move(n.data), n.stat.czxid, n.stat.ctime_ms});
+    return kOk;
+}
+
+int Client::read_children(const std::string &path, int timeout_ms,
+                          const std::function<bool(const std::string &)> &keep, size_t max,
+                          std::vector<NodeRead> *out, size_t *unread, std::string *why) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    std::shared_ptr<ZkPort> session;
+    std::vector<std::string> children;
+    int rc = list_children(path, deadline, timeout_ms, &session, &children, why);
+    if (rc != kOk) return rc;
+    std::vector<std::string> names;
+    for (std::string &c : children)
+        if (keep(c)) names.push_back(std::move(c));
+    std::sort(names.begin(), names.end());
+    *unread = names.size() > max ? names.size() - max : 0;
+    if (names.size() > max) names.resize(max);
+    out->clear();
+    if (names.empty()) return kOk;
+    return read_each(*this, *session, path, names, deadline, timeout_ms, out, why);
 }
 
 }  // namespace zkelect

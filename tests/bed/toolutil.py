@@ -197,6 +197,15 @@ class CApi:
             L.zkelect_client_destroy(client)
 
 
+def status_group(zkelect, env, hosts, group, *extra):
+    """`zkelect status --connect hosts --group group [extra]`, run to its end."""
+    argv = [str(zkelect), "status", "--connect", hosts]
+    if group is not None:
+        argv += ["--group", group]
+    return subprocess.run(argv + list(extra), env=env, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+
+
 def pid_alive(pid):
     """True while pid exists and is not a zombie."""
     try:

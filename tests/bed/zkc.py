@@ -59,6 +59,7 @@ def load(build_dir):
         "zkelect_client_counter": (I, [P, I, C.POINTER(C.c_uint64)]),
         "zkelect_election_stats": (P, [P, S, C.c_size_t]),
         "zkelect_client_stats": (P, [P, S, C.c_size_t]),
+        "zkelect_client_group_stats": (P, [P, S, S, C.c_size_t]),
         "zkelect_stats_json": (S, [P]), "zkelect_stats_destroy": (None, [P]),
         "zkelect_event_type_name": (S, [I]), "zkelect_reason_name": (S, [I]),
         "zkelect_counter_name": (S, [I]),
@@ -168,6 +169,21 @@ class Api:
             raise RuntimeError(err.value.decode())
         try:
             return json.loads(self.lib.zkelect_stats_json(st).decode())
+        finally:
+            self.lib.zkelect_stats_destroy(st)
+
+    def group_stats(self, client, group):
+        """zkelect_client_group_stats: (the document parsed, "", 0), or
+        (None, errbuf's message, zkelect_last_error_code()) when it failed.
+        group may be None (NULL) or bytes."""
+        import json
+        err = C.create_string_buffer(512)
+        g = group.encode() if isinstance(group, str) else group
+        st = self.lib.zkelect_client_group_stats(client, g, err, 512)
+        if not st:
+            return None, err.value.decode(), self.lib.zkelect_last_error_code()
+        try:
+            return json.loads(self.lib.zkelect_stats_json(st).decode()), "", 0
         finally:
             self.lib.zkelect_stats_destroy(st)
 

@@ -395,6 +395,34 @@ def test_a_forgotten_leader_is_collected_and_resigns(zk, zk_path, client):
     _wait(lambda: client.participants(zk_path) == [], "the orphan's node removed")
 
 
+def test_group_stats_of_a_balanced_client(zk, zk_path):
+    """Client.group_stats: the group's members as a dict, this client's own
+    with its session and counts; bad paths raise InvalidArgument."""
+    group = zk_path + "/group"
+    with zkelect.connect(zk.connect_string, session_timeout_ms=6000, balance_group=group) as c:
+        c.await_connected(20)
+        with c.election(zk_path + "/e", "me") as e:
+            e.volunteer()
+            e.await_leader(20)
+            me = hex(c.session_id & (2**64 - 1))
+
+            def shown():
+                doc = c.group_stats(group)
+                return doc if [(m["session"], m.get("leading")) for m in doc["members"]] \
+                    == [(me, 1)] else None
+            deadline = time.monotonic() + 15
+            while not (doc := shown()):
+                assert time.monotonic() < deadline, c.group_stats(group)
+                time.sleep(0.02)
+            assert doc["group"] == group and doc["leading"] == 1
+            assert doc["members"][0]["valid"] and doc["members"][0]["in_line"] == 1
+            assert c.stats()["balance"]["leading"] == 1
+        for bad in ("relative", "/zookeeper/x"):
+            with pytest.raises(zkelect.InvalidArgument):
+                c.group_stats(bad)
+        assert c.group_stats(zk_path + "/nobody")["members"] == []
+
+
 def test_bad_input(zk, zk_path, client):
     cases = [
         (lambda: zkelect.connect(""), zkelect.InvalidArgument, "zk.hosts"),

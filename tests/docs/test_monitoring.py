@@ -23,15 +23,16 @@ RULE_TESTS = MON / "zkelect-alerts.test.yml"
 DASHBOARD = MON / "zkelect-grafana.json"
 NAME_RE = re.compile(r"\b(zkelect_[a-z0-9_]+|leader_election_master_status)\b")
 # Labels the tool puts on its series, and the ones Prometheus adds to every target.
-LABELS = {"name", "path", "id", "state", "reason", "le", "job", "instance"}
+LABELS = {"name", "path", "id", "state", "reason", "le", "group", "job", "instance"}
 
 
 @pytest.fixture(scope="module")
 def exported(build_dir, zkelect_bin):
     """{family name as exposed: type}, from the exposition of a real client
-    snapshot (a client that never connects, with one election on it)."""
+    snapshot (a client that never connects, with one election on it, in a
+    balanced group: the families of balance.group too)."""
     api = zkc.Api(build_dir)
-    c = api.client(zk_hosts="127.0.0.1:1", zk_log_level="none")
+    c = api.client(zk_hosts="127.0.0.1:1", zk_log_level="none", balance_group="/docs/group")
     e = api.election(c, "/docs/monitoring", "doc")
     try:
         err = C.create_string_buffer(256)

@@ -116,6 +116,7 @@ void zkelect_participants_destroy(zkelect_participants_t *p);
 zkelect_stats_t *zkelect_election_stats(zkelect_election_t *election, char *errbuf,
                                         size_t errlen);
 zkelect_stats_t *zkelect_client_stats(zkelect_client_t *client, char *errbuf, size_t errlen);
+zkelect_stats_t *zkelect_client_group_stats(zkelect_client_t *client, const char *group, char *errbuf, size_t errlen);
 const char *zkelect_stats_json(const zkelect_stats_t *stats);
 void zkelect_stats_destroy(zkelect_stats_t *stats);
 

@@ -408,6 +408,17 @@ class Client(_Closes):
         buf = _lib.errbuf()
         return _stats(self._h.call(lib.zkelect_client_stats, buf, _lib.ERRBUF), buf)
 
+    def group_stats(self, path):
+        """The members of the balanced group at path (balance.group) as
+        ZooKeeper has them now, as a dict: "group", "members" (each with
+        "node", "session", "valid" and, when valid, "leading" and
+        "in_line"), the total "leading" and "unread" (docs/api.md,
+        zkelect_client_group_stats). A path that does not exist: no
+        members."""
+        p = _lib.cstr("path", path)
+        buf = _lib.errbuf()
+        return _stats(self._h.call(lib.zkelect_client_group_stats, p, buf, _lib.ERRBUF), buf)
+
     def election(self, path, participant_id):
         """A candidacy of participant_id on path; it starts idle
         (volunteer() enters the election)."""

@@ -69,6 +69,7 @@ _PROTOS = {
     "zkelect_counter_name": (c_char_p, [c_int]),
     "zkelect_client_participants": (_P, [_P, c_char_p, c_char_p, c_size_t]),
     "zkelect_client_stats": (_P, [_P, c_char_p, c_size_t]),
+    "zkelect_client_group_stats": (_P, [_P, c_char_p, c_char_p, c_size_t]),
     "zkelect_election_new": (_P, [_P, c_char_p, c_char_p, c_char_p, c_size_t]),
     "zkelect_election_destroy": (c_int, [_P]),
     "zkelect_volunteer": (c_int, [_P]),

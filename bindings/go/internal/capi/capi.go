@@ -68,20 +68,21 @@ typedef long long swig_type_34;
 typedef long long swig_type_35;
 typedef long long swig_type_36;
 typedef _gostring_ swig_type_37;
-typedef long long swig_type_38;
-typedef _gostring_ swig_type_39;
+typedef _gostring_ swig_type_38;
+typedef long long swig_type_39;
 typedef _gostring_ swig_type_40;
 typedef _gostring_ swig_type_41;
-typedef long long swig_type_42;
-typedef _gostring_ swig_type_43;
+typedef _gostring_ swig_type_42;
+typedef long long swig_type_43;
 typedef _gostring_ swig_type_44;
 typedef _gostring_ swig_type_45;
-typedef long long swig_type_46;
-typedef _gostring_ swig_type_47;
-typedef long long swig_type_48;
-typedef _gostring_ swig_type_49;
+typedef _gostring_ swig_type_46;
+typedef long long swig_type_47;
+typedef _gostring_ swig_type_48;
+typedef long long swig_type_49;
 typedef _gostring_ swig_type_50;
 typedef _gostring_ swig_type_51;
+typedef _gostring_ swig_type_52;
 extern void _wrap_Swig_free_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern uintptr_t _wrap_Swig_malloc_capi_15407d5f63cd3f4c(swig_intgo arg1);
 extern void _wrap_delete_NativeConf_capi_15407d5f63cd3f4c(uintptr_t arg1);
@@ -187,7 +188,8 @@ extern swig_intgo _wrap_participants_priority_capi_15407d5f63cd3f4c(uintptr_t ar
 extern void _wrap_participants_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern uintptr_t _wrap_election_stats_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern uintptr_t _wrap_client_stats_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_37 _wrap_stats_json_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern uintptr_t _wrap_client_group_stats_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_37 arg2);
+extern swig_type_38 _wrap_stats_json_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern void _wrap_stats_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_EV_ELECTED_capi_15407d5f63cd3f4c(void);
 extern swig_intgo _wrap_EV_DEPOSED_capi_15407d5f63cd3f4c(void);
@@ -215,29 +217,29 @@ extern swig_intgo _wrap_event_fd_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_wake_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_event_type_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_event_reason_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_38 _wrap_event_token_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_39 _wrap_event_token_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_event_error_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_event_zk_rc_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_39 _wrap_event_message_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_40 _wrap_event_node_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_40 _wrap_event_message_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_41 _wrap_event_node_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_event_priority_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_41 _wrap_event_id_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_42 _wrap_event_time_ns_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_43 _wrap_event_type_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
-extern swig_type_44 _wrap_reason_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
+extern swig_type_42 _wrap_event_id_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_43 _wrap_event_time_ns_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_44 _wrap_event_type_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
+extern swig_type_45 _wrap_reason_name_capi_15407d5f63cd3f4c(swig_intgo arg1);
 extern void _wrap_event_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern uintptr_t _wrap_observer_new_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_45 arg2);
+extern uintptr_t _wrap_observer_new_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_46 arg2);
 extern uintptr_t _wrap_observer_next_event_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_observer_event_fd_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_observer_wake_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_observer_destroy_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_46 _wrap_fencing_token_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_47 _wrap_leader_id_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_48 _wrap_client_counter_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
+extern swig_type_47 _wrap_fencing_token_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_48 _wrap_leader_id_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_49 _wrap_client_counter_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_intgo arg2);
 extern swig_intgo _wrap_fenced_ops_failed_index_capi_15407d5f63cd3f4c(uintptr_t arg1);
 extern swig_intgo _wrap_fenced_ops_zk_rc_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_49 _wrap_leader_answer_capi_15407d5f63cd3f4c(uintptr_t arg1);
-extern swig_type_50 _wrap_conf_get_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_51 arg2);
+extern swig_type_50 _wrap_leader_answer_capi_15407d5f63cd3f4c(uintptr_t arg1);
+extern swig_type_51 _wrap_conf_get_capi_15407d5f63cd3f4c(uintptr_t arg1, swig_type_52 arg2);
 #undef intgo
 */
 import "C"
@@ -1213,6 +1215,17 @@ func Client_stats(arg1 NativeClient) (_swig_ret NativeStats) {
 	return swig_r
 }
 
+func Client_group_stats(arg1 NativeClient, arg2 string) (_swig_ret NativeStats) {
+	var swig_r NativeStats
+	_swig_i_0 := getSwigcptr(arg1)
+	_swig_i_1 := arg2
+	swig_r = (NativeStats)(SwigcptrNativeStats(C._wrap_client_group_stats_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_37)(unsafe.Pointer(&_swig_i_1)))))
+	if Swig_escape_always_false {
+		Swig_escape_val = arg2
+	}
+	return swig_r
+}
+
 func Stats_json(arg1 NativeStats) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
@@ -1508,7 +1521,7 @@ func Observer_new(arg1 NativeClient, arg2 string) (_swig_ret NativeObserver) {
 	var swig_r NativeObserver
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_45)(unsafe.Pointer(&_swig_i_1)))))
+	swig_r = (NativeObserver)(SwigcptrNativeObserver(C._wrap_observer_new_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_46)(unsafe.Pointer(&_swig_i_1)))))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2
 	}
@@ -1597,7 +1610,7 @@ func Conf_get(arg1 NativeConf, arg2 string) (_swig_ret string) {
 	var swig_r string
 	_swig_i_0 := getSwigcptr(arg1)
 	_swig_i_1 := arg2
-	swig_r_p := C._wrap_conf_get_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_51)(unsafe.Pointer(&_swig_i_1)))
+	swig_r_p := C._wrap_conf_get_capi_15407d5f63cd3f4c(C.uintptr_t(_swig_i_0), *(*C.swig_type_52)(unsafe.Pointer(&_swig_i_1)))
 	swig_r = *(*string)(unsafe.Pointer(&swig_r_p))
 	if Swig_escape_always_false {
 		Swig_escape_val = arg2

@@ -2033,6 +2033,29 @@ struct zkelect_stats *_wrap_client_stats_capi_15407d5f63cd3f4c(struct zkelect_cl
 }
 
 
+struct zkelect_stats *_wrap_client_group_stats_capi_15407d5f63cd3f4c(struct zkelect_client *_swig_go_0, _gostring_ _swig_go_1) {
+  zkelect_client_t *arg1 = (zkelect_client_t *) 0 ;
+  char *arg2 = (char *) 0 ;
+  char *arg3 = (char *) 0 ;
+  size_t arg4 ;
+  zkelect_stats_t *result = 0 ;
+  struct zkelect_stats *_swig_go_result;
+  
+  {
+    zkelect_swig_errbuf[0] = '\0';
+    arg3 = zkelect_swig_errbuf;
+    arg4 = sizeof zkelect_swig_errbuf;
+  }
+  arg1 = *(zkelect_client_t **)&_swig_go_0; 
+  arg2 = (char *)zkelect_go_string(_swig_go_1.p, (size_t)_swig_go_1.n); 
+  
+  result = (zkelect_stats_t *)zkelect_client_group_stats(arg1,(char const *)arg2,arg3,arg4);
+  *(zkelect_stats_t **)&_swig_go_result = (zkelect_stats_t *)result; 
+  zkelect_go_release_strings(); 
+  return _swig_go_result;
+}
+
+
 _gostring_ _wrap_stats_json_capi_15407d5f63cd3f4c(struct zkelect_stats *_swig_go_0) {
   zkelect_stats_t *arg1 = (zkelect_stats_t *) 0 ;
   char *result = 0 ;

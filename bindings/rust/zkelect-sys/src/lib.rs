@@ -266,6 +266,7 @@ extern "C" {
     // Since 1.2.
     pub fn zkelect_election_stats(election: *mut zkelect_election_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_stats_t;
     pub fn zkelect_client_stats(client: *mut zkelect_client_t, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_stats_t;
+    pub fn zkelect_client_group_stats(client: *mut zkelect_client_t, group: *const c_char, errbuf: *mut c_char, errlen: size_t) -> *mut zkelect_stats_t;
     pub fn zkelect_stats_json(stats: *const zkelect_stats_t) -> *const c_char;
     pub fn zkelect_stats_destroy(stats: *mut zkelect_stats_t);
 
