@@ -23,17 +23,14 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..", "tests", "sasl")]
-
-import saslbed  # noqa: E402
-from bed.toolutil import Candidates, parse_event  # noqa: E402
-from bed.zkbed import Ensemble  # noqa: E402
-from tls import tlsbed  # noqa: E402
+# tests/ is on PYTHONPATH (./dev; by hand: PYTHONPATH=$PWD/tests).
+from bed.toolutil import Candidates, parse_event
+from bed.zkbed import Ensemble
+from sasl import saslbed
+from tls import tlsbed
 
 SESSION_MS = 4000
 
