@@ -40,6 +40,8 @@ GROUPS = [
         "integration/test_idle_cost.py",
         "integration/test_idle_follower_cost.py",
         "hostile/test_many_children.py",
+        # Four processes of a balanced group, each sampling every handle.
+        "integration/test_balance.py",
     ]),
     # Java's and Lua's build.sh write <build>/script-bindings/{java,lua}
     # (rm -rf, then build) and the cross-language candidates run from

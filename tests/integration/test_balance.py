@@ -23,7 +23,14 @@ T = 4000
 # a graceful leave) may show: one graceful handover is milliseconds, the
 # rest is room for a loaded machine and the sampler's rounds (the spans
 # are sampled). A SIGKILL's: below T, the crash guard closes the session.
-GRACEFUL_GAP_MS = 1000
+GRACEFUL_GAP_MS = 2000
+# How long a phase may take to even out here, and how many moves a 4th
+# join may cost: the targets (10 s, E/4 + 10 at E = 3,000) are the
+# bench's (bench/balance.py, ./dev bench --only balance), measured alone;
+# beside ./dev test's other workers these bound what would be a fault
+# (a group that never settles, moves that churn on), not the pace.
+EVEN_S = 15
+MOVES_SLACK = 1.5
 
 
 def test_a_group_evens_out_on_joins_leaves_and_a_crash(test_env, zk, kz):
@@ -39,7 +46,7 @@ def test_a_group_evens_out_on_joins_leaves_and_a_crash(test_env, zk, kz):
             procs.append(proc(n))
             if n == "a":
                 marks.append(("joins", now_ns()))
-        took, counts = even(procs, E // 3, -(-E // 3), 10, E)
+        took, counts = even(procs, E // 3, -(-E // 3), EVEN_S, E)
         # The counters at the first even look, as this test always read
         # them; the bench's balance part (bench/balance.py) also waits
         # until the group stays even and the counters settle, and counts
@@ -50,23 +57,23 @@ def test_a_group_evens_out_on_joins_leaves_and_a_crash(test_env, zk, kz):
 
         marks.append(("a 4th joins", now_ns()))
         procs.append(proc("d"))
-        took, counts = even(procs, E // 4, -(-E // 4), 10, E)
+        took, counts = even(procs, E // 4, -(-E // 4), EVEN_S, E)
         n = moved(before, moves(procs))
         print(f"a 4th joined: even ({counts}) in {took:.2f} s, {n} moves")
-        assert n <= E // 4 + E // 300 + 2, n
+        assert n <= MOVES_SLACK * (E // 4), n
 
         d = procs.pop()
         marks.append(("the 4th leaves", now_ns()))
         d.shutdown()
         gone.append(d)
-        took, counts = even(procs, E // 3, -(-E // 3), 10, E)
+        took, counts = even(procs, E // 3, -(-E // 3), EVEN_S, E)
         print(f"the 4th left gracefully: even ({counts}) in {took:.2f} s")
 
         c = procs.pop()
         marks.append(("SIGKILL", now_ns()))
         c.kill()
         gone.append(c)
-        took, counts = even(procs, E // 2, -(-E // 2), 10, E)
+        took, counts = even(procs, E // 2, -(-E // 2), EVEN_S, E)
         print(f"a 3rd was SIGKILLed: even ({counts}) in {took:.2f} s")
         marks.append(("end", now_ns()))
         for p in procs:
