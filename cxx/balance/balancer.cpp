@@ -134,17 +134,9 @@ void Balancer::on_node_made(uint64_t gen, Reply &&r) {
         // a pause for a refusal (no permission): the balancer is the only
         // one waiting for it.
         joining_ = false;
-        if (!connection_trouble(r.rc)) {
-            uint64_t g = gen_;
-            std::weak_ptr<Balancer> weak = weak_from_this();
-            client_.at(boottime_ns() + int64_t(client_.effective_timeout_ms()) * kNsPerMs,
-                       [weak, g] {
-                           auto self = weak.lock();
-                           if (self && self->gen_ == g && self->node_.empty() && !self->joining_ &&
-                               self->client_.connected())
-                               self->on_connected(true);
-                       });
-        }
+        if (!connection_trouble(r.rc))
+            later(boottime_ns() + int64_t(client_.effective_timeout_ms()) * kNsPerMs,
+                  &Balancer::rejoin);
         return;
     }
     joining_ = false;
@@ -152,6 +144,12 @@ void Balancer::on_node_made(uint64_t gen, Reply &&r) {
     published_.clear();
     publish_soon();
     list();
+}
+
+// A join refused (no permission): asked again once a session timeout on,
+// unless a new session or connection has joined meanwhile.
+void Balancer::rejoin() {
+    if (node_.empty() && !joining_ && client_.connected()) on_connected(true);
 }
 
 // The group's path and its parents, each made once; ZNODEEXISTS is as good.
@@ -267,17 +265,26 @@ void Balancer::on_node_event(int type, const std::string &path) {
 
 // --- our counts ------------------------------------------------------------
 
-void Balancer::publish_soon() {
-    if (publish_armed_ || node_.empty()) return;
-    publish_armed_ = true;
+void Balancer::later(int64_t at, void (Balancer::*fn)()) {
     std::weak_ptr<Balancer> weak = weak_from_this();
-    client_.at(boottime_ns() + kPublishDelayNs, [weak] {
+    client_.at(at, [weak, fn] {
+        if (auto self = weak.lock()) ((*self).*fn)();
+    });
+}
+
+void Balancer::once(bool Balancer::*armed, int64_t delay_ns, void (Balancer::*fn)()) {
+    if (this->*armed || node_.empty()) return;
+    this->*armed = true;
+    std::weak_ptr<Balancer> weak = weak_from_this();
+    client_.at(boottime_ns() + delay_ns, [weak, armed, fn] {
         if (auto self = weak.lock()) {
-            self->publish_armed_ = false;
-            self->publish();
+            (*self).*armed = false;
+            ((*self).*fn)();
         }
     });
 }
+
+void Balancer::publish_soon() { once(&Balancer::publish_armed_, kPublishDelayNs, &Balancer::publish); }
 
 void Balancer::publish() {
     if (node_.empty() || publishing_) return;
@@ -298,17 +305,7 @@ void Balancer::publish() {
 
 // --- the plan and the moves ------------------------------------------------
 
-void Balancer::plan_soon(int64_t delay_ns) {
-    if (plan_armed_ || node_.empty()) return;
-    plan_armed_ = true;
-    std::weak_ptr<Balancer> weak = weak_from_this();
-    client_.at(boottime_ns() + delay_ns, [weak] {
-        if (auto self = weak.lock()) {
-            self->plan_armed_ = false;
-            self->plan();
-        }
-    });
-}
+void Balancer::plan_soon(int64_t delay_ns) { once(&Balancer::plan_armed_, delay_ns, &Balancer::plan); }
 
 void Balancer::plan() {
     if (node_.empty() || stopped_.load() || !client_.connected()) return;
@@ -332,10 +329,7 @@ void Balancer::plan() {
     } else if (high_timer_at_ != high_total_at_) {
         // Shared as the larger total until it expires; then made again.
         high_timer_at_ = high_total_at_;
-        std::weak_ptr<Balancer> weak = weak_from_this();
-        client_.at(high_total_at_ + kGivenNs + 1, [weak] {
-            if (auto self = weak.lock()) self->plan_soon(0);
-        });
+        later(high_total_at_ + kGivenNs + 1, &Balancer::replan);
     }
     int limit = client_.settings().balance_moves_max;
     for (const Give &g : gives_of(snapshot, self, high_total_)) {
@@ -391,10 +385,7 @@ void Balancer::on_moved(uint64_t member, int64_t owner, int code) {
                 s.given.push_back(until);
             }
         // Once it expires, the plan is made again from what the taker said.
-        std::weak_ptr<Balancer> weak = weak_from_this();
-        client_.at(until, [weak] {
-            if (auto self = weak.lock()) self->plan_soon(0);
-        });
+        later(until, &Balancer::replan);
     } else if (code == kENoCandidate || code == kENotSup || code == kEState ||
                code == kETimedOut) {
         // kEState: another transfer of that leader runs (its own, one asked

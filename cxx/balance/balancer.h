@@ -65,6 +65,7 @@ private:
     ReplyFn route(void (Balancer::*h)(uint64_t gen, Reply &&r));
     // Joining: the group's path (with its parents), then our node.
     void make_path(const std::string &path, int depth);
+    void rejoin();
     void on_path_made(uint64_t gen, Reply &&r);
     void create_node();
     void on_node_made(uint64_t gen, Reply &&r);
@@ -75,8 +76,13 @@ private:
     // Our own data, at most one write in flight, coalesced.
     void publish_soon();
     void publish();
+    // fn on the loop at CLOCK_BOOTTIME `at`, while this balancer lives; and
+    // after delay_ns, once however often asked meanwhile (armed: its flag).
+    void later(int64_t at, void (Balancer::*fn)());
+    void once(bool Balancer::*armed, int64_t delay_ns, void (Balancer::*fn)());
     // The plan and the moves.
     void plan_soon(int64_t delay_ns);
+    void replan() { plan_soon(0); }
     void plan();
     bool start_move(int64_t owner);
     void on_moved(uint64_t member, int64_t owner, int code);
