@@ -64,6 +64,21 @@ std::unique_ptr<Client> new_client(int timeout_ms = 2000) {
     return c;
 }
 
+// A raw ZooKeeper handle of the test's own, closed however the test ends:
+// an ASSERT that returned early leaked one, and its socket was counted by
+// the next test's zk_sockets().
+struct RawZk {
+    zhandle_t *zh = zookeeper_init(hosts().c_str(), nullptr, 2000, nullptr, nullptr, 0);
+    RawZk() = default;
+    RawZk(const RawZk &) = delete;
+    RawZk &operator=(const RawZk &) = delete;
+    ~RawZk() { close(); }
+    void close() {
+        if (zh) zookeeper_close(zh);
+        zh = nullptr;
+    }
+};
+
 // Holds a client's loop until opened. close() returns once the loop is
 // inside the gate, so everything posted afterwards queues behind it.
 class Gate {
@@ -170,7 +185,8 @@ TEST(Interleaving, ErrorDuringResignKeepsOnePhaseWriter) {
     // An election path that is an ephemeral node of another session:
     // creating a candidate under it fails with ZNOCHILDRENFOREPHEMERALS.
     {
-        zhandle_t *zh = zookeeper_init(hosts().c_str(), nullptr, 2000, nullptr, nullptr, 0);
+        RawZk raw;
+        zhandle_t *zh = raw.zh;
         ASSERT_NE(zh, nullptr);
         int rc = ZCONNECTIONLOSS;
         std::string prefix;
@@ -193,9 +209,16 @@ TEST(Interleaving, ErrorDuringResignKeepsOnePhaseWriter) {
         const std::string &path = parent;
         Election e(*c, path, "e");
 
-        Gate g1, g2;
-        ASSERT_EQ(e.volunteer(), kOk);  // the loop sends the create
-        g1.close(*c);
+        // g0 holds the loop while the volunteer and g1 queue behind it, so
+        // the create's failure cannot come back before g1: a test thread
+        // descheduled between the volunteer and g1 (./dev test under load)
+        // let the loop handle the failure first, and resign said ESTATE.
+        Gate g0, g1, g2;
+        g0.close(*c);
+        ASSERT_EQ(e.volunteer(), kOk);
+        g1.place(*c);
+        g0.open();
+        ASSERT_TRUE(g1.reached());  // the loop sent the create, and waits at g1
         ASSERT_TRUE(eventually([&] { return c->mailbox_size() >= 1; }));  // its failure is queued
         g2.place(*c);
         // Behind g1: the failed create, then g2; resign queues behind g2.
@@ -218,7 +241,7 @@ TEST(Interleaving, ErrorDuringResignKeepsOnePhaseWriter) {
         ASSERT_TRUE(eventually([&] { return e.shared().phase.load() == Phase::kIdle; }));
 
         // The obstacle goes; the next volunteer leads, with exactly one node.
-        zookeeper_close(zh);  // its ephemeral parent with it
+        raw.close();  // its ephemeral parent with it
         ASSERT_TRUE(eventually([&] {
             std::vector<ParticipantInfo> out;
             std::string why;
@@ -401,7 +424,8 @@ TEST(Interleaving, AReconnectIsStampedWhenZooKeeperDeliversIt) {
 TEST(Interleaving, SequenceNearTheWrapIsWarnedOnce) {
     auto c = new_client();
     std::string path = fresh_path("near-wrap");
-    zhandle_t *zh = zookeeper_init(hosts().c_str(), nullptr, 2000, nullptr, nullptr, 0);
+    RawZk raw;
+    zhandle_t *zh = raw.zh;
     ASSERT_NE(zh, nullptr);
     std::string prefix;
     for (size_t at = 1;;) {
@@ -433,7 +457,6 @@ TEST(Interleaving, SequenceNearTheWrapIsWarnedOnce) {
     ASSERT_EQ(e.volunteer(), kOk);
     ASSERT_EQ(e.await_leader(10000, [] { return false; }), kOk);
     EXPECT_EQ(c->counter(kSequenceNearWrap), 1u) << "warned more than once";
-    zookeeper_close(zh);
 }
 
 // Issue 15: the third in line learns that it moved up from its watch on the
