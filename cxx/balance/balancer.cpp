@@ -106,7 +106,10 @@ void Balancer::on_connected(bool new_session) {
         create_node();
         return;
     }
-    list();  // a reconnect: read the group again rather than trust the watches
+    // A reconnect: read the group again rather than trust the watches, and
+    // say our counts again if a write of them was lost with the connection.
+    list();
+    publish_soon();
 }
 
 void Balancer::on_expired() {
@@ -134,9 +137,14 @@ void Balancer::on_node_made(uint64_t gen, Reply &&r) {
         // a pause for a refusal (no permission): the balancer is the only
         // one waiting for it.
         joining_ = false;
+        // A lost connection's answer may come after the reconnect that
+        // would have asked again: asked now if connected (a node the lost
+        // create made is ours, deleted at the first listing).
         if (!connection_trouble(r.rc))
             later(boottime_ns() + int64_t(client_.effective_timeout_ms()) * kNsPerMs,
                   &Balancer::rejoin);
+        else
+            later(boottime_ns(), &Balancer::rejoin);
         return;
     }
     joining_ = false;
@@ -185,6 +193,13 @@ void Balancer::list() {
 
 void Balancer::on_children(uint64_t gen, Reply &&r) {
     if (gen != gen_ || r.rc != ZOK) return;
+    // Our member node deleted from outside (an operator, a cleanup): made
+    // again, or this client would lead its share unseen by the group.
+    if (std::find(r.children.begin(), r.children.end(), node_) == r.children.end()) {
+        on_expired();  // forgotten as an expiry would, then made again
+        later(boottime_ns(), &Balancer::rejoin);
+        return;
+    }
     std::vector<std::string> names;
     for (const std::string &c : r.children)
         if (member_name(c) && names.size() < kMembersMax)
@@ -298,8 +313,21 @@ void Balancer::publish() {
                               auto self = weak.lock();
                               if (!self || gen != self->gen_) return;
                               self->publishing_ = false;
-                              if (r.rc == ZOK) self->published_ = text;
-                              if (!connection_trouble(r.rc)) self->publish_soon();
+                              if (r.rc == ZOK) {
+                                  self->published_ = text;
+                                  self->publish_soon();  // counts changed in flight
+                              } else if (r.rc == ZNONODE) {
+                                  self->list();  // gone from outside: on_children makes it again
+                              } else if (connection_trouble(r.rc)) {
+                                  // Said again by the reconnect, or now if that came first.
+                                  if (self->client_.connected()) self->publish_soon();
+                              } else {
+                                  // Refused (an ACL changed under us): asked again after T,
+                                  // not every 20 ms.
+                                  self->later(boottime_ns() + int64_t(self->client_.effective_timeout_ms()) *
+                                                                   kNsPerMs,
+                                              &Balancer::publish);
+                              }
                           }));
 }
 

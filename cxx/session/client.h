@@ -77,6 +77,10 @@ public:
     // Why the servers refused this client's credentials (ZKELECT_EAUTH's
     // message), empty while they have not.
     std::string auth_failure() const;
+    // What a reply's rc says, for a query's error message: a refusal of
+    // authentication is named by its cause, as ZKELECT_EAUTH's message is
+    // (a query's reply can carry it before the session event has set it).
+    std::string reply_error(int zk_rc) const;
     bool connected() const override { return connected_.load(std::memory_order_acquire); }
     int negotiated_timeout_ms() const { return timeout_ms_.load(std::memory_order_acquire); }
     // The session timeout in force: negotiated once connected, else the

@@ -57,7 +57,7 @@ int read_each(const Client &client, ZkPort &session, const std::string &path,
         Reply &r = st->datas[i];
         if (r.rc == ZNONODE) continue;  // left while we asked
         if (r.rc != ZOK) {
-            *why = "reading " + names[i] + ": " + zerror(r.rc);
+            *why = "reading " + names[i] + ": " + client.reply_error(r.rc);
             return err_from_zk(r.rc);
         }
         out->push_back({names[i], std::move(r.data), r.stat});
@@ -128,7 +128,7 @@ int Client::list_children(const std::string &path, Deadline deadline, int timeou
             if (rc == kOk) continue;
         }
         if (st->rc != ZOK && st->rc != ZNONODE) {
-            *why = std::string("listing ") + path + ": " + zerror(st->rc);
+            *why = std::string("listing ") + path + ": " + reply_error(st->rc);
             return err_from_zk(st->rc);
         }
         children->clear();  // no path: no children

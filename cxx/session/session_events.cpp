@@ -305,6 +305,12 @@ std::string Client::auth_failure() const {
     return auth_why_;
 }
 
+std::string Client::reply_error(int zk_rc) const {
+    if (zk_rc == ZSESSIONCLOSEDREQUIRESASLAUTH || zk_rc == ZAUTHFAILED)
+        return auth_failure_cause(zk_rc == ZSESSIONCLOSEDREQUIRESASLAUTH);
+    return zerror(zk_rc);
+}
+
 int Client::await_connected(int timeout_ms) {
     if (timeout_ms < 0) timeout_ms = settings_.connect_timeout_ms;
     std::unique_lock<std::mutex> lock(mu_);

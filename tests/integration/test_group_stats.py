@@ -133,6 +133,22 @@ def test_member_nodes_others_wrote_show_invalid(zk, zk_path, api, handles, kz, z
     assert "total leading: 2" in r.stdout.splitlines()
 
 
+def test_a_member_node_deleted_from_outside_is_made_again(zk, zk_path, api, handles, kz):
+    """An operator's delete of a member node: the client makes a new one
+    with its counts, and the group sees it again (before, it led its share
+    unseen until its next session)."""
+    group = zk_path + "/group"
+    clients = _balanced_pair(api, handles, zk, group, zk_path + "/e")
+    doc, _ = zkc.until(lambda: _settled(api, clients, group), "the group settled", 30)
+    gone = doc["members"][0]["node"]
+    kz.delete(group + "/" + gone)
+    doc, own = zkc.until(lambda: (lambda d: d if d and gone not in
+                                  [m["node"] for m in d[0]["members"]] else None)(
+                                      _settled(api, clients, group)),
+                         "the deleted member made again", 20)
+    assert len(doc["members"]) == 2 and all(m["valid"] for m in doc["members"])
+
+
 def test_bad_input_gets_clear_errors(zk, zk_path, api, handles, zkelect_bin, test_env):
     c = zkc.connected_client(api, handles, zk.connect_string, SESSION_MS)
     doc, err, code = api.group_stats(None, "/g")
