@@ -242,31 +242,44 @@ def until(fn, what, timeout_s=10):
     raise AssertionError(f"not within {timeout_s} s: {what}")
 
 
-class Overlaps:
-    """Samples two handles' is_leader on one thread; records proven overlaps
-    (X, Z, X all 1) and when X last answered 1."""
+class Sampler:
+    """Samples is_leader of handles grouped by path (each group the handles
+    of one election) on one thread, three passes a round: a handle that
+    read 1 in the first and third passes while another of its group read 1
+    in the second proves two leaders at once. overlaps: (group, x, y,
+    monotonic ns) of each proof; x_last_one: when the first group's first
+    handle last answered 1; rounds: the rounds sampled."""
 
-    def __init__(self, lib, x, z):
-        self.lib, self.x, self.z = lib, x, z
+    def __init__(self, lib, groups, max_rounds=2_000_000):
+        self.lib = lib
+        self.groups = [list(g) for g in groups]
+        self.max_rounds = max_rounds
         self.overlaps = []
         self.x_last_one = 0
-        self.samples = 0
+        self.rounds = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
+    @property
+    def samples(self):
+        return self.rounds
+
     def _run(self):
-        lib, x, z = self.lib, self.x, self.z
-        while not self.stop.is_set() and self.samples < 10_000_000:
-            a = lib.zkelect_is_leader(x)
-            b = lib.zkelect_is_leader(z)
-            c = lib.zkelect_is_leader(x)
+        f, groups = self.lib.zkelect_is_leader, self.groups
+        while not self.stop.is_set() and self.rounds < self.max_rounds:
+            a = [[f(h) for h in g] for g in groups]
+            b = [[f(h) for h in g] for g in groups]
+            c = [[f(h) for h in g] for g in groups]
             now = time.monotonic_ns()
-            self.samples += 1
-            time.sleep(0.0002)  # leave the library's threads a core
-            if a == 1 or c == 1:
+            self.rounds += 1
+            if a[0][0] == 1 or c[0][0] == 1:
                 self.x_last_one = now
-            if a == 1 and b == 1 and c == 1:
-                self.overlaps.append(now)
+            for gi, g in enumerate(groups):
+                for x in range(len(g)):
+                    if a[gi][x] == 1 and c[gi][x] == 1:
+                        self.overlaps.extend((gi, x, y, now) for y in range(len(g))
+                                             if y != x and b[gi][y] == 1)
+            time.sleep(0.0002)  # leave the library's threads a core
 
     def __enter__(self):
         self.thread.start()
@@ -275,3 +288,8 @@ class Overlaps:
     def __exit__(self, *exc):
         self.stop.set()
         self.thread.join(10)
+
+
+def Overlaps(lib, x, z):
+    """The sampler of one election's two handles; x_last_one is x's."""
+    return Sampler(lib, [[x, z]], max_rounds=10_000_000)

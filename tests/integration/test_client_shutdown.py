@@ -24,37 +24,6 @@ def _last(lib):
     return (lib.zkelect_last_error() or b"").decode()
 
 
-class PairSampler:
-    """Samples (ours, theirs) pairs of one path each: ours read 1, theirs
-    read 1, ours read 1 again proves two leaders at once."""
-
-    def __init__(self, lib, pairs):
-        self.lib, self.pairs = lib, list(pairs)
-        self.overlaps, self.rounds = [], 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        f = self.lib.zkelect_is_leader
-        while not self.stop.is_set() and self.rounds < 2_000_000:
-            a = [f(x) for x, _ in self.pairs]
-            b = [f(y) for _, y in self.pairs]
-            c = [f(x) for x, _ in self.pairs]
-            self.rounds += 1
-            for i in range(len(self.pairs)):
-                if a[i] and b[i] and c[i]:
-                    self.overlaps.append(i)
-            time.sleep(0.0002)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(10)
-
-
 def _ids(kz, path):
     kz.sync(path)
     return [kz.get(f"{path}/{n}")[0].decode() for n in kz.get_children(path)]
@@ -106,7 +75,7 @@ def test_shutdown_ends_leaders_followers_and_an_observer_at_once(api, handles, z
         node = next(n for n in kz.get_children(p) if kz.get(f"{p}/{n}")[0] == b"a")
         assert kz.exists(f"{p}/{node}", watch=watcher(p, ours[p]))
 
-    with PairSampler(lib, [(ours[p], theirs[p]) for p in lead]) as sampler:
+    with zkc.Sampler(lib, [(ours[p], theirs[p]) for p in lead]) as sampler:
         assert _shutdown(lib, a, 10000) == "OK", _last(lib)
         # Returned: every one of our nodes is gone, and no leadership is left.
         for p in lead + follow:

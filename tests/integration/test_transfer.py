@@ -39,39 +39,6 @@ def _drain(api, e):
     return seen
 
 
-class Leaders:
-    """Samples is_leader of every handle, three passes a round: handle X
-    read 1, then Y read 1, then X read 1 again proves both led at once."""
-
-    def __init__(self, lib, handles):
-        self.lib, self.handles = lib, list(handles)
-        self.overlaps, self.rounds = [], 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        f, hs = self.lib.zkelect_is_leader, self.handles
-        while not self.stop.is_set() and self.rounds < 2_000_000:
-            a = [f(h) for h in hs]
-            b = [f(h) for h in hs]
-            c = [f(h) for h in hs]
-            self.rounds += 1
-            for x in range(len(hs)):
-                if a[x] and c[x]:
-                    for y in range(len(hs)):
-                        if y != x and b[y]:
-                            self.overlaps.append((x, y))
-            time.sleep(0.0002)  # leave the library's threads a core
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(10)
-
-
 def _ten(api, handles, zk, kz, path):
     """N candidates on their own sessions, joined in order c0..c9."""
     lib = api.lib
@@ -91,7 +58,7 @@ def test_transfer_to_the_2nd_5th_and_last_of_ten(api, handles, zk, kz):
     path = f"/t/transfer-{uuid.uuid4().hex[:8]}"
     es = _ten(api, handles, zk, kz, path)
     token = None
-    with Leaders(lib, es.values()) as ov:
+    with zkc.Sampler(lib, [es.values()]) as ov:
         for place in (1, 4, N - 1):
             line = _line(kz, path)
             assert len(line) == N, line
