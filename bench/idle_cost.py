@@ -7,6 +7,7 @@ each and a third behind it) and nothing else happens.
   bench/idle_cost.py --connect HOSTS --zk-ports P1,P2,.. --json OUT
                      --holder NAME=CMD [--holder ...] [--elections 1,100,1000]
                      [--session-timeout-ms 10000] [--window 8]
+                     [--more-elections NAME=E[,E...]]
 
 Each holder CMD (shell words) takes --connect, --path, --elections and
 --session-timeout-ms, prints "READY E" once it leads every election, holds
@@ -25,6 +26,9 @@ server received (`srvr`'s "Received", pings included) over the window.
                             each role's figures are its window's less the
                             window before (issue 50 finding 8: a follower's
                             requests at rest grew with E).
+  --more-elections NAME=E   more rows for that holder alone (./dev bench
+                            --idle-100k: libzkelect=100000, where Curator
+                            and kazoo would take many minutes to join).
 """
 import argparse
 import json
@@ -78,14 +82,29 @@ def read_line(proc, timeout):
 def remove_tree(connect, path):
     """Delete what a holder left under path. Left alone, empty parents that
     Curator makes as container nodes would be reaped by the servers later,
-    one write each, inside the next holder's window."""
+    one write each, inside the next holder's window. The election paths
+    (E of them, 100,000 with --more-elections) go pipelined, 1,000 in
+    flight, not one round trip each."""
     from kazoo.client import KazooClient
+    from kazoo.exceptions import NoNodeError
     zk = KazooClient(hosts=connect, timeout=10)
     zk.start(timeout=30)
     try:
-        zk.delete(path, recursive=True)
-    except Exception:           # NoNodeError: nothing was left
-        pass
+        try:
+            children = zk.get_children(path)
+        except NoNodeError:
+            return
+        for i in range(0, len(children), 1000):
+            pending = [zk.delete_async(path + "/" + c) for c in children[i:i + 1000]]
+            for d in pending:
+                try:
+                    d.get(timeout=60)
+                except Exception:   # not empty (a Curator layout) or gone: the sweep below
+                    pass
+        try:
+            zk.delete(path, recursive=True)
+        except NoNodeError:
+            pass
     finally:
         zk.stop()
         zk.close()
@@ -95,7 +114,7 @@ def start(argv, env=None):
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     t0 = time.monotonic()
-    line = read_line(p, 180)
+    line = read_line(p, 600)   # 100,000 joins on a loaded machine take minutes
     if not line or not line.startswith("READY"):
         if p.poll() is None:
             os.killpg(p.pid, 9)
@@ -174,6 +193,8 @@ def main():
     ap.add_argument("--follow-holder", action="append", default=[],
                     help="NAME=CMD: that holder's follower (see above)")
     ap.add_argument("--elections", default="1,100,1000")
+    ap.add_argument("--more-elections", action="append", default=[],
+                    help="NAME=E[,E...]: more rows for that holder alone")
     ap.add_argument("--session-timeout-ms", type=int, default=10000)
     ap.add_argument("--window", type=float, default=8.0)
     ap.add_argument("--settle", type=float, default=3.0)
@@ -191,10 +212,14 @@ def main():
     doc["baseline_writes_per_s"] = round(((z1 - z0) & 0xFFFFFFFF) / (time.monotonic() - m0), 3)
     doc["baseline_requests_per_s"] = round((r1 - r0) / (time.monotonic() - m0), 3)
     follow = dict(h.partition("=")[::2] for h in a.follow_holder)
+    more = {}
+    for m in a.more_elections:
+        name, _, es = m.partition("=")
+        more.setdefault(name, []).extend(int(x) for x in es.split(","))
     for h in a.holder:
         name, _, cmd = h.partition("=")
         doc["results"][name] = []
-        for e in [int(x) for x in a.elections.split(",")]:
+        for e in [int(x) for x in a.elections.split(",")] + more.get(name, []):
             path = "/idle_%s_%d_%d" % (name, e, os.getpid())
             try:
                 r = measure(shlex.split(cmd), a.connect, ports, path, e, a.session_timeout_ms,

@@ -21,7 +21,10 @@ int main(int argc, char **argv)
     long t = opt_long(argc, argv, "--session-timeout-ms", 10000);
     int follow = opt_long(argc, argv, "--follow", 0) != 0;
     if (n < 1 || n > 100000) die("--elections must be 1..100000");
-    zkelect_client_t *cl = client_open(hosts, (int)t);
+    /* Past some 10,000 of these paths the default zk.session.nodes.max.bytes
+     * refuses a volunteer (bench/run.py's UNBOUNDED_PER_SESSION). */
+    zkelect_client_t *cl = n >= 5000 ? client_open_with(hosts, (int)t, "zk.session.nodes.max.bytes", "0")
+                                     : client_open(hosts, (int)t);
     client_wait(cl);
     zkelect_election_t **es = calloc((size_t)n, sizeof *es);
     if (!es) die("out of memory");
@@ -58,6 +61,11 @@ int main(int argc, char **argv)
             lost++;
         }
     fflush(stdout);
+    /* Every node deleted, pipelined, before the session closes: a session
+     * close that left 100,000 ephemerals to the servers would be one
+     * transaction past jute.maxbuffer (docs/limits.md). */
+    int rc = zkelect_client_shutdown(cl, 120000);
+    if (rc) fprintf(stderr, "client_shutdown: %s\n", zkelect_strerror(rc));
     for (long i = 0; i < n; i++) zkelect_election_destroy(es[i]);
     zkelect_client_destroy(cl);
     free(es);

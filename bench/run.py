@@ -2,7 +2,7 @@
 """./dev bench: libzkelect side by side with Curator and kazoo, plus the floor.
 
   bench/run.py --build BUILD_DIR [--quick] [--only libzkelect,curator,kazoo,floor,micro,scale,idle,endpoint,fenced,balance]
-               [--groups convergence,graceful,crash-pause-herd50,herd100,transfer,operations] [--upgrade]
+               [--idle-100k] [--groups convergence,graceful,crash-pause-herd50,herd100,transfer,operations] [--upgrade]
   bench/run.py --build BUILD_DIR [--quick] --wan MS[,MS...] | --geo MS[,MS...]
   bench/run.py --report-only bench/results/raw/STAMP
 
@@ -40,6 +40,13 @@ on). For each: the time until every process leads E/P +- 1, the moves
 the sampled spans), and the overlaps of two leaders over the whole run.
 Like the fenced part, its section of LATEST.md is its own, and
 `--only balance` runs it alone.
+
+The idle part (bench/idle_cost.py) counts what ZooKeeper writes and
+receives while one session leads E = 1, 100 and 1,000 elections at rest,
+for each library, then libzkelect's heir and third in line on the same
+elections; --idle-100k adds libzkelect alone at E = 100,000 (Curator and
+kazoo would take many minutes to join; three sessions of 100,000 nodes
+want --zk-heap 1g).
 
 The crash group (crash-pause-herd50) also runs libzkelect's crash test alone
 three more times (CRASH_VARIANTS, issue 37): with crash.guard=off (the
@@ -469,12 +476,14 @@ def run_all(a):
                    "--zk-ports", ports, "--json", os.path.join(raw, "idle.json"),
                    "--elections", "1,100" if a.quick else "1,100,1000",
                    "--window", "4" if a.quick else "8", "--session-timeout-ms", "10000"]
+            if a.idle_100k:
+                cmd += ["--more-elections", "libzkelect=%d" % SHARD_BIG]
             for name, hcmd in holders.items():
                 cmd += ["--holder", "%s=%s" % (name, hcmd)]
             # libzkelect's waiting sessions too: an heir and a third in line
             # in each of the E elections (issue 50 finding 8).
             cmd += ["--follow-holder", "libzkelect=%s" % holders["libzkelect"]]
-            rc = run_logged(cmd, runlog, 1800)
+            rc = run_logged(cmd, runlog, 3600 if a.idle_100k else 1800)
             if rc != 0:
                 meta["failures"].append("idle_cost exited %d" % rc)
         if "endpoint" in parts:
@@ -1659,7 +1668,10 @@ def write_idle(R, idle):
         rs = {r["elections"]: r for r in idle["results"].get(name, [])}
         cells = []
         for e in es:
-            r = rs.get(e, {})
+            r = rs.get(e)
+            if r is None:   # not run for this holder (--idle-100k: libzkelect alone)
+                cells.append("-")
+                continue
             cells.append("error" if "error" in r else "%s (held: %s)" % (
                 f(r.get("writes_per_s"), 2), "yes" if r.get("held_throughout") else "NO"))
         rows.append([name] + cells)
@@ -2797,6 +2809,9 @@ def main():
     ap.add_argument("--shards-100k", action="store_true",
                     help="the scale part also runs 100,000 elections on one session (minutes; the "
                          "handover runs there want --zk-heap 1g)")
+    ap.add_argument("--idle-100k", action="store_true",
+                    help="the idle part also holds %d elections per session, libzkelect only "
+                         "(leader, heir and third: %d nodes; with --zk-heap 1g)" % (SHARD_BIG, 3 * SHARD_BIG))
     ap.add_argument("--wan", metavar="MS[,MS...]",
                     help="the WAN bench: every client link delayed MS each way, for each MS")
     ap.add_argument("--geo", metavar="MS[,MS...]",
