@@ -1,4 +1,4 @@
-"""zkelect-guard (guard/zkelect-guard.c), the session guard helper of issue
+"""zkelect-guard (guard/zkelect-guard.c), the crash guard helper of issue
 37, alone: an owner process (owner.py, kazoo sessions with ephemeral nodes,
 session timeout T = 10 s) starts it and hands it its sessions; the tests
 kill, stop and signal the owner and watch the nodes from another client.
