@@ -21,7 +21,7 @@ import time
 import pytest
 
 from bed.participant import Participant, candidate_argv
-from guardprocs import guards_of
+from bed.guardprocs import guards_of
 
 T_MS = 6000
 BOUND_MS = 1000     # drain delay 100 ms + margin; T = 6000

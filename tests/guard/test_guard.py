@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
-from guardprocs import guards_of
+from bed.guardprocs import guards_of
 
 HERE = Path(__file__).resolve().parent
 T_MS = 10000          # the owner's session timeout

@@ -31,7 +31,7 @@ import time
 
 import pytest
 
-from guardprocs import guards_of
+from bed.guardprocs import guards_of
 
 NOBODY = 65534
 # Python for the processes of uid 65534: the system's (the tests' own may

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from bed.participant import Participant, candidate_argv
-from guardprocs import guards_of
+from bed.guardprocs import guards_of
 
 HERE = Path(__file__).resolve().parent
 STALL_S = 2.0        # kStallMs in cxx/session/crash_guard.cpp

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from bed.toolutil import Proc, pid_alive, wait_gone
-from guardprocs import guards_of
+from bed.guardprocs import guards_of
 
 # The command and a grandchild of its own: the command dies with its keeper
 # (PR_SET_PDEATHSIG), the grandchild is left to run's orphan sweep.

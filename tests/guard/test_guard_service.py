@@ -27,13 +27,14 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
 
+from bed import guardsvc
+from bed.guardsvc import children as _children
 from bed.participant import Participant, candidate_argv
 
 T_MS = 6000
@@ -48,14 +49,6 @@ NOBODY = 65534
 @pytest.fixture
 def guard_bin():
     return os.environ["ZKELECT_GUARD"]
-
-
-def _children(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(p) for p in f.read().split()]
-    except OSError:
-        return []
 
 
 def _descendants(pid):
@@ -75,57 +68,10 @@ def _uid_of(pid):
     return None
 
 
-class Service:
-    """zkelect-guard --serve at tmp/guard.sock, its log in tmp/service.log."""
-
-    def __init__(self, guard_bin, tmp_path, *args):
-        self.path = str(tmp_path / "guard.sock")
-        self.log = tmp_path / "service.log"
-        self.proc = subprocess.Popen([guard_bin, "--serve", "--socket", self.path, "--debug", *args],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=open(self.log, "w"))
-        deadline = time.monotonic() + 5
-        while not os.path.exists(self.path):
-            assert self.proc.poll() is None, self.log.read_text()
-            assert time.monotonic() < deadline, "the service made no socket in 5 s"
-            time.sleep(0.01)
-
-    def workers(self):
-        return _children(self.proc.pid)
-
-    def stop(self):
-        workers = self.workers()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(10)
-        # Its workers outlive it by design (they guard their owners); the
-        # test's are ended here, by pid.
-        for w in workers:
-            try:
-                os.kill(w, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-
 @pytest.fixture
 def service(guard_bin, tmp_path):
-    """service(*args): a service in a directory of its own that every user
-    may enter (pytest's are its user's only): the socket's mode decides."""
-    made = []
-
-    def make(*args):
-        d = Path(tempfile.mkdtemp(prefix="guardsvc-", dir=tmp_path))
-        for p in (d, *d.parents):
-            if p == Path("/tmp") or p == Path("/"):
-                break
-            os.chmod(p, os.stat(p).st_mode | 0o711)
-        s = Service(guard_bin, d, *args)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.stop()
+    with guardsvc.services(guard_bin, tmp_path) as make:
+        yield make
 
 
 @pytest.fixture

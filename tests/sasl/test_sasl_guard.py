@@ -25,7 +25,8 @@ import time
 import pytest
 
 import saslbed
-from bed import zkbed
+from bed import guardsvc, zkbed
+from bed.guardprocs import guards_of
 from bed.participant import Participant, candidate_argv
 from bed.zkbed import Ensemble
 
@@ -155,6 +156,29 @@ def test_a_killed_leader_hands_over_at_once_over_sasl(bed, pair, zk_path):
     assert ms is not None, f"no handover within 3 s of SIGKILL over SASL (T = {T_MS} ms)"
     print(f"\nSIGKILL over SASL: handover {ms:.0f} ms (T = {T_MS} ms)")
     assert ms <= BOUND_MS, f"handover {ms:.0f} ms after SIGKILL over SASL (bound {BOUND_MS} ms)"
+
+
+def test_a_killed_leader_hands_over_at_once_through_the_service_over_sasl(
+        bed, pair, zk_path, tmp_path):
+    """The guard service (zkelect-guard --serve, crash.guard.socket) takes
+    the SASL record, and over TLS the TLS one, from its peer as a private
+    guard takes them from its pipe, and closes the dead leader's session
+    with them: a hand-over far below T, by the service (the leader started
+    no guard of its own)."""
+    _, hosts, keys = bed
+    guard_bin = os.environ["ZKELECT_GUARD"]
+    with guardsvc.services(guard_bin, tmp_path) as service:
+        svc = service()
+        lead, fol = pair(hosts, keys, zk_path,
+                         leader_keys=dict(keys, **{"crash.guard.socket": svc.path}))
+        _guarded(lead, "1")
+        assert svc.workers(), "the service has no worker for the leader"
+        assert guards_of(guard_bin, lead.proc.pid) == [], "a private guard too"
+        ms = _handover_ms(lead, fol, 3)
+        assert ms is not None, (f"no handover within 3 s of SIGKILL through the service "
+                                f"(T = {T_MS} ms): {svc.log.read_text()[-2000:]}")
+        print(f"\nSIGKILL through the service over SASL: handover {ms:.0f} ms (T = {T_MS} ms)")
+        assert ms <= BOUND_MS, f"handover {ms:.0f} ms through the service (bound {BOUND_MS} ms)"
 
 
 def test_crash_guard_off_keeps_the_session_timeout_over_sasl(digest_bed, pair, zk_path):
