@@ -186,6 +186,45 @@ def test_stop_restart_and_leader_failover(fresh_ensemble, zk_path):
 
 
 @pytest.mark.fault
+def test_a_restart_keeps_its_server_while_another_thread_reads_the_state(fresh_ensemble,
+                                                                           monkeypatch):
+    """The explorer restarts servers on threads of their own while others
+    ask the bed (is_running, connect_string). A read that reloaded the state
+    file in the middle of a restart, between the new server's start and the
+    save of its pid, had the save write the old state back: the bed lost the
+    running server ("server 0 (pid None) exited") and its next start met the
+    orphan's ports. The window is widened here to 0.3 s; before the fix
+    start_server failed so every time."""
+    import threading
+    ens = fresh_ensemble(n=1)
+    ens.stop_server(0)
+    spawn = Ensemble._spawn
+
+    def slow_spawn(self, i):
+        spawn(self, i)
+        time.sleep(0.3)   # a loaded machine between the start and the save
+
+    monkeypatch.setattr(Ensemble, "_spawn", slow_spawn)
+    stop = threading.Event()
+
+    def reader():
+        for _ in range(100_000):
+            if stop.is_set():
+                return
+            ens.is_running(0)
+            time.sleep(0.001)
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    try:
+        ens.start_server(0)
+    finally:
+        stop.set()
+        t.join(10)
+    pid = ens.pid(0)
+    assert pid is not None and alive(pid)
+
+
 def test_cli_controls_ensemble_of_another_process(tmp_path):
     d = tmp_path / "zk"
     run = lambda *a, check=True: subprocess.run(  # noqa: E731

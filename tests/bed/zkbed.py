@@ -698,12 +698,19 @@ class Ensemble:
                 os.close(fd)
 
     def _load(self):
-        path = os.path.join(self.base_dir, STATE_FILE)
-        try:
-            with open(path) as f:
-                self._state = json.load(f)
-        except FileNotFoundError:
-            pass
+        # Under the thread lock: a thread in the middle of a change (_spawn
+        # has set a new server's pid in the state it holds, _save not yet
+        # run) must not have that state replaced by the file's older one,
+        # or its _save writes the old one back and the running server is
+        # lost to the bed ("pid None", its ports held by an orphan: the
+        # explorer's heal met it, its steps run on threads of their own).
+        with self._lock:
+            path = os.path.join(self.base_dir, STATE_FILE)
+            try:
+                with open(path) as f:
+                    self._state = json.load(f)
+            except FileNotFoundError:
+                pass
 
     def _register_tls(self):
         if self.tls and not self.plain_port and self._state:
