@@ -40,7 +40,7 @@ KNOWN_OPEN = {}
 def short_kinds():
     """The main kinds, issue 54's fenced writes (cheap: a few batches of
     every leader), its PostgreSQL writes (the module's world starts one
-    PostgreSQL server, about 1 s; a few transactions a step) and issue 56's
+    PostgreSQL server, about 1.5 s; a few transactions a step) and issue 56's
     balanced worlds (one run in three); issue 50's extra steps are ./dev
     explore's."""
     return {k: w for k, w in {**explore.KINDS, **explore.FENCED_KINDS, **explore.PG_KINDS,
