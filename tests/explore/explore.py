@@ -142,12 +142,53 @@ EXTRA_KINDS = {"ddis": 2, "xdis": 2, "aclp": 2}   # steps per 45 s, on average
 #           PATH.flog/w-<token>-... in the same batch; the checker orders
 #           the records by czxid: no term's write after a later term's.
 FENCED_KINDS = {"fwrite": 30}                     # steps per 45 s, on average
+# Issue 54's PostgreSQL step (the shipped guard, fencing/fencing.sql), from a
+# generator of its own too:
+#   pgwrite  every handle that answers 1 makes n (1-3) writes to the run's
+#            PostgreSQL server, a transaction each: zkelect.fence(PATH,
+#            token), then a record row; the checker orders the rows of a
+#            path by their id (commit order under the fence's row lock). A
+#            third of the time one process that leads a path is stopped
+#            (SIGSTOP, 1.5-2.5 T) inside its first write, after reading its
+#            token or after its fence call, while the other processes'
+#            leaders write every 0.3 s from T on (its sessions expire, new
+#            leaders are elected and write); resumed, it finishes that write
+#            late: the fence must refuse it, or make the next term wait.
+PG_KINDS = {"pgwrite": 12}                        # steps per 45 s, on average
 BALANCE_KINDS = {"balanced": 1}                   # a world, not a step: one run in three
 # What a fenced write may answer: committed (OK), refused with nothing
 # committed (the rest of FENCED_REFUSED), or unknown (FENCED_UNKNOWN).
 FENCED_REFUSED = {"ZKELECT_EFENCED", "ZKELECT_ENOTLEADER", "ZKELECT_EZK", "ZKELECT_EAUTH"}
 FENCED_UNKNOWN = {"ZKELECT_ECONNLOSS", "ZKELECT_ESESSION_EXPIRED", "ZKELECT_ETIMEDOUT",
                   "ZKELECT_ECLOSED"}
+# The PostgreSQL writes' records (one table per explorer process). The id is
+# taken by the INSERT, after zkelect.fence() in the same transaction: the
+# fence holds its resource's row lock (the INSERT ... ON CONFLICT's) until
+# the transaction ends, so a later transaction of the same path takes its id
+# only after an earlier one committed or rolled back, and the ids of one
+# path's committed rows are their commit order.
+PG_TABLE = """CREATE TABLE explore_pg (
+    id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    path     text   NOT NULL,
+    token    bigint NOT NULL,
+    part     text   NOT NULL,
+    client   int    NOT NULL,
+    election int    NOT NULL,
+    handle   int    NOT NULL,
+    wid      text   NOT NULL UNIQUE);
+CREATE INDEX explore_pg_path ON explore_pg (path, id);"""
+# --pg-unfenced: the guard with its check taken out (as
+# tests/fencing/test_postgresql.py's NO_CHECK): every token passes and no
+# row lock is held, so a late write lands and the checker must say so.
+PG_NO_CHECK = """CREATE OR REPLACE FUNCTION zkelect.fence(p_resource text, p_token bigint)
+RETURNS bigint LANGUAGE sql AS $$ SELECT p_token $$;"""
+# A participant's PG line (explore_part.c, pgall), parsed whole.
+PG_LINE = re.compile(r"PG ([0-7]) ([0-7]) (\d{1,9}) (-?\d{1,19}) ([A-Za-z0-9.-]{1,100}) "
+                     r"(OK|ZKE01|UNKNOWN|LOST|NOCONN|NONE|ERR-[A-Za-z0-9]{1,8}) (\d{1,19}) "
+                     r"(\d{1,19}) (-|tok|fence)")
+# Not committed, by what the participant saw: refused by the fence, or
+# failed before COMMIT was sent (the server rolls such a transaction back).
+PG_REFUSED = re.compile(r"ZKE01|LOST|ERR-[A-Za-z0-9]+")
 # A transfer's timeout (zkelect_transfer, zkelect_client_transfer): short, so
 # that it often runs out under the faults and hands over to whoever is next.
 XFER_MS = T_MS
@@ -193,7 +234,7 @@ def log(*a):
 
 def make_schedule(seed, duration=DURATION_S, kinds=None):
     rng = random.Random(seed)
-    kinds = kinds or {**KINDS, **EXTRA_KINDS, **FENCED_KINDS, **BALANCE_KINDS}
+    kinds = kinds or {**KINDS, **EXTRA_KINDS, **FENCED_KINDS, **PG_KINDS, **BALANCE_KINDS}
     names = [k for k in kinds if k in KINDS]
     weights = [kinds[k] for k in names]
     T = T_MS / 1000
@@ -341,6 +382,19 @@ def make_schedule(seed, duration=DURATION_S, kinds=None):
         for _ in range(round(fenced.uniform(0.5, 1.5) * per45 * duration / 45)):
             steps.append({"t": round(fenced.uniform(0.5, max(1.0, duration - 1)), 3), "kind": k,
                           "n": fenced.randrange(1, 4)})
+    pgr = random.Random(f"issue54-pg-{seed}")
+    for k, per45 in PG_KINDS.items():
+        if k not in kinds:
+            continue
+        for _ in range(round(pgr.uniform(0.5, 1.5) * per45 * duration / 45)):
+            s = {"t": round(pgr.uniform(0.5, max(1.0, duration - 1)), 3), "kind": k,
+                 "n": pgr.randrange(1, 4)}
+            if pgr.random() < 1 / 3:
+                # hold_ms: the first write's wait, where the stop lands
+                # (half-way through it).
+                s.update(stop=round(pgr.uniform(1.5, 2.5) * T, 3), r=round(pgr.random(), 3),
+                         hold_ms=pgr.randrange(150, 400), at=pgr.choice(["tok", "fence"]))
+            steps.append(s)
     # One run in three is a balanced group (issue 56): every participant's
     # clients set balance.group, so leaderships move by themselves, as
     # transfers, under every fault of the schedule. Said by a step at the
@@ -357,12 +411,13 @@ def step_text(s):
 
 # -- the participants ----------------------------------------------------------
 
-def build_participant(build_dir, out_dir, name="explore_part"):
+def build_participant(build_dir, out_dir, name="explore_part", pg=True):
     """explore_part.c compiled against the build's header (pkg-config of its
     meson-uninstalled directory), as a user of that release would. What the
     header offers decides the steps it can take: a build without
     zkelect_client_transfer (before issue 33, though already 1.2.0) answers
-    its transfer steps NONE."""
+    its transfer steps NONE. With pg, linked with libpq (pkg-config libpq,
+    Debian's libpq-dev) for the pgwrite steps."""
     build_dir = Path(build_dir).resolve()
     out = Path(out_dir) / name
     cc = shutil.which("cc") or shutil.which("gcc")
@@ -383,6 +438,13 @@ def build_participant(build_dir, out_dir, name="explore_part"):
         words.append("-DEXPLORE_FENCED=1")
     if "zkelect_client_fenced_commit" in offers:
         words.append("-DEXPLORE_FENCED_AT=1")
+    if pg:
+        pq = subprocess.run(["pkg-config", "--cflags", "--libs", "libpq"], capture_output=True,
+                            text=True)
+        if pq.returncode:
+            raise RuntimeError(f"pkg-config libpq (install libpq-dev, or --without pgwrite): "
+                               f"{pq.stderr}")
+        words += ["-DEXPLORE_PG=1", *pq.stdout.split()]
     r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-o", str(out),
                         str(HERE / "explore_part.c"), *words, "-lpthread"],
                        capture_output=True, text=True)
@@ -554,12 +616,13 @@ class World:
     """The ensemble and the operator's kazoo clients, kept across runs."""
 
     def __init__(self, build_dir, workdir, mixed_dir=None, priority=0, tick_ms=200,
-                 min_session_ms=0, throttle=False, margin_ms=0):
+                 min_session_ms=0, throttle=False, margin_ms=0, pg=True, pg_unfenced=False):
         from kazoo.client import KazooClient
         logging.getLogger("kazoo").setLevel(logging.CRITICAL)
         self.build_dir = Path(build_dir).resolve()
         self.workdir = Path(workdir)
-        self.binary = build_participant(self.build_dir, self.workdir)
+        self.pg = None
+        self.binary = build_participant(self.build_dir, self.workdir, pg=pg)
         # --tick-ms/--min-session-ms: servers that grant T below two ticks
         # (as tests/integration/test_ticktime.py's), where a follower reports
         # touches half a tick late, more than the T/4 of ZooKeeper's default.
@@ -597,7 +660,8 @@ class World:
         self.priority = priority
         if self.mixed:
             other = Path(mixed_dir).resolve()
-            self.flavours.append((build_participant(other, self.workdir, "explore_part_mixed"),
+            self.flavours.append((build_participant(other, self.workdir, "explore_part_mixed",
+                                                    pg=pg),
                                   self.env_of(other)))
         self.count = 0
         self.load_stop = threading.Event()
@@ -606,6 +670,34 @@ class World:
         if throttle:
             for i in range(3):
                 threading.Thread(target=self._load, args=(i,), daemon=True).start()
+        # One PostgreSQL server for every run of this explorer process: the
+        # paths (the fence's resources, the records' keys) are the run's own.
+        if pg:
+            try:
+                self.pg = self.start_pg(pg_unfenced)
+            except BaseException:
+                self.close()
+                raise
+
+    @staticmethod
+    def start_pg(unfenced):
+        """Debian's PostgreSQL on loopback (tests/bed/pgbed.py), the shipped
+        guard installed, the records' table made."""
+        from bed.pgbed import PgServer
+        pg = PgServer()
+        try:
+            pg.start()
+            r = subprocess.run(pg.psql_argv("-f", str(REPO / "fencing" / "fencing.sql")),
+                               capture_output=True, text=True, timeout=60)
+            if r.returncode:
+                raise RuntimeError(f"installing fencing.sql: {r.stderr}")
+            pg.psql(PG_TABLE)
+            if unfenced:
+                pg.psql(PG_NO_CHECK)
+        except BaseException:
+            pg.stop()
+            raise
+        return pg
 
     @staticmethod
     def know_throttled_op():
@@ -669,6 +761,9 @@ class World:
         self.ens.wait_quorum(timeout=60)
 
     def close(self):
+        if self.pg:
+            self.pg.stop()
+            self.pg = None
         self.load_stop.set()
         if any(self.throttled):
             log(f"throttle: the load's reads answered ZTHROTTLEDOP per server: {self.throttled}")
@@ -732,6 +827,29 @@ def children(kz, path):
     return out
 
 
+def pg_records(pg, paths):
+    """{path: [(id, token, wid)] in id order} of the records of these
+    paths. Raises ValueError on anything but the rows asked for."""
+    for p in paths:
+        if not re.fullmatch(r"/[A-Za-z0-9/._-]{1,300}", p):
+            raise ValueError(f"a path the query does not take: {p!r}")
+    r = subprocess.run(
+        pg.psql_argv("-At", "-F", "|", "-v", "paths=" + " ".join(paths), "-f", "-"),
+        input="SELECT path, id, token, wid FROM explore_pg "
+              "WHERE path = ANY (string_to_array(:'paths', ' ')) ORDER BY path, id;\n",
+        capture_output=True, text=True, timeout=OP_TIMEOUT_S)
+    if r.returncode:
+        raise ValueError(f"psql: {r.stderr.strip()[:300]}")
+    out = {p: [] for p in paths}
+    row = re.compile(r"(/[A-Za-z0-9/._-]{1,300})\|(\d{1,19})\|(-?\d{1,19})\|([A-Za-z0-9.-]{1,100})")
+    for line in r.stdout.splitlines():
+        m = row.fullmatch(line)
+        if not m or m[1] not in out:
+            raise ValueError(f"a row not understood: {line[:200]!r}")
+        out[m[1]].append((int(m[2]), int(m[3]), m[4]))
+    return out
+
+
 def seqno(name):
     return int(name.rsplit("-", 1)[1])
 
@@ -790,6 +908,8 @@ class Run:
             env = dict(env, EXPLORE_MARGIN_MS=str(self.w.margin_ms))
         if self.group:
             env = dict(env, EXPLORE_BALANCE_GROUP=self.group)
+        if self.w.pg:
+            env = dict(env, EXPLORE_PG_DSN=self.w.pg.dsn)
         part = Part(binary, env, name, self.paths, self.links[p])
         part.on_line = self.on_line
         part.p = p
@@ -1029,6 +1149,8 @@ class Run:
         elif k == "fwrite":
             for part in self.parts:
                 part.send(f"fwall {s['n']}")
+        elif k == "pgwrite":
+            self._pg_write(s, later)
         elif k == "fork":
             self.parts[s["p"]].send("fork 0")
         elif k == "logstall":
@@ -1046,6 +1168,46 @@ class Run:
             ln.reset()
         elif k == "sclose":
             self._close_session(s["p"], s["c"])
+
+    def _pg_write(self, s, later):
+        """pgwrite: every leader writes n times to PostgreSQL; with `stop`,
+        the process of the r-th leading one (of those running now) holds its
+        first write for hold_ms (after its token, or after its fence call)
+        and is stopped half-way through that hold for `stop` seconds, while
+        the others' leaders write again every 0.3 s once its sessions can
+        have expired (from T on): its write then comes late."""
+        if not self.w.pg:
+            return
+        held = None
+        if s.get("stop"):
+            leading = [pt for pt in self.parts if pt.killed_mono is None and not pt.stopped
+                       and any(pt.current(c, e) for c in range(C) for e in range(E))]
+            if leading:
+                held = leading[int(s["r"] * len(leading)) % len(leading)]
+        for pt in self.parts:
+            pt.send(f"pgall {s['n']} {s['hold_ms']} {s['at']}" if pt is held
+                    else f"pgall {s['n']}")
+        if held is None:
+            return
+        T = T_MS / 1000
+
+        def others_write():
+            for pt in self.parts:
+                if pt is not held and pt.killed_mono is None:
+                    pt.send("pgall 1")
+
+        def stop():
+            if not held.pause():
+                return
+            self.note(f"  {held.name} stopped in its first write (held at {s['at']}) "
+                      f"for {s['stop']} s")
+            later(s["stop"], held.resume)
+            for i in range(20):   # 2.5 T at most: 8 of them
+                at = T + 0.2 + 0.3 * i
+                if at >= s["stop"] - 0.05:
+                    break
+                later(at, others_write)
+        later(s["hold_ms"] / 2000, stop)
 
     def _resign_stopped(self, s, later):
         """A path's candidacies resign in a burst while one process is
@@ -1750,6 +1912,7 @@ class Run:
                         "api", f"{part.name}.c{w[2]}.e{w[3]}.h{w[4]}: destroy from its own callback "
                         f"(after a nested dispatch) returned {w[9]}, not ZKELECT_EDEADLK"))
         self.check_fenced()
+        self.check_pg()
         for part in self.all_parts:
             if part.stacks is not None:
                 self.violations.append((
@@ -1815,7 +1978,73 @@ class Run:
                         "api", f"{part.name}.c{w[1]}.e{e}: a fenced write answered {code}"))
 
 
-PRIORITY = ["crash", "two-leaders", "fenced-order", "fenced-lost", "fenced-refused", "fork", "after-resign", "token", "resigned-node", "events", "call-bound",
+    def check_pg(self):
+        """Issue 54, PostgreSQL: the record rows of each path in id order,
+        which the fence's row lock makes their commit order: none may carry
+        a token below one that a row before it carried (a deposed term's
+        write committed after a later term's first: pg-order). A write whose
+        COMMIT the participant saw succeed has its row (pg-lost); one the
+        fence refused (ZKE01), or that failed before its COMMIT was sent,
+        has none (pg-refused); UNKNOWN (the connection failed while COMMIT
+        was on its way) is not judged."""
+        pws = []
+        for part in self.all_parts:
+            for w in part.words():
+                if w[0] != "PG":
+                    continue
+                m = PG_LINE.fullmatch(" ".join(w))
+                if not m:
+                    self.violations.append(("history", f"{part.name}: a PG line not understood: "
+                                            f"{' '.join(w)[:200]!r}"))
+                    continue
+                pws.append((part, m))
+                self.counts[f"pg:{m[6]}"] = self.counts.get(f"pg:{m[6]}", 0) + 1
+                if m[9] != "-":
+                    key = f"pgheld-{m[9]}:{m[6]}"
+                    self.counts[key] = self.counts.get(key, 0) + 1
+        pg = getattr(self.w, "pg", None)
+        if not pg:
+            return
+        try:
+            recs = pg_records(pg, self.paths)
+        except (ValueError, OSError, subprocess.TimeoutExpired) as ex:
+            self.violations.append(("pg-order", f"the records cannot be read: {ex!r}"[:600]))
+            return
+        who = {m[5]: (part, m) for part, m in pws}
+
+        def named(wid):
+            if wid not in who:
+                return wid
+            part, m = who[wid]
+            return (f"{wid} ({part.name}.c{m[1]}.e{m[2]}.h{m[3]}, begun at {self.rel(int(m[7]))}"
+                    + (f", held at {m[9]}" if m[9] != "-" else "") + ")")
+        for e, path in enumerate(self.paths):
+            top = None
+            for rid, token, wid in recs[path]:
+                if top is not None and token < top[0]:
+                    self.violations.append((
+                        "pg-order", f"e{e}: {named(wid)} with token {token} committed as row "
+                        f"{rid}, after row {top[2]} of token {top[0]}, {named(top[1])} (a later "
+                        "term's first write there)"))
+                if top is None or token > top[0]:
+                    top = (token, wid, rid)
+            there = {wid for _rid, _t, wid in recs[path]}
+            for part, m in pws:
+                if int(m[2]) != e:
+                    continue
+                wid, code = m[5], m[6]
+                if code == "OK" and wid not in there:
+                    self.violations.append((
+                        "pg-lost", f"{part.name}.c{m[1]}.e{e}: a write whose COMMIT succeeded at "
+                        f"{self.rel(int(m[8]))} has no row ({wid})"))
+                elif PG_REFUSED.fullmatch(code) and wid in there:
+                    self.violations.append((
+                        "pg-refused", f"{part.name}.c{m[1]}.e{e}: a write answered {code} at "
+                        f"{self.rel(int(m[8]))} has a row ({wid})"))
+
+
+PRIORITY = ["crash", "two-leaders", "fenced-order", "fenced-lost", "fenced-refused",
+            "pg-order", "pg-lost", "pg-refused", "fork", "after-resign", "token", "resigned-node", "events", "call-bound",
             "transfer-estate", "flicker", "orphan-first", "api", "stuck-call", "hung", "liveness", "history",
             "bed"]
 
@@ -1935,7 +2164,8 @@ def write_case(seed, schedule, violations, rev=None):
 def worker(args, wid, results):
     tmp = tempfile.mkdtemp(prefix=f"explore-w{wid}-")
     world = World(args.build, tmp, args.mixed, args.priority, args.tick_ms, args.min_session_ms,
-                  args.throttle, args.margin_ms)
+                  args.throttle, args.margin_ms, pg="pgwrite" not in args.without,
+                  pg_unfenced=args.pg_unfenced)
     try:
         k = 0
         t_stop = time.monotonic() + args.minutes * 60 if args.minutes else None
@@ -1958,7 +2188,7 @@ def worker(args, wid, results):
             duration = args.duration
             schedule = make_schedule(seed, duration, {k: w for k, w in
                                                       {**KINDS, **EXTRA_KINDS, **FENCED_KINDS,
-                                                       **BALANCE_KINDS}.items()
+                                                       **PG_KINDS, **BALANCE_KINDS}.items()
                                                       if k not in args.without})
             if args.case:
                 case = json.loads(Path(args.case).read_text())
@@ -2012,13 +2242,18 @@ def main(argv=None):
                     help="the build has this safety rule broken (./dev explore --mutation): "
                          "stop at the first violation; exit 0 when one was found (caught)")
     ap.add_argument("--without", action="append", default=[],
-                    choices=sorted({**KINDS, **EXTRA_KINDS, **FENCED_KINDS, **BALANCE_KINDS}),
+                    choices=sorted({**KINDS, **EXTRA_KINDS, **FENCED_KINDS, **PG_KINDS,
+                                    **BALANCE_KINDS}),
                     metavar="KIND", help="leave this step kind out of the schedules (repeatable)")
     ap.add_argument("--throttle", action="store_true",
                     help="servers with a RequestThrottler of 4 and throttledOpWaitTime 30 ms, "
                          "under a load of reads: ZTHROTTLEDOP replies occur")
     ap.add_argument("--margin-ms", type=int, default=0, metavar="MS",
                     help="every participant configures lease.margin.ms MS")
+    ap.add_argument("--pg-unfenced", action="store_true",
+                    help="(a test of the checker) zkelect.fence() lets every token pass: the "
+                         "pgwrite steps' late writes must be reported as pg-order; stop at the "
+                         "first run that reports it; exit 0 when one did (caught)")
     ap.add_argument("--case", default=None, help="replay a case file")
     ap.add_argument("--shrink-minutes", type=float, default=0)
     ap.add_argument("--stop-on-violation", action="store_true")
@@ -2038,6 +2273,11 @@ def main(argv=None):
         args.runs = 1
     if args.mutation:
         args.stop_on_violation = True
+        args.shrink_minutes = 0
+    if args.pg_unfenced:
+        if "pgwrite" in args.without:
+            ap.error("--pg-unfenced needs the pgwrite steps")
+        args.stop_on = "pg-order"
         args.shrink_minutes = 0
     log(f"explore: build {args.build}" + (f" mixed with {args.mixed}" if args.mixed else "")
         + f", {P} processes x {C} clients x {E} paths, T {T_MS} ms, "
@@ -2071,6 +2311,13 @@ def main(argv=None):
             + (f" (case {r['case']})" if r.get("case") else ""))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1, default=str))
+    if args.pg_unfenced:
+        caught = [r for r in results if "pg-order" in kinds_of(r["violations"])]
+        log("  --pg-unfenced: " + (
+            f"pg-order CAUGHT by seed {caught[0]['seed']} after {len(results)} run(s), "
+            f"{(time.monotonic() - t0) / 60:.1f} min" if caught else
+            f"pg-order NOT caught in {len(results)} run(s)"))
+        return 0 if caught else 1
     if args.mutation:
         log(f"  mutation {args.mutation}: " + (
             f"CAUGHT by seed {bad[0]['seed']} after {len(results)} run(s)" if bad else

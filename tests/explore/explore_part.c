@@ -80,6 +80,27 @@
  *               or c, every other write where the build has it:
  *               zkelect_client_fenced_commit on the process's next client
  *               with the node and token of the handle's last ELECTED)
+ *   pgall n [hold_ms tok|fence]
+ *               every handle of this process that answers is_leader 1 makes
+ *               n writes to PostgreSQL (issue 54, the shipped guard
+ *               fencing/fencing.sql), one transaction each, on this thread,
+ *               none begun 2 T_MS after the command: BEGIN; SELECT
+ *               zkelect.fence(PATH, token); INSERT INTO explore_pg a record
+ *               (PATH, token, NAME, c, e, h, wid); COMMIT, with the token
+ *               zkelect_fencing_token() read as the write begins. With
+ *               hold_ms, the command's first write waits hold_ms after
+ *               reading its token (tok) or after its fence call (fence):
+ *               a writer slow between its check and its commit, where the
+ *               driver stops the process. The DSN is $EXPLORE_PG_DSN; one
+ *               connection, opened at the first write. Each says
+ *               PG c e h token wid CODE mono_before mono_after held
+ *               (CODE: OK committed; ZKE01 refused by the fence; UNKNOWN
+ *               the connection failed while COMMIT was on its way; LOST it
+ *               failed before COMMIT was sent, or ERR-<sqlstate> the
+ *               server refused a statement: not committed; NOCONN no
+ *               connection; NONE a participant built without libpq;
+ *               held: the hold's place or -). PGERR what a line: a
+ *               connection that could not be made, with libpq's message
  *   dcl c       destroy client c with its elections
  *   ncl c       a new client c (its elections come with the next vol)
  *   quit
@@ -209,6 +230,12 @@ static void on_log(int level, const char *message, void *opaque)
  * them (explore.py reads it); an older build's fwall steps say NONE. */
 #ifdef EXPLORE_FENCED
 #define HAVE_FENCED 1
+#endif
+
+/* The PostgreSQL half of issue 54: explore.py defines EXPLORE_PG when
+ * libpq's pkg-config is there. */
+#ifdef EXPLORE_PG
+#include <libpq-fe.h>
 #endif
 
 static void on_event(zkelect_election_t *e, const zkelect_event_t *ev, void *opaque)
@@ -385,6 +412,161 @@ static void fenced_writes(struct slot *s, int n, int64_t until)
     }
 }
 
+/* A hold that a SIGSTOP may cut into: bounded by its deadline, whatever
+ * interrupts it. */
+static void hold_for(int ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    for (int i = 0; i < 1000; i++)
+        if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) != EINTR)
+            return;
+}
+
+#ifdef EXPLORE_PG
+static PGconn *pg;   /* the command thread's only */
+
+/* A server's words go on one protocol line: printable, no spaces. */
+static void one_word(char *dst, size_t len, const char *src)
+{
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < len; i++)
+        dst[i] = src[i] > ' ' && src[i] < 127 ? src[i] : '_';
+    dst[i] = 0;
+}
+
+static PGconn *pg_conn(void)
+{
+    if (pg && PQstatus(pg) == CONNECTION_OK)
+        return pg;
+    if (pg)
+        PQfinish(pg);
+    pg = NULL;
+    const char *dsn = getenv("EXPLORE_PG_DSN");
+    if (!dsn || !*dsn)
+        return NULL;
+    /* Every wait bounded: a lock held by a stopped process's transaction
+     * (the hold below) lasts a stop, well under lock_timeout. */
+    char info[1024];
+    int n = snprintf(info, sizeof info,
+                     "%s connect_timeout=5 application_name=explore-%s "
+                     "options='-c lock_timeout=%d -c statement_timeout=%d'",
+                     dsn, name, 4 * atoi(tms), 8 * atoi(tms));
+    if (n < 0 || n >= (int)sizeof info)
+        return NULL;
+    pg = PQconnectdb(info);
+    if (PQstatus(pg) != CONNECTION_OK) {
+        char msg[300];
+        one_word(msg, sizeof msg, PQerrorMessage(pg));
+        say("PGERR connect %s", msg);
+        PQfinish(pg);
+        pg = NULL;
+    }
+    return pg;
+}
+
+/* What a statement that failed says: ZKE01 (the fence), LOST (the
+ * connection went; its transaction cannot commit now), ERR-<sqlstate>. */
+static void pg_failed(PGresult *r, char *code, size_t len)
+{
+    char state[8];
+    one_word(state, sizeof state, r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL);
+    if (PQstatus(pg) != CONNECTION_OK)
+        snprintf(code, len, "LOST");
+    else if (!strcmp(state, "ZKE01"))
+        snprintf(code, len, "ZKE01");
+    else
+        snprintf(code, len, "ERR-%s", strlen(state) == 5 ? state : "none");
+}
+
+/* One fenced transaction; the outcome's name in code. */
+static void pg_write(struct slot *s, int64_t token, const char *wid, int hold_ms, int hold_fence,
+                     char *code, size_t len)
+{
+    if (!pg_conn()) {
+        snprintf(code, len, "NOCONN");
+        return;
+    }
+    char tok[24], c[8], e[8], h[16];
+    snprintf(tok, sizeof tok, "%" PRId64, token);
+    snprintf(c, sizeof c, "%d", s->c);
+    snprintf(e, sizeof e, "%d", s->e);
+    snprintf(h, sizeof h, "%d", s->gen);
+    const char *fence_args[] = {paths[s->e], tok};
+    const char *rec_args[] = {paths[s->e], tok, name, c, e, h, wid};
+    PGresult *r = PQexec(pg, "BEGIN");
+    int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (ok) {
+        PQclear(r);
+        r = PQexecParams(pg, "SELECT zkelect.fence($1, $2::bigint)", 2, NULL, fence_args, NULL,
+                         NULL, 0);
+        ok = r && PQresultStatus(r) == PGRES_TUPLES_OK;
+    }
+    if (ok && hold_ms > 0 && hold_fence)
+        hold_for(hold_ms);
+    if (ok) {
+        PQclear(r);
+        r = PQexecParams(pg,
+                         "INSERT INTO explore_pg (path, token, part, client, election, handle, wid) "
+                         "VALUES ($1, $2::bigint, $3, $4::int, $5::int, $6::int, $7)",
+                         7, NULL, rec_args, NULL, NULL, 0);
+        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+    }
+    if (!ok) {
+        pg_failed(r, code, len);
+        PQclear(r);
+        if (PQstatus(pg) == CONNECTION_OK)
+            PQclear(PQexec(pg, "ROLLBACK"));
+        return;
+    }
+    PQclear(r);
+    r = PQexec(pg, "COMMIT");
+    if (r && PQresultStatus(r) == PGRES_COMMAND_OK && !strcmp(PQcmdStatus(r), "COMMIT"))
+        snprintf(code, len, "OK");
+    else if (PQstatus(pg) != CONNECTION_OK)
+        /* COMMIT may have reached the server and committed: not known. */
+        snprintf(code, len, "UNKNOWN");
+    else if (r && PQresultStatus(r) == PGRES_COMMAND_OK)
+        /* The server answered COMMIT with ROLLBACK: the transaction had
+         * failed, though no statement said so. */
+        snprintf(code, len, "ERR-rollback");
+    else
+        pg_failed(r, code, len);
+    PQclear(r);
+}
+#endif
+
+/* pgall: n PostgreSQL writes of handle (c, e), if it leads when each begins,
+ * none begun past until; *hold_ms (0 once used) holds the first one. */
+static void pg_writes(struct slot *s, int n, int64_t until, int *hold_ms, int hold_fence)
+{
+    static int serial;
+    for (int i = 0; i < n && mono() < until; i++) {
+        zkelect_election_t *el = s->el;   /* the command thread alone destroys */
+        int64_t token = 0;
+        if (!el || !zkelect_is_leader(el) || zkelect_fencing_token(el, &token) != 0)
+            return;
+        char wid[128], code[32] = "NONE";
+        snprintf(wid, sizeof wid, "%s-%d-%d", name, (int)getpid(), ++serial);
+        int hold = *hold_ms;
+        *hold_ms = 0;
+        int64_t m0 = mono();
+        if (hold > 0 && !hold_fence)
+            hold_for(hold);
+#ifdef EXPLORE_PG
+        pg_write(s, token, wid, hold, hold_fence, code, sizeof code);
+#endif
+        say("PG %d %d %d %" PRId64 " %s %s %" PRId64 " %" PRId64 " %s", s->c, s->e, s->gen, token,
+            wid, code, m0, mono(), hold <= 0 ? "-" : hold_fence ? "fence" : "tok");
+    }
+}
+
 static void run_command(char *line)
 {
     char verb[16], target[200] = "";
@@ -399,6 +581,15 @@ static void run_command(char *line)
         for (int cc = 0; cc < nclients; cc++)
             for (int ee = 0; ee < npaths; ee++)
                 fenced_writes(&slots[cc][ee], c, until);
+        return;
+    }
+    if (!strcmp(verb, "pgall")) {   /* c is the count, e the hold's ms */
+        int64_t until = mono() + 2 * atoll(tms) * 1000000LL;
+        int hold = n == 3 && e > 0 && e <= 10000 ? e : 0;
+        int at_fence = !strcmp(target, "fence");
+        for (int cc = 0; cc < nclients; cc++)
+            for (int ee = 0; ee < npaths; ee++)
+                pg_writes(&slots[cc][ee], c, until, &hold, at_fence);
         return;
     }
     if (c < 0 || c >= nclients || (n == 3 && strcmp(verb, "logstall") && (e < 0 || e >= npaths))) {

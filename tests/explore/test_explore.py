@@ -39,9 +39,11 @@ KNOWN_OPEN = {}
 
 def short_kinds():
     """The main kinds, issue 54's fenced writes (cheap: a few batches of
-    every leader) and issue 56's balanced worlds (one run in three); issue
-    50's extra steps are ./dev explore's."""
-    return {k: w for k, w in {**explore.KINDS, **explore.FENCED_KINDS,
+    every leader), its PostgreSQL writes (the module's world starts one
+    PostgreSQL server, about 1.5 s; a few transactions a step) and issue 56's
+    balanced worlds (one run in three); issue 50's extra steps are ./dev
+    explore's."""
+    return {k: w for k, w in {**explore.KINDS, **explore.FENCED_KINDS, **explore.PG_KINDS,
                               **explore.BALANCE_KINDS}.items()
             if k not in KNOWN_OPEN}
 
@@ -378,11 +380,13 @@ class _Records:
         return _Done(type("Stat", (), {"czxid": self._of(parent)[name]}))
 
 
-def _checked(histories, latch_crowds=None, records=None):
+def _checked(histories, latch_crowds=None, records=None, pg=None, pg_rows=None):
     """The checker over hand-written participant lines {name: [line]}:
-    the kinds of violations it finds (no processes, no servers);
+    the kinds of violations it finds (no processes, no servers but pg);
     latch_crowds: Run.latch_crowds, the spans of crowds of candidates;
-    records: the fenced writes' records (_Records)."""
+    records: the fenced writes' records (_Records); pg: a PostgreSQL server
+    of World.start_pg, given pg_rows {e: [(token, wid)]}, inserted in this
+    order (their ids)."""
     class World:
         count = 0
         kz = _Records(records or {})
@@ -403,8 +407,16 @@ def _checked(histories, latch_crowds=None, records=None):
 
         def words(self):
             return self._words
+    World.pg = pg
     r = explore.Run(World, 1, [], 1.0)
     r.t0 = 0.0
+    if pg:
+        # Every call's run has the same paths: the rows of the last go.
+        values = ", ".join(f"('{r.paths[e]}', {token}, 'p', 0, {e}, 1, '{wid}')"
+                           for e, rows in (pg_rows or {}).items() for token, wid in rows)
+        pg.psql(f"DELETE FROM explore_pg WHERE path LIKE '{r.root}/%';"
+                + (f"INSERT INTO explore_pg (path, token, part, client, election, handle, wid) "
+                   f"VALUES {values};" if values else ""))
     r.all_parts = [Part(n, ls) for n, ls in histories.items()]
     r.latch_crowds = latch_crowds or {}
     r.check()
@@ -465,6 +477,37 @@ def test_the_fenced_checker_orders_the_committed_records_by_czxid():
         ["fenced-order"]
     assert _checked(hist, records=good) == ["fenced-lost"]
     assert _checked(hist, records={0: good[0] + [(99, late), (98, refused)]}) == ["fenced-refused"]
+
+
+def _pgw(wid, code, token=10, held="-", c=0):
+    return f"PG {c} 0 1 {token} {wid} {code} 1000 2000 {held}"
+
+
+def test_the_pg_checker_orders_the_rows_by_id(world):
+    """Issue 54's rule for PostgreSQL: rows of a path in id order (commit
+    order under the fence's lock): no row of a term after a later term's
+    first; a write whose COMMIT succeeded has its row, one refused (ZKE01)
+    or failed before COMMIT has none; UNKNOWN either way. The rows are a
+    real server's (the world's: a server of its own would cost the module
+    another 1-3 s), read back as the checker reads them."""
+    pg = world.pg
+    lines = [_pgw("a1", "OK"), _pgw("a2", "UNKNOWN"), _pgw("b1", "OK", 11, c=1),
+             _pgw("late", "OK", held="tok"), _pgw("ref", "ZKE01"), _pgw("gone", "LOST"),
+             "END 0 0 0 9000", "BYE"]
+    good = {0: [(10, "a1"), (11, "b1")]}
+    assert _checked({"p0i1": lines[:3] + lines[4:]}, pg=pg, pg_rows=good) == []
+    # The deposed term's write (held at its token) committed after the
+    # next term's first.
+    assert _checked({"p0i1": lines}, pg=pg,
+                    pg_rows={0: [(10, "a1"), (11, "b1"), (10, "late")]}) == ["pg-order"]
+    assert _checked({"p0i1": lines}, pg=pg, pg_rows=good) == ["pg-lost"]
+    assert _checked({"p0i1": lines[:3] + lines[4:]}, pg=pg,
+                    pg_rows={0: [(10, "a1"), (10, "ref"), (11, "b1")]}) == ["pg-refused"]
+    assert _checked({"p0i1": lines[:3] + lines[4:]}, pg=pg,
+                    pg_rows={0: [(10, "a1"), (10, "gone"), (11, "b1")]}) == ["pg-refused"]
+    # A line not in the protocol is the harness's fault, said as such.
+    assert _checked({"p0i1": lines[:2] + ["PG 0 0 1 10 b1 MAYBE 1000 2000 -", "BYE"]}, pg=pg,
+                    pg_rows={0: [(10, "a1")]}) == ["history"]
 
 
 def test_enotsup_is_accepted_only_while_candidates_that_cannot_step_back_are_in_line():
