@@ -357,15 +357,25 @@ static void destroy_slot(struct slot *s, const char *verb)
     say("ACK %s %d %d %d %d %" PRId64 " %" PRId64, verb, s->c, s->e, s->gen, rc, m0, mono());
 }
 
+/* The token of handle s while it leads, read as a write begins: 0 when it
+ * does not lead (the writes of a command stop there). The command thread
+ * alone destroys handles, so s->el stays valid meanwhile. */
+static int64_t leading_token(const struct slot *s)
+{
+    int64_t token = 0;
+    if (!s->el || !zkelect_is_leader(s->el) || zkelect_fencing_token(s->el, &token) != 0)
+        return 0;
+    return token;
+}
+
 /* fwall: n fenced writes of handle (c, e), if it leads when each begins,
  * none begun past until (mono ns): the commands behind wait for this one. */
 static void fenced_writes(struct slot *s, int n, int64_t until)
 {
     static int serial;
     for (int i = 0; i < n && mono() < until; i++) {
-        zkelect_election_t *el = s->el;   /* the command thread alone destroys */
-        int64_t token = 0;
-        if (!el || !zkelect_is_leader(el) || zkelect_fencing_token(el, &token) != 0)
+        int64_t token = leading_token(s);
+        if (!token)
             return;
         int k = ++serial;
         /* Every other write goes through the process's next client, with
@@ -403,7 +413,7 @@ static void fenced_writes(struct slot *s, int n, int64_t until)
         if (!rc && via == 'c')
             rc = zkelect_client_fenced_commit(other, node, token, ops, atoi(tms));
         else if (!rc)
-            rc = zkelect_fenced_commit(el, ops, atoi(tms));
+            rc = zkelect_fenced_commit(s->el, ops, atoi(tms));
         zkelect_fenced_ops_destroy(ops);
         code = rc ? zkelect_err_name(rc) : "OK";
 #endif
@@ -548,9 +558,8 @@ static void pg_writes(struct slot *s, int n, int64_t until, int *hold_ms, int ho
 {
     static int serial;
     for (int i = 0; i < n && mono() < until; i++) {
-        zkelect_election_t *el = s->el;   /* the command thread alone destroys */
-        int64_t token = 0;
-        if (!el || !zkelect_is_leader(el) || zkelect_fencing_token(el, &token) != 0)
+        int64_t token = leading_token(s);
+        if (!token)
             return;
         char wid[128], code[32] = "NONE";
         snprintf(wid, sizeof wid, "%s-%d-%d", name, (int)getpid(), ++serial);
