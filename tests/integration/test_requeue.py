@@ -8,7 +8,7 @@ import uuid
 
 from bed import zkc
 
-from test_transfer import Leaders, _drain, _err, _line
+from test_transfer import _drain, _err, _line
 
 T = 4000
 
@@ -35,7 +35,7 @@ def test_a_leader_and_a_follower_step_back_in_one_call(api, handles, zk, kz):
         api.wait_event(e, {"ELECTED", "FOLLOWING"}, 10)
         es[f"c{i}"] = e
     zkc.until(lambda: _line(kz, path) == ["c0", "c1", "c2"], "three in line")
-    with Leaders(lib, es.values()) as ov:
+    with zkc.Sampler(lib, [es.values()]) as ov:
         for e in es.values():
             _drain(api, e)
         # The leader: 0 at once, the next leads, it follows at the back.

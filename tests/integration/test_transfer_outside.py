@@ -12,7 +12,7 @@ import uuid
 
 from bed import zkc
 
-from test_transfer import Leaders, _drain, _err, _ghost, _line, _token
+from test_transfer import _drain, _err, _ghost, _line, _token
 
 T = 4000
 
@@ -49,7 +49,7 @@ def test_an_outside_transfer_to_the_2nd_and_the_4th(api, handles, zk, kz):
     path = f"/t/xout-{uuid.uuid4().hex[:8]}"
     es = _candidates(api, handles, zk, kz, path, 4)
     asker = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
-    with Leaders(lib, es.values()) as ov:
+    with zkc.Sampler(lib, [es.values()]) as ov:
         for place in (1, 3):
             line = _line(kz, path)
             leader, target = line[0], line[place]
