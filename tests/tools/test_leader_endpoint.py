@@ -7,6 +7,7 @@ Requests go on through a resign, a SIGKILL (crash guard on) and a SIGSTOP
 of the leader: traffic moves to each new leader, and no answer ever comes
 from a process that no longer leads (tokens never go back)."""
 
+import http.client
 import json
 import os
 import shutil
@@ -29,11 +30,18 @@ T_MS = 4000
 
 
 def _get(url, timeout=2):
+    """(status, body, headers); OSError when no whole answer came. A server
+    that dies between its headers and its body (a job ended with its leader)
+    raises http.client.IncompleteRead, which is no OSError: it is made one,
+    so a caller that retries on OSError is not ended by it."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode(), dict(r.headers)
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(), dict(e.headers)
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as r:
+                return r.status, r.read().decode(), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(), dict(e.headers)
+    except http.client.HTTPException as e:
+        raise ConnectionError(f"{url}: {e!r}") from e
 
 
 class Run:
@@ -173,12 +181,17 @@ def _ask(front, answers, stop):
         time.sleep(0.01)
 
 
-def _end_leaders(runs, answers, hows):
+def _end_leaders(runs, answers, hows, asking):
     """Ends the leader each way of `hows` in turn (resign: SIGTERM; sigkill;
     sigstop, resumed once the next answers), each after a second of steady
     traffic to it; the time from each end to the first answer of the next
     term's leader."""
     ends = []
+
+    def _next_term(t0, token):
+        assert asking(), "the balancer's client stopped asking (see its thread's exception)"
+        return next((a for a in answers if a[0] > t0 and a[2] and a[2]["token"] > token), None)
+
     for how in hows:
         leader, doc = _until("one leader", lambda: _leading(runs), 30)
         _until(f"traffic reaches {leader.id}",
@@ -192,9 +205,7 @@ def _end_leaders(runs, answers, hows):
         else:
             os.kill(leader.proc.pid, signal.SIGSTOP)
         bound = (T_MS / 1e3 if how == "sigstop" else 0) + 5
-        nxt = _until(f"a new leader after the {how}",
-                     lambda: next((a for a in answers if a[0] > t0 and a[2]
-                                   and a[2]["token"] > doc["token"]), None), bound)
+        nxt = _until(f"a new leader after the {how}", lambda: _next_term(t0, doc["token"]), bound)
         ends.append((how, round(nxt[0] - t0, 3)))
         if how == "sigstop":
             os.kill(leader.proc.pid, signal.SIGCONT)
@@ -253,7 +264,7 @@ def test_haproxy_sends_traffic_only_to_the_leader(zk, zk_path, zkelect_bin, test
     th = threading.Thread(target=_ask, args=(front, answers, stop), daemon=True)
     try:
         th.start()
-        ends = _end_leaders(runs, answers, ("resign", "sigkill", "sigstop"))
+        ends = _end_leaders(runs, answers, ("resign", "sigkill", "sigstop"), th.is_alive)
         stop.set()
         th.join(10)
         _check_answers(answers, 50, 4, ends)
@@ -332,7 +343,7 @@ def test_nginx_sends_traffic_only_to_the_leader(zk, zk_path, zkelect_bin, test_e
     th = threading.Thread(target=_ask, args=(front, answers, stop), daemon=True)
     try:
         th.start()
-        ends = _end_leaders(runs, answers, ("resign", "sigkill"))
+        ends = _end_leaders(runs, answers, ("resign", "sigkill"), th.is_alive)
         stop.set()
         th.join(10)
         _check_answers(answers, 30, 3, ends)
