@@ -376,19 +376,26 @@ int serve(int argc, char **argv, int activated_fd, const char *runtime_dir)
             dup2(fd, 2);
         close(fd);
     }
-    char made[PATH_MAX];
-    int lfd = listening(activated_fd, path, runtime_dir, mode, made);
-    if (lfd < 0)
-        return EXIT_SYS;
+    /* Blocked before the socket file exists: a SIGTERM from the moment it
+     * can be seen is read from the signalfd and removes it, where the
+     * default action would end the service and leave the file behind (a
+     * client would then find "nothing listens there"). */
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigprocmask(SIG_BLOCK, &set, NULL);
-    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (sfd < 0)
+    char made[PATH_MAX];
+    int lfd = listening(activated_fd, path, runtime_dir, mode, made);
+    if (lfd < 0)
         return EXIT_SYS;
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) {
+        if (made[0])
+            unlink(made);
+        return EXIT_SYS;
+    }
     say("serving at %s (pid %ld)", made[0] ? made : "the socket systemd passed", (long)getpid());
     long owners = 0;
     for (;;) {

@@ -445,7 +445,10 @@ typedef struct zkelect_participants zkelect_participants_t;
  *                            unit killed as one). If the socket is missing or
  *                            refuses, the process starts its own guard as
  *                            without it, and its candidacies get a WARNING
- *                            that names the cause.
+ *                            that names the cause; it asks the service again
+ *                            after 1 s, then at a pause doubling up to a
+ *                            minute, and hands its sessions over once the
+ *                            service answers (one more WARNING).
  *  - "balance.group"         the ZooKeeper path of a balanced group;
  *                            empty (default): none. Set, the leaderships of
  *                            this client's elections are spread evenly over

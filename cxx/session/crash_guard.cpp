@@ -278,12 +278,27 @@ private:
         std::string fallback;     // why the service is not used (a private helper guards)
         bool told_fallback = false;  // the last start said so to the members
         bool skip_service = false;   // the next start goes to a private guard at once
+        // While a private helper stands in for the service: when the
+        // service is asked again, and the pause after that (doubling while
+        // it cannot be had or drops the connection early; reset by a
+        // connection that lasted kHealthyMs).
+        int64_t service_at = 0;
+        int64_t service_ms = 0;
+        // The helper the service replaced, kept until the service's
+        // connection has taken every session (its bytes up to
+        // retire_after): a crash in between is still guarded.
+        std::shared_ptr<GuardLink> retiring;
+        uint64_t retire_after = 0;
         uid_t ruid = 0, euid = 0;  // this process's users when it started the guard
         Guard() = default;
         Guard(const Guard &) = delete;
         Guard &operator=(const Guard &) = delete;
         ~Guard() { drop_passed(); }
         bool up() const { return link != nullptr; }
+        // A private helper guards in the service's place.
+        bool standing_in(const Place &place) const {
+            return up() && !link->socket() && !place.second.empty();
+        }
         void drop_passed() {
             for (const Passed &p : passed) ::close(p.fd);
             passed.clear();
@@ -365,6 +380,8 @@ private:
         // killed, or refusing what it is sent): a private guard at once,
         // without asking the service again (no storm of connections).
         g.skip_service = early && service;
+        if (service && !early) g.service_ms = 0;
+        g.retiring.reset();
         if (!early || g.skip_service) {
             g.retry_ms = 0;
             g.retry_at = now;
@@ -489,6 +506,13 @@ private:
         if (g.told_fallback)
             for (auto &[t, m] : members_)
                 if (m.place == place && m.listener) m.listener(fallback_warning(place, g));
+        if (g.standing_in(place)) next_service_try(g);
+        return give_sessions(place, g);
+    }
+
+    // Under mu_: a new link (started, or the service reached again) gets
+    // every session its members hold, queued.
+    bool give_sessions(const Place &place, Guard &g) {
         g.serial = ++serials_;
         g.started_at = boottime_ns();
         g.ruid = getuid();
@@ -502,6 +526,54 @@ private:
                 if (m.wait_pid) queue_wait(place, g, m.session->id, m.wait_pid, &m.mark);
             }
         return g.up();
+    }
+
+    static void next_service_try(Guard &g) {
+        g.service_ms = g.service_ms ? std::min(g.service_ms * 2, kRetryMaxMs) : kRetryFirstMs;
+        g.service_at = boottime_ns() + g.service_ms * kNsPerMs;
+    }
+
+    // Under mu_, on the watcher: a private helper that stands in for the
+    // service (it could not be had, or dropped this process early) hands
+    // its sessions back once the service answers again: otherwise the
+    // process would stay with a guard that dies with its PID namespace or
+    // control group for as long as that helper lives. The service is
+    // asked outside the lock (its answer may take up to kStartBoundMs: no
+    // add() or fork() waits for it), and at a growing pause while it
+    // cannot be had, so a missing service costs a failed connect a minute.
+    void ask_service_again(std::unique_lock<std::mutex> &lock) {
+        std::vector<std::pair<Place, uint64_t>> due;  // place, serial
+        const int64_t now = boottime_ns();
+        for (auto &[place, g] : guards_)
+            if (g.standing_in(place) && g.service_at <= now) due.emplace_back(place, g.serial);
+        for (auto &[place, serial] : due) {
+            lock.unlock();
+            std::string fallback;
+            std::shared_ptr<GuardLink> link = connect_guard(place.second, place.first, &fallback);
+            lock.lock();
+            auto it = guards_.find(place);
+            if (it == guards_.end() || it->second.serial != serial || !it->second.standing_in(place))
+                continue;  // closed or replaced meanwhile: `link` closes unused
+            Guard &g = it->second;
+            if (!link) {
+                next_service_try(g);
+                continue;
+            }
+            const std::string was = g.link->name();
+            g.retiring = std::move(g.link);
+            g.link = std::move(link);
+            g.fallback.clear();
+            g.told_fallback = false;
+            g.skip_service = false;
+            give_sessions(place, g);
+            g.retire_after = g.queued;
+            if (g.retire_after == 0) g.retiring.reset();
+            for (auto &[t, m] : members_)
+                if (m.place == place && m.listener)
+                    m.listener(g.link->name() + " answers again and guards this client's session; " +
+                               was + ", which stood in for it, lets go");
+            wake();
+        }
     }
 
     // Under mu_, on the watcher: how much of the guard's queue goes in the
@@ -573,6 +645,7 @@ private:
                 }
                 g.written += done;
                 g.progress_at = boottime_ns();
+                if (g.retiring && g.written >= g.retire_after) g.retiring.reset();
             }
         }
     }
@@ -610,6 +683,8 @@ private:
             flush(lock);
             if (gen != watcher_gen_) return;
             tend();
+            ask_service_again(lock);
+            if (gen != watcher_gen_) return;
             std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}};
             std::vector<std::pair<Place, uint64_t>> polled;  // place, serial
             int64_t next = INT64_MAX;
@@ -622,6 +697,7 @@ private:
                     fds.push_back({g.link->fd(), ev, 0});
                     polled.emplace_back(place, g.serial);
                     if (ev) next = std::min(next, g.progress_at + kStallMs * kNsPerMs);
+                    if (g.standing_in(place)) next = std::min(next, g.service_at);
                 } else {
                     next = std::min(next, g.retry_at);
                 }
