@@ -1,5 +1,6 @@
-// One candidacy: the election recipe of docs/design.md as a state
-// machine with named states, run only on its client's loop thread.
+// One candidacy: the election recipe of docs/semantics.md ("The recipe")
+// as a state machine with named states, run only on its client's loop
+// thread (docs/design.md, "The recipe", says which file does which part).
 //
 //   Idle ──volunteer──▶ AwaitingSession ──connected──▶ Creating
 //   Creating ──created──▶ Listing ──lowest──▶ Claiming ──write acked──▶ Leading

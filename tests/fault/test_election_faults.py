@@ -136,8 +136,8 @@ def test_dropped_create_reply_leaves_one_node(zk, zk_path, proxies, spawn, kz, t
 
 def test_leader_connection_reset_keeps_leadership(zk, zk_path, proxies, spawn):
     """A short disconnect (RST, reconnect at once) does not depose a leader
-    whose lease still runs (docs/design.md, "The session and the lease": no
-    needless failover)."""
+    whose lease still runs (docs/semantics.md, "Consequences": a short
+    disconnect does not cause a failover)."""
     T = 4000
     a, b = start_pair(spawn, proxies.connect_string, zk.connect_string, zk_path, T)
     sampler = Sampler([(a, "1"), (b, "2")]).start()
