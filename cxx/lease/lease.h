@@ -88,9 +88,10 @@ inline int64_t longest_ns(int64_t timeout_ns, int64_t lag_ns, int64_t margin_ns)
     return l > 0 ? l : 0;
 }
 
-// How often a client with candidacies sends a read of its own while
-// connected: the evidence of touches a quiet session has (libzookeeper's own
-// pings are sent on its I/O thread, unseen).
+// How often a connected client (with candidacies or not: Client::probe)
+// sends a read of its own when nothing it sent in that long was answered:
+// the evidence of touches a quiet session has (libzookeeper's own pings are
+// sent on its I/O thread, unseen).
 inline int64_t probe_period(int64_t timeout_ns) { return timeout_ns / 3; }
 
 // The latest touch of the session that the quorum surely heard of by the
