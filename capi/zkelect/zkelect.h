@@ -962,9 +962,11 @@ ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *targe
  * changed: ZKELECT_ENOLEADER (no candidate at path), ZKELECT_ENOCANDIDATE
  * (no candidate with that id), ZKELECT_ENOTSUP (the leader or a candidate
  * ahead of the target cannot take part: Curator's LeaderLatch, libzkelect
- * before 1.2), ZKELECT_ESTATE (a transfer of this leader is under way, a
- * balanced group's move among them (balance.group: ask again), or the
- * path's data changed while asking), ZKELECT_EAUTH, ZKELECT_ECONNLOSS
+ * before 1.2), ZKELECT_ESTATE (transfers of the leader, one after another,
+ * kept the path busy for timeout_ms: a transfer already under way when
+ * this is called, the leader's own, another asker's or a balanced group's
+ * move, is waited out within timeout_ms, and the request then goes to
+ * whoever leads), ZKELECT_EAUTH, ZKELECT_ECONNLOSS
  * (also when this client's session expired before the request was
  * written; once it is written, the call waits on with the client's next
  * session), ZKELECT_EZK; ZKELECT_ENOTLEADER when the leader stopped

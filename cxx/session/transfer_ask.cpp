@@ -75,8 +75,22 @@ int TransferAsk::run(std::string *why) {
     // timeout_ms plus three session timeouts from the call. Each step waits
     // at most T, and never past it.
     final_end_ = Clock::now() + std::chrono::milliseconds(timeout_ms_) + 3 * t_;
-    if (int rc = find_target(why); rc != kOk || leader_.empty()) return rc;
-    if (int rc = write_request(why); rc != kOk) return rc;
+    // A transfer of the leader already under way (its own, another
+    // asker's, a balanced group's move) is one at a time: waited out
+    // within timeout_ms, then the request goes to whoever leads. Answering
+    // ESTATE at once would leave the caller to retry blindly, against a
+    // group that may start its next move on that leader first.
+    const auto busy_end = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+    for (int round = 0;; ++round) {
+        if (int rc = find_target(why); rc != kOk || leader_.empty()) return rc;
+        const int rc = write_request(why);
+        if (rc == kOk) break;
+        if (rc != kEState) return rc;
+        if (round >= kBusyRounds || !await_other_transfer(busy_end)) {
+            *why += " (waited for it " + std::to_string(timeout_ms_) + " ms, the timeout asked)";
+            return rc;
+        }
+    }
     if (int rc = await_outcome(why); rc != kOk) return rc;
     if (!result_) return without_outcome(why);
     // Ours to clear, if nobody wrote since (a new leader's own transfer).
@@ -141,15 +155,11 @@ int TransferAsk::write_request(std::string *why) {
     }
     // A transfer of this leader already in P's data (its own marker, or
     // another asker's request): one at a time.
-    if (names_transfer_from(r.data, leader_) ||
-        [&] { auto q = parse_transfer_request(r.data); return q && q->leader == leader_; }()) {
+    if (busy(r.data)) {
         *why = "a transfer of " + path_ + "'s leader is under way; nothing was changed";
         return kEState;
     }
-    // The answer comes through watches, which the loop hands to members
-    // only: a member of this call's own, gone when the call returns.
-    waiter_ = std::make_shared<ChangeWaiter>();
-    host_.post([h = &host_, w = waiter_] { w->id = h->add_member(w); });
+    ensure_waiter();
     // Version-checked: whatever was in P's data a moment ago is not lost
     // unseen (another asker's request, a leader's marker).
     const int32_t version = r.stat.version;
@@ -165,6 +175,40 @@ int TransferAsk::write_request(std::string *why) {
     }
     mine_ = r.stat.version;
     return kOk;
+}
+
+bool TransferAsk::busy(const std::string &data) const {
+    if (names_transfer_from(data, leader_)) return true;
+    auto q = parse_transfer_request(data);
+    return q && q->leader == leader_;
+}
+
+// The answer comes through watches, which the loop hands to members only:
+// a member of this call's own, gone when the call returns.
+void TransferAsk::ensure_waiter() {
+    if (waiter_) return;
+    waiter_ = std::make_shared<ChangeWaiter>();
+    host_.post([h = &host_, w = waiter_] { w->id = h->add_member(w); });
+}
+
+// Until the transfer under way on leader_ is over (P's data no longer
+// names one, or the leader's node is gone) or `end`: false then. Every
+// read leaves a watch, so a change wakes the wait.
+bool TransferAsk::await_other_transfer(Clock::time_point end) {
+    ensure_waiter();
+    end = std::min(end, final_end_);
+    for (int round = 0; round < 100000 && Clock::now() < end; ++round) {
+        const uint64_t seen = waiter_->seen();
+        Reply r;
+        if (watched(path_, true, std::min(end, Clock::now() + t_), &r) && r.rc == ZOK && !busy(r.data))
+            return true;
+        Reply x;
+        if (watched(path_ + "/" + leader_, false, std::min(end, Clock::now() + t_), &x) &&
+            x.rc == ZNONODE)
+            return true;
+        waiter_->wait_past(seen, std::min(end, Clock::now() + t_));
+    }
+    return false;
 }
 
 // The leader answers in P's data. Read it whenever it changes, whenever

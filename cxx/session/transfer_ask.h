@@ -70,9 +70,15 @@ public:
 
 private:
     using Clock = std::chrono::steady_clock;
+    // Transfers under way waited out before asking, at most (each ends
+    // with a change of P's data or of its leader).
+    static constexpr int kBusyRounds = 64;
     // Each step below: its code, kOk to go on.
     int find_target(std::string *why);
     int write_request(std::string *why);
+    bool busy(const std::string &data) const;
+    void ensure_waiter();
+    bool await_other_transfer(Clock::time_point end);
     int await_outcome(std::string *why);
     int without_outcome(std::string *why);
     int confirm(std::string *why);

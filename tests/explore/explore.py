@@ -1860,8 +1860,8 @@ class Run:
                         "call-bound", f"{part.name}.c{w[2]}.e{w[3]}: {w[1]} to {w[9]} returned "
                         f"{w[8]} after {(m1 - m0) / 1e6:.0f} ms at {self.rel(m0)}"))
         # ESTATE only while another transfer on the path ran (zkelect.h: "another
-        # transfer of this handle runs", "a transfer of this leader is under
-        # way, or the path's data changed while asking"): a transfer whose
+        # transfer of this handle runs", "transfers of the leader, one after
+        # another, kept the path busy for timeout_ms"): a transfer whose
         # state was left stuck answers it for good (issue 50, finding 3).
         # With --priority, and in a balanced group, transfers start by
         # themselves: not judged.

@@ -54,5 +54,47 @@ def test_a_transfer_asked_over_a_slow_link_keeps_its_bound(api, handles, zk, kz)
     assert lib.zkelect_is_leader(b) == 0
 
 
+def test_a_transfer_asked_while_another_runs_waits_it_out(api, handles, zk, kz):
+    """zkelect_client_transfer while the leader's own transfer runs (its
+    marker in P's data; a balanced group's move looks the same): the ask
+    waits until that transfer is over, then asks whoever leads, and its
+    target leads. It answered ZKELECT_ESTATE at once before, leaving the
+    caller to guess when to ask again. The running transfer is held by its
+    target's slow link (each of its round trips 2 x 300 ms), so it is still
+    under way when the ask comes."""
+    import threading
+    lib = api.lib
+    path = f"/t/xfer-busy-{uuid.uuid4().hex[:8]}"
+    es = {}
+    with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
+        for name, hosts, follow in (("a", zk.connect_string, "true"), ("b", zk.connect_string, "true"),
+                                    ("c", pe.connect_string, "false")):
+            cl = zkc.connected_client(api, handles, hosts, timeout_ms=T, zk_hosts_follow=follow)
+            es[name] = zkc.new_election(api, handles, cl, path, name)
+            assert lib.zkelect_volunteer(es[name]) == 0
+            api.wait_event(es[name], {"ELECTED", "FOLLOWING"}, 10)
+        assert lib.zkelect_is_leader(es["a"]) == 1
+        asker = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
+        own = {}
+        pe.delay(300)
+        th = threading.Thread(target=lambda: own.__setitem__(
+            "rc", lib.zkelect_transfer(es["a"], b"c", 8000)))
+        th.start()
+        zkc.until(lambda: (kz.get(path)[0] or b"").startswith(b"zkelect-transfer "),
+                  "a's transfer marker in the path's data")
+        began = time.monotonic()
+        rc = lib.zkelect_client_transfer(asker, path.encode(), b"b", 8000)
+        took_ms = (time.monotonic() - began) * 1000
+        th.join(30)
+        pe.set_pass()
+    assert not th.is_alive()
+    print(f"\nasked during a's own transfer: {_name(lib, rc)} after {took_ms:.0f} ms; "
+          f"a's transfer: {_name(lib, own['rc'])}")
+    assert _name(lib, own["rc"]) == "OK"
+    assert _name(lib, rc) == "OK", lib.zkelect_last_error().decode()
+    zkc.until(lambda: lib.zkelect_is_leader(es["b"]) == 1, "b leads")
+    assert lib.zkelect_is_leader(es["a"]) == 0 and lib.zkelect_is_leader(es["c"]) == 0
+
+
 def _name(lib, rc):
     return lib.zkelect_err_name(rc).decode() if rc else "OK"
