@@ -1290,7 +1290,10 @@ ZKELECT_API zkelect_stats_t *zkelect_client_stats(zkelect_client_t *client, char
  * path: one whose data does not parse, or that no session holds, is listed
  * with "valid":false and no counts, and is left out of the total
  * "leading". At most 4096 member nodes are read (the first by name);
- * "unread" counts the others. A path that does not exist is a group
+ * "unread" counts the others. A member's data longer than 64 bytes is not
+ * kept (such a member is not valid), and at most 64 reads are in flight at
+ * once, so whatever was written under the path, the query holds a few
+ * hundred KiB of it and, for a moment, at most 64 nodes' data. A path that does not exist is a group
  * without members, not an error. Any client may ask, a member of the
  * group or not; nothing is written.
  *

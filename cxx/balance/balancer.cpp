@@ -50,7 +50,7 @@ bool member_name(const std::string &name) {
 
 bool parse_member_data(const std::string &data, int64_t *leading, int64_t *in_line) {
     std::string tag(kTag);
-    if (data.size() > 64 || data.compare(0, tag.size(), tag) != 0) return false;
+    if (data.size() > kMemberDataMax || data.compare(0, tag.size(), tag) != 0) return false;
     std::string rest = data.substr(tag.size());
     size_t sp = rest.find(' ');
     if (sp == std::string::npos) return false;

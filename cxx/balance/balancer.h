@@ -34,8 +34,9 @@ namespace zkelect::balance {
 
 // The member node's data: "zkelect-balance 1 <leading> <in line>", each a
 // count up to kCountMax; false for anything else (written by anyone with
-// WRITE on the group).
+// WRITE on the group), longer than kMemberDataMax among them.
 constexpr const char *kMemberPrefix = "zkelect-member-";
+constexpr size_t kMemberDataMax = 64;
 bool member_name(const std::string &name);
 bool parse_member_data(const std::string &data, int64_t *leading, int64_t *in_line);
 std::string member_data(int64_t leading, int64_t in_line);

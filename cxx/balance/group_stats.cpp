@@ -21,8 +21,8 @@ int group_stats_json(Client &client, const std::string &group, int timeout_ms, s
                      std::string *why) {
     std::vector<NodeRead> nodes;
     size_t unread = 0;
-    int rc = client.read_children(group, timeout_ms, member_name, kGroupStatsMax, &nodes, &unread,
-                                  why);
+    int rc = client.read_children(group, timeout_ms, member_name, kGroupStatsMax, kMemberDataMax,
+                                  &nodes, &unread, why);
     if (rc != kOk) return rc;
     std::string &o = *json;
     o += '{';

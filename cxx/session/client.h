@@ -168,11 +168,14 @@ public:
     // The children of path that keep accepts, in name order, each with its
     // data and stat, asked of ZooKeeper now as participants are (synced
     // first; no path: none). At most max are read (the first by name), the
-    // rest counted in *unread. Blocks up to timeout_ms. Returns kOk or an
-    // error code with *why.
+    // rest counted in *unread; a node's data longer than max_data is kept
+    // empty, and at most 64 reads are in flight, so the query's memory is
+    // bounded whatever was written there. Blocks up to timeout_ms. Returns
+    // kOk or an error code with *why.
     int read_children(const std::string &path, int timeout_ms,
                       const std::function<bool(const std::string &)> &keep, size_t max,
-                      std::vector<NodeRead> *out, size_t *unread, std::string *why);
+                      size_t max_data, std::vector<NodeRead> *out, size_t *unread,
+                      std::string *why);
     // Ask the leader of path to hand leadership to the candidate whose id
     // is target (docs/semantics.md, "A transfer asked from outside"), and
     // wait for the outcome: at most timeout_ms plus two session timeouts.

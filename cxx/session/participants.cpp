@@ -27,30 +27,60 @@ struct QueryState {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
+// read_children's reads in flight at most: with ZooKeeper's 1 MB bound on
+// a node's data, what a query holds at once stays below 64 MB whatever
+// was written under the path, at a cost of one round trip per 64 nodes.
+constexpr size_t kReadsInFlight = 64;
+
 std::string no_answer(int timeout_ms) {
     return "ZooKeeper did not answer within " + std::to_string(timeout_ms) + " ms";
 }
+
+// What read_each holds at most: the reads in flight (a reply's data is
+// whole in memory until its callback returns), and the bytes of data kept
+// per node (a longer one is kept empty). Unlimited for participants,
+// whose ids are returned as stored.
+struct ReadBound {
+    size_t in_flight = SIZE_MAX;
+    size_t keep = SIZE_MAX;
+};
 
 // Each of names read for its data and stat, by deadline; a node gone
 // meanwhile is left out.
 int read_each(const Client &client, ZkPort &session, const std::string &path,
               const std::vector<std::string> &names, Deadline deadline, int timeout_ms,
-              std::vector<NodeRead> *out, std::string *why) {
+              std::vector<NodeRead> *out, std::string *why, ReadBound bound = {}) {
     auto st = std::make_shared<QueryState>();
     st->datas.assign(names.size(), Reply{});
-    st->outstanding = static_cast<int>(names.size());
-    for (size_t i = 0; i < names.size(); ++i) {
-        session.get(path + "/" + names[i], false, [st, i](Reply &&r) {
-            std::lock_guard<std::mutex> lock(st->mu);
-            st->datas[i] = std::move(r);
-            st->outstanding--;
-            st->cv.notify_all();
-        });
-    }
+    const size_t keep = bound.keep;
     std::unique_lock<std::mutex> lock(st->mu);
-    if (!st->cv.wait_until(lock, deadline, [&] { return st->outstanding == 0; })) {
-        *why = no_answer(timeout_ms);
-        return client.connected() ? kETimedOut : kEConnLoss;
+    for (size_t next = 0; next < names.size() || st->outstanding > 0;) {
+        // Sent from this thread as the window frees: the callbacks run on
+        // ZooKeeper's thread, which must not wait for this one's lock.
+        std::vector<size_t> send;
+        for (; next < names.size() && size_t(st->outstanding) + send.size() < bound.in_flight; ++next)
+            send.push_back(next);
+        st->outstanding += static_cast<int>(send.size());
+        if (!send.empty()) {
+            lock.unlock();
+            for (size_t i : send)
+                session.get(path + "/" + names[i], false, [st, i, keep](Reply &&r) {
+                    if (r.data.size() > keep) std::string().swap(r.data);
+                    std::lock_guard<std::mutex> l(st->mu);
+                    st->datas[i] = std::move(r);
+                    st->outstanding--;
+                    st->cv.notify_all();
+                });
+            lock.lock();
+        }
+        const size_t window = bound.in_flight;
+        if (!st->cv.wait_until(lock, deadline, [&] {
+                return st->outstanding == 0 ||
+                       (next < names.size() && size_t(st->outstanding) < window);
+            })) {
+            *why = no_answer(timeout_ms);
+            return client.connected() ? kETimedOut : kEConnLoss;
+        }
     }
     out->clear();
     for (size_t i = 0; i < names.size(); ++i) {
@@ -157,6 +187,7 @@ int Client::participants(const std::string &path, int timeout_ms,
 
 int Client::read_children(const std::string &path, int timeout_ms,
                           const std::function<bool(const std::string &)> &keep, size_t max,
+                          size_t max_data,
                           std::vector<NodeRead> *out, size_t *unread, std::string *why) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     std::shared_ptr<ZkPort> session;
@@ -171,7 +202,8 @@ int Client::read_children(const std::string &path, int timeout_ms,
     if (names.size() > max) names.resize(max);
     out->clear();
     if (names.empty()) return kOk;
-    return read_each(*this, *session, path, names, deadline, timeout_ms, out, why);
+    return read_each(*this, *session, path, names, deadline, timeout_ms, out, why,
+                     ReadBound{kReadsInFlight, max_data});
 }
 
 }  // namespace zkelect

@@ -7,6 +7,7 @@ wrote show as invalid and count in no total; bad input gets clear errors."""
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -174,3 +175,46 @@ def test_bad_input_gets_clear_errors(zk, zk_path, api, handles, zkelect_bin, tes
     assert r.returncode == 2 and "one of --path or --group" in r.stderr, r.stderr
     r = status_group(zkelect_bin, test_env, hosts, zk_path + "/nobody")
     assert r.returncode == 0 and r.stdout.startswith(f"{zk_path}/nobody: 0 members\n"), r.stdout
+
+
+def test_a_query_of_a_group_with_large_member_nodes_holds_little(zk, zk_path, kz, zkelect_bin,
+                                                                 test_env):
+    """A group path anyone can write to cannot make a query hold what was
+    written: member nodes' data longer than a member's (64 bytes) is not
+    kept, and at most 64 reads are in flight. 96 member-named nodes of
+    256 KiB each (24 MiB): `zkelect status --group` shows them invalid and
+    its peak memory grows by less than half of that over an empty group's.
+    It grew by 27 MiB when every read was sent at once and kept whole.
+    ru_maxrss of children is the largest of any child so far: each run is
+    the only child of a runner process of its own."""
+    group = zk_path + "/big"
+    empty = zk_path + "/empty"
+    kz.create(empty, b"", makepath=True)
+    blob = b"zkelect-balance 1 1 1" + b" " * (256 * 1024)
+    for i in range(96):
+        kz.create(f"{group}/zkelect-member-{i:010d}", blob, makepath=True)
+    argv = [str(zkelect_bin), "status", "--connect", zk.connect_string, "--group"]
+    runner = [sys.executable, "-c", RUN_AND_PEAK]
+    base = subprocess.run(runner + argv + [empty], env=test_env, capture_output=True, text=True,
+                          timeout=60)
+    big = subprocess.run(runner + argv + [group], env=test_env, capture_output=True, text=True,
+                         timeout=60)
+    assert base.returncode == 0 and big.returncode == 0, (base.stderr, big.stderr)
+    base_kib, big_kib = int(base.stdout.split()[-1]), int(big.stdout.split()[-1])
+    lines = big.stdout.splitlines()
+    assert sum(" invalid " in l for l in lines) == 96, big.stdout[:2000]
+    grew = big_kib - base_kib
+    print(f"\npeak of zkelect status --group: {base_kib} KiB empty, {big_kib} KiB with 24 MiB "
+          f"of member data (+{grew} KiB)")
+    assert grew < 12 * 1024, f"the query's peak grew by {grew} KiB for 24 MiB written"
+
+
+# Runs argv, prints its output, then the child's peak resident KiB.
+RUN_AND_PEAK = """
+import resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=60)
+sys.stdout.write(p.stdout)
+sys.stderr.write(p.stderr)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(p.returncode)
+"""
