@@ -870,6 +870,7 @@ class Run:
         self.parts = []           # current Part per p
         self.all_parts = []       # every incarnation
         self.incarnation = [0] * P
+        self.restart_token = {}  # p -> the pending restart that counts (pkill)
         self.resigned = []        # (part, c, e, h, ev_mono, list_mono, [ids found])
         self.rq = queue.Queue()
         self.on_server = {}       # the RESIGNED checker's client on each server alone
@@ -1021,7 +1022,20 @@ class Run:
         elif k == "pkill":
             part = self.parts[s["p"]]
             part.kill()
-            later(s["dur"], lambda p=s["p"]: self.start_part(p))
+            # One restart per process at a time: on a loaded machine the
+            # steps run late and back to back, and a second pkill of p can
+            # come before the first's restart (it then kills the dead
+            # incarnation again). Both restarts would start a process, and
+            # the first started would be left running unwatched, its nodes
+            # never gone (seed 948269271: 'history' and 'liveness' at p1i2).
+            # The later restart stands for both.
+            token = object()
+            self.restart_token[s["p"]] = token
+
+            def restart(p=s["p"], token=token):
+                if self.restart_token.get(p) is token:
+                    self.start_part(p)
+            later(s["dur"], restart)
         elif k == "skill":
             i = s["i"]
             self.w.ens.kill_server(i)
