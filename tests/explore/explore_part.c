@@ -389,9 +389,16 @@ static void fenced_writes(struct slot *s, int n, int64_t until)
         if (k % 2 == 0 && other && nclients > 1) {
             pthread_mutex_lock(&s->lock);
             snprintf(node, sizeof node, "%s", s->node);
-            token = s->node_token;
+            int64_t node_token = s->node_token;
             pthread_mutex_unlock(&s->lock);
-            via = *node && token > 0 ? 'c' : 'h';
+            /* Without a node and token of its own the write goes through
+             * the handle, under the token it leads with: the record must
+             * carry that one (it carried 0, and a write of the current
+             * term read as a deposed term's: seeds 948269297, 948269306). */
+            if (*node && node_token > 0) {
+                via = 'c';
+                token = node_token;
+            }
         }
 #endif
         (void)other;
