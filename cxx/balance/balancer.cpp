@@ -122,7 +122,7 @@ void Balancer::on_expired() {
 }
 
 void Balancer::create_node() {
-    std::string data = member_data(own_leading(), int64_t(client_.leaderships().in_line()));
+    std::string data = member_data(published_leading(), int64_t(client_.leaderships().in_line()));
     client_.session().create_candidate(group_ + "/" + kMemberPrefix, data, route(&Balancer::on_node_made));
 }
 
@@ -223,6 +223,7 @@ void Balancer::on_children(uint64_t gen, Reply &&r) {
     if (changed) {
         refused_.clear();
         plan_soon(0);
+        publish_soon();  // a member gone takes its given moves out of our count
     }
 }
 
@@ -258,7 +259,15 @@ void Balancer::read(const std::string &name) {
         }
         s.leading = leading;
         s.in_line = in_line;
-        s.given.clear();
+        // Only a newer version can count moves answered since the one we
+        // knew (a read that raced a move's answer counts it, or not).
+        const int32_t version = r.has_stat ? r.stat.version : -1;
+        const size_t had = s.given.size();
+        s.given.erase(std::remove_if(s.given.begin(), s.given.end(),
+                                     [version](const Seen::Given &g) { return version > g.after; }),
+                      s.given.end());
+        s.version = version;
+        if (s.given.size() != had) self->publish_soon();
         // A taker with more candidates may take what it refused before.
         if (!was || in_line != before)
             for (auto p = self->refused_.begin(); p != self->refused_.end();)
@@ -303,7 +312,7 @@ void Balancer::publish_soon() { once(&Balancer::publish_armed_, kPublishDelayNs,
 
 void Balancer::publish() {
     if (node_.empty() || publishing_) return;
-    std::string text = member_data(own_leading(), int64_t(client_.leaderships().in_line()));
+    std::string text = member_data(published_leading(), int64_t(client_.leaderships().in_line()));
     if (text == published_) return;
     publishing_ = true;
     std::weak_ptr<Balancer> weak = weak_from_this();
@@ -344,9 +353,7 @@ void Balancer::plan() {
         if (name == node_) {
             snapshot.push_back({name, self, own_leading(), int64_t(client_.leaderships().in_line())});
         } else if (s.valid && s.owner != self) {
-            int64_t given = std::count_if(s.given.begin(), s.given.end(),
-                                          [now](int64_t until) { return until > now; });
-            snapshot.push_back({name, s.owner, s.leading + given, s.in_line});
+            snapshot.push_back({name, s.owner, s.leading + given_now(s, now), s.in_line});
         }
     }
     int64_t sum = 0;
@@ -390,6 +397,19 @@ bool Balancer::start_move(int64_t owner) {
     return true;
 }
 
+int64_t Balancer::given_now(const Seen &s, int64_t now) {
+    return std::count_if(s.given.begin(), s.given.end(),
+                         [now](const Seen::Given &g) { return g.until > now; });
+}
+
+int64_t Balancer::published_leading() const {
+    int64_t n = own_leading();
+    const int64_t now = boottime_ns();
+    for (const auto &[name, s] : members_)
+        if (name != node_) n += given_now(s, now);
+    return n;
+}
+
 int64_t Balancer::own_leading() const {
     int64_t n = int64_t(client_.leaderships().leading());
     for (uint64_t m : moving_)
@@ -404,16 +424,21 @@ void Balancer::on_moved(uint64_t member, int64_t owner, int code) {
     if (--in_flight_to_[owner] <= 0) in_flight_to_.erase(owner);
     if (code == kOk) {
         client_.bump(kBalanceMoves);
-        int64_t until = boottime_ns() + kGivenNs;
+        // Counted until the taker says it, or T/2 at most (1 s at least):
+        // a taker busy with its own joins publishes late, and a count
+        // dropped before it says it is a dip the rest of the group sees.
+        const int64_t now = boottime_ns();
+        const int64_t until = now + std::max<int64_t>(kGivenNs, int64_t(client_.effective_timeout_ms()) * kNsPerMs / 2);
         for (auto &[name, s] : members_)
             if (s.owner == owner) {
                 s.given.erase(std::remove_if(s.given.begin(), s.given.end(),
-                                             [until](int64_t u) { return u <= until - kGivenNs; }),
+                                             [now](const Seen::Given &g) { return g.until <= now; }),
                               s.given.end());
-                s.given.push_back(until);
+                s.given.push_back({until, s.version});
             }
-        // Once it expires, the plan is made again from what the taker said.
-        later(until, &Balancer::replan);
+        // Once it expires, the plan is made again from what the taker said,
+        // and our node stops counting it.
+        later(until, &Balancer::replan_and_publish);
     } else if (code == kENoCandidate || code == kENotSup || code == kEState ||
                code == kETimedOut) {
         // kEState: another transfer of that leader runs (its own, one asked

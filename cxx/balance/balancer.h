@@ -84,6 +84,10 @@ private:
     // The plan and the moves.
     void plan_soon(int64_t delay_ns);
     void replan() { plan_soon(0); }
+    void replan_and_publish() {
+        plan_soon(0);
+        publish_soon();
+    }
     void plan();
     bool start_move(int64_t owner);
     void on_moved(uint64_t member, int64_t owner, int code);
@@ -94,6 +98,13 @@ private:
     // next plan), never towards a total short of what is led, which makes
     // everyone's share too small and moves leaderships for nothing.
     int64_t own_leading() const;
+    // What our node says we lead: own_leading() and the moves we handed
+    // over that their takers do not say yet (Seen::given). Until a taker
+    // says it, the leadership is still ours to the rest of the group, so
+    // they never see it on neither side (a total short of what is led, and
+    // a taker that looks short after its giver's surplus looks spent: both
+    // made a third member give on top, and moves went back).
+    int64_t published_leading() const;
 
     Client &client_;
     const std::string group_;
@@ -107,13 +118,20 @@ private:
         int64_t owner = 0;
         int64_t leading = 0, in_line = 0;
         bool valid = false;  // its data was read and parsed
-        // Moves of ours that reached it since its data was read (each
-        // one's CLOCK_BOOTTIME of expiry): counted until it says so itself,
-        // or for kGivenNs at most (a read that raced the move's answer
-        // already counted it).
-        std::vector<int64_t> given;
+        int32_t version = -1;  // its data's, as last read
+        // Moves of ours that reached it, counted as its own until it says
+        // so itself: until a read of its data newer than `after` (the
+        // version we knew when the move was answered: an older or the
+        // same version cannot count it), or for T/2 at most (kGivenNs at least).
+        struct Given {
+            int64_t until;
+            int32_t after;
+        };
+        std::vector<Given> given;
     };
     std::map<std::string, Seen> members_;  // by node name
+    // Given entries still counted, of one member.
+    static int64_t given_now(const Seen &s, int64_t now);
 
     bool publishing_ = false, publish_armed_ = false;
     std::string published_;
