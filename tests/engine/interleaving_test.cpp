@@ -68,8 +68,9 @@ std::unique_ptr<Client> new_client(int timeout_ms = 2000) {
 // an ASSERT that returned early leaked one, and its socket was counted by
 // the next test's zk_sockets().
 struct RawZk {
-    zhandle_t *zh = zookeeper_init(hosts().c_str(), nullptr, 2000, nullptr, nullptr, 0);
-    RawZk() = default;
+    zhandle_t *zh;
+    explicit RawZk(int timeout_ms = 2000)
+        : zh(zookeeper_init(hosts().c_str(), nullptr, timeout_ms, nullptr, nullptr, 0)) {}
     RawZk(const RawZk &) = delete;
     RawZk &operator=(const RawZk &) = delete;
     ~RawZk() { close(); }
@@ -180,12 +181,18 @@ TEST(Interleaving, LateClaimCannotUndoResign) {
 // carried out (the phase would be overwritten and a second enrollment
 // would drop the first one's node: a ghost).
 TEST(Interleaving, ErrorDuringResignKeepsOnePhaseWriter) {
-    auto c = new_client();
+    // T = 10 s here, not 2 s: the interleaving needs the create to fail,
+    // which a lost connection (the client's, retried without an error) or
+    // an expired raw session (its ephemeral gone, the create then
+    // succeeding) would turn into no failure at all, the loop held at the
+    // gate below until the test gives up. A loaded ./dev test once saw no
+    // failure within 10 s, a stall of 2/3 T being enough for the first.
+    auto c = new_client(10000);
     std::string parent = fresh_path("error-resign");
     // An election path that is an ephemeral node of another session:
     // creating a candidate under it fails with ZNOCHILDRENFOREPHEMERALS.
     {
-        RawZk raw;
+        RawZk raw(10000);
         zhandle_t *zh = raw.zh;
         ASSERT_NE(zh, nullptr);
         int rc = ZCONNECTIONLOSS;
