@@ -1973,29 +1973,16 @@ class Run:
             except Exception as ex:   # NoNodeError too: the records' node is made first
                 self.violations.append(("fenced-order", f"e{e}: the records cannot be read: {ex!r}"))
                 continue
-            top = None
-            for czxid, n in recs:
-                token = int(n.split("-")[1])
-                if top is not None and token < top[0]:
-                    self.violations.append((
-                        "fenced-order", f"e{e}: {n} committed at zxid 0x{czxid:x}, after {top[1]} "
-                        f"(a later term's first fenced write) at zxid 0x{top[2]:x}"))
-                if top is None or token > top[0]:
-                    top = (token, n, czxid)
-            there = {n for _c, n in recs}
+            self.judge_log(
+                "fenced", [(int(n.split("-")[1]), n, czxid) for czxid, n in recs],
+                [(f"{part.name}.c{w[1]}.e{e}", w[9], w[6], int(w[8])) for part, w in fws if int(w[2]) == e],
+                lambda code: code in FENCED_REFUSED,
+                lambda rec, top: (f"e{e}: {rec[1]} committed at zxid 0x{rec[2]:x}, after {top[1]} "
+                                  f"(a later term's first fenced write) at zxid 0x{top[2]:x}"),
+                ("a fenced write", "answered OK", "did not commit", "committed"))
             for part, w in fws:
-                if int(w[2]) != e:
-                    continue
-                name, code = w[9], w[6]
-                if code == "OK" and name not in there:
-                    self.violations.append((
-                        "fenced-lost", f"{part.name}.c{w[1]}.e{e}: a fenced write answered OK at "
-                        f"{self.rel(int(w[8]))} did not commit ({name})"))
-                elif code in FENCED_REFUSED and name in there:
-                    self.violations.append((
-                        "fenced-refused", f"{part.name}.c{w[1]}.e{e}: a fenced write answered {code} "
-                        f"at {self.rel(int(w[8]))} committed ({name})"))
-                elif code not in FENCED_REFUSED | FENCED_UNKNOWN | {"OK", "NONE"}:
+                code = w[6]
+                if int(w[2]) == e and code not in FENCED_REFUSED | FENCED_UNKNOWN | {"OK", "NONE"}:
                     self.violations.append((
                         "api", f"{part.name}.c{w[1]}.e{e}: a fenced write answered {code}"))
 
@@ -2041,28 +2028,37 @@ class Run:
             return (f"{wid} ({part.name}.c{m[1]}.e{m[2]}.h{m[3]}, begun at {self.rel(int(m[7]))}"
                     + (f", held at {m[9]}" if m[9] != "-" else "") + ")")
         for e, path in enumerate(self.paths):
-            top = None
-            for rid, token, wid in recs[path]:
-                if top is not None and token < top[0]:
-                    self.violations.append((
-                        "pg-order", f"e{e}: {named(wid)} with token {token} committed as row "
-                        f"{rid}, after row {top[2]} of token {top[0]}, {named(top[1])} (a later "
-                        "term's first write there)"))
-                if top is None or token > top[0]:
-                    top = (token, wid, rid)
-            there = {wid for _rid, _t, wid in recs[path]}
-            for part, m in pws:
-                if int(m[2]) != e:
-                    continue
-                wid, code = m[5], m[6]
-                if code == "OK" and wid not in there:
-                    self.violations.append((
-                        "pg-lost", f"{part.name}.c{m[1]}.e{e}: a write whose COMMIT succeeded at "
-                        f"{self.rel(int(m[8]))} has no row ({wid})"))
-                elif PG_REFUSED.fullmatch(code) and wid in there:
-                    self.violations.append((
-                        "pg-refused", f"{part.name}.c{m[1]}.e{e}: a write answered {code} at "
-                        f"{self.rel(int(m[8]))} has a row ({wid})"))
+            self.judge_log(
+                "pg", [(token, wid, rid) for rid, token, wid in recs[path]],
+                [(f"{part.name}.c{m[1]}.e{e}", m[5], m[6], int(m[8])) for part, m in pws if int(m[2]) == e],
+                PG_REFUSED.fullmatch,
+                lambda rec, top: (f"e{e}: {named(rec[1])} with token {rec[0]} committed as row {rec[2]}, "
+                                  f"after row {top[2]} of token {top[0]}, {named(top[1])} (a later "
+                                  "term's first write there)"),
+                ("a write", "whose COMMIT succeeded", "has no row", "has a row"))
+
+    def judge_log(self, kind, recs, writes, refused, out_of_order, says):
+        """The rules check_fenced and check_pg share, for one path. recs:
+        the records that committed, (token, name, where), in commit order;
+        writes: the participants' writes there, (who, name, code, at).
+        <kind>-order: a record's token below one an earlier record carried;
+        <kind>-lost: a write answered OK without its record;
+        <kind>-refused: a write refused (refused(code)) with its record."""
+        what, ok, missing, present = says
+        top = None
+        for rec in recs:
+            if top is not None and rec[0] < top[0]:
+                self.violations.append((f"{kind}-order", out_of_order(rec, top)))
+            if top is None or rec[0] > top[0]:
+                top = rec
+        there = {name for _t, name, _w in recs}
+        for who, name, code, at in writes:
+            if code == "OK" and name not in there:
+                self.violations.append((
+                    f"{kind}-lost", f"{who}: {what} {ok} at {self.rel(at)} {missing} ({name})"))
+            elif refused(code) and name in there:
+                self.violations.append((
+                    f"{kind}-refused", f"{who}: {what} answered {code} at {self.rel(at)} {present} ({name})"))
 
 
 PRIORITY = ["crash", "two-leaders", "fenced-order", "fenced-lost", "fenced-refused",
