@@ -202,6 +202,14 @@ void Transfers::read_leader_marker() {
 
 void Transfers::on_marker_written(Reply &&r) {
     if (r.rc == ZOK || !pending() || host_.state() != State::kTransferring) return;
+    if (connection_trouble(r.rc)) {
+        // The write may have landed, and the heirs act on it: ending here
+        // would leave a marker naming our live node, a transfer nobody
+        // runs (heirs stepping back for it, askers from outside waiting
+        // it out). The read on the next connection (on_connected) tells.
+        run_.mut().unsure = true;
+        return;
+    }
     // Nobody saw a request: the leader leads on as before. (Asked from
     // outside, ZBADVERSION: the asker withdrew, or P's data changed.)
     run_.mut().written = false;
@@ -216,7 +224,19 @@ void Transfers::on_leader_marker(uint64_t gen, Reply &&r) {
     marker_data_ = r.data;
     marker_version_ = r.stat.version;
     auto m = parse_transfer_marker(r.data);
-    if (!m || m->from != host_.node() || m->to != run_.get().to) return;
+    const bool ours = m && m->from == host_.node() && m->to == run_.get().to;
+    if (run_.get().unsure) {
+        if (!ours) {
+            // The write lost with the connection did not land (or was
+            // written over): nothing to clear, nothing changed.
+            run_.mut().written = false;
+            host_.set_state(State::kLeading);
+            end(kEConnLoss);
+            return;
+        }
+        run_.mut().unsure = false;  // it stands: the transfer goes on
+    }
+    if (!ours) return;
     if (m->state == "ready") hand_over(kOk);
     else if (m->state == "gone") hand_over(kETargetLost);
 }
@@ -276,7 +296,7 @@ void Transfers::end(int code) {
         set_data(transfer_result_text(host_.node(), code, x.target),
                  x.written ? -1 : x.request_version);
     } else if (x.written && !x.handed) {
-        set_data("", -1);
+        clear_marker("", x.to);
     }
     auto done = std::move(run_.mut().done);
     run_.reset();
@@ -340,8 +360,33 @@ void Transfers::on_path_event() {
     else if (host_.state() == State::kHeir || host_.state() == State::kLeading) watch_marker();
 }
 
+void Transfers::clear_marker(const std::string &text, const std::string &to) {
+    leftover_.reset();
+    host_.zk().set(host_.shared().path, text, -1,
+                   host_.client().on_loop(while_alive(host_.life(), [this, text, to](Reply &&r) {
+                       if (connection_trouble(r.rc)) leftover_.mut() = {text, to};
+                   })));
+}
+
 void Transfers::on_connected() {
     marker_armed_ = false;
+    if (!leftover_.get().to.empty()) {
+        // Cleared only while it is still our marker: a newer line (our next
+        // transfer's, an asker's) stays.
+        auto left = leftover_.get();
+        leftover_.reset();
+        auto again = [this, left](Reply &&r) {
+            auto m = r.rc == ZOK ? parse_transfer_marker(r.data) : std::nullopt;
+            if (connection_trouble(r.rc)) leftover_.mut() = left;
+            else if (m && m->from == host_.node() && m->to == left.to && !pending())
+                host_.zk().set(host_.shared().path, left.text, r.stat.version,
+                               host_.client().on_loop(while_alive(host_.life(), [this, left](Reply &&x) {
+                                   if (connection_trouble(x.rc)) leftover_.mut() = left;
+                               })));
+        };
+        host_.zk().get(host_.shared().path, false,
+                       host_.client().on_loop(while_alive(host_.life(), std::move(again))));
+    }
     if (run_.get().done && run_.get().closing) close_hand_over();  // the last listing was lost
     else if (host_.state() == State::kTransferring && !run_.get().handed) read_leader_marker();
     else if (host_.state() == State::kLeading) watch_marker();  // a request written meanwhile

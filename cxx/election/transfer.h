@@ -88,6 +88,9 @@ private:
     // lives, with the gen it was sent in.
     ReplyFn route(void (Transfers::*h)(uint64_t gen, Reply &&r));
     void set_data(const std::string &data, int32_t version);
+    // Our marker's clear at a transfer's end, sent again on the next
+    // connection (as long as the marker stands) when it was lost with one.
+    void clear_marker(const std::string &text, const std::string &to);
 
     CandidacyHost &host_;
 
@@ -101,6 +104,9 @@ private:
         int result = 0;        // once handed over: what done will say
         bool handed = false;
         bool written = false;  // the request may be in P's data
+        // The marker's write was answered with connection trouble: it may
+        // stand or not. The read on the next connection tells.
+        bool unsure = false;
         bool closing = false;  // the hand-over's last listing is asked for
         // Asked from outside: the version of P's data that held the
         // request (our marker replaces it only if unchanged), and the
@@ -133,6 +139,12 @@ private:
         int32_t request_version = -1;
     };
     Boxed<Marks> marks_;
+    // A clear of our marker lost with its connection (clear_marker): its
+    // text and the target its marker names. Empty `to`: none.
+    struct Leftover {
+        std::string text, to;
+    };
+    Boxed<Leftover> leftover_;
 };
 
 }  // namespace zkelect
