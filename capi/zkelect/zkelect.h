@@ -927,8 +927,10 @@ ZKELECT_API int zkelect_await_leader(zkelect_election_t *election, int timeout_m
  * of Curator's LeaderLatch, or of a libzkelect before 1.2, which never read
  * the request; such a transfer would only wait out timeout_ms),
  * ZKELECT_ENOTLEADER (not leading, or the leadership ended otherwise during
- * the call), ZKELECT_EAUTH (no WRITE permission on the path), ZKELECT_ECONNLOSS,
- * ZKELECT_EZK, ZKELECT_ESTATE (another transfer of this handle runs; a
+ * the call), ZKELECT_EAUTH (no WRITE permission on the path), ZKELECT_ECONNLOSS
+ * (when the connection is lost with the answer to the request's write,
+ * the call goes on until the next connection shows whether the write
+ * landed: ZKELECT_ECONNLOSS only when it did not), ZKELECT_EZK, ZKELECT_ESTATE (another transfer of this handle runs; a
  * balanced group's move (balance.group) is not one: this call ends it,
  * unless it has handed over already, which answers ZKELECT_ENOTLEADER).
  * ZKELECT_EINVAL for NULL, an invalid id, this candidacy's own id or
@@ -960,7 +962,9 @@ ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *targe
  * connected, or a libzkelect 1.2 development build without outside
  * transfers): the request is withdrawn, nothing changed. With nothing
  * changed: ZKELECT_ENOLEADER (no candidate at path), ZKELECT_ENOCANDIDATE
- * (no candidate with that id), ZKELECT_ENOTSUP (the leader or a candidate
+ * (no candidate with that id; while a transfer of the leader runs, the
+ * candidates ahead of its target are absent for a moment as they step
+ * back, so that transfer is waited out first), ZKELECT_ENOTSUP (the leader or a candidate
  * ahead of the target cannot take part: Curator's LeaderLatch, libzkelect
  * before 1.2), ZKELECT_ESTATE (transfers of the leader, one after another,
  * kept the path busy for timeout_ms: a transfer already under way when

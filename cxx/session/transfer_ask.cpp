@@ -82,11 +82,16 @@ int TransferAsk::run(std::string *why) {
     // group that may start its next move on that leader first.
     const auto busy_end = Clock::now() + std::chrono::milliseconds(timeout_ms_);
     for (int round = 0;; ++round) {
-        if (int rc = find_target(why); rc != kOk || leader_.empty()) return rc;
-        const int rc = write_request(why);
+        int rc = find_target(why);
+        if (rc == kOk && leader_.empty()) return rc;
+        if (rc == kOk) rc = write_request(why);
         if (rc == kOk) break;
         if (rc != kEState) return rc;
-        if (round >= kBusyRounds || !await_other_transfer(busy_end)) {
+        if (round >= kBusyRounds) {
+            *why += " (" + std::to_string(kBusyRounds) + " transfers followed one another there while this one waited)";
+            return rc;
+        }
+        if (!await_other_transfer(busy_end)) {
             *why += " (waited for it " + std::to_string(timeout_ms_) + " ms, the timeout asked)";
             return rc;
         }
@@ -105,6 +110,7 @@ int TransferAsk::run(std::string *why) {
 // Who leads, and where the target stands (synced, with every id). Leaves
 // leader_ empty when there is nothing to ask (the target leads already).
 int TransferAsk::find_target(std::string *why) {
+    leader_.clear();
     if (int rc = host_.participants(path_, step_ms(), &line_, why); rc != kOk) return rc;
     if (line_.empty()) {
         *why = "no candidate under " + path_;
@@ -118,6 +124,19 @@ int TransferAsk::find_target(std::string *why) {
     for (size_t i = 1; i < line_.size() && !at; ++i)
         if (line_[i].id == target_) at = i;
     if (!at) {
+        // While the leader's transfer runs, the candidates ahead of its
+        // target step back: each node is deleted and a new one made at the
+        // back, and a listing in between has neither. Waited out as any
+        // transfer under way, then looked for again.
+        leader_ = line_[0].node;
+        Reply r;
+        if (call(step(), [&](ReplyFn f) { zk()->get(path_, false, std::move(f)); }, &r) &&
+            r.rc == ZOK && busy(r.data)) {
+            *why = "a transfer of " + path_ + "'s leader is under way and no candidate has the id " +
+                   target_ + " meanwhile; nothing was changed";
+            return kEState;
+        }
+        leader_.clear();
         *why = "no candidate of " + path_ + " has the id " + target_ + "; nothing was changed";
         return kENoCandidate;
     }
