@@ -191,6 +191,7 @@ public:
 
     void leave(uint64_t ticket) {
         std::thread stopped;
+        int stop_fd = -1;
         {
             std::lock_guard<std::mutex> lock(mu_);
             auto it = members_.find(ticket);
@@ -203,10 +204,17 @@ public:
                 ++watcher_gen_;
                 stopped = std::move(*watcher_);
                 watcher_.reset();
+                // A watcher waiting for the service's answer (up to
+                // kStartBoundMs, outside the lock) stops waiting: the last
+                // client's destroy does not wait for a service it no
+                // longer needs.
+                std::swap(stop_fd, stop_fd_);
+                poke(stop_fd);
                 wake();
             }
         }
         if (stopped.joinable()) stopped.join();
+        if (stop_fd >= 0) ::close(stop_fd);
     }
 
     bool add(uint64_t ticket, const GuardedSession &s) {
@@ -419,16 +427,21 @@ private:
         g.why_down = why;
     }
 
-    void wake() {
-        if (wake_fd_ < 0) return;
+    static void poke(int fd) {
+        if (fd < 0) return;
         uint64_t one = 1;
-        ssize_t n = ::write(wake_fd_, &one, sizeof one);
+        ssize_t n = ::write(fd, &one, sizeof one);
         (void)n;
     }
+    void wake() { poke(wake_fd_); }
 
     void start_watcher() {
         if (watcher_) return;
         if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        // Each watcher its own: it stays readable once its watcher is told
+        // to stop (-1 when none could be made: the wait is then bounded
+        // by kStartBoundMs alone).
+        stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         const uint64_t gen = watcher_gen_;
         watcher_.emplace([this, gen] { watch(gen); });
     }
@@ -546,10 +559,11 @@ private:
         const int64_t now = boottime_ns();
         for (auto &[place, g] : guards_)
             if (g.standing_in(place) && g.service_at <= now) due.emplace_back(place, g.serial);
+        const int stop_fd = stop_fd_;  // closed only once this watcher is joined
         for (auto &[place, serial] : due) {
             lock.unlock();
             std::string fallback;
-            std::shared_ptr<GuardLink> link = connect_guard(place.second, place.first, &fallback);
+            std::shared_ptr<GuardLink> link = connect_guard(place.second, place.first, &fallback, stop_fd);
             lock.lock();
             auto it = guards_.find(place);
             if (it == guards_.end() || it->second.serial != serial || !it->second.standing_in(place))
@@ -754,6 +768,8 @@ private:
         ++r.watcher_gen_;
         if (r.wake_fd_ >= 0) ::close(r.wake_fd_);
         r.wake_fd_ = -1;
+        if (r.stop_fd_ >= 0) ::close(r.stop_fd_);
+        r.stop_fd_ = -1;
         r.mu_.unlock();
     }
 
@@ -765,6 +781,7 @@ private:
     std::optional<std::thread> watcher_;
     uint64_t watcher_gen_ = 0;
     int wake_fd_ = -1;
+    int stop_fd_ = -1;  // the watcher's: readable once it is to stop (leave())
     int inflight_fd_ = -1;  // the link the watcher writes to outside mu_
 };
 

@@ -261,18 +261,23 @@ std::shared_ptr<GuardLink> spawn_guard(int delay_ms, std::string *why) {
 
 namespace {
 
-// The service's one line, within the start's bound: "" when none came.
-std::string answer_of(int fd) {
+// The service's one line, within the start's bound: "" when none came, or
+// once cancel_fd (if not -1) is readable.
+std::string answer_of(int fd, int cancel_fd, bool *cancelled) {
     std::string got;
     const int64_t until = boottime_ns() + kStartBoundMs * kNsPerMs;
     for (int rounds = 0; rounds < 64 && got.find('\n') == std::string::npos && got.size() < kAnswerMax;
          ++rounds) {
-        pollfd pf{fd, POLLIN, 0};
+        pollfd pf[2] = {{fd, POLLIN, 0}, {cancel_fd, POLLIN, 0}};
         const int64_t left = (until - boottime_ns()) / kNsPerMs;
         if (left <= 0) break;
-        int r = ::poll(&pf, 1, static_cast<int>(left));
+        int r = ::poll(pf, cancel_fd >= 0 ? 2 : 1, static_cast<int>(left));
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
+        if (cancel_fd >= 0 && pf[1].revents) {
+            *cancelled = true;
+            break;
+        }
         char b[kAnswerMax];
         ssize_t n = ::recv(fd, b, kAnswerMax - got.size(), MSG_DONTWAIT);
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -285,7 +290,7 @@ std::string answer_of(int fd) {
 
 }  // namespace
 
-std::shared_ptr<GuardLink> connect_guard(const std::string &path, int delay_ms, std::string *why) {
+std::shared_ptr<GuardLink> connect_guard(const std::string &path, int delay_ms, std::string *why, int cancel_fd) {
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     if (path.size() >= sizeof a.sun_path) {
@@ -319,9 +324,12 @@ std::shared_ptr<GuardLink> connect_guard(const std::string &path, int delay_ms, 
     // A service that refuses this process at once has closed its end by
     // the hello's write: its answer is there to read all the same.
     const bool sent = link->write_some(hello.data(), hello.size()) == static_cast<ssize_t>(hello.size());
-    const std::string answer = answer_of(fd);
+    bool cancelled = false;
+    const std::string answer = answer_of(fd, cancel_fd, &cancelled);
     if (sent && answer == "OK zkelect-guard " + std::to_string(kProtocolVersion)) return link;
-    if (answer.compare(0, 3, "NO ") == 0)
+    if (cancelled)
+        *why = "given up before the guard service answered";
+    else if (answer.compare(0, 3, "NO ") == 0)
         *why = "the guard service refused this process: " + answer.substr(3);
     else if (!sent)
         *why = "the guard service closed the connection at once";

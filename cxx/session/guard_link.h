@@ -86,8 +86,10 @@ private:
 std::shared_ptr<GuardLink> spawn_guard(int delay_ms, std::string *why);
 // Connects to the guard service at path and is taken on (its answer within
 // kStartBoundMs): the link, or null with *why (no such socket, nothing
-// listening, refused and why).
-std::shared_ptr<GuardLink> connect_guard(const std::string &path, int delay_ms, std::string *why);
+// listening, refused and why). The wait for the answer ends early, with
+// null, once cancel_fd (-1: none) is readable.
+std::shared_ptr<GuardLink> connect_guard(const std::string &path, int delay_ms, std::string *why,
+                                         int cancel_fd = -1);
 
 }  // namespace crash_guard
 }  // namespace zkelect

@@ -504,3 +504,47 @@ def test_a_sigterm_as_soon_as_the_socket_appears_removes_it(guard_bin, tmp_path)
             left.append(i)
     assert not left, f"{len(left)} of 100 stops left the socket file behind"
 
+
+
+def test_the_last_client_closes_at_once_while_the_service_is_being_asked_again(
+        tmp_path, zk, zk_path, zkelect_bin, test_env, procs):
+    """A process that fell back to a private guard asks the service again
+    (1 s after the fallback); a service that takes the connection and
+    does not answer holds that ask for its bound (2 s). The process's last
+    client closing meanwhile does not wait it out: before, its destroy
+    joined the thread asking and took the rest of those 2 s."""
+    path = tmp_path / "guard.sock"
+    lead = Participant(candidate_argv(zkelect_bin, zk.connect_string, zk_path, 1, 1, T_MS,
+                                      ["--set", f"crash.guard.socket={path}"]),
+                       test_env, "leader", stderr="pipe")
+    procs.append(lead)
+    m = lead.mark()
+    lead.send("join")
+    lead.wait_event(("LEADER",), "1", 20, since=m)
+    _, words = lead.wait_info("1", "WARNING", 10, since=m)
+    assert "no such socket" in " ".join(words), words
+    _wait_guarded(lead)
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        mute.bind(str(path))
+        mute.listen(4)
+        mute.settimeout(15)
+        conn, _ = mute.accept()
+        conn.settimeout(5)
+        hello = b""
+        while not hello.endswith(b"\n"):
+            got = conn.recv(256)
+            assert got, "the library closed the connection before its hello"
+            hello += got
+        assert hello.startswith(b"HELLO zkelect-guard "), hello
+        t0 = time.monotonic()
+        status = lead.quit(timeout=10)
+        took = time.monotonic() - t0
+        conn.close()
+    finally:
+        mute.close()
+    assert status == 0, lead.tail()
+    # The resign's delete and the session's close take milliseconds; the
+    # service's bound is 2 s.
+    assert took < 1.0, f"the last client's close waited {took:.2f} s for the service's answer"
+    print(f"\nclosed {took * 1000:.0f} ms after quit, the service's answer still awaited")
