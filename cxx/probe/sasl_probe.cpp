@@ -1,5 +1,6 @@
 #include "sasl_probe.h"
 
+#include "deadline_io.h"
 #include "no_sigpipe.h"
 
 #include <arpa/inet.h>
@@ -30,21 +31,8 @@ using Clock = std::chrono::steady_clock;
 // probe needs nothing else of it).
 constexpr int32_t kSaslRequired = -124;
 
-int ms_left(Clock::time_point until) {
-    auto d = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
-    return d < 0 ? 0 : static_cast<int>(d);
-}
-
-bool wait_fd(int fd, short events, Clock::time_point until) {
-    pollfd p{fd, events, 0};
-    for (;;) {
-        int left = ms_left(until);
-        if (left <= 0) return false;
-        int rc = ::poll(&p, 1, left);
-        if (rc > 0) return true;
-        if (rc == 0 || errno != EINTR) return false;
-    }
-}
+using deadline_io::ms_left;
+using deadline_io::wait_fd;
 
 void put32(std::vector<unsigned char> *b, uint32_t v) {
     v = htonl(v);

@@ -1,5 +1,6 @@
 #include "tls_check.h"
 
+#include "deadline_io.h"
 #include "errors.h"
 #include "no_sigpipe.h"
 
@@ -51,19 +52,8 @@ std::string ssl_reason() {
     return r ? r : "error " + std::to_string(e);
 }
 
-int ms_left(Clock::time_point until) {
-    auto d = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
-    return d < 0 ? 0 : static_cast<int>(d);
-}
-
-bool wait_fd(int fd, short events, Clock::time_point until) {
-    pollfd p{fd, events, 0};
-    for (;;) {
-        int rc = ::poll(&p, 1, ms_left(until));
-        if (rc > 0) return true;
-        if (rc == 0 || errno != EINTR) return false;
-    }
-}
+using deadline_io::ms_left;
+using deadline_io::wait_fd;
 
 struct Fd {
     int fd = -1;
