@@ -228,6 +228,15 @@ def new_election(api, handles, client, path, pid):
     return e
 
 
+def volunteered(api, handles, client, path, pid, events=("ELECTED", "FOLLOWING"), timeout_s=10):
+    """A new election's handle that has volunteered and reported one of
+    events (its first ELECTED or FOLLOWING, by default)."""
+    e = new_election(api, handles, client, path, pid)
+    assert api.lib.zkelect_volunteer(e) == 0
+    api.wait_event(e, set(events), timeout_s)
+    return e
+
+
 def until(fn, what, timeout_s=10):
     """For what no event announces (a keepalive's reply, a state in the
     stats): bounded polling; fn's first true value."""

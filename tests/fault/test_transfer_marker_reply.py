@@ -36,16 +36,10 @@ def test_a_marker_written_with_its_answer_lost_is_carried_through(api, handles, 
     with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
         x = zkc.connected_client(api, handles, pe.connect_string, timeout_ms=T,
                                  zk_hosts_follow="false")
-        a = zkc.new_election(api, handles, x, path, "a")
-        assert lib.zkelect_volunteer(a) == 0
-        api.wait_event(a, {"ELECTED"}, 15)
+        a = zkc.volunteered(api, handles, x, path, "a", {"ELECTED"}, 15)
         d = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
-        b = zkc.new_election(api, handles, d, path, "b")
-        assert lib.zkelect_volunteer(b) == 0
-        api.wait_event(b, {"FOLLOWING"}, 10)
-        t = zkc.new_election(api, handles, d, path, "t")
-        assert lib.zkelect_volunteer(t) == 0
-        api.wait_event(t, {"FOLLOWING"}, 10)
+        zkc.volunteered(api, handles, d, path, "b", {"FOLLOWING"})
+        t = zkc.volunteered(api, handles, d, path, "t", {"FOLLOWING"})
 
         # The marker's write reaches the server; its answer is dropped and
         # the connection reset: the leader hears connection loss for it.

@@ -42,14 +42,10 @@ def test_a_transfer_cut_by_a_new_session_ends_and_the_next_one_runs(api, handles
     with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
         x = zkc.connected_client(api, handles, pe.connect_string, timeout_ms=T,
                                  zk_hosts_follow="false")
-        a = zkc.new_election(api, handles, x, path, "a")
-        assert lib.zkelect_volunteer(a) == 0
-        api.wait_event(a, {"ELECTED"}, 15)
+        a = zkc.volunteered(api, handles, x, path, "a", {"ELECTED"}, 15)
         ghost = _ghost(kz, path, "ghost")
         d = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
-        t = zkc.new_election(api, handles, d, path, "t")
-        assert lib.zkelect_volunteer(t) == 0
-        api.wait_event(t, {"FOLLOWING"}, 10)
+        t = zkc.volunteered(api, handles, d, path, "t", {"FOLLOWING"})
 
         out = {}
         began = time.monotonic()
