@@ -514,14 +514,9 @@ def test_the_last_client_closes_at_once_while_the_service_is_being_asked_again(
     client closing meanwhile does not wait it out: before, its destroy
     joined the thread asking and took the rest of those 2 s."""
     path = tmp_path / "guard.sock"
-    lead = Participant(candidate_argv(zkelect_bin, zk.connect_string, zk_path, 1, 1, T_MS,
-                                      ["--set", f"crash.guard.socket={path}"]),
-                       test_env, "leader", stderr="pipe")
-    procs.append(lead)
-    m = lead.mark()
-    lead.send("join")
-    lead.wait_event(("LEADER",), "1", 20, since=m)
-    _, words = lead.wait_info("1", "WARNING", 10, since=m)
+    lead, _fol = _leader_and_follower(zk, zk_path, zkelect_bin, test_env, procs,
+                                      [f"crash.guard.socket={path}"], in_namespace=False)
+    _, words = lead.wait_info("1", "WARNING", 10)
     assert "no such socket" in " ".join(words), words
     _wait_guarded(lead)
     mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
