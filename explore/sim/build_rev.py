@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds today's simulator (tests/sim/sim.cpp, world.cpp) around the engine
+"""Builds today's simulator (explore/sim/sim.cpp, world.cpp) around the engine
 of another commit: `./dev explore --sim --rev REV`. The engine's sources
 (cxx/) and headers come from REV's worktree under build-rev/; everything
 else (flags, the ZooKeeper client library) from today's build, whose
@@ -58,8 +58,8 @@ def main():
                 a = f"-I{os.path.join(build, a[2:])}"
             cmd.append(a)
         rel = os.path.normpath(os.path.join(build, c["file"]))
-        src = rel if "/tests/sim/" in rel else os.path.join(rev_src, os.path.relpath(rel, root))
-        if "/tests/sim/" not in rel:
+        src = rel if "/explore/sim/" in rel else os.path.join(rev_src, os.path.relpath(rel, root))
+        if "/explore/sim/" not in rel:
             engine_cmd = cmd  # REV's own files (below) compile with it too
         if not os.path.exists(src):
             continue  # an engine file added or moved since REV
