@@ -15,7 +15,7 @@ inline int64_t clock_ns(clockid_t id) {
     return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 #ifdef ZKELECT_SIM
-// The deterministic simulation (tests/sim) compiles the engine a second time
+// The deterministic simulation (explore/sim) compiles the engine a second time
 // against its own virtual time: every reading of the engine's clocks comes
 // from the simulator's scheduler, so a run is a function of its seed alone.
 int64_t sim_boottime_ns();

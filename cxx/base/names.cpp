@@ -130,7 +130,7 @@ std::string check_participant_id(std::string_view id) {
 }
 
 #ifdef ZKELECT_SIM
-// The simulation's seeded generator (tests/sim): node names, and so the
+// The simulation's seeded generator (explore/sim): node names, and so the
 // order of a listing, follow from the seed.
 void sim_random_bytes(unsigned char *b, size_t n);
 #endif

@@ -250,7 +250,7 @@ public:
     const HandshakeCap &handshake_cap() const { return handshake_cap_; }
 
 #ifdef ZKELECT_SIM
-    // The deterministic simulation (tests/sim) has no loop thread: its
+    // The deterministic simulation (explore/sim) has no loop thread: its
     // scheduler turns the loop when mail or a timer is due, one item of
     // mail at a time, so that a user's call or a reading of is_leader can
     // fall between any two.

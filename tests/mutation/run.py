@@ -202,7 +202,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--list"]:  # for tests/sim/meson.build
+    if sys.argv[1:] == ["--list"]:  # for explore/sim/meson.build
         print("\n".join(MUTATIONS))
         sys.exit(0)
     sys.exit(main())

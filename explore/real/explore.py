@@ -27,7 +27,7 @@ Every step is logged; a failure prints the seed and the schedule; --seed
 replays it (the same schedule; real processes and real time, so a replay
 reaches the same interleaving often, not always). On a violation the
 schedule is shrunk (steps dropped while the run still fails the same way,
-within --shrink-minutes) and the shortest is written to tests/explore/cases/
+within --shrink-minutes) and the shortest is written to explore/real/cases/
 (replayed by tests/explore/test_explore.py).
 
     explore.py [--seed S] [--minutes M | --runs N] [--workers W] [--build DIR]

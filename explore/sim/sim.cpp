@@ -29,7 +29,8 @@
 //   fenced-lost    a fenced write answered OK that never committed;
 //   fenced-refused one answered EFENCED, EZK or ENOTLEADER that committed.
 // Every violation prints its seed and schedule; --seed replays it, --shrink
-// shortens it and --case writes/reads the shortened schedule.
+// shortens it and --case writes/reads the shortened schedule (those kept:
+// explore/sim/cases/, replayed by tests/sim/test_sim.py).
 //
 //   zkelect-sim [--seed S] [--runs N] [--minutes M] [--shrink SECONDS]
 //               [--case FILE] [--write-case FILE] [--verbose]

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Builds today's simulator (tests/sim/sim.cpp, world.cpp) around the engine
+"""Builds today's simulator (explore/sim/sim.cpp, world.cpp) around the engine
 of another commit: `./dev explore --sim --rev REV`. The engine's sources
 (cxx/) and headers come from REV's worktree under build-rev/; everything
-else (flags, the ZooKeeper client library) from today's build, whose
-compile_commands.json holds the simulator's compile lines. It works for a
+else (the simulator's own files, flags, the ZooKeeper client library) from
+today's build, whose compile_commands.json holds the simulator's compile
+lines. Only REV's cxx/ is taken, so a REV from before the simulator moved
+out of tests/ (issue 53) builds as well as a later one. It works for a
 commit whose engine has what the simulator calls (the ZkPort interface,
 Election::begin_transfer, Client::sim_turn ...): 9cb89af has; one much older
 fails to compile, and says so.
@@ -12,6 +14,7 @@ fails to compile, and says so.
 """
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -24,9 +27,34 @@ def engine_sources(rev_src):
                   for n in names if n.endswith(".cpp"))
 
 
+def source_root(build):
+    """The tree the build was configured from (meson-info), else its parent."""
+    try:
+        info = json.load(open(os.path.join(build, "meson-info", "meson-info.json")))
+        return os.path.realpath(info["directories"]["source"])
+    except (OSError, KeyError, ValueError):
+        return os.path.realpath(os.path.dirname(build))
+
+
+UNITY_INCLUDE = re.compile(r'^#include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def sources_of(build, entry):
+    """The source files one compile line compiles. The simulator builds as
+    unity (explore/sim/meson.build), so a line's file is mostly a generated
+    unity file in the build tree that includes today's sources by path:
+    each of those is taken apart, or it would compile today's engine."""
+    path = os.path.realpath(os.path.join(build, entry["file"]))
+    if not path.startswith(os.path.realpath(build) + os.sep):
+        return [path]
+    return [os.path.realpath(os.path.join(os.path.dirname(path), inc))
+            for inc in UNITY_INCLUDE.findall(open(path).read())]
+
+
 def main():
     build, rev_src, out = (os.path.abspath(a) for a in sys.argv[1:4])
-    root = os.path.dirname(build)
+    root = source_root(build)
+    engine_dir = os.path.join(root, "cxx") + os.sep
     cc = json.load(open(os.path.join(build, "compile_commands.json")))
     units = [c for c in cc if "zkelect-sim.p" in c["output"]]
     if not units:
@@ -57,16 +85,19 @@ def main():
             if a.startswith("-I") and not a.startswith("-I/"):
                 a = f"-I{os.path.join(build, a[2:])}"
             cmd.append(a)
-        rel = os.path.normpath(os.path.join(build, c["file"]))
-        src = rel if "/tests/sim/" in rel else os.path.join(rev_src, os.path.relpath(rel, root))
-        if "/tests/sim/" not in rel:
-            engine_cmd = cmd  # REV's own files (below) compile with it too
-        if not os.path.exists(src):
-            continue  # an engine file added or moved since REV
-        obj = os.path.join(out, os.path.basename(src) + ".o")
-        subprocess.run(cmd + ["-w", "-c", src, "-o", obj], check=True, cwd=build)
-        objs.append(obj)
-        done.add(os.path.realpath(src))
+        for today in sources_of(build, c):
+            # The engine (cxx/) is REV's; the rest (the simulator) today's,
+            # wherever today's tree keeps it.
+            engine = today.startswith(engine_dir)
+            src = os.path.join(rev_src, os.path.relpath(today, root)) if engine else today
+            if engine:
+                engine_cmd = cmd  # REV's own files (below) compile with it too
+            if not os.path.exists(src):
+                continue  # an engine file added or moved since REV
+            obj = os.path.join(out, os.path.basename(src) + ".o")
+            subprocess.run(cmd + ["-w", "-c", src, "-o", obj], check=True, cwd=build)
+            objs.append(obj)
+            done.add(os.path.realpath(src))
     # An engine file REV has that today's build does not (renamed or removed
     # since): compiled with an engine file's line.
     for path in engine_sources(rev_src):

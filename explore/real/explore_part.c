@@ -1,5 +1,5 @@
 /*
- * explore_part: one participant process of the explorer (tests/explore/).
+ * explore_part: one participant process of the explorer (explore/real/).
  * It holds several clients, each with its own session and its own fault-proxy
  * link, and one candidacy per election path on every client: one path is
  * shared by the candidacies of many processes, and several paths share one
