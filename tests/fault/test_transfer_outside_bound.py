@@ -61,7 +61,9 @@ def test_a_transfer_asked_while_another_runs_waits_it_out(api, handles, zk, kz):
     target leads. It answered ZKELECT_ESTATE at once before, leaving the
     caller to guess when to ask again. The running transfer is held by its
     target's slow link (each of its round trips 2 x 300 ms), so it is still
-    under way when the ask comes."""
+    under way when the ask comes; the link is fast again once that transfer
+    returns (a leader that stays on a 600 ms round trip may lose its lease
+    under load, and its transfer then rightly answers ENOTLEADER)."""
     import threading
     lib = api.lib
     path = f"/t/xfer-busy-{uuid.uuid4().hex[:8]}"
@@ -83,10 +85,16 @@ def test_a_transfer_asked_while_another_runs_waits_it_out(api, handles, zk, kz):
         zkc.until(lambda: (kz.get(path)[0] or b"").startswith(b"zkelect-transfer "),
                   "a's transfer marker in the path's data")
         began = time.monotonic()
-        rc = lib.zkelect_client_transfer(asker, path.encode(), b"b", 8000)
-        took_ms = (time.monotonic() - began) * 1000
+        asked = {}
+        ask = threading.Thread(target=lambda: asked.update(
+            rc=lib.zkelect_client_transfer(asker, path.encode(), b"b", 8000),
+            took_ms=(time.monotonic() - began) * 1000))
+        ask.start()
         th.join(30)
         pe.set_pass()
+        ask.join(30)
+        assert not ask.is_alive(), "zkelect_client_transfer did not return"
+        rc, took_ms = asked["rc"], asked["took_ms"]
     assert not th.is_alive()
     print(f"\nasked during a's own transfer: {_name(lib, rc)} after {took_ms:.0f} ms; "
           f"a's transfer: {_name(lib, own['rc'])}")
