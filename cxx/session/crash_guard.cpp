@@ -204,10 +204,8 @@ public:
                 ++watcher_gen_;
                 stopped = std::move(*watcher_);
                 watcher_.reset();
-                // A watcher waiting for the service's answer (up to
-                // kStartBoundMs, outside the lock) stops waiting: the last
-                // client's destroy does not wait for a service it no
-                // longer needs.
+                // Its wait for a service's answer (up to kStartBoundMs)
+                // ends: no destroy waits for a service it no longer needs.
                 std::swap(stop_fd, stop_fd_);
                 poke(stop_fd);
                 wake();
@@ -428,19 +426,16 @@ private:
     }
 
     static void poke(int fd) {
-        if (fd < 0) return;
         uint64_t one = 1;
-        ssize_t n = ::write(fd, &one, sizeof one);
-        (void)n;
+        if (fd >= 0 && ::write(fd, &one, sizeof one) < 0) return;  // full: readable already
     }
     void wake() { poke(wake_fd_); }
 
     void start_watcher() {
         if (watcher_) return;
         if (wake_fd_ < 0) wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        // Each watcher its own: it stays readable once its watcher is told
-        // to stop (-1 when none could be made: the wait is then bounded
-        // by kStartBoundMs alone).
+        // Each watcher's own, readable once it is to stop (-1: none could
+        // be made, and the wait is bounded by kStartBoundMs alone).
         stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         const uint64_t gen = watcher_gen_;
         watcher_.emplace([this, gen] { watch(gen); });
