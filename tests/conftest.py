@@ -93,16 +93,13 @@ def pytest_collection_modifyitems(session, config, items):
     # one shared ensemble runs at a time (_shared_ensemble). Before them,
     # the longest units of work first (bed/workers.py: under -n the last
     # unit a worker takes is a short one).
-    # In one process (ZKELECT_TEST_WORKERS=0) the order is the files' own.
-    # Either way the installed packages' module (workers.LAST) comes after
-    # everything: ./dev test builds the packages meanwhile.
+    # In one process (./dev test's default) the order is the files' own.
     order = {v: k for k, v in enumerate([RUN_VERSION] + zkdist.also_versions())}
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items.sort(key=lambda it: (workers.last(it.nodeid), order.get(_item_version(it), len(order)),
+        items.sort(key=lambda it: (order.get(_item_version(it), len(order)),
                                    workers.rank(it.nodeid, RUN_VERSION)))    # stable
     else:
-        items.sort(key=lambda it: (workers.last(it.nodeid),
-                                   order.get(_item_version(it), len(order))))    # stable
+        items.sort(key=lambda it: order.get(_item_version(it), len(order)))    # stable
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -16,10 +16,8 @@ out whole, as one unit of work, to one worker, in collection order:
   stops its shared ensemble of one version once (conftest `_shared_ensemble`).
 
 `pytest_collection_modifyitems` (tests/conftest.py) sorts the groups first,
-the longest units before the short ones, so the last to finish is short;
-the installed packages' module (LAST) after everything, with or without
--n, since ./dev test builds the packages beside pytest. Without -n the
-rest is in the files' order.
+the longest units before the short ones, so the last to finish is short.
+Without -n none of this applies and the order is the same.
 """
 
 import re
@@ -54,9 +52,10 @@ GROUPS = [
         "bindings/test_java.py",
         "bindings/test_lua.py",
     ]),
-    # `meson install` of the build tree, cargo's package folder in the
-    # build tree (and, last of all below, the .debs installed machine-wide).
+    # Installing the .debs machine-wide (test_installed_debs.py), `meson
+    # install` of the build tree, cargo's package folder in the build tree.
     ("packaging", [
+        "packaging/test_installed_debs.py",
         "packaging/test_source_install.py",
         "bindings/test_pkgconfig.py",
         "packaging/test_rust_crates.py",
@@ -68,12 +67,6 @@ GROUPS = [
         "packaging/test_python_package.py",
     ]),
 ]
-
-# The .debs installed machine-wide, with each language's example run
-# against them: after every other unit, since ./dev test builds the
-# packages beside pytest and this module waits for them. By the time a
-# worker takes it, the packaging group above (first) is long over.
-LAST = "packaging/test_installed_debs.py"
 
 _GROUP_OF = {module: name for name, modules in GROUPS for module in modules}
 _RANK = {name: k for k, (name, _) in enumerate(GROUPS)}
@@ -89,11 +82,6 @@ def unit(nodeid, run_version):
     if m and m.group(1) != run_version:
         return f"zk-{m.group(1)}:{module}"
     return _GROUP_OF.get(module, module)
-
-
-def last(nodeid):
-    """Whether the test is LAST's: sorted after every other (conftest)."""
-    return nodeid.partition("::")[0].removeprefix("tests/") == LAST
 
 
 def rank(nodeid, run_version):

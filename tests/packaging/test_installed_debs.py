@@ -34,7 +34,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -96,32 +95,11 @@ def _older(deb, tmp):
     return out
 
 
-# ./dev test builds the packages beside pytest and says in this file, once
-# they are built, "ok" or "failed" (this module runs last: bed/workers.py).
-PACKAGES_BOUND_S = 1800
-
-
-def _await_packages(status):
-    if not status:
-        return
-    deadline = time.monotonic() + PACKAGES_BOUND_S
-    while not os.path.exists(status):
-        if time.monotonic() > deadline:
-            pytest.fail(f"the Debian packages were not built within {PACKAGES_BOUND_S} s "
-                        f"(no {status})", pytrace=False)
-        time.sleep(1)
-    word = Path(status).read_text().strip()
-    if word != "ok":
-        pytest.fail(f"the Debian packages did not build ({status}: {word!r}); ./dev test prints "
-                    "their log after pytest", pytrace=False)
-
-
 @pytest.fixture(scope="module")
 def debs(tmp_path_factory):
     folder = os.environ.get("ZKELECT_DEBS")
     if not folder:
         pytest.skip("ZKELECT_DEBS is not set: ./dev test builds the packages and sets it")
-    _await_packages(os.environ.get("ZKELECT_DEBS_STATUS"))
     folder = Path(folder)
     files = sorted(p for p in folder.glob("*.deb") if "-dbgsym_" not in p.name)
     names = {p.name.split("_")[0] for p in files}
