@@ -30,6 +30,7 @@ import uuid
 
 import pytest
 
+from kazoo.exceptions import NoNodeError
 from kazoo.security import ACL, Id, Permissions, make_digest_acl_credential
 
 from bed import kz, zkc
@@ -46,9 +47,17 @@ def _ghost(k, path, pid):
 
 
 def _line(k, path):
+    """(node, id) of each candidate node under path, in line order; a node
+    whose session expired between the listing and its read is not there."""
     k.sync(path)
     kids = sorted(k.get_children(path), key=lambda n: int(n.rsplit("latch-", 1)[1]))
-    return [(n, k.get(f"{path}/{n}")[0].decode()) for n in kids]
+    line = []
+    for n in kids:
+        try:
+            line.append((n, k.get(f"{path}/{n}")[0].decode()))
+        except NoNodeError:
+            pass
+    return line
 
 
 def test_destroy_while_awaiting_a_session_still_deletes_the_old_node(api, handles, fresh_ensemble):

@@ -117,7 +117,7 @@ def test_run_passes_what_the_cli_needs_and_its_write_commits(zk, kz, zk_path, da
         'create "$DATA/gone" "" delete "$DATA/gone"')
     start_run(runs, zkelect_bin, dict(env, DATA=data, LOG=log.path), zk, zk_path, "a", script)
     w = log.wait(lambda r: r["kind"] == "wrote", 20, "a's write")
-    assert w["f"][:2] == ["a", "0"], open(log.path + ".err").read()
+    assert w["f"][:2] == ["a", "0"], open(f"{log.path}.err").read()
     saved = saved_env(log, "a")
     assert saved["ZKELECT_CONNECT"] == zk.connect_string
     node = saved["ZKELECT_NODE"]
@@ -141,7 +141,7 @@ def test_after_resign_a_write_with_the_terms_node_and_token_is_refused(
     os.kill(a.pid, signal.SIGTERM)
     assert a.wait(15) == 128 + signal.SIGTERM
     wb = log.wait(lambda r: r["kind"] == "wrote" and r["f"][0] == "b", 20, "b's write")
-    assert wb["f"][1] == "0", open(log.path + ".err").read()
+    assert wb["f"][1] == "0", open(f"{log.path}.err").read()
     b_data = read(kz, data)
     assert b_data[0].startswith("b ")
     r = fenced(zkelect_bin, env, "set", data, "a-late", extra_env=saved_env(log, "a"))
@@ -169,7 +169,7 @@ def test_after_a_transfer_the_old_terms_write_is_refused_and_the_drains_commits(
                         zk_path, "--to", "b"], env=env, capture_output=True, text=True, timeout=60)
     assert t.returncode == 0, t.stderr
     d = log.wait(lambda r: r["kind"] == "drained", 20, "a's write in the drain")
-    assert d["f"] == ["a", "0"], open(log.path + ".err").read()
+    assert d["f"] == ["a", "0"], open(f"{log.path}.err").read()
     wb = log.wait(lambda r: r["kind"] == "wrote" and r["f"][0] == "b", 20, "b's write")
     assert wb["f"][1] == "0" and wb["ns"] > d["ns"]
     b_data = read(kz, data)
@@ -220,7 +220,7 @@ def test_a_job_that_outlives_its_killed_run_and_keeper_writes_nothing_after_the_
             os.kill(pid, signal.SIGKILL)
         wb = log.wait(lambda r: r["kind"] == "wrote" and r["f"][0] == "b",
                       SESSION_MS / 1000 + 20, "b's write")
-        assert wb["f"][1] == "0", open(log.path + ".err").read()
+        assert wb["f"][1] == "0", open(f"{log.path}.err").read()
         assert pid_alive(job_pid), "a's job died with its run: nothing to show"
         # Four more attempts of a's, begun after b's write returned.
         log.wait(lambda r: r["kind"] == "try" and r["ns"] > wb["ns"] and
@@ -264,7 +264,7 @@ exec zkelect fenced --connect "$PROXY" --session-timeout-ms 30000 --timeout 3000
     start_run(runs, zkelect_bin, dict(e, PROXY=""), zk, zk_path, "b", WRITE_ONCE)
     os.kill(a.pid, signal.SIGTERM)
     wb = log.wait(lambda r: r["kind"] == "wrote" and r["f"][0] == "b", 20, "b's write")
-    assert wb["f"][1] == "0", open(log.path + ".err").read()
+    assert wb["f"][1] == "0", open(f"{log.path}.err").read()
     assert time.monotonic() - t_held < HOLD / 1000 - 0.3, "b's write was not inside a's hold"
     b_data = read(kz, data)
     assert b_data[0].startswith("b ")
