@@ -974,7 +974,9 @@ ZKELECT_API int zkelect_transfer(zkelect_election_t *election, const char *targe
  * (also when this client's session expired before the request was
  * written; once it is written, the call waits on with the client's next
  * session), ZKELECT_EZK; ZKELECT_ENOTLEADER when the leader stopped
- * leading during the transfer. ZKELECT_EINVAL for NULL, an invalid path or id, or
+ * leading during the transfer (a leader whose node went before it took
+ * the request up is not: the request is withdrawn and whoever leads next
+ * is asked, within timeout_ms). ZKELECT_EINVAL for NULL, an invalid path or id, or
  * timeout_ms out of range; ZKELECT_EDEADLK when called on the client's
  * loop thread (from an event callback). The message of
  * zkelect_last_error() says which. Any thread; blocks. Since 1.2.

@@ -80,23 +80,35 @@ int TransferAsk::run(std::string *why) {
     // within timeout_ms, then the request goes to whoever leads. Answering
     // ESTATE at once would leave the caller to retry blindly, against a
     // group that may start its next move on that leader first.
+    //
+    // A leader whose node goes before it took the request up (withdrawn,
+    // nothing changed) is followed the same way: whoever leads next is
+    // asked. Most often that leader was handing over already: it clears
+    // its marker just before it deletes its node, and a listing in between
+    // still names it.
     const auto busy_end = Clock::now() + std::chrono::milliseconds(timeout_ms_);
     for (int round = 0;; ++round) {
         int rc = find_target(why);
         if (rc == kOk && leader_.empty()) return rc;
         if (rc == kOk) rc = write_request(why);
+        if (rc == kOk) rc = await_outcome(why);
         if (rc == kOk) break;
-        if (rc != kEState) return rc;
+        if (rc != kEState && rc != kENotLeader) return rc;
         if (round >= kBusyRounds) {
-            *why += " (" + std::to_string(kBusyRounds) + " transfers followed one another there while this one waited)";
+            *why += " (" + std::to_string(kBusyRounds) +
+                    " transfers or leaders followed one another there while this one waited)";
             return rc;
         }
-        if (!await_other_transfer(busy_end)) {
+        if (rc == kENotLeader && Clock::now() >= busy_end) {
+            *why += " (the leaders that followed were asked for " + std::to_string(timeout_ms_) +
+                    " ms, the timeout asked)";
+            return rc;
+        }
+        if (rc == kEState && !await_other_transfer(busy_end)) {
             *why += " (waited for it " + std::to_string(timeout_ms_) + " ms, the timeout asked)";
             return rc;
         }
     }
-    if (int rc = await_outcome(why); rc != kOk) return rc;
     if (!result_) return without_outcome(why);
     // Ours to clear, if nobody wrote since (a new leader's own transfer).
     Reply r;
@@ -193,6 +205,7 @@ int TransferAsk::write_request(std::string *why) {
         return err_from_zk(r.rc);
     }
     mine_ = r.stat.version;
+    taken_ = false;
     return kOk;
 }
 
