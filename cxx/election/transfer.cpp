@@ -362,9 +362,15 @@ void Transfers::on_path_event() {
 
 void Transfers::clear_marker(const std::string &text, const std::string &to) {
     leftover_.reset();
-    host_.zk().set(host_.shared().path, text, -1,
-                   host_.client().on_loop(while_alive(host_.life(), [this, text, to](Reply &&r) {
-                       if (connection_trouble(r.rc)) leftover_.mut() = {text, to};
+    send_clear({text, to}, -1);
+}
+
+// P's data set to the clear's text (at `version`; -1: any); lost with the
+// connection, kept for the next one.
+void Transfers::send_clear(const Leftover &clear, int32_t version) {
+    host_.zk().set(host_.shared().path, clear.text, version,
+                   host_.client().on_loop(while_alive(host_.life(), [this, clear](Reply &&r) {
+                       if (connection_trouble(r.rc)) leftover_.mut() = clear;
                    })));
 }
 
@@ -379,10 +385,7 @@ void Transfers::on_connected() {
             auto m = r.rc == ZOK ? parse_transfer_marker(r.data) : std::nullopt;
             if (connection_trouble(r.rc)) leftover_.mut() = left;
             else if (m && m->from == host_.node() && m->to == left.to && !pending())
-                host_.zk().set(host_.shared().path, left.text, r.stat.version,
-                               host_.client().on_loop(while_alive(host_.life(), [this, left](Reply &&x) {
-                                   if (connection_trouble(x.rc)) leftover_.mut() = left;
-                               })));
+                send_clear(left, r.stat.version);
         };
         host_.zk().get(host_.shared().path, false,
                        host_.client().on_loop(while_alive(host_.life(), std::move(again))));

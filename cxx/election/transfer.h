@@ -91,6 +91,8 @@ private:
     // Our marker's clear at a transfer's end, sent again on the next
     // connection (as long as the marker stands) when it was lost with one.
     void clear_marker(const std::string &text, const std::string &to);
+    struct Leftover;
+    void send_clear(const Leftover &clear, int32_t version);
 
     CandidacyHost &host_;
 
