@@ -68,6 +68,13 @@ and one-shot actions:
                            then="reset" resets the connection right after the
                            drop, so the client sees connection loss for the
                            request at once and reconnects with its session.
+  drop_request(op, count=1, match=None)
+                           the next `count` client requests with opcode `op`
+                           (`match` as above) never reach the server: each is
+                           swallowed and its connection reset at once, so the
+                           client hears connection loss for a request that
+                           did not take effect (drop_reply's twin: there it
+                           did).
   answer_error(op, err, count=1, match=None)
                            like drop_reply, but the client does hear: the
                            server's reply to each of the next `count`
@@ -206,7 +213,7 @@ class DropRule:
     opcode 0 ("notification") drops the next `count` watch notifications.
     """
 
-    def __init__(self, opcode, count=1, then=None, match=None, err=None):
+    def __init__(self, opcode, count=1, then=None, match=None, err=None, request=False):
         if then not in (None, "reset"):
             raise ValueError("then must be None or 'reset'")
         if count < 1:
@@ -220,6 +227,8 @@ class DropRule:
         self.then = then
         # Not None: the reply is not dropped but turned into this error.
         self.err = err
+        # The request itself is dropped (and its connection reset).
+        self.request = request
         self.lock = threading.Lock()
         self.armed = count       # matching requests still to be marked
         self.dropped = 0         # replies actually dropped
@@ -409,7 +418,8 @@ class _Conn:
             if first:
                 pkt = self._rewrite_handshake(direction, pkt)
             if direction == C2S:
-                self._on_request(first, pkt)
+                if self._on_request(first, pkt):
+                    return                        # swallowed, and we are reset
                 self._emit(direction, pkt)
             else:
                 out = self._on_reply(first, pkt)
@@ -468,8 +478,16 @@ class _Conn:
         st["requests"][name] = st["requests"].get(name, 0) + 1
         for rule in list(self.proxy._rules):
             if op != 0 and rule.matches(op, pkt) and rule.claim():
+                if rule.request:
+                    # Not a byte of it goes on; the reset tells the client.
+                    st["requests_dropped"] += 1
+                    rule.note_dropped()
+                    self.abort()
+                    st["resets"] += 1
+                    return True
                 self.marked[xid] = rule
                 break
+        return False
 
     def _on_reply(self, first, pkt):
         """Returns False when the packet must be dropped, True to forward
@@ -610,7 +628,7 @@ def _new_stats():
         "bytes_discarded_c2s": 0, "bytes_discarded_s2c": 0,
         "packets_c2s": 0, "packets_s2c": 0,
         "requests": {}, "notifications": 0, "reply_errors": 0,
-        "replies_dropped": 0, "replies_rewritten": 0, "resets": 0,
+        "replies_dropped": 0, "replies_rewritten": 0, "requests_dropped": 0, "resets": 0,
     }
 
 
@@ -815,6 +833,15 @@ class FaultProxy:
         self._lt.call(self._rules.append, rule)
         return rule
 
+    def drop_request(self, opcode, count=1, match=None, rule=None):
+        """The next `count` requests of `opcode` (`match`: only those whose
+        bytes contain it) never reach the server: each is swallowed and its
+        connection reset at once. Returns the DropRule; rule.done is set
+        once all were dropped."""
+        rule = rule or DropRule(opcode, count, "reset", match, request=True)
+        self._lt.call(self._rules.append, rule)
+        return rule
+
     def answer_error(self, opcode, err, count=1, match=None, rule=None):
         """The replies to the next `count` requests of `opcode` reach the
         client as error replies with code `err` (module docstring).
@@ -956,6 +983,13 @@ class ProxiedEnsemble:
         rule = DropRule(opcode, count, then, match)
         for p in self.proxies:
             p.drop_reply(opcode, rule=rule)
+        return rule
+
+    def drop_request(self, opcode, count=1, match=None):
+        """One rule shared by all proxies: `count` drops in total."""
+        rule = DropRule(opcode, count, "reset", match, request=True)
+        for p in self.proxies:
+            p.drop_request(opcode, rule=rule)
         return rule
 
     def answer_error(self, opcode, err, count=1, match=None):

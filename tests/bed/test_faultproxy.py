@@ -301,6 +301,30 @@ def test_drop_create_reply_then_reset_leaves_ghost(zk, direct, base):
             stop(c)
 
 
+def test_drop_request_leaves_nothing_and_resets(zk, direct, base):
+    with FaultProxy(("127.0.0.1", zk.client_port(1))) as p:
+        c = client(p.address, timeout_s=4.0)
+        try:
+            sid = c.client_id[0]
+            rule = p.drop_request("create", match="/lost")
+            with pytest.raises(ConnectionLoss):
+                c.create(base + "/lost", b"g", ephemeral=True)
+            assert rule.done.is_set()
+            direct.sync(base)
+            assert direct.exists(base + "/lost") is None   # it never reached the server
+            wait_for(lambda: c.connected, 5, "reconnect")
+            assert c.client_id[0] == sid
+            s = p.stats()
+            assert s["requests_dropped"] == 1 and s["resets"] == 1
+            assert s["replies_dropped"] == 0
+            # the rule is spent: the same create goes through now
+            c.create(base + "/lost", b"g", ephemeral=True)
+            direct.sync(base)
+            assert direct.exists(base + "/lost") is not None
+        finally:
+            stop(c)
+
+
 def test_drop_reply_without_reset_hangs_the_call(zk, direct, base):
     with FaultProxy(("127.0.0.1", zk.client_port(0))) as p:
         c = client(p.address, timeout_s=4.0)

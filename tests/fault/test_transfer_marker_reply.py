@@ -11,6 +11,11 @@ target stepped back for a transfer nobody ran, and every transfer asked
 from outside (zkelect_client_transfer, `zkelect transfer`) saw a transfer
 under way and waited it out to its timeout, for as long as that leader
 led (the explorer's seed 11: transfer-estate).
+
+Now the read of the path's data on the next connection tells which it was:
+our marker stands, and the transfer goes on; it does not (the write was
+lost before the server, the fault proxy's drop_request), and the call
+answers ZKELECT_ECONNLOSS with nothing changed.
 """
 
 import time
@@ -58,3 +63,49 @@ def test_a_marker_written_with_its_answer_lost_is_carried_through(api, handles, 
         assert _err(lib, rc) == "OK", f"{_err(lib, rc)} after {took:.2f} s; path data {data!r}"
         api.wait_event(t, {"ELECTED"}, 10)
         assert lib.zkelect_is_leader(a) == 0
+
+
+def test_a_marker_lost_before_the_server_changes_nothing(api, handles, zk, kz):
+    """The other side of the same answer: the connection goes down before
+    the marker's write reaches the server. The read on the next connection
+    finds no marker of ours: ZKELECT_ECONNLOSS, nothing changed (nobody
+    stepped back, the leader leads on), and the next transfer runs."""
+    lib = api.lib
+    path = f"/t/xfer-marker-{uuid.uuid4().hex[:8]}"
+    with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
+        x = zkc.connected_client(api, handles, pe.connect_string, timeout_ms=T,
+                                 zk_hosts_follow="false")
+        a = zkc.volunteered(api, handles, x, path, "a", {"ELECTED"}, 15)
+        d = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
+        b = zkc.volunteered(api, handles, d, path, "b", {"FOLLOWING"})
+        t = zkc.volunteered(api, handles, d, path, "t", {"FOLLOWING"})
+
+        rule = pe.drop_request("setData", match="zkelect-transfer 1 ")
+        began = time.monotonic()
+        rc = lib.zkelect_transfer(a, b"t", 5000)
+        took = time.monotonic() - began
+        assert rule.dropped == 1, "the marker's write was not dropped"
+        data = kz.get(path)[0] or b""
+        assert _err(lib, rc) == "ZKELECT_ECONNLOSS", \
+            f"{_err(lib, rc)} after {took:.2f} s; path data {data!r}"
+        assert not data.startswith(b"zkelect-transfer"), data
+        assert lib.zkelect_is_leader(t) == 0
+        zkc.until(lambda: lib.zkelect_is_leader(a) == 1, "a leads on")
+        seen = [ev["type"] for ev in _drain(api, b)]
+        assert "STEPPED_BACK" not in seen, seen
+
+        # Nothing is left that holds the next one up.
+        assert _err(lib, lib.zkelect_transfer(a, b"t", 5000)) == "OK"
+        api.wait_event(t, {"ELECTED"}, 10)
+        assert lib.zkelect_is_leader(a) == 0
+
+
+def _drain(api, e):
+    """The events e has queued, bounded."""
+    seen = []
+    for _ in range(1000):
+        d = api.next_event(e, 0)
+        if d is None:
+            return seen
+        seen.append(d)
+    return seen
