@@ -52,7 +52,11 @@ def build_all(env, build_dir, out, names=ORDER):
 
     if "go" in names:
         sh.need("go")
-        go_env = dict(env, GOFLAGS="-mod=mod", CGO_ENABLED="1")
+        # The build's own cache, as tests/bindings/test_go.py's: the same
+        # library, and the standard library compiled once per run, not
+        # again into $HOME's cache.
+        go_env = dict(env, GOFLAGS="-mod=mod", CGO_ENABLED="1",
+                      GOCACHE=str(build_dir / "bindings" / "go" / "gocache"))
         go_env.setdefault("GOTOOLCHAIN", "local")
         run(["go", "build", "-o", str(out / "candidate_go"), "."], go_env, cwd=HERE / "go")
         progs["go"] = ([str(out / "candidate_go")], {})

@@ -34,6 +34,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -254,7 +255,7 @@ def test_c_readme_example_with_pkg_config(debs, zk, tmp_path):
     _token(proc.stdout, "the C example")
 
 
-def test_go_readme_example_in_a_fresh_module(debs, zk, tmp_path):
+def test_go_readme_example_in_a_fresh_module(debs, zk, tmp_path, build_dir):
     go = shutil.which("go") or "/usr/local/go/bin/go"
     assert os.path.exists(go), "go is not installed"
     assert (GO_SRC / "go.mod").exists(), f"the Go package installed no module source at {GO_SRC}"
@@ -264,9 +265,16 @@ def test_go_readme_example_in_a_fresh_module(debs, zk, tmp_path):
     (d / "go.mod").write_text(f"module example\n\ngo 1.21\n\nrequire {GO_MODULE} v1.0.0\n\n"
                               f"replace {GO_MODULE} => {GO_SRC}\n")
     env = _clean_env(tmp_path)
-    # A fresh build cache: Go's cache does not key on pkg-config's answer,
-    # so a cache warmed on the build tree could hide a broken install.
-    env.update(GOCACHE=str(tmp_path / "gocache"), GOMODCACHE=str(tmp_path / "gomod"),
+    # Go's cache does not key on pkg-config's answer, so a package compiled
+    # against the build tree could stand in for the installed one and hide
+    # a broken install. A CGO_CFLAGS of this run's own keys every cgo
+    # package afresh (the module's, runtime/cgo, net): they are compiled
+    # against the installed header and linked with the installed library,
+    # while the plain Go of the standard library comes from the build's
+    # cache (a fresh cache compiled all of it again: about 30 s of CPU).
+    env.update(GOCACHE=str(build_dir / "bindings" / "go" / "gocache"),
+               CGO_CFLAGS=f"-O2 -g -DZKELECT_INSTALLED_PROBE={os.getpid()}{time.time_ns()}",
+               GOMODCACHE=str(tmp_path / "gomod"),
                GOPATH=str(tmp_path / "gopath"), GOFLAGS="-mod=mod", GOPROXY="off",
                GOTOOLCHAIN="local", CGO_ENABLED="1", ZK_HOSTS=zk.connect_string)
     proc = _ok(_run([go, "run", "."], cwd=d, env=env, timeout=900), "go run of the Go example")
