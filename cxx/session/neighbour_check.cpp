@@ -28,10 +28,18 @@ void NeighbourCheck::schedule() {
     });
 }
 
+// At most kMaxPerTick nodes a tick, the members taken in turn from where
+// the last tick stopped: a session that watches more (many thousands of
+// elections) checks each of them within ceil(n / kMaxPerTick) x T, at a
+// cost per T that stays flat however many elections it follows.
 void NeighbourCheck::tick() {
     auto batch = std::make_shared<std::vector<Target>>();
-    for (auto it = sources_.begin(); it != sources_.end();)
+    auto it = sources_.lower_bound(next_);
+    for (size_t n = sources_.size(); n > 0 && batch->size() < kMaxPerTick; --n) {
+        if (it == sources_.end()) it = sources_.begin();
         it = it->second(*batch) ? std::next(it) : sources_.erase(it);
+    }
+    next_ = it == sources_.end() ? 0 : it->first;
     if (!sources_.empty()) schedule();
     // Disconnected: the reconnect's listing reads the neighbours anyway.
     if (batch->empty() || !client_.connected()) return;
