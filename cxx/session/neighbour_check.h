@@ -1,5 +1,6 @@
-// The session's re-check of the nodes its followers watch: one batched
-// request a session timeout for all of them, however many elections wait.
+// The session's re-check of the nodes its followers watch: a batched
+// request per 1,000 of them a session timeout, at most two however many
+// elections wait (beyond 2,000 nodes, they are taken in turn).
 //
 // ZooKeeper notifies a watch only to a session that may read the node, so
 // a follower whose predecessor (or the node before it) lost READ for its
