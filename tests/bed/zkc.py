@@ -121,6 +121,16 @@ class Api:
         ev = self.lib.zkelect_next_event(e, timeout_ms)
         return self.decode(ev) if ev else None
 
+    def drain(self, e):
+        """The events e has queued now (at most 1,000), decoded."""
+        seen = []
+        for _ in range(1000):
+            d = self.next_event(e, 0)
+            if d is None:
+                break
+            seen.append(d)
+        return seen
+
     def observer_event(self, o, timeout_ms):
         ev = self.lib.zkelect_observer_next_event(o, timeout_ms)
         return self.decode(ev) if ev else None

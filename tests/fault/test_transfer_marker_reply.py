@@ -18,6 +18,7 @@ lost before the server, the fault proxy's drop_request), and the call
 answers ZKELECT_ECONNLOSS with nothing changed.
 """
 
+import contextlib
 import time
 import uuid
 
@@ -35,16 +36,24 @@ def _err(lib, rc):
     return lib.zkelect_err_name(rc).decode() if rc else "OK"
 
 
-def test_a_marker_written_with_its_answer_lost_is_carried_through(api, handles, zk, kz):
-    lib = api.lib
+@contextlib.contextmanager
+def _a_b_t(api, handles, zk):
+    """a leads through the fault proxy; b and t follow on a direct session:
+    (proxies, path, a, b, t)."""
     path = f"/t/xfer-marker-{uuid.uuid4().hex[:8]}"
     with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
         x = zkc.connected_client(api, handles, pe.connect_string, timeout_ms=T,
                                  zk_hosts_follow="false")
         a = zkc.volunteered(api, handles, x, path, "a", {"ELECTED"}, 15)
         d = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
-        zkc.volunteered(api, handles, d, path, "b", {"FOLLOWING"})
+        b = zkc.volunteered(api, handles, d, path, "b", {"FOLLOWING"})
         t = zkc.volunteered(api, handles, d, path, "t", {"FOLLOWING"})
+        yield pe, path, a, b, t
+
+
+def test_a_marker_written_with_its_answer_lost_is_carried_through(api, handles, zk, kz):
+    lib = api.lib
+    with _a_b_t(api, handles, zk) as (pe, path, a, _b, t):
 
         # The marker's write reaches the server; its answer is dropped and
         # the connection reset: the leader hears connection loss for it.
@@ -71,14 +80,7 @@ def test_a_marker_lost_before_the_server_changes_nothing(api, handles, zk, kz):
     finds no marker of ours: ZKELECT_ECONNLOSS, nothing changed (nobody
     stepped back, the leader leads on), and the next transfer runs."""
     lib = api.lib
-    path = f"/t/xfer-marker-{uuid.uuid4().hex[:8]}"
-    with ProxiedEnsemble([zk.client_port(i) for i in range(3)]) as pe:
-        x = zkc.connected_client(api, handles, pe.connect_string, timeout_ms=T,
-                                 zk_hosts_follow="false")
-        a = zkc.volunteered(api, handles, x, path, "a", {"ELECTED"}, 15)
-        d = zkc.connected_client(api, handles, zk.connect_string, timeout_ms=T)
-        b = zkc.volunteered(api, handles, d, path, "b", {"FOLLOWING"})
-        t = zkc.volunteered(api, handles, d, path, "t", {"FOLLOWING"})
+    with _a_b_t(api, handles, zk) as (pe, path, a, b, t):
 
         rule = pe.drop_request("setData", match="zkelect-transfer 1 ")
         began = time.monotonic()
@@ -91,21 +93,10 @@ def test_a_marker_lost_before_the_server_changes_nothing(api, handles, zk, kz):
         assert not data.startswith(b"zkelect-transfer"), data
         assert lib.zkelect_is_leader(t) == 0
         zkc.until(lambda: lib.zkelect_is_leader(a) == 1, "a leads on")
-        seen = [ev["type"] for ev in _drain(api, b)]
+        seen = [ev["type"] for ev in api.drain(b)]
         assert "STEPPED_BACK" not in seen, seen
 
         # Nothing is left that holds the next one up.
         assert _err(lib, lib.zkelect_transfer(a, b"t", 5000)) == "OK"
         api.wait_event(t, {"ELECTED"}, 10)
         assert lib.zkelect_is_leader(a) == 0
-
-
-def _drain(api, e):
-    """The events e has queued, bounded."""
-    seen = []
-    for _ in range(1000):
-        d = api.next_event(e, 0)
-        if d is None:
-            return seen
-        seen.append(d)
-    return seen

@@ -30,13 +30,7 @@ def _line(kz, path):
 
 
 def _drain(api, e):
-    seen = []
-    for _ in range(1000):
-        d = api.next_event(e, 0)
-        if d is None:
-            return seen
-        seen.append(d)
-    return seen
+    return api.drain(e)
 
 
 def _ten(api, handles, zk, kz, path):
